@@ -1,0 +1,224 @@
+"""Corpora: the bundled texts, Python's own standard library, or any text file or folder.
+
+Every corpus is read the same way: UTF-8, a leading byte-order mark dropped, and Windows
+line ends (CRLF) turned into plain LF, so a model never learns the line-end convention of
+whoever saved the file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import TypeVar
+
+from lmscope.errors import InvalidInputError
+
+# Bundled corpora: canonical name -> (asset folder, human description).
+_BUNDLED = {
+    "shakespeare": ("tinyshakespeare", "Tiny Shakespeare (karpathy/char-rnn), bundled"),
+    "warpeace": ("warpeace", "Tolstoy, War and Peace (Project Gutenberg text), bundled"),
+}
+_ALIASES = {"tinyshakespeare": "shakespeare", "war-and-peace": "warpeace"}
+STDLIB_NAME = "python-stdlib"
+
+# Default cap for the stdlib corpus: big enough to train on, small enough to encode quickly.
+DEFAULT_STDLIB_MAX_CHARS = 5_000_000
+
+# Folders inside the stdlib that are not "the library itself".
+_STDLIB_SKIP_DIRS = {"site-packages", "dist-packages", "test", "tests", "idle_test", "__pycache__"}
+
+_Seq = TypeVar("_Seq", bound=Sequence)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A named body of text ready for a tokenizer."""
+
+    name: str
+    text: str = field(repr=False)
+    source: str
+
+    def __len__(self) -> int:
+        return len(self.text)
+
+    def split(self, val_fraction: float = 0.1) -> tuple[str, str]:
+        """The (train, val) texts: the first part trains, the last `val_fraction` validates."""
+        return train_val_split(self.text, val_fraction)
+
+
+def known_corpora() -> list[str]:
+    """Names `load_corpus` accepts besides paths (canonical names, then aliases)."""
+    return [*_BUNDLED, STDLIB_NAME, *_ALIASES]
+
+
+def train_val_split(seq: _Seq, val_fraction: float = 0.1) -> tuple[_Seq, _Seq]:
+    """Cut any sliceable sequence into a leading train part and a trailing val part.
+
+    No shuffling: the split is the same on every run and the val text is a contiguous,
+    unseen stretch, as in nanoGPT's shakespeare_char preparation.
+    """
+    if not 0.0 <= val_fraction < 1.0:
+        raise InvalidInputError(
+            f"val_fraction must be at least 0 and below 1, got {val_fraction}; try 0.1."
+        )
+    cut = int(len(seq) * (1.0 - val_fraction))
+    return seq[:cut], seq[cut:]
+
+
+def load_corpus(
+    name_or_path: str | os.PathLike[str], *, max_chars: int | None = DEFAULT_STDLIB_MAX_CHARS
+) -> Corpus:
+    """Load a bundled corpus by name, build `python-stdlib`, or read a text file or folder.
+
+    `max_chars` caps only the `python-stdlib` corpus (None means the whole library).
+    """
+    if isinstance(name_or_path, str):
+        key = name_or_path.strip().lower()
+        key = _ALIASES.get(key, key)
+        if key in _BUNDLED:
+            return _load_bundled(key)
+        if key == STDLIB_NAME:
+            return load_python_stdlib(max_chars=max_chars)
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        return _load_folder(path)
+    if path.is_file():
+        return _load_file(path)
+    raise InvalidInputError(_not_found_message(name_or_path))
+
+
+def _not_found_message(name_or_path: str | os.PathLike[str]) -> str:
+    known = ", ".join(known_corpora())
+    text = os.fspath(name_or_path)
+    looks_like_path = not isinstance(name_or_path, str) or "/" in text or os.sep in text
+    if looks_like_path or Path(text).suffix:
+        return f"No file or folder at {text!r}; check the path, or use one of: {known}."
+    return f"Unknown corpus {text!r}; use one of: {known}, or a path to a text file or folder."
+
+
+def _load_bundled(name: str) -> Corpus:
+    folder, description = _BUNDLED[name]
+    asset = resources.files("lmscope") / "assets" / "corpora" / folder / "input.txt"
+    text = decode_text(asset.read_bytes(), f"bundled corpus {name!r}")
+    return Corpus(name=name, text=text, source=f"{description}: assets/corpora/{folder}/input.txt")
+
+
+def decode_text(raw: bytes, what: str) -> str:
+    """Bytes -> text the corpus way (UTF-8, no BOM, LF line ends); binary data is refused."""
+    if b"\x00" in raw:
+        raise InvalidInputError(f"{what} looks binary (it contains NUL bytes); give a text file.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InvalidInputError(
+            f"{what} looks binary (not UTF-8 text at byte {err.start}); "
+            "give a UTF-8 text file or convert it first."
+        ) from None
+    return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
+def _read_text_file(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise InvalidInputError(f"Cannot read {str(path)!r} ({err.strerror}); check it.") from None
+    return decode_text(raw, str(path))
+
+
+def _require_text(text: str, what: str) -> str:
+    if not text.strip():
+        raise InvalidInputError(f"{what} is empty; give a corpus with some text in it.")
+    return text
+
+
+def _load_file(path: Path) -> Corpus:
+    text = _require_text(_read_text_file(path), str(path))
+    return Corpus(name=path.name, text=text, source=f"text file {path.resolve()}")
+
+
+def _visible_files(folder: Path) -> list[Path]:
+    """Files under `folder`, recursively, sorted by relative path; hidden ones (.git) skipped."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found.extend(Path(root, f) for f in files if not f.startswith("."))
+    return sorted(found, key=lambda p: p.relative_to(folder).as_posix())
+
+
+def _load_folder(folder: Path) -> Corpus:
+    pieces, skipped = [], 0
+    for path in _visible_files(folder):
+        try:
+            text = _read_text_file(path)
+        except InvalidInputError:
+            skipped += 1  # binary or unreadable: a folder may hold images next to its text
+            continue
+        pieces.append(_with_final_newline(text))
+    text = "".join(pieces)
+    if not text.strip():
+        extra = f" ({skipped} non-text file(s) skipped)" if skipped else ""
+        raise InvalidInputError(
+            f"Folder {str(folder)!r} has no UTF-8 text{extra}; give a folder of text files."
+        )
+    source = f"folder {folder.resolve()}: {len(pieces)} text file(s), {skipped} skipped"
+    return Corpus(name=folder.name, text=text, source=source)
+
+
+def _with_final_newline(text: str) -> str:
+    # Files are joined end to end; a newline keeps one file's last line off the next one's first.
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def stdlib_root() -> Path:
+    """Where the running Python keeps its standard-library source."""
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def _stdlib_files(root: Path) -> list[str]:
+    """Relative posix paths of the stdlib's own .py files, sorted, test suites excluded."""
+    found = []
+    for here, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in _STDLIB_SKIP_DIRS]
+        rel_dir = Path(here).relative_to(root)
+        found.extend((rel_dir / f).as_posix() for f in files if f.endswith(".py"))
+    return sorted(found)
+
+
+def load_python_stdlib(max_chars: int | None = DEFAULT_STDLIB_MAX_CHARS) -> Corpus:
+    """Python's own standard library as one text, each file under a `# file: path` line.
+
+    Files come in sorted relative-path order and the result is cut at `max_chars`, so the
+    same Python always yields the same corpus.
+    """
+    if max_chars is not None and max_chars <= 0:
+        raise InvalidInputError(f"max_chars must be positive or None, got {max_chars}.")
+    root = stdlib_root()
+    if not root.is_dir():
+        raise InvalidInputError(
+            f"This Python has no standard-library source folder at {str(root)!r}; "
+            "use another corpus."
+        )
+    pieces, size, count = [], 0, 0
+    for rel in _stdlib_files(root):
+        if max_chars is not None and size >= max_chars:
+            break
+        try:
+            body = _read_text_file(root / rel)
+        except InvalidInputError:
+            continue  # unreadable or not UTF-8: leave it out rather than fail the whole corpus
+        piece = f"# file: {rel}\n{_with_final_newline(body)}"
+        pieces.append(piece)
+        size += len(piece)
+        count += 1
+    text = "".join(pieces)
+    if max_chars is not None:
+        text = text[:max_chars]
+    version = ".".join(map(str, sys.version_info[:3]))
+    cap = "no cap" if max_chars is None else f"capped at {max_chars:,} chars"
+    source = f"Python {version} standard library at {root}: {count} files, {cap}"
+    return Corpus(name=STDLIB_NAME, text=_require_text(text, "The stdlib corpus"), source=source)
