@@ -1,4 +1,10 @@
-"""lmscope: see inside language models by running real ones."""
+"""lmscope: see inside language models by running real ones.
+
+import lmscope
+model = lmscope.load("gpt2")          # or a local folder, or the shipped default
+trace = model.trace("Data visualization empowers users to")
+trace["blocks.0.attn.hook_pattern"]   # [head, query, key], the model's real numbers
+"""
 
 from lmscope.errors import (
     CheckpointError,
@@ -7,14 +13,20 @@ from lmscope.errors import (
     ModelNotFoundError,
     TokenizerError,
 )
+from lmscope.lm import LanguageModel, load
+from lmscope.trace import Trace
 
 __version__ = "0.1.0"
+
 
 __all__ = [
     "CheckpointError",
     "InvalidInputError",
+    "LanguageModel",
     "LmscopeError",
     "ModelNotFoundError",
     "TokenizerError",
+    "Trace",
     "__version__",
+    "load",
 ]

@@ -1,0 +1,247 @@
+"""LanguageModel: a GPT plus its tokenizer, and the one ``load`` that finds either anywhere.
+
+This is the object the CLI, the web app and notebooks hold: it turns text into ids (with
+readable errors for empty or over-long prompts), runs traces and hands out next-token logits.
+The network itself (``models.gpt.GPT``) knows nothing of text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from lmscope.errors import InvalidInputError, ModelNotFoundError, TokenizerError
+from lmscope.models.gpt import GPT, GPTConfig
+from lmscope.trace import Recorder, Trace
+from lmscope.weights import (
+    HUB_MODELS,
+    download_from_hub,
+    is_hf_dir,
+    is_lmscope_dir,
+    load_hf_dir,
+    load_lmscope_dir,
+)
+
+ASSET_MODELS = Path(__file__).parent / "assets" / "models"
+DEFAULT_MODEL = "shakespeare"
+GPT2_VOCAB = 50257
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    source: str
+    n_layer: int
+    n_head: int
+    d_model: int
+    d_head: int
+    d_mlp: int
+    vocab_size: int
+    n_ctx: int
+    n_params: int
+    tokenizer: str | None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class LanguageModel:
+    def __init__(
+        self,
+        gpt: GPT,
+        tokenizer=None,
+        name: str = "gpt",
+        source: str = "",
+        meta: dict | None = None,
+    ):
+        self.gpt = gpt.eval()
+        self.tokenizer = tokenizer
+        self.name, self.source, self.meta = name, source, meta or {}
+
+    @property
+    def config(self) -> GPTConfig:
+        return self.gpt.config
+
+    @property
+    def device(self) -> torch.device:
+        return self.gpt.wte.weight.device
+
+    def info(self) -> ModelInfo:
+        c = self.config
+        return ModelInfo(
+            self.name,
+            self.source,
+            c.n_layer,
+            c.n_head,
+            c.n_embd,
+            c.d_head,
+            c.d_mlp,
+            c.vocab_size,
+            c.n_ctx,
+            self.gpt.num_params(),
+            getattr(self.tokenizer, "name", None),
+        )
+
+    # --- text <-> ids -------------------------------------------------------------------
+    def _need_tokenizer(self):
+        if self.tokenizer is None:
+            raise TokenizerError(
+                f"model {self.name!r} has no tokenizer files; pass token ids instead of text"
+            )
+        return self.tokenizer
+
+    def encode(self, text: str, *, truncate: bool = False, room: int = 0) -> list[int]:
+        """Text to ids, checked against the context. ``room`` reserves positions for tokens
+        still to be generated; ``truncate`` keeps the last tokens that fit instead of failing."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"prompt must be text, got {type(text).__name__}")
+        if not text:
+            raise InvalidInputError("the prompt is empty; type some text")
+        return self.check_ids(self._need_tokenizer().encode(text), truncate=truncate, room=room)
+
+    def check_ids(self, ids: Sequence[int], *, truncate: bool = False, room: int = 0) -> list[int]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            raise InvalidInputError("the prompt is empty; give at least one token")
+        bad = [i for i in ids if not 0 <= i < self.config.vocab_size]
+        if bad:
+            raise InvalidInputError(
+                f"token id {bad[0]} is outside the vocabulary (0..{self.config.vocab_size - 1})"
+            )
+        limit = self.config.n_ctx - room
+        if len(ids) > limit:
+            if not truncate:
+                extra = f" plus {room} to generate" if room else ""
+                raise InvalidInputError(
+                    f"the prompt is {len(ids):,} tokens{extra}; the model's context is "
+                    f"{self.config.n_ctx:,}. Shorten it or use truncate to keep the last {limit:,}"
+                )
+            ids = ids[-limit:]
+        return ids
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self._need_tokenizer().decode(list(ids))
+
+    def pieces(self, ids: Sequence[int]):
+        return self.tokenizer.pieces(list(ids)) if self.tokenizer is not None else None
+
+    def to_ids(self, text_or_ids: str | Sequence[int], *, truncate: bool = False) -> list[int]:
+        if isinstance(text_or_ids, str):
+            return self.encode(text_or_ids, truncate=truncate)
+        if isinstance(text_or_ids, torch.Tensor):
+            text_or_ids = text_or_ids.flatten().tolist()
+        return self.check_ids(text_or_ids, truncate=truncate)
+
+    # --- running -------------------------------------------------------------------------
+    @torch.no_grad()  # not inference_mode: callers compute freely with the results
+    def trace(
+        self,
+        text_or_ids: str | Sequence[int],
+        *,
+        names: Iterable[str] | None = None,
+        layers: Iterable[int] | None = None,
+        keep_logits: str = "last",
+        top_k: int = 20,
+        truncate: bool = False,
+    ) -> Trace:
+        """Run the model once and record every probe (or those matching ``names``/``layers``)."""
+        ids = self.to_ids(text_or_ids, truncate=truncate)
+        if layers is not None:
+            layers = list(layers)
+            for layer in layers:
+                if not 0 <= layer < self.config.n_layer:
+                    raise InvalidInputError(
+                        f"layer {layer} does not exist; this model has layers 0..{self.config.n_layer - 1}"
+                    )
+        idx = torch.tensor([ids], device=self.device)
+        recorder = Recorder(names, layers, keep_logits=keep_logits, top_k=top_k, ids=idx[0].cpu())
+        self.gpt(idx, hook=recorder)
+        return Trace(
+            ids,
+            self.config,
+            recorder.tensors,
+            recorder.predictions,
+            recorder.last_logits,
+            self.pieces(ids),
+            {"model": self.name},
+        )
+
+    @torch.no_grad()  # not inference_mode: callers compute freely with the results
+    def logits(self, text_or_ids: str | Sequence[int]) -> torch.Tensor:
+        """Full-vocabulary logits for every position, [pos, vocab], on the fast path."""
+        idx = torch.tensor([self.to_ids(text_or_ids)], device=self.device)
+        return self.gpt(idx)[0][0].float()
+
+    @torch.no_grad()  # not inference_mode: callers compute freely with the results
+    def next_token_logits(self, text_or_ids: str | Sequence[int]) -> torch.Tensor:
+        idx = torch.tensor([self.to_ids(text_or_ids)], device=self.device)
+        return self.gpt(idx, last_only=True)[0][0, -1].float()
+
+    def generate(self, prompt: str | Sequence[int], max_new_tokens: int = 20, **kwargs):
+        """Stream generated tokens; see ``lmscope.generate.generate`` for the options."""
+        from lmscope.generate import generate
+
+        return generate(self, prompt, max_new_tokens, **kwargs)
+
+
+def shipped_models() -> list[str]:
+    if not ASSET_MODELS.is_dir():
+        return []
+    return sorted(p.name for p in ASSET_MODELS.iterdir() if is_lmscope_dir(p))
+
+
+def _tokenizer_for(directory: Path | None, config: GPTConfig):
+    from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer
+
+    if directory is not None:
+        try:
+            return load_tokenizer(directory)
+        except TokenizerError:
+            if any((directory / f).exists() for f in ("vocab.json", "encoder.json", "chars.json")):
+                raise  # files are there but broken: say so rather than guess another tokenizer
+    # Every GPT-2-family checkpoint shares GPT-2's tokenizer (padded vocabularies too).
+    return gpt2_tokenizer() if config.vocab_size >= GPT2_VOCAB else None
+
+
+def load(name_or_path: str | os.PathLike | None = None, *, device: str = "cpu") -> LanguageModel:
+    """Load a model: a shipped one by name (default: the bundled Shakespeare GPT), a GPT-2 hub id
+    (``gpt2``, ``distilgpt2``, ``openai-community/gpt2``...), a local Hugging Face folder, or a
+    folder written by ``lmscope train``."""
+    name = DEFAULT_MODEL if name_or_path is None else os.fspath(name_or_path)
+    if not name.strip():
+        raise ModelNotFoundError("model name is empty")
+    path = Path(name).expanduser()
+    if name in shipped_models():
+        path, source = ASSET_MODELS / name, f"shipped model {name}"
+    elif path.exists():
+        source = str(path)
+    elif name in HUB_MODELS or (name.count("/") == 1 and not name.startswith((".", "/", "~"))):
+        path, source = download_from_hub(name), f"hub:{HUB_MODELS.get(name, name)}"
+    elif name_or_path is None:
+        raise ModelNotFoundError(
+            "the default model is not installed in this copy of lmscope; pass --model "
+            "with a GPT-2 id or a local model folder"
+        )
+    else:
+        shipped = ", ".join(shipped_models()) or "none installed"
+        raise ModelNotFoundError(
+            f"unknown model {name!r}: not a folder, a shipped model ({shipped}) or a GPT-2 hub id "
+            f"({', '.join(HUB_MODELS)})"
+        )
+    if not path.is_dir():
+        raise ModelNotFoundError(f"{path} is not a folder; pass a folder holding a model")
+    if is_lmscope_dir(path):
+        gpt, meta = load_lmscope_dir(path)
+    elif is_hf_dir(path):
+        gpt, meta = load_hf_dir(path), {}
+    else:
+        raise ModelNotFoundError(
+            f"{path} holds neither lmscope.json nor config.json; it is not a model folder"
+        )
+    tokenizer = _tokenizer_for(path, gpt.config)
+    display = meta.get("name") or (name if path.name != name else path.name)
+    return LanguageModel(gpt.to(device), tokenizer, display, source, meta)

@@ -1,0 +1,352 @@
+"""The GPT-2 architecture, written to be read, with a named probe on every step.
+
+Decoder-only Transformer: learned token and position embeddings, N pre-LayerNorm blocks
+(causal multi-head self-attention, then a GELU MLP, each added back into the residual stream),
+a final LayerNorm and an unembedding tied to the token embedding.
+
+Every intermediate tensor passes through ``hook(name, tensor)`` when a hook is given. Names
+follow TransformerLens's hook points (``blocks.3.attn.hook_pattern``), so a Trace can record
+them and an intervention can replace them. Without a hook the model takes the fast path
+(fused LayerNorm, PyTorch's scaled_dot_product_attention) and computes the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmscope.errors import CheckpointError, InvalidInputError
+
+# A hook sees (probe name, tensor) and returns the tensor the model continues with.
+Hook = Callable[[str, torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class GPTConfig:
+    vocab_size: int = 50257
+    n_ctx: int = 1024  # context length (Hugging Face: n_positions)
+    n_embd: int = 768
+    n_layer: int = 12
+    n_head: int = 12
+    n_inner: int | None = None  # MLP width; None means 4 * n_embd
+    layer_norm_eps: float = 1e-5
+    activation: str = "gelu_new"  # GPT-2's tanh approximation of GELU
+    dropout: float = 0.0  # one rate for embeddings, attention weights and residual branches
+
+    def __post_init__(self):
+        for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head"):
+            if getattr(self, name) < 1:
+                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.n_embd % self.n_head:
+            raise InvalidInputError(
+                f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})"
+            )
+        if self.activation not in ACTIVATIONS:
+            raise InvalidInputError(
+                f"unknown activation {self.activation!r}; known: {', '.join(ACTIVATIONS)}"
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise InvalidInputError(f"dropout must be in [0, 1), got {self.dropout}")
+
+    @property
+    def d_head(self) -> int:
+        return self.n_embd // self.n_head
+
+    @property
+    def d_mlp(self) -> int:
+        return self.n_inner or 4 * self.n_embd
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> GPTConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @classmethod
+    def from_hf(cls, hf: dict) -> GPTConfig:
+        """Build from a Hugging Face GPT-2 ``config.json`` dict."""
+        if hf.get("scale_attn_by_inverse_layer_idx") or hf.get("reorder_and_upcast_attn"):
+            raise CheckpointError(
+                "this GPT-2 variant scales attention by layer index or upcasts it; "
+                "lmscope supports standard GPT-2 attention only"
+            )
+        if hf.get("scale_attn_weights") is False:
+            raise CheckpointError("GPT-2 configs with scale_attn_weights=false are not supported")
+        try:
+            return cls(
+                vocab_size=hf["vocab_size"],
+                n_ctx=hf.get("n_positions", hf.get("n_ctx", 1024)),
+                n_embd=hf["n_embd"],
+                n_layer=hf["n_layer"],
+                n_head=hf["n_head"],
+                n_inner=hf.get("n_inner"),
+                layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5),
+                activation=hf.get("activation_function", "gelu_new"),
+                dropout=0.0,
+            )
+        except KeyError as missing:
+            raise CheckpointError(f"config.json lacks the GPT-2 field {missing}") from None
+
+    def to_hf(self) -> dict:
+        return {
+            "model_type": "gpt2",
+            "architectures": ["GPT2LMHeadModel"],
+            "vocab_size": self.vocab_size,
+            "n_positions": self.n_ctx,
+            "n_embd": self.n_embd,
+            "n_layer": self.n_layer,
+            "n_head": self.n_head,
+            "n_inner": self.n_inner,
+            "layer_norm_epsilon": self.layer_norm_eps,
+            "activation_function": self.activation,
+            "resid_pdrop": self.dropout,
+            "embd_pdrop": self.dropout,
+            "attn_pdrop": self.dropout,
+        }
+
+
+def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+    return F.gelu(x, approximate="tanh")
+
+
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "gelu_new": gelu_tanh,
+    "gelu_pytorch_tanh": gelu_tanh,
+    "gelu": F.gelu,
+    "relu": F.relu,
+}
+
+
+class KVCache:
+    """Keys and values of the positions seen so far, one (k, v) pair per layer.
+
+    Tensors are [batch, head, position, d_head]. The model appends to it in place, so a
+    generation loop feeds only the new token each step.
+    """
+
+    def __init__(self, n_layer: int):
+        self.keys: list[torch.Tensor | None] = [None] * n_layer
+        self.values: list[torch.Tensor | None] = [None] * n_layer
+
+    @property
+    def length(self) -> int:
+        return 0 if self.keys[0] is None else self.keys[0].shape[2]
+
+    def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor):
+        if self.keys[layer] is not None:
+            k = torch.cat([self.keys[layer], k], dim=2)
+            v = torch.cat([self.values[layer], v], dim=2)
+        self.keys[layer], self.values[layer] = k, v
+        return k, v
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm that can show its work: mean, scale (std), normalized, then gamma/beta."""
+
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.bias = nn.Parameter(torch.zeros(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor, hook: Hook | None, name: str) -> torch.Tensor:
+        if hook is None:
+            return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
+        mean = x.mean(dim=-1, keepdim=True)
+        centred = x - mean
+        scale = hook(
+            f"{name}.hook_scale", (centred.pow(2).mean(-1, keepdim=True) + self.eps).sqrt()
+        )
+        normalized = hook(f"{name}.hook_normalized", centred / scale)
+        return hook(f"{name}.hook_out", normalized * self.weight + self.bias)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.n_head, self.d_head = config.n_head, config.d_head
+        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)  # Q, K, V for all heads
+        self.c_proj = nn.Linear(config.n_embd, config.n_embd)  # W_O: concat(heads) -> d_model
+        self.attn_dropout = nn.Dropout(config.dropout)
+        self.dropout = config.dropout
+
+    def forward(self, x, hook: Hook | None, name: str, layer: int, cache: KVCache | None):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        # [batch, position, head, d_head]: TransformerLens's layout for hook_q/k/v and hook_z
+        q, k, v = (t.view(B, T, self.n_head, self.d_head) for t in (q, k, v))
+        if hook is not None:
+            q, k, v = (hook(f"{name}.hook_{n}", t) for n, t in zip("qkv", (q, k, v)))
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [batch, head, position, d_head]
+        if cache is not None:
+            k, v = cache.extend(layer, k, v)
+        past = k.shape[2] - T  # positions that came from the cache
+
+        if hook is None:
+            z = self._fast_attention(q, k, v, past)
+        else:
+            z = self._explicit_attention(q, k, v, past, hook, name)
+        z = z.transpose(1, 2)  # [batch, position, head, d_head]
+        if hook is not None:
+            z = hook(f"{name}.hook_z", z)
+            if _wants(hook, f"{name}.hook_result"):
+                # Each head's own contribution to attn_out: z_h @ W_O[h] (bias not included)
+                w_o = self.c_proj.weight.T.view(self.n_head, self.d_head, C)
+                hook(f"{name}.hook_result", torch.einsum("bphd,hdm->bphm", z, w_o))
+        return self.c_proj(z.reshape(B, T, C))
+
+    def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
+        T = q.shape[2]
+        dropout = self.dropout if self.training else 0.0
+        if past == 0 or T == 1:
+            # a single new token may attend to every cached position: no mask needed
+            return F.scaled_dot_product_attention(
+                q, k, v, is_causal=past == 0 and T > 1, dropout_p=dropout
+            )
+        mask = _causal_mask(T, past + T, q.device)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+
+    def _explicit_attention(self, q, k, v, past: int, hook: Hook, name: str) -> torch.Tensor:
+        T, S = q.shape[2], k.shape[2]
+        raw = hook(f"{name}.hook_attn_scores_raw", q @ k.transpose(-2, -1))  # QK^T
+        scaled = hook(f"{name}.hook_attn_scores_scaled", raw / math.sqrt(self.d_head))
+        masked = scaled.masked_fill(~_causal_mask(T, S, q.device), float("-inf"))
+        scores = hook(f"{name}.hook_attn_scores", masked)  # scaled and masked, as TransformerLens
+        pattern = hook(f"{name}.hook_pattern", torch.softmax(scores, dim=-1))
+        return self.attn_dropout(pattern) @ v
+
+
+def _causal_mask(T: int, S: int, device) -> torch.Tensor:
+    """True where query i (the last T of S positions) may look at key j: j <= i."""
+    return torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T)
+
+
+def _wants(hook: Hook, name: str) -> bool:
+    """Hooks may expose ``wants(name)`` so costly optional probes are skipped when unrecorded."""
+    wants = getattr(hook, "wants", None)
+    return True if wants is None else wants(name)
+
+
+class MLP(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.c_fc = nn.Linear(config.n_embd, config.d_mlp)
+        self.c_proj = nn.Linear(config.d_mlp, config.n_embd)
+        self.act = ACTIVATIONS[config.activation]
+
+    def forward(self, x, hook: Hook | None, name: str):
+        pre = self.c_fc(x)
+        if hook is not None:
+            pre = hook(f"{name}.hook_pre", pre)
+        post = self.act(pre)
+        if hook is not None:
+            post = hook(f"{name}.hook_post", post)
+        return self.c_proj(post)
+
+
+class Block(nn.Module):
+    def __init__(self, config: GPTConfig, layer: int):
+        super().__init__()
+        self.layer = layer
+        self.ln_1 = LayerNorm(config.n_embd, config.layer_norm_eps)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = LayerNorm(config.n_embd, config.layer_norm_eps)
+        self.mlp = MLP(config)
+        self.resid_dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x, hook: Hook | None, cache: KVCache | None):
+        p = f"blocks.{self.layer}"
+        if hook is None:
+            x = x + self.resid_dropout(
+                self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache)
+            )
+            return x + self.resid_dropout(self.mlp(self.ln_2(x, None, ""), None, ""))
+        x = hook(f"{p}.hook_resid_pre", x)
+        attn_out = self.attn(self.ln_1(x, hook, f"{p}.ln1"), hook, f"{p}.attn", self.layer, cache)
+        attn_out = hook(f"{p}.hook_attn_out", self.resid_dropout(attn_out))
+        x = hook(f"{p}.hook_resid_mid", x + attn_out)
+        mlp_out = hook(
+            f"{p}.hook_mlp_out",
+            self.resid_dropout(self.mlp(self.ln_2(x, hook, f"{p}.ln2"), hook, f"{p}.mlp")),
+        )
+        return hook(f"{p}.hook_resid_post", x + mlp_out)
+
+
+class GPT(nn.Module):
+    def __init__(self, config: GPTConfig):
+        super().__init__()
+        self.config = config
+        self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+        self.wpe = nn.Embedding(config.n_ctx, config.n_embd)
+        self.drop = nn.Dropout(config.dropout)
+        self.h = nn.ModuleList(Block(config, i) for i in range(config.n_layer))
+        self.ln_f = LayerNorm(config.n_embd, config.layer_norm_eps)
+        self.apply(self._init_weights)
+        # GPT-2's residual projections start smaller so the stream's variance stays put in depth
+        for name, p in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * config.n_layer))
+
+    @staticmethod
+    def _init_weights(module):
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_params(self, include_position_embedding: bool = True) -> int:
+        n = sum(p.numel() for p in self.parameters())
+        return n if include_position_embedding else n - self.wpe.weight.numel()
+
+    def forward(
+        self,
+        idx: torch.Tensor,
+        targets: torch.Tensor | None = None,
+        *,
+        hook: Hook | None = None,
+        cache: KVCache | None = None,
+        last_only: bool = False,
+    ):
+        """Return (logits, loss). ``idx`` is [batch, T] token ids.
+
+        ``cache`` continues from the positions it holds; ``last_only`` computes logits for the
+        final position alone (what generation needs). ``loss`` is the mean cross-entropy against
+        ``targets`` ([batch, T]; -1 entries ignored), else None.
+        """
+        B, T = idx.shape
+        past = cache.length if cache is not None else 0
+        if past + T > self.config.n_ctx:
+            raise InvalidInputError(
+                f"sequence of {past + T} tokens exceeds the model's context of {self.config.n_ctx}"
+            )
+        pos = torch.arange(past, past + T, device=idx.device)
+        tok_emb, pos_emb = self.wte(idx), self.wpe(pos).unsqueeze(0)
+        if hook is not None:
+            tok_emb = hook("hook_embed", tok_emb)
+            pos_emb = hook("hook_pos_embed", pos_emb.expand(B, T, -1))
+        x = self.drop(tok_emb + pos_emb)
+        for block in self.h:
+            x = block(x, hook, cache)
+        x = self.ln_f(x, hook, "ln_final")
+        if last_only:
+            x = x[:, -1:, :]
+        logits = F.linear(x, self.wte.weight)  # unembedding tied to the token embedding
+        if hook is not None:
+            logits = hook("logits", logits)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-1
+            )
+        return logits, loss
+
+    def new_cache(self) -> KVCache:
+        return KVCache(self.config.n_layer)

@@ -1,0 +1,164 @@
+"""A Trace: the real tensors of one forward pass, by probe name, plus per-position predictions.
+
+Tensors are stored without the batch dimension: ``trace["blocks.0.attn.hook_pattern"]`` is
+[head, query_pos, key_pos]. Full-vocabulary logits for every position are the one thing that
+can dominate memory on long prompts, so by default only the last position's are kept and every
+position keeps its top-k predictions instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import torch
+
+from lmscope.errors import InvalidInputError
+from lmscope.models.gpt import GPTConfig
+from lmscope.steps import find_step
+
+_LAYER_RE = re.compile(r"^blocks\.(\d+)\.")
+
+
+@dataclass
+class Predictions:
+    """What the model predicts after each position: its top-k next tokens, and how likely the
+    token that actually comes next was (NaN after the last position)."""
+
+    top_ids: torch.Tensor  # [pos, k]
+    top_probs: torch.Tensor  # [pos, k]
+    top_logits: torch.Tensor  # [pos, k]
+    next_token_prob: torch.Tensor  # [pos]
+    entropy: torch.Tensor  # [pos], in nats
+
+    @classmethod
+    def from_logits(cls, logits: torch.Tensor, ids: torch.Tensor, k: int) -> Predictions:
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        top_logp, top_ids = logp.topk(min(k, logp.shape[-1]), dim=-1)
+        next_prob = torch.full((logits.shape[0],), float("nan"))
+        if len(ids) > 1:
+            next_prob[:-1] = logp[:-1].gather(-1, ids[1:, None]).squeeze(-1).exp()
+        probs = logp.exp()
+        entropy = -(probs * logp.nan_to_num(neginf=0.0)).sum(-1)
+        return cls(top_ids, top_logp.exp(), logits.float().gather(-1, top_ids), next_prob, entropy)
+
+
+class Recorder:
+    """The hook that fills a Trace: keeps the probes asked for, passes every tensor through."""
+
+    def __init__(
+        self,
+        names: Iterable[str] | None = None,
+        layers: Iterable[int] | None = None,
+        keep_logits: str = "last",
+        top_k: int = 20,
+        ids: torch.Tensor | None = None,
+    ):
+        if keep_logits not in ("all", "last", "none"):
+            raise InvalidInputError(
+                f"keep_logits must be 'all', 'last' or 'none', got {keep_logits!r}"
+            )
+        self.patterns = [_compile(n) for n in names] if names is not None else None
+        self.layers = set(layers) if layers is not None else None
+        self.keep_logits, self.top_k, self.ids = keep_logits, top_k, ids
+        self.tensors: dict[str, torch.Tensor] = {}
+        self.predictions: Predictions | None = None
+        self.last_logits: torch.Tensor | None = None
+
+    def wants(self, name: str) -> bool:
+        if self.layers is not None:
+            match = _LAYER_RE.match(name)
+            if match and int(match.group(1)) not in self.layers:
+                return False
+        return self.patterns is None or any(p.fullmatch(name) for p in self.patterns)
+
+    def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        if name == "logits":
+            self._record_logits(tensor[0])
+        elif self.wants(name):
+            self.tensors[name] = tensor[0].detach()
+        return tensor
+
+    def _record_logits(self, logits: torch.Tensor):
+        logits = logits.detach()
+        self.last_logits = logits[-1].float().clone()
+        ids = self.ids if self.ids is not None else torch.zeros(logits.shape[0], dtype=torch.long)
+        self.predictions = Predictions.from_logits(logits, ids, self.top_k)
+        if self.keep_logits == "all" and self.wants("logits"):
+            self.tensors["logits"] = logits
+
+
+def _compile(pattern: str) -> re.Pattern:
+    """Probe filters accept exact names or shell-style '*' wildcards (``blocks.*.hook_z``)."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+
+
+@dataclass
+class Trace:
+    ids: list[int]
+    config: GPTConfig
+    tensors: dict[str, torch.Tensor]
+    predictions: Predictions
+    last_logits: torch.Tensor  # full-vocabulary logits after the last position
+    pieces: list | None = None  # TokenPiece per id, when the model has a tokenizer
+    meta: dict = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        try:
+            return self.tensors[name]
+        except KeyError:
+            close = difflib.get_close_matches(name, self.tensors, n=3)
+            hint = (
+                f"; did you mean {', '.join(close)}?"
+                if close
+                else ("; it was not recorded (see the names/layers you passed to trace)")
+            )
+            raise KeyError(f"no probe {name!r} in this trace{hint}") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tensors
+
+    def names(self) -> list[str]:
+        return list(self.tensors)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.ids)
+
+    def nbytes(self) -> int:
+        tensors = list(self.tensors.values()) + [self.last_logits]
+        p = self.predictions
+        tensors += [p.top_ids, p.top_probs, p.top_logits, p.next_token_prob, p.entropy]
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+    def step(self, step: int | str, layer: int = 0) -> dict[str, torch.Tensor]:
+        """The recorded tensors that show one of the 20 explainer steps, for one layer."""
+        if not 0 <= layer < self.config.n_layer:
+            raise InvalidInputError(f"layer must be in 0..{self.config.n_layer - 1}, got {layer}")
+        found = find_step(step)
+        out = {}
+        for name in found.probe_names(layer):
+            if name == "logits":
+                out[name] = self.tensors.get("logits", self.last_logits)
+            elif name in self.tensors:
+                out[name] = self.tensors[name]
+        return out
+
+    def head_result_sum(self, layer: int) -> torch.Tensor:
+        """Sum of per-head results; plus the projection bias this equals hook_attn_out."""
+        return self[f"blocks.{layer}.attn.hook_result"].sum(dim=1)
+
+    def dropout_example(self, name: str, p: float = 0.1, seed: int = 0):
+        """What a train-mode dropout of rate ``p`` would do to a recorded activation: returns
+        (keep mask, output). Kept entries are scaled by 1/(1-p) so the expectation is unchanged."""
+        if not 0.0 <= p < 1.0:
+            raise InvalidInputError(f"dropout rate must be in [0, 1), got {p}")
+        x = self[name]
+        gen = torch.Generator().manual_seed(seed)
+        keep = torch.rand(x.shape, generator=gen) >= p
+        return keep, torch.where(keep, x / (1.0 - p), torch.zeros_like(x))

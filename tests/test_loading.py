@@ -1,0 +1,142 @@
+"""lmscope.load: every kind of source, and one clear error for each way it can go wrong."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import torch
+
+import lmscope
+from lmscope.errors import CheckpointError, ModelNotFoundError
+from lmscope.weights import save_model_dir
+
+
+def test_load_hf_folder(tiny_model, tiny_hf_dir):
+    info = tiny_model.info()
+    assert (info.n_layer, info.n_head, info.d_model, info.vocab_size, info.n_ctx) == (
+        2,
+        4,
+        64,
+        50257,
+        128,
+    )
+    assert info.tokenizer == "gpt2"
+    assert info.n_params == sum(p.numel() for p in tiny_model.gpt.parameters())
+
+
+def test_lmscope_checkpoint_round_trip(tiny_model, tmp_path):
+    out = tmp_path / "ckpt"
+    save_model_dir(tiny_model.gpt, out, meta={"name": "copy"})
+    again = lmscope.load(out)
+    assert again.name == "copy"
+    ids = torch.randint(0, 50257, (1, 12))
+    with torch.no_grad():
+        assert torch.equal(again.gpt(ids)[0], tiny_model.gpt(ids)[0])
+    # float16 on disk: half the size, logits within float16 rounding
+    save_model_dir(tiny_model.gpt, tmp_path / "half", dtype=torch.float16)
+    half = lmscope.load(tmp_path / "half")
+    with torch.no_grad():
+        assert (half.gpt(ids)[0] - tiny_model.gpt(ids)[0]).abs().max() < 0.05
+
+
+def test_save_replaces_atomically(tiny_model, tmp_path):
+    out = tmp_path / "ckpt"
+    save_model_dir(tiny_model.gpt, out)
+    before = (out / "model.safetensors").read_bytes()
+
+    class Boom(Exception):
+        pass
+
+    def explode(*_args, **_kwargs):
+        raise Boom
+
+    # A failure half-way through writing leaves the previous checkpoint untouched.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("lmscope.weights.save_file", explode)
+        with pytest.raises(Boom):
+            save_model_dir(tiny_model.gpt, out)
+    assert (out / "model.safetensors").read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]  # no temp folders left behind
+    lmscope.load(out)
+
+
+def test_unknown_model_id():
+    with pytest.raises(ModelNotFoundError, match="unknown model 'no-such-model'"):
+        lmscope.load("no-such-model")
+
+
+def test_missing_folder(tmp_path):
+    with pytest.raises(ModelNotFoundError):
+        lmscope.load(str(tmp_path / "nope" / "deeper"))
+
+
+def test_folder_without_model(tmp_path):
+    with pytest.raises(ModelNotFoundError, match="neither lmscope.json nor config.json"):
+        lmscope.load(tmp_path)
+
+
+def test_folder_without_weights(tmp_path, tiny_hf_dir):
+    shutil.copy(tiny_hf_dir / "config.json", tmp_path / "config.json")
+    with pytest.raises(CheckpointError, match="no weights file"):
+        lmscope.load(tmp_path)
+
+
+def test_corrupt_weights(tmp_path, tiny_hf_dir):
+    shutil.copy(tiny_hf_dir / "config.json", tmp_path / "config.json")
+    data = (tiny_hf_dir / "model.safetensors").read_bytes()
+    (tmp_path / "model.safetensors").write_bytes(data[: len(data) // 2])  # truncated download
+    with pytest.raises(CheckpointError, match="cannot read weights"):
+        lmscope.load(tmp_path)
+    (tmp_path / "model.safetensors").write_bytes(b"\x00garbage")
+    with pytest.raises(CheckpointError, match="cannot read weights"):
+        lmscope.load(tmp_path)
+
+
+def test_corrupt_config(tmp_path, tiny_hf_dir):
+    shutil.copytree(tiny_hf_dir, tmp_path / "m")
+    (tmp_path / "m" / "config.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="not valid JSON"):
+        lmscope.load(tmp_path / "m")
+
+
+def test_weights_that_do_not_fit_config(tmp_path, tiny_hf_dir):
+    shutil.copytree(tiny_hf_dir, tmp_path / "m")
+    cfg = (tmp_path / "m" / "config.json").read_text().replace('"n_layer": 2', '"n_layer": 3')
+    (tmp_path / "m" / "config.json").write_text(cfg)
+    with pytest.raises(CheckpointError, match="do not fit"):
+        lmscope.load(tmp_path / "m")
+
+
+def test_non_gpt2_model_type(tmp_path, tiny_hf_dir):
+    shutil.copytree(tiny_hf_dir, tmp_path / "m")
+    cfg = (tmp_path / "m" / "config.json").read_text().replace('"gpt2"', '"llama"')
+    (tmp_path / "m" / "config.json").write_text(cfg)
+    with pytest.raises(CheckpointError, match="llama"):
+        lmscope.load(tmp_path / "m")
+
+
+def test_legacy_bin_loads_without_pickle(tmp_path, tiny_hf_dir):
+    from safetensors.torch import load_file
+
+    shutil.copy(tiny_hf_dir / "config.json", tmp_path / "config.json")
+    torch.save(load_file(tiny_hf_dir / "model.safetensors"), tmp_path / "pytorch_model.bin")
+    assert lmscope.load(tmp_path).info().n_layer == 2
+
+    class Evil:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    torch.save({"x": Evil()}, tmp_path / "pytorch_model.bin")
+    with pytest.raises(CheckpointError):
+        lmscope.load(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "openai-community/gpt2", "distilgpt2"])
+def test_hub_offline_is_one_clear_line(name, monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty cache
+    with pytest.raises(ModelNotFoundError) as err:
+        lmscope.load(name)
+    message = str(err.value)
+    assert "\n" not in message and "local folder" in message
