@@ -155,7 +155,8 @@ class LanguageModel:
             for layer in layers:
                 if not 0 <= layer < self.config.n_layer:
                     raise InvalidInputError(
-                        f"layer {layer} does not exist; this model has layers 0..{self.config.n_layer - 1}"
+                        f"layer {layer} does not exist; this model has layers "
+                        f"0..{self.config.n_layer - 1}"
                     )
         idx = torch.tensor([ids], device=self.device)
         recorder = Recorder(names, layers, keep_logits=keep_logits, top_k=top_k, ids=idx[0].cpu())

@@ -183,7 +183,9 @@ class CausalSelfAttention(nn.Module):
         # [batch, position, head, d_head]: TransformerLens's layout for hook_q/k/v and hook_z
         q, k, v = (t.view(B, T, self.n_head, self.d_head) for t in (q, k, v))
         if hook is not None:
-            q, k, v = (hook(f"{name}.hook_{n}", t) for n, t in zip("qkv", (q, k, v)))
+            q = hook(f"{name}.hook_q", q)
+            k = hook(f"{name}.hook_k", k)
+            v = hook(f"{name}.hook_v", v)
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [batch, head, position, d_head]
         if cache is not None:
             k, v = cache.extend(layer, k, v)
