@@ -1,0 +1,145 @@
+"""The interface every lmscope tokenizer offers, and the small records it returns.
+
+The model code, the CLI and the web app only talk to `Tokenizer`, so a GPT-2 BPE, a trained
+BPE and a character vocabulary are interchangeable everywhere.
+"""
+
+from __future__ import annotations
+
+import codecs
+import operator
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import NamedTuple
+
+from lmscope.errors import InvalidInputError, TokenizerError
+
+EOT_TEXT = "<|endoftext|>"
+
+
+def _hex_escape(err: UnicodeError) -> tuple[str, int]:
+    # Bytes that are not (yet) valid UTF-8, e.g. half of a Chinese character, shown as <0xE4>.
+    if not isinstance(err, UnicodeDecodeError):
+        raise err
+    bad = err.object[err.start : err.end]
+    return "".join(f"<0x{b:02X}>" for b in bad), err.end
+
+
+codecs.register_error("lmscope.hex", _hex_escape)
+
+
+def readable_bytes(raw: bytes) -> str:
+    """Show token bytes to a person: valid UTF-8 as text, stray bytes of a partial
+    character as <0xE4> per byte."""
+    return raw.decode("utf-8", errors="lmscope.hex")
+
+
+@dataclass(frozen=True)
+class TokenPiece:
+    """One token as a person sees it: `text` is readable, `raw` the exact bytes."""
+
+    id: int
+    text: str
+    raw: bytes
+
+
+class MergeStep(NamedTuple):
+    """One BPE merge: `left` + `right` became `result`; lower `rank` merges first."""
+
+    left: bytes
+    right: bytes
+    rank: int
+    result: bytes
+
+
+@dataclass(frozen=True)
+class TokenExplanation:
+    """How one token came out of the text: the pre-tokenizer chunk it belongs to, and the
+    merges (from single bytes up, in the order applied) that built it."""
+
+    id: int
+    piece: TokenPiece
+    pretoken: str
+    merges: list[MergeStep] = field(default_factory=list)
+
+
+def check_text(text: object) -> str:
+    """Refuse what cannot be tokenized, with one clear line instead of a crash deep inside."""
+    if not isinstance(text, str):
+        raise InvalidInputError(f"text to encode must be a str, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        bad = text[err.start : err.end]
+        raise TokenizerError(
+            f"text holds a lone surrogate {bad!r} at position {err.start}, which has no UTF-8 "
+            "form; remove it or decode the source text with errors='replace'"
+        ) from None
+    return text
+
+
+def check_ids(ids: Sequence[int], vocab_size: int) -> list[int]:
+    """Normalise ids (numpy and torch integers included) and refuse ones out of the vocabulary."""
+    if hasattr(ids, "tolist"):
+        ids = ids.tolist()  # a tensor or array: one conversion instead of one per element
+    try:
+        clean = [operator.index(i) for i in ids]
+    except TypeError:
+        raise InvalidInputError("token ids must be integers") from None
+    for i in clean:
+        if not 0 <= i < vocab_size:
+            raise TokenizerError(
+                f"token id {i} is not in this vocabulary (ids run 0..{vocab_size - 1}); "
+                "were these ids made with another tokenizer?"
+            )
+    return clean
+
+
+class Tokenizer(ABC):
+    """Shared interface: text <-> ids, plus readable pieces and merge explanations."""
+
+    name: str
+    vocab_size: int
+    eot_id: int | None
+
+    @abstractmethod
+    def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
+        """Text -> token ids. With allow_special, a literal "<|endoftext|>" becomes eot_id."""
+
+    @abstractmethod
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """Token ids -> the exact bytes they stand for."""
+
+    @abstractmethod
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token id (TokenizerError when the id is unknown)."""
+
+    @abstractmethod
+    def explain(self, text: str, *, allow_special: bool = True) -> list[TokenExplanation]:
+        """One TokenExplanation per token of `text`, in order."""
+
+    @abstractmethod
+    def save(self, directory: str | PathLike[str]) -> None:
+        """Write the vocabulary files so `load_tokenizer(directory)` reads them back."""
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Token ids -> text; bytes that are not valid UTF-8 become U+FFFD."""
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def piece(self, token_id: int) -> TokenPiece:
+        """One token id -> its readable TokenPiece."""
+        (token_id,) = check_ids([token_id], self.vocab_size)
+        raw = self.token_bytes(token_id)
+        return TokenPiece(token_id, readable_bytes(raw), raw)
+
+    def pieces(self, ids: Sequence[int]) -> list[TokenPiece]:
+        """Token ids -> readable TokenPieces, one each."""
+        return [self.piece(i) for i in check_ids(ids, self.vocab_size)]
+
+    def __len__(self) -> int:
+        return self.vocab_size
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} vocab_size={self.vocab_size}>"

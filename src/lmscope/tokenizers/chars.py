@@ -1,0 +1,111 @@
+"""A character-level vocabulary, the usual choice for small char-RNN experiments.
+
+Ids are positions in the sorted list of distinct characters of the training text. The
+vocabulary is stored as JSON in `chars.json`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from os import PathLike
+from pathlib import Path
+
+from lmscope.errors import InvalidInputError, TokenizerError
+from lmscope.tokenizers.base import (
+    TokenExplanation,
+    Tokenizer,
+    check_ids,
+    check_text,
+)
+
+CHARS_FILE = "chars.json"
+_FORMAT = "lmscope-chars"
+_UNKNOWN_MODES = ("error", "skip")
+
+
+class CharTokenizer(Tokenizer):
+    """One token per character; `unknown` decides what encode does with unseen characters."""
+
+    def __init__(self, chars: Iterable[str], *, unknown: str = "error", name: str = "char"):
+        if unknown not in _UNKNOWN_MODES:
+            raise InvalidInputError(f"unknown={unknown!r} is not allowed; use 'error' or 'skip'")
+        self.chars = tuple(chars)
+        _check_chars(self.chars)
+        self.unknown = unknown
+        self.name = name
+        self.vocab_size = len(self.chars)
+        self.eot_id = None
+        self._ids = {char: i for i, char in enumerate(self.chars)}
+
+    @classmethod
+    def from_text(cls, text: str, *, unknown: str = "error") -> CharTokenizer:
+        """Build the vocabulary from the sorted distinct characters of `text`."""
+        check_text(text)
+        if not text:
+            raise InvalidInputError("cannot build a character vocabulary from empty text")
+        return cls(sorted(set(text)), unknown=unknown)
+
+    @classmethod
+    def load(cls, path: str | PathLike[str], *, unknown: str = "error") -> CharTokenizer:
+        """Read a chars.json file (or the directory that holds one)."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / CHARS_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            raise TokenizerError(f"cannot read character vocabulary {path}: {err}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("chars"), list):
+            raise TokenizerError(f"{path} should hold a JSON object with a 'chars' list")
+        return cls(data["chars"], unknown=unknown, name=data.get("name", "char"))
+
+    def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
+        # allow_special has nothing to act on: a character vocabulary has no special tokens.
+        check_text(text)
+        ids = self._ids
+        try:
+            return [ids[char] for char in text]
+        except KeyError:
+            unseen = [char for char in dict.fromkeys(text) if char not in ids]
+            if self.unknown == "skip":
+                return [ids[char] for char in text if char in ids]
+            shown = ", ".join(repr(char) for char in unseen[:5])
+            more = f" and {len(unseen) - 5} more" if len(unseen) > 5 else ""
+            raise TokenizerError(
+                f"{len(unseen)} character(s) are not in the {self.name} vocabulary: "
+                f"{shown}{more}; rebuild it from text that has them, or use unknown='skip'"
+            ) from None
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return "".join(self.chars[i] for i in check_ids(ids, self.vocab_size))
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        return self.decode(ids).encode("utf-8")
+
+    def token_bytes(self, token_id: int) -> bytes:
+        (token_id,) = check_ids([token_id], self.vocab_size)
+        return self.chars[token_id].encode("utf-8")
+
+    def explain(self, text: str, *, allow_special: bool = True) -> list[TokenExplanation]:
+        # Every character is its own pre-token and no merges are involved.
+        ids = self.encode(text, allow_special=allow_special)
+        return [TokenExplanation(i, self.piece(i), self.chars[i]) for i in ids]
+
+    def save(self, directory: str | PathLike[str]) -> None:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        data = {"format": _FORMAT, "name": self.name, "chars": list(self.chars)}
+        (directory / CHARS_FILE).write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+
+
+def _check_chars(chars: Sequence[str]) -> None:
+    """A vocabulary must list distinct single characters that UTF-8 can encode."""
+    if not chars:
+        raise TokenizerError("a character vocabulary needs at least one character")
+    for char in chars:
+        if not isinstance(char, str) or len(char) != 1:
+            raise TokenizerError(f"character vocabulary entry {char!r} is not one character")
+        check_text(char)
+    if len(set(chars)) != len(chars):
+        raise TokenizerError("the character vocabulary lists some character twice")

@@ -1,0 +1,39 @@
+"""Finding out which tokenizer a directory holds, and saving one to a directory."""
+
+from __future__ import annotations
+
+from os import PathLike
+from pathlib import Path
+
+from lmscope.errors import TokenizerError
+from lmscope.tokenizers.base import Tokenizer
+from lmscope.tokenizers.bpe_files import find_bpe_files
+from lmscope.tokenizers.chars import CHARS_FILE, CharTokenizer
+from lmscope.tokenizers.gpt2 import load_bpe
+
+
+def load_tokenizer(directory: str | PathLike[str], *, name: str | None = None) -> Tokenizer:
+    """Load the tokenizer saved in `directory`.
+
+    Looks for, in order: encoder.json + vocab.bpe (GPT-2), vocab.json + merges.txt (Hugging
+    Face), chars.json (character vocabulary). BPE vocabularies get the tiktoken backend when
+    it is installed.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise TokenizerError(f"tokenizer directory {directory} does not exist")
+    if find_bpe_files(directory) is not None:
+        return load_bpe(directory, name=name)
+    if (directory / CHARS_FILE).is_file():
+        return CharTokenizer.load(directory / CHARS_FILE)
+    raise TokenizerError(
+        f"no tokenizer files in {directory}: expected encoder.json + vocab.bpe, "
+        f"vocab.json + merges.txt, or {CHARS_FILE}"
+    )
+
+
+def save_tokenizer(tokenizer: Tokenizer, directory: str | PathLike[str]) -> Path:
+    """Save `tokenizer` so that load_tokenizer(directory) gives it back; returns the path."""
+    directory = Path(directory)
+    tokenizer.save(directory)
+    return directory
