@@ -1,0 +1,5 @@
+import sys
+
+from lmscope.cli import main
+
+sys.exit(main())

@@ -1,0 +1,50 @@
+"""The ``lmscope`` command. Thin: parse arguments, call the library, print.
+
+Each subcommand lives in ``lmscope.commands.<name>`` and exposes ``register(subparsers)``,
+which adds its parser and sets ``run=function(args) -> int``. User mistakes raise LmscopeError
+and are printed as one line (exit 2), never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from lmscope import __version__
+from lmscope.errors import LmscopeError
+
+COMMAND_MODULES = ("explain", "generate")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lmscope",
+        description="See inside language models by running real ones.",
+        epilog="Run 'lmscope COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"lmscope {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"lmscope.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return 0
+    try:
+        return args.run(args) or 0
+    except LmscopeError as err:
+        print(f"lmscope: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lmscope: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Options shared by several subcommands: which model, and the sampling controls."""
+
+from __future__ import annotations
+
+import argparse
+
+from lmscope.sampling import SamplingParams
+
+
+def add_model_option(parser: argparse.ArgumentParser):
+    parser.add_argument(
+        "--model",
+        "-m",
+        default=None,
+        help="shipped model name, GPT-2 hub id (gpt2, distilgpt2, openai-community/gpt2...), "
+        "or a local model folder; default: the shipped model",
+    )
+
+
+def add_sampling_options(parser: argparse.ArgumentParser):
+    group = parser.add_argument_group("sampling")
+    group.add_argument(
+        "--temperature",
+        "-t",
+        type=float,
+        default=1.0,
+        help="divide logits by T before softmax; 0 means greedy (default 1.0)",
+    )
+    group.add_argument("--top-k", type=int, default=None, help="keep the k most likely tokens")
+    group.add_argument(
+        "--top-p",
+        type=float,
+        default=None,
+        help="keep the smallest set of tokens whose probability reaches p",
+    )
+    group.add_argument(
+        "--min-p",
+        type=float,
+        default=None,
+        help="drop tokens below min_p times the best token's probability",
+    )
+    group.add_argument("--greedy", action="store_true", help="always take the most likely token")
+    group.add_argument("--seed", type=int, default=None, help="seed for reproducible sampling")
+
+
+def sampling_params(args) -> SamplingParams:
+    return SamplingParams(
+        temperature=args.temperature,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        min_p=args.min_p,
+        greedy=args.greedy,
+    )
+
+
+def load_model(args):
+    import lmscope
+
+    return lmscope.load(args.model)

@@ -1,0 +1,425 @@
+"""``lmscope explain "text"``: the 20 Transformer Explainer steps, with the model's real numbers."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from lmscope.commands.common import (
+    add_model_option,
+    add_sampling_options,
+    load_model,
+    sampling_params,
+)
+
+MAX_ATTN = 16  # attention matrix rows/columns shown in a terminal
+
+
+def register(sub):
+    p = sub.add_parser(
+        "explain",
+        help="walk through the 20 steps of a Transformer on your text",
+        description="Trace TEXT through the model and print each of the 20 Transformer "
+        "Explainer steps with the model's real numbers: tokens, embeddings, "
+        "LayerNorm, Q/K/V, attention, MLP, logits, probabilities and sampling.",
+    )
+    p.add_argument("text", help="the prompt to trace")
+    add_model_option(p)
+    p.add_argument("--layer", "-l", type=int, default=0, help="block to show (default 0)")
+    p.add_argument("--head", type=int, default=0, help="attention head to show (default 0)")
+    p.add_argument(
+        "--position",
+        type=int,
+        default=None,
+        help="token position to inspect (default: the last one)",
+    )
+    p.add_argument(
+        "--step",
+        action="append",
+        default=None,
+        metavar="N|KEY",
+        help="show only this step (repeatable), e.g. --step 11 --step mlp",
+    )
+    p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    add_sampling_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from lmscope.explain import explain
+
+    params = sampling_params(args)
+    model = load_model(args)
+    steps = None
+    if args.step:
+        steps = [int(s) if s.isdigit() else s for s in args.step]
+    report = explain(
+        model,
+        args.text,
+        layer=args.layer,
+        head=args.head,
+        position=args.position,
+        params=params,
+        steps=steps,
+    )
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+        return 0
+    console = Console()
+    console.print(
+        f"[bold]{report['model']}[/] · {report['n_tokens']} tokens · layer "
+        f"{report['layer']} · head {report['head']} · position {report['position']}"
+    )
+    for step in report["steps"]:
+        body = RENDER.get(step["key"], _render_generic)(step["data"])
+        title = f"Step {step['number']}/20 · {step['title']}"
+        console.print(
+            Panel(
+                Group(Text(step["summary"], style="italic"), body),
+                title=title,
+                title_align="left",
+                subtitle=", ".join(step["probes"][:3]) or None,
+                subtitle_align="right",
+            )
+        )
+    return 0
+
+
+# --- renderers: data dict -> rich renderable ------------------------------------------
+def _vec(v: dict) -> str:
+    vals = ", ".join(f"{x:+.3f}" for x in v["values"])
+    return (
+        f"shape {v['shape']}  [{vals}, ...]  norm {v['norm']:.3f}  "
+        f"mean {v['mean']:+.3f}  std {v['std']:.3f}"
+    )
+
+
+def _kv(rows: list[tuple[str, str]]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="cyan", no_wrap=True)
+    table.add_column()
+    for k, v in rows:
+        table.add_row(k, v)
+    return table
+
+
+def _tokens_table(rows: list[dict], value_key: str = "prob", label: str = "probability") -> Table:
+    table = Table(box=None, pad_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("token")
+    table.add_column("id", justify="right")
+    table.add_column(label, justify="right")
+    table.add_column("")
+    top = max((r[value_key] for r in rows), default=1) or 1
+    for n, r in enumerate(rows, 1):
+        value = r[value_key]
+        bar = "█" * max(0, round(20 * value / top)) if value_key == "prob" else ""
+        table.add_row(str(n), repr(r["token"]), str(r["id"]), f"{value:.4f}", bar)
+    return table
+
+
+def _render_transformer(d):
+    m = d["model"]
+    return _kv(
+        [
+            (
+                "model",
+                f"{m['name']}: {m['n_layer']} layers, {m['n_head']} heads, d_model "
+                f"{m['d_model']}, vocab {m['vocab_size']:,}, context {m['n_ctx']:,}, "
+                f"{m['n_params']:,} parameters",
+            ),
+            ("next token", f"{d['prediction']['token']!r} (p = {d['prediction']['prob']:.4f})"),
+        ]
+    )
+
+
+def _render_how(d):
+    return Group(
+        Text(" → ".join(d["loop"]) + " → repeat"),
+        Text(f"after {d['context_tokens']} tokens the model predicts:"),
+        _tokens_table(d["next"]),
+    )
+
+
+def _render_architecture(d):
+    norms = ", ".join(f"{n:.1f}" for n in d["resid_norm_by_layer"])
+    return _kv([("flow", " → ".join(d["flow"])), ("residual norm by layer", norms)])
+
+
+def _render_embedding(d):
+    return _kv(
+        [
+            ("token embedding", _vec(d["token"])),
+            ("position embedding", _vec(d["position"])),
+            ("sum (block 0 input)", _vec(d["sum"])),
+        ]
+    )
+
+
+def _render_tokens(d):
+    table = Table(box=None, pad_edge=False)
+    for col in ("pos", "token", "id", "embedding norm"):
+        table.add_column(col, justify="right" if col != "token" else "left")
+    for r in d["tokens"]:
+        table.add_row(str(r["position"]), repr(r["token"]), str(r["id"]), f"{r['norm']:.3f}")
+    merges = Table(box=None, pad_edge=False)
+    merges.add_column("token")
+    merges.add_column("BPE merges (left + right → rank)")
+    for m in d["merges"][:24]:
+        steps = " · ".join(f"{a}+{b}#{r}" for a, b, r in m["merges"][-6:])
+        more = "… " if len(m["merges"]) > 6 else ""
+        merges.add_row(repr(m["token"]), more + (steps or "(single byte)"))
+    return Group(
+        table,
+        Text(f"embedding matrix {d['embedding_matrix']}"),
+        merges if d["merges"] else Text(""),
+    )
+
+
+def _render_positional(d):
+    norms = ", ".join(f"{n:.2f}" for n in d["norms"][:24])
+    return _kv([("position vector", _vec(d["vector"])), ("norm per position", norms)])
+
+
+def _render_blocks(d):
+    table = Table(box=None, pad_edge=False)
+    for col in ("layer", "input norm", "output norm", "change"):
+        table.add_column(col, justify="right")
+    for r in d["layers"]:
+        table.add_row(
+            str(r["layer"]),
+            f"{r['in_norm']:.3f}",
+            f"{r['out_norm']:.3f}",
+            f"{r['change_norm']:.3f}",
+        )
+    return table
+
+
+def _heat(v: float | None) -> Text:
+    if v is None:
+        return Text("  ·  ", style="dim")
+    shade = int(232 + min(1.0, max(0.0, v)) * 23)
+    return Text(f"{v:5.2f}", style=f"on color({shade})" + (" black" if v > 0.5 else ""))
+
+
+def _render_attention(d):
+    pattern = d["pattern"]
+    n = len(pattern)
+    start = max(0, n - MAX_ATTN)
+    table = Table(box=None, pad_edge=False, show_header=True)
+    table.add_column("q\\k", justify="right")
+    for j in range(start, n):
+        table.add_column(str(j), justify="right")
+    for i in range(start, n):
+        table.add_row(str(i), *[_heat(pattern[i][j]) for j in range(start, n)])
+    most = ", ".join(
+        f"{a['token']!r}@{a['position']} ({a['weight']:.2f})" for a in d["attends_most_to"]
+    )
+    note = f"(last {MAX_ATTN} of {n} positions)" if start else ""
+    return Group(
+        Text(f"layer {d['layer']} head {d['head']} attention pattern {note}"),
+        table,
+        _kv([("attends most to", most), ("attention output", _vec(d["attn_out"]))]),
+    )
+
+
+def _render_qkv(d):
+    return _kv(
+        [
+            ("LayerNorm output", _vec(d["input"])),
+            ("W_qkv", str(d["W_qkv"])),
+            ("query", _vec(d["q"])),
+            ("key", _vec(d["k"])),
+            ("value", _vec(d["v"])),
+        ]
+    )
+
+
+def _render_heads(d):
+    norms = ", ".join(f"{n:.2f}" for n in d["q_norm_by_head"])
+    return _kv(
+        [
+            ("heads", f"{d['n_head']} heads × d_head {d['d_head']}"),
+            ("Q shape [pos, head, d_head]", str(d["q_shape"])),
+            ("|q| per head", norms),
+        ]
+    )
+
+
+def _scores(row):
+    return " ".join("  -inf" if v is None else f"{v:+6.2f}" for v in row[-MAX_ATTN:])
+
+
+def _render_masked(d):
+    start = d["window_start"]
+    window = Table(box=None, pad_edge=False)
+    window.add_column("q\\k", justify="right")
+    for j in range(start, start + len(d["masked_window"])):
+        window.add_column(str(j), justify="right")
+    for n, row in enumerate(d["masked_window"]):
+        window.add_row(str(start + n), *("-inf" if v is None else f"{v:+.2f}" for v in row))
+    return Group(
+        Text("scaled scores with the causal mask (future keys are -inf):"),
+        window,
+        _kv(
+            [
+                ("query position", str(d["query_position"])),
+                ("QKᵀ (raw)", _scores(d["raw"])),
+                (f"÷ √{d['d_head']}", _scores(d["scaled"])),
+                ("+ causal mask", _scores(d["masked"])),
+                ("softmax", _scores(d["softmax"])),
+            ]
+        ),
+    )
+
+
+def _render_attn_out(d):
+    rows = [(f"head {h} z", _vec(v)) for h, v in enumerate(d["z_by_head"][:12])]
+    rows += [
+        ("concat", f"{d['concat_shape'][0]} values"),
+        ("|head result|", ", ".join(f"{n:.2f}" for n in d["head_result_norms"])),
+        ("projected (attn_out)", _vec(d["projected"])),
+    ]
+    return _kv(rows)
+
+
+def _hist(h: dict) -> str:
+    counts = h["counts"]
+    top = max(counts) or 1
+    bars = "▁▂▃▄▅▆▇█"
+    return "".join(bars[min(7, int(7 * c / top))] for c in counts)
+
+
+def _render_mlp(d):
+    pre, post = d["pre_gelu"], d["post_gelu"]
+    return _kv(
+        [
+            ("input", _vec(d["input"])),
+            (
+                f"W1 → {d['d_mlp']}",
+                f"mean {pre['mean']:+.3f} std {pre['std']:.3f} "
+                f"min {pre['min']:+.2f} max {pre['max']:+.2f} "
+                f"{_hist(pre['histogram'])}",
+            ),
+            (
+                "GELU",
+                f"mean {post['mean']:+.3f} std {post['std']:.3f} "
+                f"positive {post['fraction_positive']:.0%} {_hist(post['histogram'])}",
+            ),
+            ("W2 → output", _vec(d["output"])),
+        ]
+    )
+
+
+def _render_logits(d):
+    s = d["stats"]
+    return Group(
+        _kv(
+            [
+                ("final LayerNorm", _vec(d["final_ln"])),
+                (
+                    "logits",
+                    f"{d['vocab_size']:,} scores, mean {s['mean']:+.2f} "
+                    f"std {s['std']:.2f} max {s['max']:+.2f}",
+                ),
+            ]
+        ),
+        _tokens_table(d["top"], "logit", "logit"),
+    )
+
+
+def _render_probs(d):
+    return _tokens_table(d["top"])
+
+
+def _render_temperature(d):
+    if d["at_t"] == "greedy":
+        return Group(Text("T = 0: greedy"), _tokens_table(d["at_1"]))
+    table = Table(box=None, pad_edge=False)
+    for col in ("token", "p at T=1", f"p at T={d['temperature']:g}"):
+        table.add_column(col, justify="right" if col != "token" else "left")
+    at_t = {r["id"]: r["prob"] for r in d["at_t"]}
+    for r in d["at_1"]:
+        table.add_row(
+            repr(r["token"]), f"{r['prob']:.4f}", f"{at_t[r['id']]:.4f}" if r["id"] in at_t else "-"
+        )
+    return table
+
+
+def _render_sampling(d):
+    stages = " → ".join(f"{k} {v:,}" for k, v in d["stages"].items())
+    params = ", ".join(f"{k}={v}" for k, v in d["params"].items() if v not in (None, False))
+    return Group(
+        _kv([("params", params or "defaults"), ("survivors", stages)]), _tokens_table(d["pool"])
+    )
+
+
+def _render_residual(d):
+    rows = [
+        (name, _vec(d[name]))
+        for name in ("resid_pre", "attn_out", "resid_mid", "mlp_out", "resid_post")
+    ]
+    rows.append(("check", f"resid_pre + attn_out − resid_mid = {d['identity_max_error']:.1e}"))
+    return _kv(rows)
+
+
+def _render_layernorm(d):
+    return _kv(
+        [
+            ("before", _vec(d["before"])),
+            ("std (with eps)", f"{d['std']:.4f}"),
+            ("normalized", _vec(d["normalized"])),
+            ("gamma", ", ".join(f"{x:+.3f}" for x in d["gamma"])),
+            ("beta", ", ".join(f"{x:+.3f}" for x in d["beta"])),
+            ("after", _vec(d["after"])),
+        ]
+    )
+
+
+def _render_dropout(d):
+    fmt = lambda vs: ", ".join(f"{x:+.3f}" for x in vs)  # noqa: E731
+    return _kv(
+        [
+            ("at inference", d["inference"]),
+            ("model's training rate", f"{d['model_rate']:g}"),
+            (
+                f"example, p={d['example_rate']:g}",
+                f"{d['zeroed']} of {d['of']} values zeroed, "
+                f"the rest × {1 / (1 - d['example_rate']):.3f}",
+            ),
+            ("before", fmt(d["before"])),
+            ("after", fmt(d["after"])),
+        ]
+    )
+
+
+def _render_generic(d):
+    return Text(json.dumps(d, ensure_ascii=False)[:2000])
+
+
+RENDER = {
+    "transformer": _render_transformer,
+    "how-it-works": _render_how,
+    "architecture": _render_architecture,
+    "embedding": _render_embedding,
+    "token-embedding": _render_tokens,
+    "positional-encoding": _render_positional,
+    "blocks": _render_blocks,
+    "self-attention": _render_attention,
+    "qkv": _render_qkv,
+    "multi-head": _render_heads,
+    "masked-attention": _render_masked,
+    "attention-output": _render_attn_out,
+    "mlp": _render_mlp,
+    "logits": _render_logits,
+    "probabilities": _render_probs,
+    "temperature": _render_temperature,
+    "sampling": _render_sampling,
+    "residual": _render_residual,
+    "layernorm": _render_layernorm,
+    "dropout": _render_dropout,
+}

@@ -1,0 +1,67 @@
+"""``lmscope generate "text"``: stream tokens from a model."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from lmscope.commands.common import (
+    add_model_option,
+    add_sampling_options,
+    load_model,
+    sampling_params,
+)
+
+
+def register(sub):
+    p = sub.add_parser(
+        "generate",
+        help="continue a prompt, streaming tokens as they come",
+        description="Continue PROMPT with the model, one token at a time, using "
+        "a KV cache. Sampling options match 'lmscope explain'.",
+    )
+    p.add_argument("prompt", help="text to continue")
+    add_model_option(p)
+    p.add_argument("--tokens", "-n", type=int, default=50, help="how many tokens (default 50)")
+    p.add_argument("--no-stop", action="store_true", help="keep going past <|endoftext|>")
+    p.add_argument(
+        "--truncate",
+        action="store_true",
+        help="keep the end of a prompt longer than the context instead of failing",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per token, per line")
+    add_sampling_options(p)
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from lmscope.generate import generate
+
+    params = sampling_params(args)  # validate before the (slow) model load
+    model = load_model(args)
+    stream = generate(
+        model,
+        args.prompt,
+        args.tokens,
+        params,
+        seed=args.seed,
+        stop_at_eot=not args.no_stop,
+        truncate=args.truncate,
+    )
+    if args.json:
+        for token in stream:
+            print(json.dumps(token.to_dict()), flush=True)
+        return 0
+    sys.stdout.write(args.prompt)
+    ids = []
+    shown = ""
+    for token in stream:
+        # Decode the whole continuation each time so multi-token UTF-8 characters print whole.
+        ids.append(token.id)
+        text = model.decode(ids)
+        stable = text.rstrip("\ufffd")
+        sys.stdout.write(stable[len(shown) :])
+        sys.stdout.flush()
+        shown = stable
+    sys.stdout.write(model.decode(ids)[len(shown) :] + "\n")
+    return 0

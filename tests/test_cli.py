@@ -1,0 +1,170 @@
+"""The lmscope command: real output, one-line errors, non-zero exits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from lmscope.cli import main
+from lmscope.explain import explain
+from lmscope.sampling import SamplingParams
+
+PROMPT = "Data visualization empowers users to"
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_lists_commands(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "explain" in out and "generate" in out
+
+
+def test_explain_prints_all_twenty_steps(capsys, tiny_hf_dir):
+    code, out, _ = run_cli(
+        capsys,
+        "explain",
+        PROMPT,
+        "--model",
+        str(tiny_hf_dir),
+        "--layer",
+        "1",
+        "--head",
+        "3",
+        "--top-k",
+        "5",
+    )
+    assert code == 0
+    for n in range(1, 21):
+        assert f"Step {n}/20" in out
+    assert "' em'" in out and "'powers'" in out  # the subword split
+    assert "-inf" in out  # the causal mask is shown
+
+
+def test_explain_json_matches_trace(capsys, tiny_hf_dir, tiny_model):
+    code, out, _ = run_cli(
+        capsys,
+        "explain",
+        PROMPT,
+        "--model",
+        str(tiny_hf_dir),
+        "--json",
+        "--layer",
+        "1",
+        "--head",
+        "2",
+        "--temperature",
+        "0.5",
+        "--top-k",
+        "3",
+    )
+    assert code == 0
+    report = json.loads(out)
+    assert [s["number"] for s in report["steps"]] == list(range(1, 21))
+    steps = {s["key"]: s["data"] for s in report["steps"]}
+    trace = tiny_model.trace(PROMPT)
+    pattern = trace["blocks.1.attn.hook_pattern"][2]
+    assert steps["self-attention"]["pattern"][3][:4] == pytest.approx(
+        pattern[3, :4].tolist(), abs=1e-4
+    )
+    assert steps["self-attention"]["pattern"][0][1] == 0.0  # masked: exactly zero weight
+    probs = torch.softmax(trace.last_logits, -1)
+    top = steps["probabilities"]["top"][0]
+    assert top["id"] == int(probs.argmax()) and top["prob"] == pytest.approx(
+        float(probs.max()), rel=1e-4
+    )
+    assert steps["sampling"]["pool_size"] == 3
+    assert steps["masked-attention"]["masked"] == steps["masked-attention"]["scaled"]  # last row
+    assert steps["masked-attention"]["masked_window"][0][1] is None  # future key is -inf
+    ln = steps["layernorm"]
+    assert ln["normalized"]["mean"] == pytest.approx(0, abs=1e-3)
+    assert ln["normalized"]["std"] == pytest.approx(1, abs=1e-2)
+
+
+def test_explain_other_position(tiny_model):
+    report = explain(tiny_model, PROMPT, position=2, params=SamplingParams(greedy=True))
+    steps = {s["key"]: s["data"] for s in report["steps"]}
+    logits = tiny_model.logits(PROMPT)[2]
+    assert steps["logits"]["top"][0]["id"] == int(logits.argmax())
+    assert steps["sampling"]["pool_size"] == 1
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["explain", "", "--model", "{m}"], "prompt is empty"),
+        (["explain", "hi", "--model", "no-such-model"], "unknown model"),
+        (["explain", "hi", "--model", "{m}", "--top-p", "1.5"], "top_p"),
+        (["explain", "hi", "--model", "{m}", "--temperature", "-1"], "temperature"),
+        (["explain", "hi", "--model", "{m}", "--layer", "9"], "layer"),
+        (["explain", "hi", "--model", "{m}", "--head", "4"], "head"),
+        (["explain", "hi " * 200, "--model", "{m}"], "context is 128"),
+        (["generate", "hi", "--model", "{m}", "--top-k", "-3"], "top_k"),
+    ],
+)
+def test_bad_input_is_one_line(capsys, tiny_hf_dir, argv, message):
+    argv = [a.replace("{m}", str(tiny_hf_dir)) for a in argv]
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_generate_streams_text(capsys, tiny_hf_dir, tiny_model):
+    code, out, _ = run_cli(
+        capsys,
+        "generate",
+        "Hello",
+        "--model",
+        str(tiny_hf_dir),
+        "--tokens",
+        "8",
+        "--greedy",
+        "--no-stop",
+    )
+    assert code == 0
+    ids = tiny_model.encode("Hello")
+    for _ in range(8):
+        ids.append(int(tiny_model.logits(ids)[-1].argmax()))
+    assert out == tiny_model.decode(ids) + "\n"
+
+
+def test_generate_json_lines(capsys, tiny_hf_dir):
+    code, out, _ = run_cli(
+        capsys,
+        "generate",
+        "Hello",
+        "--model",
+        str(tiny_hf_dir),
+        "--tokens",
+        "4",
+        "--seed",
+        "3",
+        "--top-k",
+        "10",
+        "--json",
+        "--no-stop",
+    )
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(rows) == 4 and all(1 <= r["pool_size"] <= 10 for r in rows)
+
+
+def test_console_script_entry_point(tiny_hf_dir):
+    """The installed 'python -m lmscope' path gives the same one-line error and exit code."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "lmscope", "explain", "", "--model", str(tiny_hf_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "prompt is empty" in proc.stderr
