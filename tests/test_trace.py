@@ -181,3 +181,12 @@ def test_overlong_prompt(tiny_model):
 def test_unknown_layer(tiny_model):
     with pytest.raises(InvalidInputError, match="layers 0..1"):
         tiny_model.trace(PROMPT, layers=[2])
+
+
+def test_head_results_are_derived_on_demand(tiny_model):
+    lazy = tiny_model.trace(PROMPT)
+    assert "blocks.0.attn.hook_result" in lazy.derived  # not computed during the pass
+    eager = tiny_model.trace(PROMPT, names=["blocks.*.attn.hook_result"])
+    assert "blocks.0.attn.hook_result" in eager.tensors
+    assert torch.allclose(lazy["blocks.0.attn.hook_result"], eager["blocks.0.attn.hook_result"])
+    assert "blocks.0.attn.hook_result" in lazy.tensors  # kept after first access

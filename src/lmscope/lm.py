@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -169,7 +170,19 @@ class LanguageModel:
             recorder.last_logits,
             self.pieces(ids),
             {"model": self.name},
+            self._derived_probes(recorder.tensors),
         )
+
+    def _derived_probes(self, tensors: dict) -> dict:
+        """Per-head attention results (z_h @ W_O[h]) cost a d_model-wide tensor per head, so
+        they are computed from hook_z only when someone reads them."""
+        derived = {}
+        for layer, block in enumerate(self.gpt.h):
+            z_name = f"blocks.{layer}.attn.hook_z"
+            name = f"blocks.{layer}.attn.hook_result"
+            if z_name in tensors and name not in tensors:
+                derived[name] = partial(block.attn.head_results, tensors[z_name])
+        return derived
 
     @torch.no_grad()  # not inference_mode: callers compute freely with the results
     def logits(self, text_or_ids: str | Sequence[int]) -> torch.Tensor:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import torch
@@ -20,6 +20,9 @@ from lmscope.models.gpt import GPTConfig
 from lmscope.steps import find_step
 
 _LAYER_RE = re.compile(r"^blocks\.(\d+)\.")
+# Probes that cost real compute or memory and can be rebuilt exactly from others; recorded only
+# when asked for by name, otherwise derived on first access (see Trace.derived).
+ON_REQUEST = ("hook_result",)
 
 
 @dataclass
@@ -72,6 +75,10 @@ class Recorder:
             match = _LAYER_RE.match(name)
             if match and int(match.group(1)) not in self.layers:
                 return False
+        if name.endswith(ON_REQUEST):
+            return self.patterns is not None and any(
+                p.fullmatch(name) and name.rsplit(".", 1)[-1] in p.pattern for p in self.patterns
+            )
         return self.patterns is None or any(p.fullmatch(name) for p in self.patterns)
 
     def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
@@ -104,12 +111,16 @@ class Trace:
     last_logits: torch.Tensor  # full-vocabulary logits after the last position
     pieces: list | None = None  # TokenPiece per id, when the model has a tokenizer
     meta: dict = field(default_factory=dict)
+    # name -> function computing a probe from recorded ones, run on first access and kept
+    derived: dict[str, Callable[[], torch.Tensor]] = field(default_factory=dict, repr=False)
 
     def __getitem__(self, name: str) -> torch.Tensor:
+        if name not in self.tensors and name in self.derived:
+            self.tensors[name] = self.derived.pop(name)()
         try:
             return self.tensors[name]
         except KeyError:
-            close = difflib.get_close_matches(name, self.tensors, n=3)
+            close = difflib.get_close_matches(name, self.names(), n=3)
             hint = (
                 f"; did you mean {', '.join(close)}?"
                 if close
@@ -118,10 +129,10 @@ class Trace:
             raise KeyError(f"no probe {name!r} in this trace{hint}") from None
 
     def __contains__(self, name: str) -> bool:
-        return name in self.tensors
+        return name in self.tensors or name in self.derived
 
     def names(self) -> list[str]:
-        return list(self.tensors)
+        return list(self.tensors) + list(self.derived)
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -199,10 +199,15 @@ class CausalSelfAttention(nn.Module):
         if hook is not None:
             z = hook(f"{name}.hook_z", z)
             if _wants(hook, f"{name}.hook_result"):
-                # Each head's own contribution to attn_out: z_h @ W_O[h] (bias not included)
-                w_o = self.c_proj.weight.T.view(self.n_head, self.d_head, C)
-                hook(f"{name}.hook_result", torch.einsum("bphd,hdm->bphm", z, w_o))
+                hook(f"{name}.hook_result", self.head_results(z))
         return self.c_proj(z.reshape(B, T, C))
+
+    @torch.no_grad()
+    def head_results(self, z: torch.Tensor) -> torch.Tensor:
+        """Each head's own contribution to attn_out, z_h @ W_O[h] (the bias not included):
+        [..., position, head, d_head] -> [..., position, head, d_model]."""
+        w_o = self.c_proj.weight.T.reshape(self.n_head, self.d_head, -1)
+        return torch.einsum("...phd,hdm->...phm", z, w_o)
 
     def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
         T = q.shape[2]
@@ -231,9 +236,9 @@ def _causal_mask(T: int, S: int, device) -> torch.Tensor:
 
 
 def _wants(hook: Hook, name: str) -> bool:
-    """Hooks may expose ``wants(name)`` so costly optional probes are skipped when unrecorded."""
+    """Costly optional probes (hook_result) run only for hooks whose ``wants(name)`` says yes."""
     wants = getattr(hook, "wants", None)
-    return True if wants is None else wants(name)
+    return False if wants is None else wants(name)
 
 
 class MLP(nn.Module):

@@ -1,0 +1,109 @@
+"""lmscope's GPT-2 against Hugging Face transformers on the same GPT-2-small-shaped weights.
+
+Measured in one run, interleaved, 2 threads, float32, CPU:
+- plain forward at 16 and 128 tokens (lmscope / HF time; goal <= 1.0x)
+- full trace (every probe recorded) at 16 and 128 tokens (over HF's plain forward; goal <= 1.15x)
+- greedy generation of 50 tokens (lmscope / HF tokens per second; goal >= 1.0x)
+
+    python benchmarks/bench_model.py [--repeats 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+import torch
+
+
+def _median_time(fn, repeats: int) -> float:
+    fn()  # warm-up: first calls pay for allocations and lazy init
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def build_models(folder: Path):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    import lmscope
+
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hf = GPT2LMHeadModel(GPT2Config(bos_token_id=None, eos_token_id=None)).eval()
+    hf.save_pretrained(folder)
+    return lmscope.load(folder), hf
+
+
+def run(repeats: int = 7, threads: int = 2, gen_tokens: int = 50) -> dict:
+    from lmscope.generate import generate_ids
+    from lmscope.sampling import SamplingParams
+
+    torch.set_num_threads(threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        ours, hf = build_models(Path(tmp))
+    gen = torch.Generator().manual_seed(0)
+    results: dict = {"threads": threads, "torch": torch.__version__, "rows": []}
+    with torch.no_grad():
+        for n in (16, 128):
+            ids = torch.randint(0, 50257, (1, n), generator=gen)
+            hf_fwd = _median_time(lambda ids=ids: hf(ids), repeats)
+            our_fwd = _median_time(lambda ids=ids: ours.gpt(ids), repeats)
+            our_trace = _median_time(lambda ids=ids: ours.trace(ids[0].tolist()), repeats)
+            results["rows"].append({"what": f"forward, {n} tokens", "lmscope_s": our_fwd,
+                                    "reference_s": hf_fwd, "ratio": our_fwd / hf_fwd,
+                                    "goal": "<= 1.0"})
+            results["rows"].append({"what": f"full trace, {n} tokens (vs HF forward)",
+                                    "lmscope_s": our_trace, "reference_s": hf_fwd,
+                                    "ratio": our_trace / hf_fwd, "goal": "<= 1.15"})
+        prompt = torch.randint(0, 50257, (1, 16), generator=gen)
+        greedy = SamplingParams(greedy=True)
+
+        def ours_generate():
+            return generate_ids(ours, prompt[0].tolist(), gen_tokens, greedy, stop_at_eot=False)
+
+        def hf_generate():
+            return hf.generate(prompt, max_new_tokens=gen_tokens, min_new_tokens=gen_tokens,
+                               do_sample=False, pad_token_id=0)
+
+        hf_gen = _median_time(hf_generate, max(3, repeats // 2))
+        our_gen = _median_time(ours_generate, max(3, repeats // 2))
+        same = ours_generate() == hf_generate()[0].tolist()
+    results["rows"].append({"what": f"greedy generation, {gen_tokens} tokens (tokens/s)",
+                            "lmscope_s": our_gen, "reference_s": hf_gen,
+                            "lmscope_tok_s": gen_tokens / our_gen,
+                            "reference_tok_s": gen_tokens / hf_gen,
+                            "ratio": hf_gen / our_gen, "goal": ">= 1.0", "same_tokens": same})
+    return results
+
+
+def print_table(results: dict):
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"lmscope vs transformers ({results['threads']} threads, float32)")
+    for col in ("measure", "lmscope", "transformers", "ratio", "goal"):
+        table.add_column(col)
+    for row in results["rows"]:
+        if "lmscope_tok_s" in row:
+            a, b = f"{row['lmscope_tok_s']:.1f} tok/s", f"{row['reference_tok_s']:.1f} tok/s"
+        else:
+            a, b = f"{row['lmscope_s'] * 1e3:.1f} ms", f"{row['reference_s'] * 1e3:.1f} ms"
+        table.add_row(row["what"], a, b, f"{row['ratio']:.2f}x", row["goal"])
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    print_table(run(args.repeats, args.threads))
