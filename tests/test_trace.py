@@ -183,10 +183,12 @@ def test_unknown_layer(tiny_model):
         tiny_model.trace(PROMPT, layers=[2])
 
 
-def test_head_results_are_derived_on_demand(tiny_model):
+@pytest.mark.parametrize("probe", ["hook_result", "hook_attn_scores_scaled", "hook_attn_scores"])
+def test_costly_probes_are_derived_on_demand(tiny_model, probe):
+    name = f"blocks.1.attn.{probe}"
     lazy = tiny_model.trace(PROMPT)
-    assert "blocks.0.attn.hook_result" in lazy.derived  # not computed during the pass
-    eager = tiny_model.trace(PROMPT, names=["blocks.*.attn.hook_result"])
-    assert "blocks.0.attn.hook_result" in eager.tensors
-    assert torch.allclose(lazy["blocks.0.attn.hook_result"], eager["blocks.0.attn.hook_result"])
-    assert "blocks.0.attn.hook_result" in lazy.tensors  # kept after first access
+    assert name in lazy.derived and name in lazy.names()  # listed, not computed during the pass
+    eager = tiny_model.trace(PROMPT, names=[f"blocks.*.attn.{probe}"])
+    assert name in eager.tensors
+    assert torch.equal(lazy[name], eager[name])  # bitwise what the forward pass computed
+    assert name in lazy.tensors  # kept after first access

@@ -174,15 +174,22 @@ class LanguageModel:
         )
 
     def _derived_probes(self, tensors: dict) -> dict:
-        """Per-head attention results (z_h @ W_O[h]) cost a d_model-wide tensor per head, so
-        they are computed from hook_z only when someone reads them."""
+        """Probes that are exact functions of recorded ones, computed when first read: per-head
+        results (z_h @ W_O[h], a d_model-wide tensor per head) and the scaled and masked
+        attention scores (raw / sqrt(d_head), then -inf above the diagonal). On long prompts
+        these would otherwise hold most of a trace's memory."""
         derived = {}
         for layer, block in enumerate(self.gpt.h):
-            z_name = f"blocks.{layer}.attn.hook_z"
-            name = f"blocks.{layer}.attn.hook_result"
-            if z_name in tensors and name not in tensors:
-                derived[name] = partial(block.attn.head_results, tensors[z_name])
-        return derived
+            attn = f"blocks.{layer}.attn"
+            if f"{attn}.hook_z" in tensors:
+                derived[f"{attn}.hook_result"] = partial(
+                    block.attn.head_results, tensors[f"{attn}.hook_z"]
+                )
+            if f"{attn}.hook_attn_scores_raw" in tensors:
+                raw = tensors[f"{attn}.hook_attn_scores_raw"]
+                derived[f"{attn}.hook_attn_scores_scaled"] = partial(block.attn.scale_scores, raw)
+                derived[f"{attn}.hook_attn_scores"] = partial(block.attn.masked_scores, raw)
+        return {k: v for k, v in derived.items() if k not in tensors}
 
     @torch.no_grad()  # not inference_mode: callers compute freely with the results
     def logits(self, text_or_ids: str | Sequence[int]) -> torch.Tensor:

@@ -22,7 +22,7 @@ from lmscope.steps import find_step
 _LAYER_RE = re.compile(r"^blocks\.(\d+)\.")
 # Probes that cost real compute or memory and can be rebuilt exactly from others; recorded only
 # when asked for by name, otherwise derived on first access (see Trace.derived).
-ON_REQUEST = ("hook_result",)
+ON_REQUEST = ("hook_result", "hook_attn_scores_scaled", "hook_attn_scores")
 
 
 @dataclass

@@ -202,6 +202,13 @@ class CausalSelfAttention(nn.Module):
                 hook(f"{name}.hook_result", self.head_results(z))
         return self.c_proj(z.reshape(B, T, C))
 
+    def scale_scores(self, raw: torch.Tensor) -> torch.Tensor:
+        return raw / math.sqrt(self.d_head)
+
+    def masked_scores(self, raw: torch.Tensor) -> torch.Tensor:
+        """Raw QK^T -> scaled and causally masked, exactly as the forward pass computes it."""
+        return _mask(self.scale_scores(raw))
+
     @torch.no_grad()
     def head_results(self, z: torch.Tensor) -> torch.Tensor:
         """Each head's own contribution to attn_out, z_h @ W_O[h] (the bias not included):
@@ -221,13 +228,17 @@ class CausalSelfAttention(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
 
     def _explicit_attention(self, q, k, v, past: int, hook: Hook, name: str) -> torch.Tensor:
-        T, S = q.shape[2], k.shape[2]
         raw = hook(f"{name}.hook_attn_scores_raw", q @ k.transpose(-2, -1))  # QK^T
-        scaled = hook(f"{name}.hook_attn_scores_scaled", raw / math.sqrt(self.d_head))
-        masked = scaled.masked_fill(~_causal_mask(T, S, q.device), float("-inf"))
-        scores = hook(f"{name}.hook_attn_scores", masked)  # scaled and masked, as TransformerLens
+        scaled = hook(f"{name}.hook_attn_scores_scaled", self.scale_scores(raw))
+        scores = hook(f"{name}.hook_attn_scores", _mask(scaled))  # as TransformerLens
         pattern = hook(f"{name}.hook_pattern", torch.softmax(scores, dim=-1))
         return self.attn_dropout(pattern) @ v
+
+
+def _mask(scaled: torch.Tensor) -> torch.Tensor:
+    """Future keys get -inf, so softmax gives them exactly zero weight."""
+    T, S = scaled.shape[-2:]
+    return scaled.masked_fill(~_causal_mask(T, S, scaled.device), float("-inf"))
 
 
 def _causal_mask(T: int, S: int, device) -> torch.Tensor:
