@@ -61,6 +61,11 @@ def test_gpt2_small_full_shape_matches(make_hf_gpt2):
     with torch.no_grad():
         assert (model(ids)[0] - ref).abs().max() < TOL
         assert (model(ids, hook=lambda n, t: t)[0] - ref).abs().max() < TOL
+    # A full trace of a whole 1024-token context stays within a few GB.
+    import lmscope
+
+    trace = lmscope.load(d).trace(list(range(1024)))
+    assert len(trace.names()) > 12 * 20 and trace.nbytes() < 2.2e9
 
 
 def test_kv_cache_gives_same_logits(tiny_model):
