@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 from lmscope.errors import InvalidInputError, ModelNotFoundError, TokenizerError
 from lmscope.models.gpt import GPT, GPTConfig
@@ -148,8 +149,13 @@ class LanguageModel:
         keep_logits: str = "last",
         top_k: int = 20,
         truncate: bool = False,
+        ablate=None,
+        ablate_mode: str = "zero",
     ) -> Trace:
-        """Run the model once and record every probe (or those matching ``names``/``layers``)."""
+        """Run the model once and record every probe (or those matching ``names``/``layers``).
+
+        ``ablate`` switches parts off during the pass (specs like ``L5H3``, ``attn2``, ``mlp*``;
+        see ``lmscope.interpret.ablation``), with ``ablate_mode`` "zero" or "mean"."""
         ids = self.to_ids(text_or_ids, truncate=truncate)
         if layers is not None:
             layers = list(layers)
@@ -161,7 +167,12 @@ class LanguageModel:
                     )
         idx = torch.tensor([ids], device=self.device)
         recorder = Recorder(names, layers, keep_logits=keep_logits, top_k=top_k, ids=idx[0].cpu())
-        self.gpt(idx, hook=recorder)
+        hook = recorder
+        if ablate:
+            from lmscope.interpret.ablation import Ablator, parse_ablations
+
+            hook = Ablator(parse_ablations(ablate, self.config), ablate_mode, inner=recorder)
+        self.gpt(idx, hook=hook)
         return Trace(
             ids,
             self.config,
@@ -171,7 +182,13 @@ class LanguageModel:
             self.pieces(ids),
             {"model": self.name},
             self._derived_probes(recorder.tensors),
+            self.readout,
         )
+
+    @torch.no_grad()
+    def readout(self, resid: torch.Tensor) -> torch.Tensor:
+        """Residual-stream vectors -> logits, through the final LayerNorm and the unembedding."""
+        return F.linear(self.gpt.ln_f(resid, None, ""), self.gpt.wte.weight)
 
     def _derived_probes(self, tensors: dict) -> dict:
         """Probes that are exact functions of recorded ones, computed when first read: per-head

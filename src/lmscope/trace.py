@@ -113,6 +113,8 @@ class Trace:
     meta: dict = field(default_factory=dict)
     # name -> function computing a probe from recorded ones, run on first access and kept
     derived: dict[str, Callable[[], torch.Tensor]] = field(default_factory=dict, repr=False)
+    # residual vector(s) -> logits through the model's final LayerNorm and unembedding
+    readout: Callable[[torch.Tensor], torch.Tensor] | None = field(default=None, repr=False)
 
     def __getitem__(self, name: str) -> torch.Tensor:
         if name not in self.tensors and name in self.derived:
@@ -159,6 +161,12 @@ class Trace:
             elif name in self.tensors:
                 out[name] = self.tensors[name]
         return out
+
+    def logit_lens(self, k: int = 5, positions=None):
+        """Top-k predictions from the residual stream after every layer (see interpret.lens)."""
+        from lmscope.interpret.lens import logit_lens
+
+        return logit_lens(self, k=k, positions=positions)
 
     def head_result_sum(self, layer: int) -> torch.Tensor:
         """Sum of per-head results; plus the projection bias this equals hook_attn_out."""

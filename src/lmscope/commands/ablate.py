@@ -1,0 +1,71 @@
+"""``lmscope ablate "text" --ablate L5H3``: switch heads or sublayers off, see what changes."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.table import Table
+
+from lmscope.commands.common import add_model_option, load_model
+
+
+def register(sub):
+    p = sub.add_parser(
+        "ablate",
+        help="switch attention heads or MLPs off and compare predictions",
+        description="Zero (or mean-replace) attention heads, whole attention layers or MLP "
+        "layers during the forward pass and compare the next-token distribution "
+        "with the untouched model: probabilities before and after, and the KL "
+        "divergence.",
+    )
+    p.add_argument("text", help="the prompt")
+    p.add_argument(
+        "--ablate",
+        "-a",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="L5H3 (a head), L5H* (a layer's heads), attn5, mlp5, attn*, mlp* (repeatable)",
+    )
+    add_model_option(p)
+    p.add_argument(
+        "--mode",
+        choices=("zero", "mean"),
+        default="zero",
+        help="replace by zeros, or by the mean over the prompt's positions",
+    )
+    p.add_argument("--position", type=int, default=-1, help="position to read (default last)")
+    p.add_argument("--top", "-k", type=int, default=10, help="tokens shown (default 10)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from lmscope.interpret import ablation_effect
+
+    model = load_model(args)
+    effect = ablation_effect(
+        model, args.text, args.ablate, mode=args.mode, position=args.position, k=args.top
+    )
+    if args.json:
+        print(json.dumps(effect.to_dict(), ensure_ascii=False))
+        return 0
+    table = Table(
+        title=f"ablated {', '.join(effect.ablations)} ({effect.mode}) at position "
+        f"{effect.position} · KL {effect.kl:.4f} nats"
+    )
+    for col in ("token", "before", "after", "change", ""):
+        table.add_column(col, justify="left" if col in ("token", "") else "right")
+    largest = max((abs(r["change"]) for r in effect.diff), default=0.0) or 1.0
+    for row in sorted(effect.diff, key=lambda r: -max(r["before"], r["after"])):
+        bar = ("+" if row["change"] > 0 else "-") * round(20 * abs(row["change"]) / largest)
+        table.add_row(
+            repr(row["token"]),
+            f"{row['before']:.4f}",
+            f"{row['after']:.4f}",
+            f"{row['change']:+.4f}",
+            bar,
+        )
+    Console().print(table)
+    return 0

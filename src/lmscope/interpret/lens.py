@@ -1,0 +1,99 @@
+"""Logit lens: what the model would predict if the residual stream stopped after each layer.
+
+The residual stream after block L is passed through the model's own final LayerNorm and tied
+unembedding, exactly as the last block's output is. After the last block this *is* the model's
+output, which the tests check.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from lmscope.errors import InvalidInputError
+
+
+@dataclass
+class LogitLens:
+    stages: list[str]  # "embed", then "block 0" ... "block N-1"
+    positions: list[int]
+    top_ids: torch.Tensor  # [stage, position, k]
+    top_probs: torch.Tensor  # [stage, position, k]
+    final_ids: torch.Tensor  # [position]: the model's real top prediction
+    final_rank: torch.Tensor  # [stage, position]: its rank at each stage (0 = top)
+    final_prob: torch.Tensor  # [stage, position]: its probability at each stage
+
+    def to_dict(self, pieces=None) -> dict:
+        def label(i: int):
+            return pieces(i) if pieces else int(i)
+
+        return {
+            "stages": self.stages,
+            "positions": self.positions,
+            "final": [{"id": int(i), "token": label(int(i))} for i in self.final_ids],
+            "cells": [
+                [
+                    {
+                        "top": [
+                            {"id": int(i), "token": label(int(i)), "prob": round(float(p), 6)}
+                            for i, p in zip(self.top_ids[s, j], self.top_probs[s, j], strict=True)
+                        ],
+                        "final_rank": int(self.final_rank[s, j]),
+                        "final_prob": round(float(self.final_prob[s, j]), 6),
+                    }
+                    for j in range(len(self.positions))
+                ]
+                for s in range(len(self.stages))
+            ],
+        }
+
+
+def residual_stages(trace) -> list[tuple[str, str]]:
+    n_layer = trace.config.n_layer
+    stages = [("embed", "blocks.0.hook_resid_pre")]
+    stages += [(f"block {i}", f"blocks.{i}.hook_resid_post") for i in range(n_layer)]
+    return stages
+
+
+@torch.no_grad()
+def logit_lens(trace, k: int = 5, positions: list[int] | None = None) -> LogitLens:
+    """Top-k predictions at every stage and position, and how the final prediction ranks."""
+    if trace.readout is None:
+        raise InvalidInputError("this trace has no readout; make it with LanguageModel.trace")
+    T = len(trace)
+    positions = list(range(T)) if positions is None else [int(p) for p in positions]
+    for p in positions:
+        if not 0 <= p < T:
+            raise InvalidInputError(f"position {p} is outside the prompt (0..{T - 1})")
+    if k < 1:
+        raise InvalidInputError(f"k must be >= 1, got {k}")
+    stages = residual_stages(trace)
+    missing = [name for _, name in stages if name not in trace]
+    if missing:
+        raise InvalidInputError(
+            f"the logit lens needs the residual stream of every layer; {missing[0]} was not "
+            "recorded (trace without a names/layers filter)"
+        )
+    index = torch.tensor(positions)
+    logps = []
+    for _, name in stages:
+        logps.append(torch.log_softmax(trace.readout(trace[name][index]).float(), dim=-1))
+    final_ids = logps[-1].argmax(dim=-1)
+    top_ids, top_probs, ranks, probs = [], [], [], []
+    for logp in logps:
+        values, ids = logp.topk(min(k, logp.shape[-1]), dim=-1)
+        top_ids.append(ids)
+        top_probs.append(values.exp())
+        final_logp = logp.gather(-1, final_ids[:, None])
+        ranks.append((logp > final_logp).sum(dim=-1))
+        probs.append(final_logp.squeeze(-1).exp())
+    return LogitLens(
+        [s for s, _ in stages],
+        positions,
+        torch.stack(top_ids),
+        torch.stack(top_probs),
+        final_ids,
+        torch.stack(ranks),
+        torch.stack(probs),
+    )

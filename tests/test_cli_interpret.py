@@ -1,0 +1,53 @@
+"""lmscope lens and lmscope ablate from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from lmscope.cli import main
+
+PROMPT = "Data visualization empowers users to"
+
+
+def test_lens_table_and_json(capsys, tiny_hf_dir, tiny_model):
+    assert main(["lens", PROMPT, "--model", str(tiny_hf_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "block 1" in out and "' em'" in out
+    assert main(["lens", PROMPT, "--model", str(tiny_hf_dir), "--json", "--positions", "0,5"]) == 0
+    lens = json.loads(capsys.readouterr().out)
+    assert lens["positions"] == [0, 5] and lens["stages"][-1] == "block 1"
+    final = tiny_model.logits(PROMPT)[5].argmax()
+    assert lens["cells"][-1][1]["top"][0]["id"] == int(final)
+
+
+def test_ablate_json(capsys, tiny_hf_dir, tiny_model):
+    code = main(
+        [
+            "ablate",
+            PROMPT,
+            "--model",
+            str(tiny_hf_dir),
+            "-a",
+            "attn*",
+            "-a",
+            "mlp*",
+            "--json",
+            "-k",
+            "3",
+        ]
+    )
+    assert code == 0
+    effect = json.loads(capsys.readouterr().out)
+    assert effect["ablations"] == ["attn0", "attn1", "mlp0", "mlp1"] and effect["kl"] > 0
+    probs = torch.softmax(tiny_model.logits(PROMPT)[-1], -1)
+    assert effect["before"][0]["prob"] == pytest.approx(float(probs.max()), rel=1e-4)
+
+
+def test_bad_ablation_spec_is_one_line(capsys, tiny_hf_dir):
+    assert main(["ablate", PROMPT, "--model", str(tiny_hf_dir), "-a", "L9H0"]) == 2
+    err = capsys.readouterr().err
+    assert "layer 9 does not exist" in err and len(err.strip().splitlines()) == 1
+    assert main(["lens", PROMPT, "--model", str(tiny_hf_dir), "--positions", "a,b"]) == 2
