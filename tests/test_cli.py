@@ -168,3 +168,22 @@ def test_console_script_entry_point(tiny_hf_dir):
         timeout=120,
     )
     assert proc.returncode == 2 and "prompt is empty" in proc.stderr
+
+
+def test_explain_with_ablation(capsys, tiny_hf_dir, tiny_model):
+    code, out, _ = run_cli(
+        capsys,
+        "explain",
+        PROMPT,
+        "--model",
+        str(tiny_hf_dir),
+        "--json",
+        "--ablate",
+        "L0H*",
+        "--step",
+        "12",
+    )
+    report = json.loads(out)
+    assert code == 0 and report["ablated"] == ["L0H*"]
+    z_norms = [v["norm"] for v in report["steps"][0]["data"]["z_by_head"]]
+    assert z_norms == [0.0] * tiny_model.config.n_head

@@ -355,6 +355,7 @@ def explain(
     position: int | None = None,
     params: SamplingParams | None = None,
     steps=None,
+    ablate=None,
 ) -> dict:
     """Trace ``text_or_ids`` and summarise each of the 20 steps for ``layer``/``head`` at
     ``position`` (default: the last token, whose output predicts the next token)."""
@@ -363,7 +364,7 @@ def explain(
         raise InvalidInputError(f"layer must be in 0..{c.n_layer - 1}, got {layer}")
     if not 0 <= head < c.n_head:
         raise InvalidInputError(f"head must be in 0..{c.n_head - 1}, got {head}")
-    trace = model.trace(text_or_ids)
+    trace = model.trace(text_or_ids, ablate=ablate)
     if position is None:
         position = len(trace) - 1
     if not -len(trace) <= position < len(trace):
@@ -375,6 +376,7 @@ def explain(
     return {
         "model": model.name,
         "text": model.decode(trace.ids) if model.tokenizer is not None else None,
+        "ablated": [str(a) for a in ablate] if ablate else [],
         "n_tokens": len(trace),
         "layer": layer,
         "head": head,

@@ -45,6 +45,13 @@ def register(sub):
         help="show only this step (repeatable), e.g. --step 11 --step mlp",
     )
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    p.add_argument(
+        "--ablate",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="switch parts off first: L5H3, attn2, mlp*, ... (repeatable)",
+    )
     add_sampling_options(p)
     p.set_defaults(run=run)
 
@@ -65,6 +72,7 @@ def run(args) -> int:
         position=args.position,
         params=params,
         steps=steps,
+        ablate=args.ablate,
     )
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=1))
