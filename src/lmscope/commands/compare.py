@@ -1,0 +1,73 @@
+"""``lmscope compare --model A --model B --text FILE``: two models' surprise, side by side."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lmscope.errors import InvalidInputError
+
+
+def register(sub):
+    p = sub.add_parser(
+        "compare",
+        help="per-token loss of two models on the same text (HTML, PNG, JSON)",
+        description="Score a text with two models and colour each token (or character, when "
+        "their tokenizers differ) by how surprised each model was, plus the "
+        "difference. Writes compare.html, compare.png and compare.json.",
+    )
+    p.add_argument(
+        "--model",
+        "-m",
+        action="append",
+        required=True,
+        metavar="MODEL",
+        help="give exactly two: shipped name, GPT-2 id or model folder",
+    )
+    p.add_argument("--text", required=True, metavar="FILE", help="a UTF-8 text file")
+    p.add_argument("--out", default="lmscope-compare", help="output folder")
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        default=4000,
+        help="score at most this many characters of the file (default 4000)",
+    )
+    p.set_defaults(run=run)
+
+
+def read_text(path: str, max_chars: int) -> str:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInputError(f"no such text file: {path}") from None
+    except (UnicodeDecodeError, IsADirectoryError):
+        raise InvalidInputError(f"{path} is not a UTF-8 text file") from None
+    if not text.strip():
+        raise InvalidInputError(f"{path} is empty")
+    return text[:max_chars]
+
+
+def run(args) -> int:
+    import lmscope
+    from lmscope.interpret.compare import compare, to_html, to_png
+
+    if len(args.model) != 2:
+        raise InvalidInputError(f"give exactly two --model options, got {len(args.model)}")
+    text = read_text(args.text, args.max_chars)
+    a, b = (lmscope.load(m) for m in args.model)
+    result = compare(a, b, text)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.html").write_text(to_html(result), encoding="utf-8")
+    (out / "compare.json").write_text(
+        json.dumps(result.to_dict(), ensure_ascii=False), encoding="utf-8"
+    )
+    to_png(result, out / "compare.png")
+    print(
+        f"per-{result.unit} mean loss: {result.names[0]} {result.mean_a:.3f}, "
+        f"{result.names[1]} {result.mean_b:.3f} nats"
+    )
+    if result.note:
+        print(result.note)
+    print(f"wrote {out / 'compare.html'}, {out / 'compare.png'}, {out / 'compare.json'}")
+    return 0

@@ -1,0 +1,246 @@
+"""Two models on one text: where each is surprised, and where they differ.
+
+Each model's loss (negative log-likelihood, nats) is computed for every token it predicts. When
+both models tokenize the text identically the comparison is per token; otherwise (a BPE GPT
+against a character model, say) each token's loss is spread evenly over the characters it
+covers, so both become per-character losses over the same decoded text and still sum to each
+model's total.
+
+A model here is anything with ``tokenizer`` (encode/decode/pieces), ``logits(ids) -> [T, V]``
+and optionally ``config.n_ctx`` (the context window; texts longer than it are scored with a
+sliding window).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from lmscope.errors import InvalidInputError
+
+
+@dataclass
+class TokenLosses:
+    model: str
+    pieces: list[str]  # decoded text of each token
+    losses: list[float | None]  # nats; None where nothing predicts the token (the very first)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    def mean(self) -> float:
+        scored = [x for x in self.losses if x is not None]
+        return sum(scored) / len(scored) if scored else float("nan")
+
+    def per_char(self) -> list[float | None]:
+        """Each token's loss shared equally among its characters."""
+        out: list[float | None] = []
+        for piece, loss in zip(self.pieces, self.losses, strict=True):
+            share = None if loss is None else loss / max(1, len(piece))
+            out.extend([share] * len(piece))
+        return out
+
+
+@torch.no_grad()
+def token_losses(model, text: str) -> TokenLosses:
+    if not isinstance(text, str) or not text:
+        raise InvalidInputError("the text to compare is empty")
+    tok = model.tokenizer
+    if tok is None:
+        raise InvalidInputError(f"model {getattr(model, 'name', '?')} has no tokenizer")
+    ids = tok.encode(text, allow_special=False)  # a literal "<|endoftext|>" is just text here
+    bos = getattr(tok, "eot_id", None)
+    # GPT-2 models see <|endoftext|> before a document, so even the first token gets a loss
+    seq = ([bos] if bos is not None else []) + list(ids)
+    offset = 1 if bos is not None else 0
+    losses: list[float | None] = [None] * len(ids)
+    n_ctx = getattr(getattr(model, "config", None), "n_ctx", None) or len(seq)
+    stride = max(1, n_ctx // 2)
+    scored_until = 0  # positions in seq whose prediction is already taken
+    start = 0
+    while True:
+        window = seq[start : start + n_ctx]
+        logp = torch.log_softmax(model.logits(window).float(), dim=-1)
+        for j in range(1, len(window)):
+            pos = start + j
+            if pos > scored_until:
+                losses[pos - offset] = -float(logp[j - 1, window[j]])
+        scored_until = start + len(window) - 1
+        if start + n_ctx >= len(seq):
+            break
+        start += stride
+    pieces = [tok.decode([i]) for i in ids]
+    if "".join(pieces) != text:  # multi-token characters: fall back to byte-exact pieces
+        pieces = _split_pieces(tok, ids)
+    return TokenLosses(getattr(model, "name", "model"), pieces, losses)
+
+
+def _split_pieces(tok, ids) -> list[str]:
+    """Pieces whose concatenation is the decoded text: a character split across tokens is
+    given to the token that completes it."""
+    pieces, shown = [], ""
+    for n in range(1, len(ids) + 1):
+        text = tok.decode(ids[:n]).rstrip("\ufffd")
+        pieces.append(text[len(shown) :])
+        shown = text
+    pieces[-1] += tok.decode(ids)[len(shown) :]
+    return pieces
+
+
+@dataclass
+class Comparison:
+    unit: str  # "token" or "character"
+    names: tuple[str, str]
+    pieces: list[str]  # the units, in order (tokens or single characters)
+    loss_a: list[float | None]
+    loss_b: list[float | None]
+    mean_a: float
+    mean_b: float
+    note: str = ""
+
+    @property
+    def diff(self) -> list[float | None]:
+        """loss_b - loss_a: positive where model B is more surprised than A."""
+        return [
+            None if a is None or b is None else b - a
+            for a, b in zip(self.loss_a, self.loss_b, strict=True)
+        ]
+
+    def to_dict(self) -> dict:
+        return {
+            "unit": self.unit,
+            "names": list(self.names),
+            "pieces": self.pieces,
+            "loss_a": self.loss_a,
+            "loss_b": self.loss_b,
+            "diff": self.diff,
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "note": self.note,
+        }
+
+
+def compare(model_a, model_b, text: str) -> Comparison:
+    a, b = token_losses(model_a, text), token_losses(model_b, text)
+    if a.pieces == b.pieces:
+        return Comparison(
+            "token", (a.model, b.model), a.pieces, a.losses, b.losses, a.mean(), b.mean()
+        )
+    if a.text != b.text:
+        raise InvalidInputError(
+            "the two models decode the text differently, so their losses cannot be aligned"
+        )
+    chars_a, chars_b = a.per_char(), b.per_char()
+    note = (
+        "the models split the text into different tokens; each token's loss is spread "
+        "over its characters (nats per character)"
+    )
+    mean_a = _mean(chars_a, chars_b)
+    mean_b = _mean(chars_b, chars_a)
+    return Comparison(
+        "character", (a.model, b.model), list(a.text), chars_a, chars_b, mean_a, mean_b, note
+    )
+
+
+def _mean(values, other) -> float:
+    """Mean over the characters both models scored, so the two means are comparable."""
+    both = [v for v, w in zip(values, other, strict=True) if v is not None and w is not None]
+    return sum(both) / len(both) if both else float("nan")
+
+
+# --- views ---------------------------------------------------------------------------------
+RGB = tuple[int, int, int]
+UNSCORED: RGB = (238, 238, 238)
+
+
+def _loss_colour(loss: float | None, top: float) -> RGB:
+    if loss is None:
+        return UNSCORED
+    fade = round(255 - 200 * (min(1.0, loss / top) if top > 0 else 0.0))
+    return (255, fade, fade)  # white -> red
+
+
+def _diff_colour(diff: float | None, top: float) -> RGB:
+    if diff is None:
+        return UNSCORED
+    t = max(-1.0, min(1.0, diff / top)) if top > 0 else 0.0
+    fade = round(255 - 200 * abs(t))
+    return (255, fade, fade) if t > 0 else (fade, fade, 255)  # red: B worse, blue: A worse
+
+
+def to_html(c: Comparison) -> str:
+    finite = [abs(x) for x in c.loss_a + c.loss_b if x is not None]
+    top = max(finite, default=1.0)
+    diffs = [abs(x) for x in c.diff if x is not None]
+    top_diff = max(diffs, default=1.0)
+
+    def row(values, colour, scale, title):
+        spans = []
+        for piece, value in zip(c.pieces, values, strict=True):
+            tip = "n/a" if value is None else f"{value:.3f} nats"
+            text = html.escape(piece).replace("\n", "↵<br>")
+            spans.append(
+                f'<span style="background:rgb{colour(value, scale)}" '
+                f'title="{html.escape(repr(piece))}: {tip}">{text}</span>'
+            )
+        return f"<h3>{html.escape(title)}</h3><div class=text>{''.join(spans)}</div>"
+
+    a, b = c.names
+    return (
+        "<!doctype html><meta charset=utf-8><title>lmscope compare</title>"
+        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
+        ".text{font-family:monospace;white-space:pre-wrap;line-height:1.6}</style>"
+        f"<h2>Per-{c.unit} loss</h2><p>{html.escape(c.note)}</p>"
+        f"<p>mean loss: {html.escape(a)} {c.mean_a:.3f}, {html.escape(b)} {c.mean_b:.3f} nats</p>"
+        + row(c.loss_a, _loss_colour, top, f"A: {a} (red = surprised)")
+        + row(c.loss_b, _loss_colour, top, f"B: {b}")
+        + row(c.diff, _diff_colour, top_diff, "B − A (red: B more surprised, blue: A more)")
+    )
+
+
+def to_png(c: Comparison, path: str | Path, columns: int = 80, max_units: int = 1200):
+    """Three panels of coloured text (A, B, B − A) drawn with matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cells = []  # (x, y, character, unit index): lines wrap at newlines and at `columns`
+    x = y = 0
+    for i, piece in enumerate(c.pieces[:max_units]):
+        for ch in piece:
+            if x == columns:
+                x, y = 0, y + 1
+            cells.append((x, y, ch, i))
+            x += 1
+            if ch == "\n":
+                x, y = 0, y + 1
+    rows = max(1, y + 1)
+    finite = [abs(x) for x in c.loss_a + c.loss_b if x is not None]
+    top = max(finite, default=1.0)
+    top_diff = max((abs(x) for x in c.diff if x is not None), default=1.0)
+    panels = [
+        (c.loss_a, _loss_colour, top, f"A: {c.names[0]} (mean {c.mean_a:.3f})"),
+        (c.loss_b, _loss_colour, top, f"B: {c.names[1]} (mean {c.mean_b:.3f})"),
+        (c.diff, _diff_colour, top_diff, "B − A (red: B more surprised, blue: A more)"),
+    ]
+    fig, axes = plt.subplots(3, 1, figsize=(columns * 0.11 + 0.5, 3 * (rows * 0.22 + 0.6)))
+    for ax, (values, colour, scale, title) in zip(axes, panels, strict=True):
+        ax.set_xlim(0, columns)
+        ax.set_ylim(rows, 0)
+        ax.axis("off")
+        ax.set_title(title, loc="left", fontsize=9)
+        for x, y, ch, owner in cells:
+            face = tuple(v / 255 for v in colour(values[owner], scale))
+            ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=face, edgecolor="none"))
+            shown = "↵" if ch == "\n" else ch
+            ax.text(
+                x + 0.5, y + 0.55, shown, ha="center", va="center", fontsize=6, family="monospace"
+            )
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
