@@ -1,0 +1,194 @@
+"""Web app speed: server time of the first /api/trace response, response sizes, on-demand
+step requests, streaming generation, and (when Chromium is available) how long the page takes
+to re-render the probabilities after a sampling control moves.
+
+    python benchmarks/bench_web.py [--models default,small,gpt2-small] [--repeats N] [--no-browser]
+
+Server time is the Server-Timing header the app sets (handler plus JSON encoding, before the
+body leaves). "small" is a random GPT shaped like a small shipped model (6 layers, 6 heads,
+d_model 384, GPT-2 vocabulary); "gpt2-small" is a random model with GPT-2 small's shape;
+"default" is the shipped model, skipped while it is not installed.
+`run()` returns every figure as a dict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import torch
+
+CORPUS = (
+    Path(__file__).resolve().parents[1] / "src/lmscope/assets/corpora/tinyshakespeare/input.txt"
+)
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def build_model(kind: str):
+    import lmscope
+    from lmscope.lm import LanguageModel
+    from lmscope.models.gpt import GPT, GPTConfig
+    from lmscope.tokenizers import gpt2_tokenizer
+
+    if kind == "default":
+        try:
+            return lmscope.load()
+        except lmscope.ModelNotFoundError:
+            return None
+    shapes = {
+        "small": GPTConfig(n_layer=6, n_head=6, n_embd=384, n_ctx=256),
+        "gpt2-small": GPTConfig(),
+    }
+    if kind not in shapes:
+        raise SystemExit(f"unknown model kind {kind!r}; use default, small or gpt2-small")
+    torch.manual_seed(0)
+    return LanguageModel(GPT(shapes[kind]), gpt2_tokenizer(), f"{kind}-random")
+
+
+def prompts(model, length: int, count: int) -> list[list[int]]:
+    """Distinct windows of Shakespeare, so every first request misses the cache."""
+    text = CORPUS.read_text("utf-8")[:50_000]
+    ids = model.tokenizer.encode(text)
+    return [ids[i * length : (i + 1) * length] for i in range(count)]
+
+
+def server_ms(response) -> float:
+    header = response.headers["server-timing"]
+    return float(header.split("dur=")[1])
+
+
+def _median(values) -> float:
+    return round(statistics.median(values), 2)
+
+
+def measure_api(model, repeats: int) -> dict:
+    from fastapi.testclient import TestClient
+
+    from lmscope.web import create_app
+
+    client = TestClient(create_app(model))
+    p32 = prompts(model, 32, repeats + 1)
+    client.post("/api/trace", json={"ids": p32[-1]})  # warm up the code paths
+    first = [client.post("/api/trace", json={"ids": p}) for p in p32[:repeats]]
+    cached = [client.post("/api/trace", json={"ids": p32[0]}) for _ in range(repeats)]
+    ids = p32[0]
+    last = len(ids) - 1
+    step_ms = {}
+    for name, path, body in [
+        ("layer", "/api/layer", {"ids": ids, "layer": 0, "position": last}),
+        ("attention", "/api/attention", {"ids": ids, "layer": 0, "head": 0, "position": last}),
+        ("final (earlier position)", "/api/final", {"ids": ids, "position": 3}),
+        ("embedding", "/api/embedding", {"ids": ids, "position": last}),
+    ]:
+        times = [server_ms(client.post(path, json=body)) for _ in range(repeats)]
+        step_ms[name] = _median(times)
+    p64 = prompts(model, 64, 1)[0] if model.config.n_ctx >= 64 else ids
+    size64 = len(client.post("/api/trace", json={"ids": p64}).content)
+    n_gen = 20
+    start = time.perf_counter()
+    r = client.post("/api/generate", json={"ids": ids, "n": n_gen, "seed": 0})
+    gen_s = time.perf_counter() - start
+    tokens = sum(1 for line in r.text.splitlines() if '"token"' in line)
+    return {
+        "first_trace_32_server_ms": _median(server_ms(r) for r in first),
+        "first_trace_32_bytes": len(first[0].content),
+        "cached_trace_32_server_ms": _median(server_ms(r) for r in cached),
+        "first_trace_64_bytes": size64,
+        "step_request_server_ms": step_ms,
+        "generate_tokens_per_s": round(tokens / gen_s, 1),
+    }
+
+
+def measure_browser(model, moves: int = 20) -> dict | None:
+    """Median time the page takes to recompute and redraw after a temperature change."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if chromium is None:
+        return None
+    import uvicorn
+
+    from lmscope.web import create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    server = uvicorn.Server(uvicorn.Config(create_app(model), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.goto(url)
+            page.wait_for_selector("body[data-ready='1']", timeout=120_000)
+            page.evaluate("performance.clearMeasures('sampling-render')")
+            slider = page.get_by_test_id("temperature")
+            for i in range(moves):
+                slider.fill(f"{0.1 + 0.05 * (i % 30):.2f}")
+            renders = page.evaluate(
+                "performance.getEntriesByName('sampling-render').map(e => e.duration)"
+            )
+            trace = page.evaluate("performance.getEntriesByName('trace').map(e => e.duration)")
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+    return {
+        "sampling_render_ms_median": _median(renders),
+        "sampling_render_ms_max": round(max(renders), 2),
+        "first_trace_round_trip_ms": round(trace[0], 1) if trace else None,
+    }
+
+
+def run(models=("default", "small", "gpt2-small"), *, repeats: int = 5, browser: bool = True):
+    results = {"torch_threads": torch.get_num_threads()}
+    for kind in models:
+        model = build_model(kind)
+        if model is None:
+            results[kind] = "not installed"
+            continue
+        info = model.info()
+        entry = {
+            "model": info.name,
+            "shape": f"{info.n_layer}L {info.n_head}H d{info.d_model} vocab {info.vocab_size}",
+            **measure_api(model, repeats),
+        }
+        if browser:
+            entry["browser"] = measure_browser(model) or "chromium or playwright missing"
+        results[kind] = entry
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--models", default="default,small,gpt2-small")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-browser", action="store_true")
+    args = parser.parse_args(argv)
+    figures = run(args.models.split(","), repeats=args.repeats, browser=not args.no_browser)
+    print(json.dumps(figures, indent=2, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""``lmscope serve``: the web app on a local port."""
+
+from __future__ import annotations
+
+import sys
+
+from lmscope.commands.common import add_model_option, load_model
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def register(sub):
+    p = sub.add_parser(
+        "serve",
+        help="open the web app: every step of the model, with real numbers",
+        description="Serve a local web page that walks through the model's 20 steps on your "
+        "prompt, with the model's real numbers. The API is documented at /docs.",
+    )
+    add_model_option(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--open", action="store_true", help="open the page in a browser")
+    p.add_argument(
+        "--cache-mb",
+        type=int,
+        default=1024,
+        help="memory for cached traces, in MiB (default 1024)",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    import uvicorn
+
+    from lmscope.errors import InvalidInputError
+    from lmscope.web import create_app
+
+    if not 0 <= args.port <= 65535:
+        raise InvalidInputError(f"port must be in 0..65535, got {args.port}")
+    if args.cache_mb < 1:
+        raise InvalidInputError(f"--cache-mb must be at least 1, got {args.cache_mb}")
+    if args.host not in LOOPBACK:
+        print(
+            f"lmscope: warning: binding {args.host} makes the app reachable from other "
+            "machines; it has no authentication",
+            file=sys.stderr,
+        )
+    model = load_model(args)
+    app = create_app(model, cache_bytes=args.cache_mb << 20)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{host}:{args.port}/"
+    print(f"lmscope: serving {model.name} at {url} (API manual at {url}docs)", file=sys.stderr)
+    if args.open:
+        import threading
+        import webbrowser
+
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0

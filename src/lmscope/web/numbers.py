@@ -1,0 +1,38 @@
+"""Tensors to JSON-ready lists: rounded to significant digits, -inf/NaN as None.
+
+Rounding is vectorised (numpy) because attention windows hold thousands of numbers and the
+first response has a time budget; a per-element Python loop would dominate it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def as_array(x) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().to(torch.float64).numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def rounded(x, digits: int = 6) -> list:
+    """Nested lists of floats with ``digits`` significant digits; non-finite values -> None."""
+    a = as_array(x)
+    finite = np.isfinite(a)
+    magnitude = np.where(finite & (a != 0), np.abs(a), 1.0)
+    exponent = digits - 1 - np.floor(np.log10(magnitude))
+    with np.errstate(over="ignore", invalid="ignore"):
+        # Multiply/divide by exact powers of ten so the result prints as a short decimal.
+        up = 10.0 ** np.clip(exponent, 0, 300)
+        down = 10.0 ** np.clip(-exponent, 0, 300)
+        out = np.where(exponent >= 0, np.round(a * up) / up, np.round(a / down) * down)
+    if finite.all():
+        return out.tolist()
+    obj = out.astype(object)
+    obj[~finite] = None
+    return obj.tolist()
+
+
+def number(x, digits: int = 6) -> float | None:
+    return rounded(np.asarray([as_array(x).item()]), digits)[0]

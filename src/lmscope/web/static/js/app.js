@@ -1,0 +1,572 @@
+// The page: prompt -> /api/trace -> token chips, pipeline, the current step, and the sampling
+// panel. Steps fetch the layer/head/position they show on demand; sampling controls recompute
+// in the browser from the logits already received.
+
+import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
+import { compact, el, fmt, pct, visible } from "./draw.js";
+import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
+import { renderPipeline } from "./pipeline.js";
+import { computePool } from "./sampling.js";
+import { STEP_KEYS, renderStep } from "./steps.js";
+
+const EXAMPLES = [
+  "Data visualization empowers users to",
+  "To be, or not to be, that is the question:",
+  "数据可视化让用户能够",
+  "The capital of France is",
+  "ROMEO:\nBut soft, what light through yonder window breaks?",
+];
+const DEBOUNCE_MS = 250;
+
+const state = {
+  model: null,
+  ids: [],
+  promptCount: 0, // tokens that came from the prompt box; the rest were generated
+  trace: null,
+  position: 0,
+  layer: 0,
+  head: 0,
+  step: "transformer",
+  lnWhich: "ln1",
+  sampling: { temperature: 1, top_k: 0, top_p: 1, min_p: 0, greedy: false },
+  seed: 42,
+  views: new Map(), // position -> LogitsView
+  vocab: new Map(), // id -> text
+  busy: false,
+  pending: [], // tokens streamed in but not yet traced
+};
+
+const $ = (id) => document.getElementById(id);
+let traceSeq = 0;
+let traceAbort = null;
+let debounce = null;
+let genAbort = null;
+
+// --- errors and status --------------------------------------------------------------------
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = `${t("error")}: ${message}`;
+  box.hidden = false;
+}
+
+function clearError() {
+  $("error").hidden = true;
+}
+
+function setStatus(text) {
+  $("timing").textContent = text;
+}
+
+// --- tracing ------------------------------------------------------------------------------
+
+async function retrace(body, { keepPosition = false } = {}) {
+  const seq = ++traceSeq;
+  if (traceAbort) traceAbort.abort();
+  traceAbort = new AbortController();
+  setStatus(t("loading"));
+  document.body.classList.add("tracing");
+  const started = performance.now();
+  performance.mark("trace-start");
+  let data;
+  try {
+    data = await postJSON("/api/trace", body, traceAbort.signal);
+  } catch (err) {
+    if (err.name === "AbortError" || seq !== traceSeq) return;
+    document.body.classList.remove("tracing");
+    document.body.classList.add("stale");
+    setStatus("");
+    showError(err.message);
+    return;
+  }
+  if (seq !== traceSeq) return;
+  document.body.classList.remove("tracing", "stale");
+  clearError();
+  const previous = state.position;
+  state.trace = data;
+  state.ids = data.tokens.map((tok) => tok.id);
+  if (body.text !== undefined) state.promptCount = state.ids.length;
+  state.pending = [];
+  state.views = new Map([[state.ids.length - 1, data.next]]);
+  for (const [id, text] of Object.entries(data.vocab)) state.vocab.set(Number(id), text);
+  for (const tok of data.tokens) state.vocab.set(tok.id, tok.text);
+  state.position = keepPosition && previous < state.ids.length ? previous : state.ids.length - 1;
+  renderAll();
+  document.body.dataset.traces = String(Number(document.body.dataset.traces ?? 0) + 1);
+  performance.mark("trace-end");
+  performance.measure("trace", "trace-start", "trace-end");
+  setStatus(t("traced", { ms: Math.round(performance.now() - started) }));
+  $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
+}
+
+function onPromptInput() {
+  state.promptCount = 0;
+  clearTimeout(debounce);
+  debounce = setTimeout(() => retrace({ text: $("prompt").value }), DEBOUNCE_MS);
+}
+
+// --- tokens -------------------------------------------------------------------------------
+
+function tokenText(id) {
+  return state.vocab.get(id) ?? `#${id}`;
+}
+
+function renderTokens() {
+  const box = $("tokens");
+  box.replaceChildren();
+  const all = state.ids.map((id, i) => ({ id, i, text: state.trace.tokens[i]?.text ?? tokenText(id) }));
+  state.pending.forEach((p, j) => all.push({ id: p.id, i: state.ids.length + j, text: p.text, pending: true }));
+  for (const tok of all) {
+    const generated = tok.i >= state.promptCount;
+    const chip = el(
+      "button",
+      {
+        class: `chip${generated ? " gen" : ""}${tok.pending ? " pending" : ""}${tok.i === state.position ? " sel" : ""}`,
+        "data-testid": "token-chip",
+        "data-position": tok.i,
+        "data-id": tok.id,
+        title: `${t("position")} ${tok.i} · id ${tok.id}${generated ? ` · ${t("generatedTag")}` : ""}`,
+        onclick: tok.pending ? null : () => selectPosition(tok.i),
+      },
+      el("span", { class: "piece", text: visible(tok.text) }),
+      el("span", { class: "id", text: tok.id }),
+    );
+    box.append(chip);
+  }
+}
+
+function selectPosition(i) {
+  if (i < 0 || i >= state.ids.length) return;
+  state.position = i;
+  for (const chip of document.querySelectorAll("#tokens .chip")) {
+    chip.classList.toggle("sel", Number(chip.dataset.position) === i);
+  }
+  renderPipelineNow();
+  renderCurrentStep();
+  updateSampling();
+}
+
+// --- header, nav, steps -----------------------------------------------------------------
+
+function renderFacts() {
+  const m = state.model;
+  const facts = [
+    [m.name, ""],
+    [m.n_layer, t("layers")],
+    [m.n_head, t("heads")],
+    [m.d_model, t("dModel")],
+    [compact(m.vocab_size), t("vocab")],
+    [m.n_ctx, t("context")],
+    [compact(m.n_params), t("params")],
+  ];
+  $("facts").replaceChildren(
+    ...facts.map(([v, label]) => el("span", { class: "fact" }, el("b", { text: v }), label ? ` ${label}` : "")),
+  );
+}
+
+function renderNav() {
+  const nav = $("steps");
+  nav.replaceChildren(
+    el("h2", { text: t("steps") }),
+    el(
+      "ol",
+      {},
+      STEP_KEYS.map((key, i) =>
+        el(
+          "li",
+          {},
+          el(
+            "button",
+            {
+              class: key === state.step ? "active" : "",
+              "data-step": key,
+              onclick: () => openStep(key),
+            },
+            el("span", { class: "num", text: i + 1 }),
+            stepText(key).title,
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function openStep(key, extra = {}) {
+  Object.assign(state, extra);
+  state.step = key;
+  for (const b of document.querySelectorAll("#steps button")) b.classList.toggle("active", b.dataset.step === key);
+  renderPipelineNow();
+  renderCurrentStep();
+  const panel = $("step");
+  if (panel.getBoundingClientRect().top < 0) panel.scrollIntoView({ block: "start" });
+}
+
+function renderPipelineNow() {
+  if (!state.trace) return;
+  renderPipeline($("pipeline"), state, {
+    openStep,
+    setLayer: (l) => openStep("blocks", { layer: l }),
+  });
+}
+
+const stepContext = {
+  state,
+  post: cachedPost,
+  openStep,
+  selectPosition,
+  tokenText,
+  setLayer(layer) {
+    state.layer = layer;
+    renderPipelineNow();
+    renderCurrentStep();
+  },
+  setHead(head) {
+    state.head = head;
+    renderCurrentStep();
+  },
+  setLn(which) {
+    state.lnWhich = which;
+    renderCurrentStep();
+  },
+  currentPool: () => currentPool(),
+  logitsView: () => state.views.get(state.position),
+  samplingParams: () => state.sampling,
+};
+
+function renderCurrentStep() {
+  if (!state.trace) return;
+  renderStep($("step"), state.step, stepContext);
+}
+
+function renderAll() {
+  renderFacts();
+  renderNav();
+  renderTokens();
+  renderPipelineNow();
+  renderCurrentStep();
+  updateSampling();
+}
+
+// --- sampling panel ---------------------------------------------------------------------
+
+function control(label, input, output) {
+  return el("label", { class: "control" }, el("span", { class: "label", text: label }), input, output);
+}
+
+function buildSamplingPanel() {
+  const s = state.sampling;
+  const panel = $("sampling");
+  const onChange = () => readControls() && updateSampling();
+  const tIn = el("input", { type: "range", min: 0.05, max: 2, step: 0.05, value: s.temperature, "data-testid": "temperature", id: "temperature", oninput: onChange });
+  const kIn = el("input", { type: "number", min: 0, step: 1, value: s.top_k, "data-testid": "top-k", id: "top-k", oninput: onChange });
+  const pIn = el("input", { type: "range", min: 0.01, max: 1, step: 0.01, value: s.top_p, "data-testid": "top-p", id: "top-p", oninput: onChange });
+  const mIn = el("input", { type: "range", min: 0, max: 1, step: 0.01, value: s.min_p, "data-testid": "min-p", id: "min-p", oninput: onChange });
+  const gIn = el("input", { type: "checkbox", "data-testid": "greedy", id: "greedy", onchange: onChange });
+  const seedIn = el("input", { type: "number", min: 0, step: 1, value: state.seed, "data-testid": "seed", id: "seed", oninput: () => readControls() });
+  const nIn = el("input", { type: "number", min: 1, max: 256, step: 1, value: 10, "data-testid": "generate-count", id: "generate-count" });
+  panel.replaceChildren(
+    el("h2", { id: "sampling-title" }),
+    el("div", { class: "sub", id: "sampling-sub" }),
+    el(
+      "div",
+      { class: "controls" },
+      control("", tIn, el("output", { id: "temperature-out" })),
+      control("", kIn, el("output", { id: "top-k-out" })),
+      control("", pIn, el("output", { id: "top-p-out" })),
+      control("", mIn, el("output", { id: "min-p-out" })),
+      el(
+        "div",
+        { class: "control-row" },
+        el("label", { class: "check" }, gIn, el("span", { id: "greedy-label" })),
+        el(
+          "label",
+          { class: "seed" },
+          el("span", { id: "seed-label" }),
+          seedIn,
+          el("button", {
+            class: "icon",
+            id: "seed-random",
+            "data-testid": "seed-random",
+            text: "⟳",
+            onclick: () => {
+              seedIn.value = Math.floor(Math.random() * 1e9);
+              readControls();
+            },
+          }),
+        ),
+      ),
+    ),
+    el("div", { class: "control-error", id: "control-error", "data-testid": "control-error", role: "alert", hidden: true }),
+    el("div", { class: "pool", id: "pool", "data-testid": "pool-size" }),
+    el("div", { class: "bars", id: "bars", "data-testid": "prob-bars" }),
+    el("div", { class: "note", id: "pool-note" }),
+    el(
+      "div",
+      { class: "gen-row" },
+      el("button", { class: "primary", id: "generate", "data-testid": "generate", onclick: () => generate(1) }),
+      el("button", { id: "generate-n", "data-testid": "generate-n", onclick: () => generate(Number(nIn.value)) }),
+      nIn,
+      el("span", { id: "gen-tokens-word" }),
+      el("button", { id: "stop", "data-testid": "stop", hidden: true, onclick: () => genAbort?.abort() }),
+    ),
+    el("div", { class: "note", id: "gen-status", "data-testid": "gen-status" }),
+  );
+  labelSamplingPanel();
+}
+
+function labelSamplingPanel() {
+  const labels = document.querySelectorAll("#sampling .control .label");
+  [t("temperature"), `${t("topK")} (0 = ${t("off")})`, t("topP"), t("minP")].forEach((text, i) => {
+    labels[i].textContent = text;
+  });
+  $("sampling-title").textContent = t("sampling");
+  $("greedy-label").textContent = t("greedy");
+  $("seed-label").textContent = t("seed");
+  $("seed-random").title = t("randomSeed");
+  $("generate").textContent = t("generate");
+  $("generate-n").textContent = t("generateN");
+  $("gen-tokens-word").textContent = t("tokensWord");
+  $("stop").textContent = t("stop");
+}
+
+// Read and validate the controls; returns false (and says why) when one is out of range.
+function readControls() {
+  const s = state.sampling;
+  const problems = [];
+  s.temperature = Number($("temperature").value);
+  const k = $("top-k").value.trim();
+  const kNum = Number(k);
+  if (k === "" || !Number.isInteger(kNum) || kNum < 0 || kNum > state.model.vocab_size) {
+    problems.push(t("topKError", { vocab: state.model.vocab_size }));
+  } else {
+    s.top_k = kNum;
+  }
+  s.top_p = Number($("top-p").value);
+  s.min_p = Number($("min-p").value);
+  s.greedy = $("greedy").checked;
+  const seed = Number($("seed").value);
+  if ($("seed").value.trim() === "" || !Number.isSafeInteger(seed) || seed < 0) problems.push(t("seedError"));
+  else state.seed = seed;
+  const box = $("control-error");
+  box.hidden = problems.length === 0;
+  box.textContent = problems.join(" ");
+  $("temperature-out").textContent = s.temperature.toFixed(2);
+  $("top-k-out").textContent = s.top_k ? "" : t("off");
+  $("top-p-out").textContent = s.top_p >= 1 ? t("off") : s.top_p.toFixed(2);
+  $("min-p-out").textContent = s.min_p <= 0 ? t("off") : s.min_p.toFixed(2);
+  document.querySelectorAll("#sampling .controls input[type=range]").forEach((r) => (r.disabled = s.greedy && r.id !== "temperature"));
+  $("top-k").disabled = s.greedy;
+  return problems.length === 0;
+}
+
+function currentPool() {
+  const view = state.views.get(state.position);
+  return view ? computePool(view, state.sampling) : null;
+}
+
+async function ensureView(position) {
+  if (state.views.has(position)) return state.views.get(position);
+  const ids = state.ids;
+  const data = await cachedPost("/api/final", { ids, position });
+  for (const [id, text] of Object.entries(data.vocab)) state.vocab.set(Number(id), text);
+  if (ids === state.ids) state.views.set(position, data.logits);
+  return data.logits;
+}
+
+// Recompute the pool and redraw the bars: pure browser work, timed with performance marks.
+function updateSampling() {
+  if (!state.trace) return;
+  const position = state.position;
+  $("sampling-sub").textContent = t("after", { p: position, tok: `“${visible(tokenText(state.ids[position]))}”` });
+  if (!state.views.has(position)) {
+    $("bars").classList.add("loading");
+    ensureView(position)
+      .then(() => position === state.position && updateSampling())
+      .catch((err) => showError(err.message));
+    return;
+  }
+  $("bars").classList.remove("loading");
+  performance.mark("sampling-start");
+  const pool = currentPool();
+  drawBars(pool);
+  if (["probabilities", "temperature", "sampling"].includes(state.step)) renderCurrentStep();
+  performance.mark("sampling-end");
+  performance.measure("sampling-render", "sampling-start", "sampling-end");
+}
+
+function drawBars(pool) {
+  const rows = pool.rows.slice(0, 20);
+  const max = Math.max(...rows.map((r) => r.prob), 1e-12);
+  const box = $("bars");
+  box.replaceChildren(
+    ...rows.map((row, rank) =>
+      el(
+        "div",
+        {
+          class: `prob-bar${row.survives ? " kept" : " out"}`,
+          "data-testid": "prob-bar",
+          "data-id": row.id,
+          "data-prob": row.prob,
+          "data-pool-prob": row.poolProb,
+          "data-survives": row.survives ? "1" : "0",
+          title: `id ${row.id} · ${t("logit")} ${fmt(row.logit, 6)} · ${row.survives ? t("survives") : t("filtered")}`,
+        },
+        el("span", { class: "rank", text: rank + 1 }),
+        el("span", { class: "tok", text: visible(tokenText(row.id)) }),
+        el("span", { class: "track" }, el("span", { class: "fill", style: { width: `${(row.prob / max) * 100}%` } })),
+        el("span", { class: "val", text: row.survives ? `${pct(row.prob)} → ${pct(row.poolProb)}` : pct(row.prob) }),
+      ),
+    ),
+    el(
+      "div",
+      { class: "prob-bar tail" },
+      el("span", { class: "others", text: t("others", { n: (pool.stages.vocab - rows.length).toLocaleString("en-US") }) }),
+      el("span", { class: "val", text: pct(Math.max(0, 1 - rows.reduce((a, r) => a + r.prob, 0))) }),
+    ),
+  );
+  const vocab = pool.stages.vocab.toLocaleString("en-US");
+  const shown = pool.countKnown ? t("pool", { n: pool.poolSize.toLocaleString("en-US"), vocab }) : t("poolPlus", { n: Math.min(pool.poolSize, pool.rows.length), vocab });
+  $("pool").textContent = shown + (pool.exact ? "" : ` ${t("approx")}`);
+  $("pool").dataset.size = pool.poolSize;
+  $("pool-note").textContent = `${t("poolNote")} ${t("fromEnd")} ${t("sameSeed")}`;
+}
+
+// --- generation -------------------------------------------------------------------------
+
+function serverSampling() {
+  const s = state.sampling;
+  return {
+    temperature: s.temperature,
+    top_k: s.top_k || null,
+    top_p: s.top_p >= 1 ? null : s.top_p,
+    min_p: s.min_p > 0 ? s.min_p : null,
+    greedy: s.greedy,
+  };
+}
+
+async function generate(n) {
+  if (state.busy || !state.trace) return;
+  if (!readControls()) return;
+  if (!Number.isInteger(n) || n < 1 || n > 256) {
+    const box = $("control-error");
+    box.textContent = t("nError");
+    box.hidden = false;
+    return;
+  }
+  // Show the distribution that is being sampled from: the one after the last token.
+  selectPosition(state.ids.length - 1);
+  state.busy = true;
+  document.body.classList.add("generating");
+  $("stop").hidden = false;
+  genAbort = new AbortController();
+  const base = state.ids.slice();
+  const added = [];
+  let reason = "";
+  $("gen-status").textContent = "";
+  try {
+    await streamNDJSON(
+      "/api/generate",
+      { ids: base, n, sampling: serverSampling(), seed: state.seed },
+      (event) => {
+        if (event.type === "token") {
+          added.push(event.id);
+          state.vocab.set(event.id, event.text);
+          state.pending.push({ id: event.id, text: event.text });
+          renderTokens();
+          $("gen-status").textContent = `+${added.length}: “${visible(event.text)}” (${pct(event.prob)}, ${t("pool", { n: event.pool_size.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") })})`;
+        } else if (event.type === "done") {
+          reason = event.reason;
+        } else if (event.type === "error") {
+          showError(event.error);
+        }
+      },
+      genAbort.signal,
+    );
+  } catch (err) {
+    if (err.name !== "AbortError") showError(err instanceof ApiError ? err.message : String(err));
+    else reason = t("stop").toLowerCase();
+  } finally {
+    state.busy = false;
+    document.body.classList.remove("generating");
+    $("stop").hidden = true;
+  }
+  if (reason && reason !== "done") $("gen-status").textContent += ` ${t("stopped", { reason })}`;
+  if (added.length) await retrace({ ids: base.concat(added) });
+}
+
+// --- boot -------------------------------------------------------------------------------
+
+function renderLanguage() {
+  document.querySelectorAll("[data-i18n]").forEach((node) => (node.textContent = t(node.dataset.i18n)));
+  $("prompt").placeholder = t("promptPlaceholder");
+  $("lang").textContent = lang() === "zh" ? "English" : "中文";
+  $("lang").title = lang() === "zh" ? "Switch to English" : "切换到中文";
+  labelSamplingPanel();
+  readControls();
+  if (state.trace) {
+    renderAll();
+    $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
+  }
+}
+
+function buildExamples() {
+  $("examples").replaceChildren(
+    ...EXAMPLES.map((text) =>
+      el("button", {
+        class: "example",
+        "data-testid": "example",
+        text: text.replace(/\n/g, " ⏎ "),
+        onclick: () => {
+          $("prompt").value = text;
+          state.promptCount = 0;
+          clearTimeout(debounce);
+          retrace({ text });
+        },
+      }),
+    ),
+  );
+}
+
+async function boot() {
+  setLang(lang());
+  $("prompt").addEventListener("input", onPromptInput);
+  $("lang").addEventListener("click", () => {
+    setLang(lang() === "zh" ? "en" : "zh");
+    renderLanguage();
+  });
+  document.addEventListener("keydown", (e) => {
+    if (e.target.closest("input, textarea, select")) return;
+    const i = STEP_KEYS.indexOf(state.step);
+    if (e.key === "ArrowRight" && i < STEP_KEYS.length - 1) openStep(STEP_KEYS[i + 1]);
+    if (e.key === "ArrowLeft" && i > 0) openStep(STEP_KEYS[i - 1]);
+  });
+  buildExamples();
+  try {
+    state.model = await getJSON("/api/model");
+  } catch (err) {
+    showError(err.message);
+    return;
+  }
+  const m = state.model;
+  setFacts({
+    model: m.name,
+    n_layer: m.n_layer,
+    n_head: m.n_head,
+    d_model: m.d_model,
+    d_head: m.d_head,
+    d_mlp: m.d_mlp,
+    vocab: m.vocab_size.toLocaleString("en-US"),
+    n_ctx: m.n_ctx.toLocaleString("en-US"),
+    scale: fmt(1 / Math.sqrt(m.d_head), 4),
+  });
+  buildSamplingPanel();
+  renderLanguage();
+  renderFacts();
+  renderNav();
+  $("prompt").value = EXAMPLES[0];
+  await retrace({ text: EXAMPLES[0] });
+  document.body.dataset.ready = "1";
+}
+
+window.lmscope = { state }; // for the console and for tests that inspect state
+boot();

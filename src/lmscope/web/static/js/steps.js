@@ -1,0 +1,739 @@
+// One renderer per explainer step. Each fetches what it shows (a layer, head or position of the
+// server's cached trace) and draws it; every number shown is from the API.
+
+import {
+  barList,
+  curveScatter,
+  el,
+  fmt,
+  heatmap,
+  histogram,
+  lineChart,
+  pct,
+  showTip,
+  hideTip,
+  strip,
+  visible,
+  colour,
+  css,
+} from "./draw.js";
+import { stepText, t } from "./i18n.js";
+import { temperatureCurves } from "./sampling.js";
+
+export const STEP_KEYS = [
+  "transformer",
+  "how-it-works",
+  "architecture",
+  "embedding",
+  "token-embedding",
+  "positional-encoding",
+  "blocks",
+  "self-attention",
+  "qkv",
+  "multi-head",
+  "masked-attention",
+  "attention-output",
+  "mlp",
+  "logits",
+  "probabilities",
+  "temperature",
+  "sampling",
+  "residual",
+  "layernorm",
+  "dropout",
+];
+
+const USES_LAYER = new Set([
+  "self-attention",
+  "qkv",
+  "multi-head",
+  "masked-attention",
+  "attention-output",
+  "mlp",
+  "residual",
+  "layernorm",
+  "dropout",
+  "blocks",
+]);
+const USES_HEAD = new Set(["self-attention", "qkv", "multi-head", "masked-attention", "attention-output"]);
+const PALETTE = ["#7c3aed", "#dc2626", "#2563eb", "#059669", "#d97706", "#db2777", "#0891b2", "#4b5563"];
+
+let renderSeq = 0;
+
+// --- shared pieces ----------------------------------------------------------------------
+
+function section(title, ...content) {
+  return el("section", { class: "viz" }, title ? el("h4", { text: title }) : null, ...content);
+}
+
+function op(symbol) {
+  return el("div", { class: "op", text: symbol });
+}
+
+function vec(label, v, extra = {}) {
+  return strip(v.values ?? v, {
+    label,
+    meta: v.norm !== undefined ? `${v.values.length} · ${t("norm")} ${fmt(v.norm, 4)} · ${t("mean")} ${fmt(v.mean, 3)} · ${t("std")} ${fmt(v.std, 3)}` : undefined,
+    ...extra,
+  });
+}
+
+function tokenLabel(ctx, position) {
+  return visible(ctx.state.trace.tokens[position]?.text ?? ctx.tokenText(ctx.state.ids[position]));
+}
+
+function ids(ctx) {
+  return ctx.state.ids;
+}
+
+function selectBox(label, count, value, onChange, testid, name = (i) => String(i)) {
+  return el(
+    "label",
+    { class: "select" },
+    el("span", { text: label }),
+    el(
+      "select",
+      { "data-testid": testid, onchange: (e) => onChange(Number(e.target.value)) },
+      Array.from({ length: count }, (_, i) => el("option", { value: i, selected: i === value, text: name(i) })),
+    ),
+  );
+}
+
+function table(head, rows, attrs = {}) {
+  return el(
+    "table",
+    { class: "data", ...attrs },
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", { text: h })))),
+    el(
+      "tbody",
+      {},
+      rows.map((r) => el("tr", { class: r.class ?? "" }, (r.cells ?? r).map((c) => (c instanceof Node ? el("td", {}, c) : el("td", { text: c }))))),
+    ),
+  );
+}
+
+// --- the step frame ---------------------------------------------------------------------
+
+export async function renderStep(container, key, ctx) {
+  const seq = ++renderSeq;
+  const { state } = ctx;
+  const number = STEP_KEYS.indexOf(key) + 1;
+  const text = stepText(key);
+  const controls = el("div", { class: "step-controls" });
+  if (USES_LAYER.has(key)) {
+    controls.append(selectBox(t("layer"), state.model.n_layer, state.layer, ctx.setLayer, "layer-select"));
+  }
+  if (USES_HEAD.has(key)) {
+    controls.append(selectBox(t("head"), state.model.n_head, state.head, ctx.setHead, "head-select"));
+  }
+  controls.append(
+    el(
+      "span",
+      { class: "position-label", "data-testid": "position-label" },
+      `${t("position")} ${state.position}: `,
+      el("code", { text: `“${tokenLabel(ctx, state.position)}”` }),
+      el("span", { class: "hint", text: ` — ${t("clickPosition")}` }),
+    ),
+  );
+  const body = el("div", { class: "step-body", "data-step": key });
+  const probes = probeNames(state, key, number);
+  const nav = el(
+    "div",
+    { class: "tour" },
+    el("button", { "data-testid": "tour-prev", disabled: number === 1, text: t("prev"), onclick: () => ctx.openStep(STEP_KEYS[number - 2]) }),
+    el("span", { class: "tour-pos", text: `${number} / ${STEP_KEYS.length}` }),
+    el("button", { "data-testid": "tour-next", disabled: number === STEP_KEYS.length, text: t("next"), onclick: () => ctx.openStep(STEP_KEYS[number]) }),
+  );
+  container.replaceChildren(
+    el(
+      "header",
+      {},
+      el("h3", { "data-testid": "step-title" }, el("span", { class: "num", text: number }), text.title),
+      nav,
+    ),
+    el("p", { class: "explain", "data-testid": "step-explain", text: text.body }),
+    controls,
+    body,
+    el("div", { class: "probes" }, `${t("probes")}: `, probes.map((p) => el("code", { text: p }))),
+  );
+  body.classList.add("loading");
+  try {
+    const content = await RENDER[key](ctx);
+    if (seq !== renderSeq) return;
+    body.classList.remove("loading");
+    body.replaceChildren(...[content].flat());
+  } catch (err) {
+    if (seq !== renderSeq) return;
+    body.classList.remove("loading");
+    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("error")}: ${err.message}` }));
+  }
+}
+
+function probeNames(state, key, number) {
+  const names = (state.model.steps[number - 1]?.probes ?? []).map((p) => p.replace("{L}", state.layer));
+  if (key !== "layernorm" || state.lnWhich === "ln1") return names;
+  if (state.lnWhich === "ln2") return names.map((p) => p.replace("ln1", "ln2").replace("hook_resid_pre", "hook_resid_mid"));
+  const last = state.model.n_layer - 1;
+  return [`blocks.${last}.hook_resid_post`, "ln_final.hook_scale", "ln_final.hook_normalized", "ln_final.hook_out"];
+}
+
+// --- fetchers ---------------------------------------------------------------------------
+
+const layerData = (ctx) => ctx.post("/api/layer", { ids: ids(ctx), layer: ctx.state.layer, position: ctx.state.position });
+const attentionData = (ctx) =>
+  ctx.post("/api/attention", { ids: ids(ctx), layer: ctx.state.layer, head: ctx.state.head, position: ctx.state.position });
+const embeddingData = (ctx) => ctx.post("/api/embedding", { ids: ids(ctx), position: ctx.state.position });
+const finalData = (ctx) => ctx.post("/api/final", { ids: ids(ctx), position: ctx.state.position });
+
+// --- renderers --------------------------------------------------------------------------
+
+function predictionBars(ctx, probs, tokenIds, n = 5) {
+  return barList(
+    tokenIds.slice(0, n).map((id, i) => ({ name: `“${visible(ctx.tokenText(id))}”`, value: probs[i] })),
+    { colour: "#7c3aed", format: pct },
+  );
+}
+
+function factsTable(m) {
+  return table(
+    [t("modelFacts"), ""],
+    [
+      ["name", m.name],
+      ["n_layer", m.n_layer],
+      ["n_head", m.n_head],
+      ["d_model", m.d_model],
+      ["d_head", m.d_head],
+      ["d_mlp", m.d_mlp],
+      ["vocab", m.vocab_size.toLocaleString("en-US")],
+      ["n_ctx", m.n_ctx.toLocaleString("en-US")],
+      ["params", m.n_params.toLocaleString("en-US")],
+      ["activation", m.activation],
+      ["tokenizer", m.tokenizer ?? t("noTokenizer")],
+    ],
+    { "data-testid": "model-facts-table" },
+  );
+}
+
+const RENDER = {
+  transformer(ctx) {
+    const { state } = ctx;
+    const p = state.trace.predictions[state.position];
+    return [
+      section(
+        t("predictedNext"),
+        el(
+          "div",
+          { class: "big-prediction" },
+          el("span", { class: "ctx", text: state.trace.tokens.slice(0, state.position + 1).map((x) => x.text).join("").slice(-80) }),
+          el("span", { class: "arrow", text: " → " }),
+          el("span", { class: "next", text: visible(ctx.tokenText(p.top_ids[0])) }),
+          el("span", { class: "p", text: ` ${pct(p.top_probs[0])}` }),
+        ),
+        predictionBars(ctx, p.top_probs, p.top_ids),
+      ),
+      section("", factsTable(state.model)),
+    ];
+  },
+
+  "how-it-works"(ctx) {
+    const { state } = ctx;
+    const rows = state.trace.predictions.map((p, i) => {
+      const next = state.ids[i + 1];
+      return {
+        class: i === state.position ? "sel" : "",
+        cells: [
+          i,
+          `“${tokenLabel(ctx, i)}”`,
+          `“${visible(ctx.tokenText(p.top_ids[0]))}” ${pct(p.top_probs[0])}`,
+          next === undefined ? t("noNext") : `“${visible(ctx.tokenText(next))}” ${pct(p.next_prob)}`,
+        ],
+      };
+    });
+    const tbl = table([t("position"), t("token"), t("topPrediction"), t("nextProb")], rows);
+    tbl.querySelectorAll("tbody tr").forEach((tr, i) => tr.addEventListener("click", () => ctx.selectPosition(i)));
+    return [section(t("loop", { n: state.model.n_layer })), el("div", { class: "scroll" }, tbl)];
+  },
+
+  architecture(ctx) {
+    const { state } = ctx;
+    const m = state.model;
+    const T = state.ids.length;
+    const norms = state.trace.resid_norms.map((row) => row[state.position]);
+    return [
+      section(
+        t("shapes"),
+        table(
+          [t("embedding"), `${t("block")} × ${m.n_layer}`, t("finalLn"), t("logits"), t("probabilities")],
+          [[`[${T}, ${m.d_model}]`, `[${T}, ${m.d_model}] → [${T}, ${m.d_model}]`, `[${T}, ${m.d_model}]`, `[${T}, ${m.vocab_size}]`, `[${m.vocab_size}]`]],
+        ),
+      ),
+      lineChart(
+        norms.map((_, i) => i),
+        [{ name: "|x|", values: norms, colour: "#7c3aed" }],
+        { title: t("residNormChart"), points: true, xLabel: t("layer") },
+      ),
+    ];
+  },
+
+  async embedding(ctx) {
+    const d = await embeddingData(ctx);
+    return section(
+      `${t("position")} ${d.position}: “${visible(d.token.text)}” (id ${d.token.id})`,
+      vec(t("tokenEmb", { id: d.token.id }), d.token_embedding, { testid: "embedding-strip" }),
+      op("+"),
+      vec(t("posEmb", { p: d.position }), d.position_embedding),
+      op("="),
+      vec(t("sum"), d.sum),
+      el("p", { class: "hint", text: `W_E ${d.embedding_matrix.join(" × ")} · W_P ${d.position_matrix.join(" × ")} · ${t("hoverHint")}` }),
+    );
+  },
+
+  async "token-embedding"(ctx) {
+    const { state } = ctx;
+    const [tok, emb] = await Promise.all([
+      ctx.post("/api/tokenizer", { ids: ids(ctx), position: state.position }),
+      embeddingData(ctx),
+    ]);
+    const chips = el(
+      "div",
+      { class: "mini-chips" },
+      state.trace.tokens.map((x) =>
+        el(
+          "button",
+          { class: `chip small${x.position === state.position ? " sel" : ""}`, onclick: () => ctx.selectPosition(x.position) },
+          el("span", { class: "piece", text: visible(x.text) }),
+          el("span", { class: "id", text: x.id }),
+        ),
+      ),
+    );
+    const merges = tok.merges.length
+      ? el(
+          "ol",
+          { class: "merges", "data-testid": "merges" },
+          tok.merges.map((m) =>
+            el(
+              "li",
+              {},
+              el("code", { text: visible(m.left) }),
+              " + ",
+              el("code", { text: visible(m.right) }),
+              " → ",
+              el("code", { class: "res", text: visible(m.result) }),
+              el("span", { class: "rank", text: ` ${t("rank")} ${m.rank}` }),
+            ),
+          ),
+        )
+      : el("p", { class: "hint", text: tok.note ?? t("noMerges") });
+    return [
+      section("", chips),
+      section(
+        `${t("merges")}: “${visible(tok.token.text)}” (id ${tok.token.id})`,
+        tok.pretoken !== null ? el("p", { class: "hint" }, `${t("pretoken")}: `, el("code", { text: visible(tok.pretoken) })) : null,
+        merges,
+        tok.note && tok.merges.length ? el("p", { class: "hint", text: tok.note }) : null,
+      ),
+      section(
+        "",
+        vec(`${t("tokenEmb", { id: tok.token.id })} — W_E ${emb.embedding_matrix.join(" × ")}`, emb.token_embedding),
+      ),
+    ];
+  },
+
+  async "positional-encoding"(ctx) {
+    const d = await embeddingData(ctx);
+    const cos = d.position_cosine_previous;
+    return [
+      section("", vec(t("posEmb", { p: d.position }), d.position_embedding)),
+      cos.length
+        ? lineChart(
+            cos.map((_, i) => i + 1),
+            [{ name: "cos", values: cos, colour: "#0891b2" }],
+            { title: t("cosPrev"), marker: d.position, xLabel: "p", points: cos.length <= 64 },
+          )
+        : null,
+    ];
+  },
+
+  blocks(ctx) {
+    const { state } = ctx;
+    const norms = state.trace.resid_norms.map((row) => row[state.position]);
+    const items = [];
+    for (let l = 0; l < state.model.n_layer; l++) {
+      items.push({
+        name: `${t("block")} ${l}`,
+        value: norms[l + 1],
+        active: l === state.layer,
+        title: `${t("residIn")} ${fmt(norms[l], 5)} → ${t("residOut")} ${fmt(norms[l + 1], 5)}`,
+        onClick: () => ctx.setLayer(l),
+      });
+    }
+    return [
+      section(`|${t("residOut")}| · ${t("embedding")}: ${fmt(norms[0], 5)}`, barList(items)),
+      lineChart(
+        norms.map((_, i) => i),
+        [{ name: "|x|", values: norms, colour: "#7c3aed" }],
+        { title: t("residNormChart"), points: true, marker: state.layer + 1, xLabel: t("layer") },
+      ),
+    ];
+  },
+
+  async "self-attention"(ctx) {
+    const { state } = ctx;
+    const [a, layer] = await Promise.all([attentionData(ctx), layerData(ctx)]);
+    const labels = windowLabels(ctx, a);
+    const row = a.row.pattern;
+    const order = row.map((w, j) => [w ?? 0, j]).sort((x, y) => y[0] - x[0]).slice(0, 5);
+    return [
+      el(
+        "div",
+        { class: "attn-layout" },
+        heatmap(a.pattern, {
+          title: `${t("softmaxScores")} · L${a.layer} H${a.head} · ${t("window", { a: a.start, b: a.start + a.size - 1 })}`,
+          kind: "sequential",
+          scale: 1,
+          rowLabels: labels,
+          highlightRow: state.position - a.start,
+          describe: describer(ctx, a),
+          testid: "attention-matrix",
+          data: { stage: "pattern", start: a.start, size: a.size, layer: a.layer, head: a.head },
+          onClick: (r) => ctx.selectPosition(a.start + r),
+        }),
+        headsGrid(ctx, a),
+      ),
+      section(
+        t("attendsTo", { p: state.position }),
+        barList(order.map(([w, j]) => ({ name: `${j}: “${tokenLabel(ctx, j)}”`, value: w })), { colour: "#4c1d95", format: (v) => fmt(v, 4) }),
+      ),
+      section("", vec(t("attnOut"), layer.attn_out)),
+    ];
+  },
+
+  async qkv(ctx) {
+    const { state } = ctx;
+    const [layer, a] = await Promise.all([layerData(ctx), attentionData(ctx)]);
+    const h = state.head;
+    const dh = state.model.d_head;
+    const groups = { groups: dh, indexLabel: (i) => `head ${Math.floor(i / dh)}, [${i % dh}]` };
+    const labels = windowLabels(ctx, a);
+    return [
+      section("", vec(`${t("lnOutput")} (ln1) → W_QKV`, layer.ln1.output)),
+      section(
+        t("qkvAll", { n_head: state.model.n_head, d_head: dh }),
+        strip(layer.q.flat(), { label: `${t("qVec")} (${t("head")} ${h}: [${h * dh}, ${(h + 1) * dh}))`, ...groups }),
+        strip(layer.k.flat(), { label: t("kVec"), ...groups }),
+        strip(layer.v.flat(), { label: t("vVec"), ...groups }),
+      ),
+      el(
+        "div",
+        { class: "pair" },
+        heatmap(a.k, { title: t("kWindow", { a: a.start, b: a.start + a.size - 1, h }), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), describe: (r, c) => `k[${a.start + r}][${c}]` }),
+        heatmap(a.v, { title: t("vWindow", { a: a.start, b: a.start + a.size - 1, h }), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), describe: (r, c) => `v[${a.start + r}][${c}]` }),
+      ),
+    ];
+  },
+
+  async "multi-head"(ctx) {
+    const { state } = ctx;
+    const layer = await layerData(ctx);
+    const dh = state.model.d_head;
+    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("head")} ${i}`);
+    const opts = (name) => ({
+      title: `${name}: ${state.model.n_head} × ${dh}`,
+      rowLabels: heads,
+      highlightRow: state.head,
+      size: 300,
+      cellWidth: Math.max(2, Math.floor(300 / dh)),
+      describe: (r, c) => `${name} head ${r} [${c}]`,
+      onClick: (r) => ctx.setHead(r),
+    });
+    const norm = (rows) => rows.map((r) => Math.sqrt(r.reduce((s, x) => s + x * x, 0)));
+    return [
+      el("div", { class: "triple" }, heatmap(layer.q, opts("q")), heatmap(layer.k, opts("k")), heatmap(layer.v, opts("v"))),
+      section(
+        `|q| ${t("head")}`,
+        barList(norm(layer.q).map((v, i) => ({ name: heads[i], value: v, active: i === state.head, onClick: () => ctx.setHead(i) }))),
+      ),
+    ];
+  },
+
+  async "masked-attention"(ctx) {
+    const { state } = ctx;
+    const a = await attentionData(ctx);
+    const labels = windowLabels(ctx, a);
+    const common = (stage, title, kind, scale) =>
+      heatmap(a[stage], {
+        title,
+        kind,
+        scale,
+        size: 250,
+        rowLabels: labels,
+        highlightRow: state.position - a.start,
+        describe: describer(ctx, a),
+        testid: "attention-matrix",
+        data: { stage, start: a.start, size: a.size, layer: a.layer, head: a.head },
+      });
+    const keys = a.row.raw.map((_, j) => j);
+    const rows = keys.map((j) => [j, `“${tokenLabel(ctx, j)}”`, fmt(a.row.raw[j], 5), fmt(a.row.scaled[j], 5), fmt(a.row.masked[j], 5), fmt(a.row.pattern[j], 5)]);
+    return [
+      el(
+        "div",
+        { class: "stages" },
+        common("raw", t("rawScores"), "diverging"),
+        op("→"),
+        common("scaled", `${t("scaledScores")} = ${fmt(a.scale, 4)}`, "diverging"),
+        op("→"),
+        common("masked", t("maskedScores"), "diverging"),
+        op("→"),
+        common("pattern", t("softmaxScores"), "sequential", 1),
+      ),
+      section(
+        t("queryRow", { p: state.position }),
+        el("div", { class: "scroll short" }, table([t("key"), t("token"), "QKᵀ", "/√d", "mask", "softmax"], rows, { "data-testid": "query-row" })),
+      ),
+    ];
+  },
+
+  async "attention-output"(ctx) {
+    const { state } = ctx;
+    const layer = await layerData(ctx);
+    const dh = state.model.d_head;
+    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("head")} ${i}`);
+    return [
+      heatmap(layer.z, {
+        title: `${t("zHeads")} (${state.model.n_head} × ${dh})`,
+        rowLabels: heads,
+        highlightRow: state.head,
+        size: 420,
+        cellWidth: Math.max(2, Math.floor(420 / dh)),
+        describe: (r, c) => `z head ${r} [${c}]`,
+        onClick: (r) => ctx.setHead(r),
+      }),
+      section("", strip(layer.z.flat(), { label: t("concat", { d: state.model.d_model }), groups: dh, indexLabel: (i) => `head ${Math.floor(i / dh)}, [${i % dh}]` })),
+      section(t("headResults"), barList(layer.head_results.map((r, i) => ({ name: heads[i], value: r.norm, active: i === state.head, onClick: () => ctx.setHead(i) })))),
+      section("", strip(layer.attn_bias, { label: t("attnBias") }), op("→"), vec(t("attnOut"), layer.attn_out)),
+    ];
+  },
+
+  async mlp(ctx) {
+    const { state } = ctx;
+    const layer = await layerData(ctx);
+    const m = state.model;
+    const gelu = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
+    const act = layer.activation === "relu" ? (x) => Math.max(0, x) : gelu;
+    return [
+      section("", vec(t("mlpIn", { d: m.d_model }), layer.ln2.output), op("↓"), vec(t("mlpPre", { d_mlp: m.d_mlp }), layer.mlp_pre)),
+      el(
+        "div",
+        { class: "pair" },
+        curveScatter(layer.mlp_pre.values, layer.mlp_post.values, act, {
+          title: t("geluScatter", { act: layer.activation, n: layer.mlp_pre.values.length }),
+        }),
+        el(
+          "div",
+          {},
+          histogram(layer.mlp_pre_stats.histogram, { title: `${t("histPre")} · ${t("fracPos", { pct: pct(layer.mlp_pre_stats.fraction_positive) })}` }),
+          histogram(layer.mlp_post_stats.histogram, { title: `${t("histPost")} · ${t("fracPos", { pct: pct(layer.mlp_post_stats.fraction_positive) })}` }),
+        ),
+      ),
+      section("", vec(t("mlpPost", { d_mlp: m.d_mlp }), layer.mlp_post), op("↓"), vec(t("mlpOut", { d: m.d_model }), layer.mlp_out)),
+    ];
+  },
+
+  async logits(ctx) {
+    const { state } = ctx;
+    const d = await finalData(ctx);
+    const view = d.logits;
+    const top = view.ids.slice(0, 15).map((id, i) => ({ name: `“${visible(d.vocab[id] ?? ctx.tokenText(id))}”`, value: view.logits[i] }));
+    return [
+      section(
+        t("finalLnTitle", { p: state.position }),
+        vec(`${t("lnInput")} (blocks.${state.model.n_layer - 1}.hook_resid_post)`, d.ln_final.input),
+        el("p", { class: "hint", text: `${t("mean")} ${fmt(d.ln_final.mean, 5)} · ${t("std")} ${fmt(d.ln_final.std, 5)}` }),
+        vec(`${t("lnOutput")} (ln_final.hook_out) · W_Eᵀ`, d.ln_final.output),
+      ),
+      el(
+        "div",
+        { class: "pair" },
+        section(t("logitsTop", { vocab: state.model.vocab_size.toLocaleString("en-US") }), barList(top, { colour: "#0f766e" })),
+        histogram(d.logit_stats.histogram, {
+          title: `${t("logitsHist", { vocab: state.model.vocab_size.toLocaleString("en-US") })} · ${t("mean")} ${fmt(d.logit_stats.mean, 4)} · ${t("std")} ${fmt(d.logit_stats.std, 4)}`,
+          colour: "#0f766e",
+          width: 300,
+        }),
+      ),
+    ];
+  },
+
+  probabilities(ctx) {
+    const view = ctx.logitsView();
+    if (!view) return el("p", { class: "hint", text: t("loading") });
+    const max = view.logits[0];
+    const rows = view.ids.slice(0, 20).map((id, i) => [
+      i + 1,
+      `“${visible(ctx.tokenText(id))}”`,
+      fmt(view.logits[i], 6),
+      fmt(Math.exp(view.logits[i] - max), 5),
+      pct(Math.exp(view.logits[i] - view.lse)),
+    ]);
+    const shown = view.logits.slice(0, 20).reduce((s, z) => s + Math.exp(z - view.lse), 0);
+    rows.push({ class: "tail", cells: ["", t("others", { n: (view.ids.length - 20 + view.tail_count).toLocaleString("en-US") }), "", "", pct(Math.max(0, 1 - shown))] });
+    return section(
+      t("softmaxTable", { vocab: ctx.state.model.vocab_size.toLocaleString("en-US"), lse: fmt(view.lse, 6) }),
+      table(["#", t("token"), t("logit"), t("expCol"), t("prob")], rows, { "data-testid": "softmax-table" }),
+    );
+  },
+
+  temperature(ctx) {
+    const view = ctx.logitsView();
+    if (!view) return el("p", { class: "hint", text: t("loading") });
+    const count = Math.min(6, view.ids.length);
+    const curves = temperatureCurves(view, count);
+    const series = Array.from({ length: count }, (_, i) => ({
+      name: `“${visible(ctx.tokenText(view.ids[i]))}”`.slice(0, 16),
+      values: curves.map((c) => c[i]),
+      colour: PALETTE[i],
+    }));
+    const pool = ctx.currentPool();
+    const T = ctx.samplingParams().temperature;
+    const rows = pool.rows.slice(0, 8).map((r) => [`“${visible(ctx.tokenText(r.id))}”`, pct(Math.exp(r.logit - view.lse)), pct(r.prob)]);
+    return [
+      lineChart(view.temperatures, series, { title: t("tempCurve"), marker: T, xLabel: "T", ymin: 0 }),
+      table([t("token"), t("atT1"), t("atT", { t: T.toFixed(2) })], rows, { "data-testid": "temperature-table" }),
+    ];
+  },
+
+  sampling(ctx) {
+    const pool = ctx.currentPool();
+    if (!pool) return el("p", { class: "hint", text: t("loading") });
+    const s = pool.stages;
+    const stages = pool.greedy
+      ? [[t("stageVocab"), s.vocab], [t("stageGreedy"), 1]]
+      : [[t("stageVocab"), s.vocab], [t("stageTopK"), s.top_k], [t("stageTopP"), s.top_p], [t("stageMinP"), s.min_p]];
+    const max = Math.log(s.vocab + 1);
+    const funnel = el(
+      "div",
+      { class: "funnel", "data-testid": "funnel" },
+      stages.map(([name, n]) =>
+        el(
+          "div",
+          { class: "stage" },
+          el("span", { class: "name", text: name }),
+          el("span", { class: "track" }, el("span", { class: "fill", style: { width: `${(Math.log(n + 1) / max) * 100}%` } })),
+          el("span", { class: "count", text: n.toLocaleString("en-US") }),
+        ),
+      ),
+    );
+    const kept = pool.rows.filter((r) => r.survives).slice(0, 12);
+    return [
+      section(t("stages"), funnel),
+      section(
+        t("pool", { n: pool.poolSize.toLocaleString("en-US"), vocab: s.vocab.toLocaleString("en-US") }),
+        barList(kept.map((r) => ({ name: `“${visible(ctx.tokenText(r.id))}”`, value: r.poolProb })), { colour: "#7c3aed", format: pct }),
+      ),
+    ];
+  },
+
+  async residual(ctx) {
+    const layer = await layerData(ctx);
+    const diff = (a, b, c) => Math.max(...a.values.map((x, i) => Math.abs(x + b.values[i] - c.values[i])));
+    return [
+      section(
+        `x + Attention(LN(x)) · max |Δ| = ${fmt(diff(layer.resid_pre, layer.attn_out, layer.resid_mid), 2)}`,
+        vec(t("residPre"), layer.resid_pre),
+        op("+"),
+        vec(t("attnOutShort"), layer.attn_out),
+        op("="),
+        vec(t("residMid"), layer.resid_mid),
+      ),
+      section(
+        `x + MLP(LN(x)) · max |Δ| = ${fmt(diff(layer.resid_mid, layer.mlp_out, layer.resid_post), 2)}`,
+        op("+"),
+        vec(t("mlpOutShort"), layer.mlp_out),
+        op("="),
+        vec(t("residPost"), layer.resid_post),
+      ),
+    ];
+  },
+
+  async layernorm(ctx) {
+    const { state } = ctx;
+    const which = state.lnWhich;
+    const ln = which === "final" ? (await finalData(ctx)).ln_final : (await layerData(ctx))[which];
+    const picker = el(
+      "div",
+      { class: "segmented", "data-testid": "ln-select" },
+      ["ln1", "ln2", "final"].map((w) =>
+        el("button", { class: w === which ? "active" : "", text: t(w === "final" ? "lnf" : w), onclick: () => ctx.setLn(w) }),
+      ),
+    );
+    return [
+      picker,
+      section(
+        "",
+        vec(t("lnInput"), ln.input),
+        el("p", { class: "formula", text: `${t("mean")} = ${fmt(ln.mean, 6)} · ${t("std")} = √(var + ${ln.eps}) = ${fmt(ln.std, 6)}` }),
+        vec(t("normalized"), ln.normalized),
+        op("× γ + β"),
+        strip(ln.gamma, { label: t("gamma"), centre: 1 }),
+        strip(ln.beta, { label: t("beta") }),
+        op("="),
+        vec(t("lnOutput"), ln.output),
+      ),
+    ];
+  },
+
+  async dropout(ctx) {
+    const layer = await layerData(ctx);
+    const d = layer.dropout;
+    const n = d.after.length;
+    return [
+      el("p", { class: "hint", text: t("modelRate", { r: d.model_rate }) }),
+      section(
+        "",
+        vec(t("dropBefore"), layer.attn_out),
+        strip(layer.attn_out.values, { label: t("dropMask", { p: d.example_rate, z: d.zeroed.length, n }), marks: d.zeroed }),
+        strip(d.after, { label: t("dropAfter") }),
+      ),
+      el("p", { class: "probes" }, el("code", { text: d.probe })),
+    ];
+  },
+};
+
+// --- attention helpers ------------------------------------------------------------------
+
+function windowLabels(ctx, a) {
+  return Array.from({ length: a.size }, (_, i) => `${a.start + i} ${tokenLabel(ctx, a.start + i)}`.slice(0, 14));
+}
+
+function describer(ctx, a) {
+  return (r, c) => `${t("query")} ${a.start + r} “${tokenLabel(ctx, a.start + r)}” → ${t("key")} ${a.start + c} “${tokenLabel(ctx, a.start + c)}”`;
+}
+
+// Every head's pattern as a small thumbnail (bytes 0..255 from the server); click selects.
+function headsGrid(ctx, a) {
+  const size = a.size;
+  const px = Math.max(1, Math.floor(72 / size));
+  const grid = el("div", { class: "heads-grid", "data-testid": "heads-grid" });
+  a.heads.forEach((b64, h) => {
+    const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+    const canvas = el("canvas", { width: size * px, height: size * px });
+    const g = canvas.getContext("2d");
+    for (let r = 0; r < size; r++) {
+      for (let c = 0; c < size; c++) {
+        const masked = a.start + c > a.start + r;
+        g.fillStyle = masked ? "#eceef1" : css(colour(bytes[r * size + c] / 255, 1, "sequential"));
+        g.fillRect(c * px, r * px, px, px);
+      }
+    }
+    const cell = el(
+      "button",
+      { class: `head-thumb${h === a.head ? " active" : ""}`, "data-head": h, onclick: () => ctx.setHead(h) },
+      canvas,
+      el("span", { text: `H${h}` }),
+    );
+    cell.addEventListener("mousemove", (e) => showTip(e, `${t("head")} ${h}`));
+    cell.addEventListener("mouseleave", hideTip);
+    grid.append(cell);
+  });
+  return el("figure", { class: "heads" }, el("figcaption", { text: t("allHeads", { l: a.layer }) }), grid);
+}

@@ -1,0 +1,371 @@
+"""The page in headless Chromium: tokens, attention values, instant sampling controls,
+generation, inspecting any position, the Chinese interface, and bad input.
+
+The server runs in a thread on a free loopback port with the tiny random model. Every request
+the page makes to anything but that server is aborted and fails the test: the page must work
+offline. Screenshots of every step go to test-artifacts/ (gitignored).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import torch
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is not installed (pip install playwright)"
+)
+
+
+def find_chromium() -> str | None:
+    candidates = [os.environ.get("LMSCOPE_CHROMIUM")]
+    candidates += [shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")]
+    return next((c for c in candidates if c and Path(c).exists()), None)
+
+
+CHROMIUM = find_chromium()
+if CHROMIUM is None:
+    pytest.skip(
+        "no Chromium found (apt-get install chromium, or set LMSCOPE_CHROMIUM)",
+        allow_module_level=True,
+    )
+
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+PROMPT = "Data visualization empowers users to"
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model):
+    import uvicorn
+
+    from lmscope.web import create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(tiny_model), log_level="warning")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    page = context.new_page()
+    problems = []
+    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
+    page.on(
+        "console",
+        lambda msg: (
+            msg.type == "error"
+            and "400" not in msg.text  # a rejected prompt is logged by Chromium as a failed load
+            and "422" not in msg.text
+            and problems.append(f"console: {msg.text}")
+        ),
+    )
+
+    def offline(route):
+        if route.request.url.startswith(server):
+            route.continue_()
+        else:
+            problems.append(f"external request: {route.request.url}")
+            route.abort()
+
+    page.route("**/*", offline)
+    page.goto(server)
+    page.wait_for_selector("body[data-ready='1']", timeout=20_000)
+    page.server = server
+    yield page
+    context.close()
+    assert not problems, problems
+
+
+def api(page, path, body):
+    r = httpx.post(page.server + path, json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def traces(page) -> int:
+    return int(page.evaluate("document.body.dataset.traces || 0"))
+
+
+def wait_for_trace(page, before: int):
+    page.wait_for_function(f"() => Number(document.body.dataset.traces || 0) > {before}")
+
+
+def wait_idle(page):
+    page.wait_for_function("() => !document.querySelector('.step-body.loading')")
+
+
+def chip_ids(page) -> list[int]:
+    return [
+        int(x)
+        for x in page.locator("[data-testid=token-chip]").evaluate_all(
+            "els => els.map(e => e.dataset.id)"
+        )
+    ]
+
+
+def bar_data(page) -> list[dict]:
+    return page.locator("[data-testid=prob-bar]").evaluate_all(
+        "els => els.map(e => ({id: +e.dataset.id, prob: +e.dataset.prob, "
+        "pool: +e.dataset.poolProb, kept: e.dataset.survives === '1'}))"
+    )
+
+
+def open_step(page, key: str):
+    page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
+    page.wait_for_selector(f".step-body[data-step='{key}']")
+    wait_idle(page)
+
+
+# --- tests ------------------------------------------------------------------------------
+
+
+def test_typing_a_prompt_shows_its_tokens(page):
+    text = "Hello world, 你好"
+    before = traces(page)
+    page.get_by_test_id("prompt-input").fill(text)
+    wait_for_trace(page, before)
+    expected = api(page, "/api/trace", {"text": text})
+    assert chip_ids(page) == [t["id"] for t in expected["tokens"]]
+    first = page.get_by_test_id("token-chip").first
+    assert first.locator(".piece").inner_text() == "Hello"
+    # the page's own timing of the round trip (logged, not asserted)
+    ms = page.evaluate("performance.getEntriesByName('trace').map(e => e.duration)")
+    print(f"\ntrace round trip + render (ms): {[round(m, 1) for m in ms]}")
+
+
+def test_attention_cell_equals_the_api(page):
+    open_step(page, "masked-attention")
+    page.get_by_test_id("head-select").select_option("1")
+    wait_idle(page)
+    ids = chip_ids(page)
+    last = len(ids) - 1
+    expected = api(page, "/api/attention", {"ids": ids, "layer": 0, "head": 1, "position": last})
+    for stage, (row, col) in [("pattern", (4, 2)), ("raw", (3, 1)), ("masked", (1, 3))]:
+        figure = page.locator(f"[data-testid=attention-matrix][data-stage={stage}]")
+        canvas = figure.locator("canvas")
+        box = canvas.bounding_box()
+        rows, cols = int(canvas.get_attribute("data-rows")), int(canvas.get_attribute("data-cols"))
+        assert rows == cols == len(ids)
+        page.mouse.move(
+            box["x"] + (col + 0.5) * box["width"] / cols,
+            box["y"] + (row + 0.5) * box["height"] / rows,
+        )
+        readout = figure.get_by_test_id("cell-readout")
+        assert (int(readout.get_attribute("data-row")), int(readout.get_attribute("data-col"))) == (
+            row,
+            col,
+        )
+        shown = readout.get_attribute("data-value")
+        value = expected[stage][row][col]
+        if value is None:
+            assert shown == "null" and "masked" in readout.inner_text()
+        else:
+            assert float(shown) == value
+
+
+def test_sampling_controls_recompute_in_the_browser(page, tiny_model):
+    requests = []
+    page.on("request", lambda r: "/api/" in r.url and requests.append(r.url))
+    before = bar_data(page)
+    page.get_by_test_id("temperature").fill("0.5")
+    page.wait_for_function(
+        "() => +document.querySelector('[data-testid=prob-bar]').dataset.prob"
+        f" !== {before[0]['prob']}"
+    )
+    after = bar_data(page)
+    assert requests == []  # no server round trip
+    # exact: the page's tempered probabilities equal softmax(logits / T) over the whole vocab
+    ids = chip_ids(page)
+    logits = tiny_model.trace(ids).last_logits.double()
+    probs = torch.softmax(logits / 0.5, 0)
+    for bar in after[:10]:
+        assert bar["prob"] == pytest.approx(float(probs[bar["id"]]), rel=1e-6)
+    assert after[0]["prob"] > before[0]["prob"]  # sharper
+    durations = page.evaluate(
+        "performance.getEntriesByName('sampling-render').map(e => e.duration)"
+    )
+    print(f"\nsampling re-render (ms): {[round(d, 2) for d in durations]}")
+
+
+def test_filters_match_the_server_pool(page):
+    page.get_by_test_id("top-k").fill("6")
+    page.get_by_test_id("min-p").fill("0.8")
+    page.get_by_test_id("temperature").fill("0.3")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=pool-size]').dataset.size <= 6"
+    )
+    bars = bar_data(page)
+    kept = [b for b in bars if b["kept"]]
+    ids = chip_ids(page)
+    sampling = {"temperature": 0.3, "top_k": 6, "min_p": 0.8}
+    server = api(page, "/api/pool", {"ids": ids, "position": len(ids) - 1, "sampling": sampling})
+    assert [b["id"] for b in kept] == [t["id"] for t in server["top"]]
+    for bar, token in zip(kept, server["top"], strict=True):
+        assert bar["pool"] == pytest.approx(token["prob"], rel=1e-5)
+    assert int(page.get_by_test_id("pool-size").get_attribute("data-size")) == server["size"]
+    page.get_by_test_id("greedy").check()
+    assert sum(b["kept"] for b in bar_data(page)) == 1
+
+
+def test_generate_then_inspect_the_new_position(page):
+    page.get_by_test_id("greedy").check()
+    top = bar_data(page)[0]["id"]
+    n = len(chip_ids(page))
+    before = traces(page)
+    page.get_by_test_id("generate").click()
+    wait_for_trace(page, before)
+    ids = chip_ids(page)
+    assert len(ids) == n + 1 and ids[-1] == top  # greedy appends the top bar's token
+    new_chip = page.get_by_test_id("token-chip").nth(n)
+    assert "gen" in new_chip.get_attribute("class")
+    # inspect an earlier position, then the generated one
+    page.get_by_test_id("token-chip").nth(1).click()
+    assert page.get_by_test_id("position-label").inner_text().startswith("Position 1")
+    new_chip.click()
+    assert page.get_by_test_id("position-label").inner_text().startswith(f"Position {n}")
+    assert f"after position {n}" in page.locator("#sampling-sub").inner_text()
+    open_step(page, "self-attention")
+    assert page.get_by_test_id("attention-matrix").count() == 1
+
+
+def test_generate_n_streams_the_servers_tokens(page):
+    page.get_by_test_id("seed").fill("1234")
+    page.get_by_test_id("top-k").fill("20")
+    page.get_by_test_id("generate-count").fill("3")
+    start = chip_ids(page)
+    before = traces(page)
+    page.get_by_test_id("generate-n").click()
+    wait_for_trace(page, before)
+    ids = chip_ids(page)
+    body = {"ids": start, "n": 3, "seed": 1234, "sampling": {"temperature": 1.0, "top_k": 20}}
+    r = httpx.post(page.server + "/api/generate", json=body, timeout=30)
+    expected = [json.loads(line)["id"] for line in r.text.splitlines()[:3]]
+    assert ids == start + expected
+
+
+def test_chinese_interface_is_remembered(page):
+    page.get_by_test_id("lang-toggle").click()
+    assert page.get_by_test_id("step-title").inner_text().endswith("什么是 Transformer")
+    assert "个步骤" in page.get_by_test_id("step-nav").inner_text()
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.evaluate("localStorage.getItem('lmscope.lang')") == "zh"
+    assert page.get_by_test_id("lang-toggle").inner_text() == "English"
+    open_step(page, "masked-attention")
+    assert "因果掩码" in page.get_by_test_id("step-explain").inner_text()
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "zh-masked-attention.png"), full_page=True)
+    page.get_by_test_id("lang-toggle").click()
+    assert page.get_by_test_id("step-title").inner_text().endswith("Masked self-attention")
+
+
+def test_bad_input_gets_a_message_and_the_page_recovers(page):
+    prompt = page.get_by_test_id("prompt-input")
+    error = page.get_by_test_id("error")
+    prompt.fill("")
+    error.wait_for(state="visible")
+    assert "empty" in error.inner_text()
+    prompt.fill("word " * 200)
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=error]').innerText.includes('context')"
+    )
+    page.get_by_test_id("top-k").fill("-1")
+    assert "Top-k" in page.get_by_test_id("control-error").inner_text()
+    page.get_by_test_id("top-k").fill("0")
+    assert page.get_by_test_id("control-error").is_hidden()
+    before = traces(page)
+    prompt.fill("Back to normal")
+    wait_for_trace(page, before)
+    assert error.is_hidden()
+    assert len(chip_ids(page)) == 3
+
+
+def test_pipeline_parts_open_their_steps(page):
+    page.locator("[data-testid=pipeline] [data-part=mlp]").click()
+    assert page.get_by_test_id("step-title").inner_text().endswith("MLP")
+    page.locator("[data-testid=pipeline] [data-part=block-1]").click()
+    assert page.get_by_test_id("layer-select").input_value() == "1"
+    page.locator("[data-testid=pipeline] [data-part=probs]").click()
+    assert page.get_by_test_id("step-title").inner_text().endswith("Probabilities")
+
+
+def test_every_step_renders_real_numbers(page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    buttons = page.locator("[data-testid=step-nav] button[data-step]")
+    keys = buttons.evaluate_all("els => els.map(e => e.dataset.step)")
+    assert len(keys) == 20
+    page.get_by_test_id("token-chip").nth(3).click()
+    for number, key in enumerate(keys, start=1):
+        open_step(page, key)
+        assert page.get_by_test_id("step-error").count() == 0, key
+        body = page.locator(f".step-body[data-step='{key}']")
+        assert body.locator("canvas, svg, table, .bar-list, .funnel").count() > 0, key
+        page.screenshot(path=str(ARTIFACTS / f"step-{number:02d}-{key}.png"), full_page=True)
+    # the tour's Next button walks the same order
+    open_step(page, keys[0])
+    page.get_by_test_id("tour-next").click()
+    assert page.locator(f".step-body[data-step='{keys[1]}']").count() == 1
+
+
+def test_api_docs_render_offline(page):
+    page.goto(page.server + "/docs")
+    page.wait_for_selector("#post-\\/api\\/trace")
+    text = page.get_by_test_id("api-docs").inner_text()
+    assert "/api/attention" in text and "TraceResponse" in text
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "api-docs.png"))
+
+
+def test_long_prompt_up_to_the_context(page, tiny_model):
+    text = "one two three four five six seven eight " * 14
+    n = len(tiny_model.encode(text))
+    assert n <= tiny_model.config.n_ctx
+    before = traces(page)
+    page.get_by_test_id("prompt-input").fill(text)
+    wait_for_trace(page, before)
+    assert len(chip_ids(page)) == n
+    open_step(page, "self-attention")
+    canvas = page.locator("[data-testid=attention-matrix] canvas")
+    assert int(canvas.get_attribute("data-rows")) == min(n, 64)
+    assert math.isfinite(float(page.evaluate("performance.now()")))

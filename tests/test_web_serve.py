@@ -1,0 +1,93 @@
+"""``lmscope serve``: which model it loads, where it binds, and that it really serves."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+import lmscope
+from lmscope.cli import main
+
+
+@pytest.fixture
+def fake_run(monkeypatch, tiny_model):
+    """Record uvicorn.run and lmscope.load calls instead of serving."""
+    import uvicorn
+
+    calls = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.update(app=app, **kw))
+
+    def load(name=None, **kwargs):
+        calls["model"] = name
+        return tiny_model
+
+    monkeypatch.setattr(lmscope, "load", load)
+    return calls
+
+
+def test_serve_uses_the_default_model_on_loopback(fake_run, capsys):
+    assert main(["serve"]) == 0
+    assert fake_run["model"] is None  # no --model: lmscope.load() picks the shipped default
+    assert fake_run["host"] == "127.0.0.1" and fake_run["port"] == 8000
+    err = capsys.readouterr().err
+    assert "warning" not in err and "http://127.0.0.1:8000/" in err
+
+
+def test_serve_warns_when_binding_beyond_loopback(fake_run, capsys):
+    assert main(["serve", "--model", "somewhere", "--host", "0.0.0.0", "--port", "9001"]) == 0
+    assert fake_run["model"] == "somewhere" and fake_run["host"] == "0.0.0.0"
+    assert "warning" in capsys.readouterr().err
+
+
+def test_serve_refuses_bad_options(fake_run, capsys):
+    assert main(["serve", "--port", "70000"]) == 2
+    assert "port" in capsys.readouterr().err
+    assert main(["serve", "--cache-mb", "0"]) == 2
+
+
+def test_missing_default_model_is_one_line(monkeypatch, capsys):
+    from lmscope.errors import ModelNotFoundError
+
+    def missing(name=None, **kwargs):
+        raise ModelNotFoundError("the default model is not installed in this copy of lmscope")
+
+    monkeypatch.setattr(lmscope, "load", missing)
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lmscope: error:") and "Traceback" not in err
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_really_serves(tiny_hf_dir):
+    port = free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "lmscope", "serve", "--model", str(tiny_hf_dir)]
+    proc = subprocess.Popen([*cmd, "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                info = httpx.get(f"http://127.0.0.1:{port}/api/model", timeout=2).json()
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stderr.read()) from None
+                time.sleep(0.2)
+        assert info["n_layer"] == 2
+        trace = httpx.post(f"http://127.0.0.1:{port}/api/trace", json={"text": "Hi"}).json()
+        assert trace["tokens"][0]["text"] == "Hi"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        proc.stderr.close()
