@@ -369,3 +369,59 @@ def test_long_prompt_up_to_the_context(page, tiny_model):
     canvas = page.locator("[data-testid=attention-matrix] canvas")
     assert int(canvas.get_attribute("data-rows")) == min(n, 64)
     assert math.isfinite(float(page.evaluate("performance.now()")))
+
+
+def test_browser_pool_equals_candidate_pool(page):
+    """sampling.js on a LogitsView against lmscope.sampling on the full logits, for many
+    settings. Where the page claims exactness it must match; where the pool reaches past the
+    tokens it was sent, it must say so."""
+    from lmscope.sampling import SamplingParams, candidate_pool
+    from lmscope.web.views import logits_view
+
+    gen = torch.Generator().manual_seed(0)
+    logits = torch.randn(5000, generator=gen) * 2.5  # peaky enough for the filters to bite
+    view = logits_view(logits, 0)
+    cases = [
+        {"temperature": t, "top_k": k, "top_p": p, "min_p": m, "greedy": g}
+        for t in (0.05, 0.35, 1.0, 2.0)
+        for k in (0, 1, 7, 299, 400)
+        for p in (1.0, 0.5, 0.95)
+        for m in (0.0, 0.05)
+        for g in (False,)
+    ] + [{"temperature": 0.8, "top_k": 0, "top_p": 1.0, "min_p": 0.0, "greedy": True}]
+    results = page.evaluate(
+        """async ([view, cases]) => {
+            const m = await import('/static/js/sampling.js');
+            return cases.map((c) => {
+                const pool = m.computePool(view, c);
+                return {size: pool.poolSize, known: pool.countKnown, exact: pool.exact,
+                        kept: pool.rows.filter((r) => r.survives).map((r) => [r.id, r.poolProb]),
+                        tempered: pool.rows.slice(0, 5).map((r) => r.prob)};
+            });
+        }""",
+        [view, cases],
+    )
+    checked_exact = 0
+    for case, got in zip(cases, results, strict=True):
+        params = SamplingParams(
+            temperature=case["temperature"],
+            top_k=case["top_k"] or None,
+            top_p=None if case["top_p"] >= 1 else case["top_p"],
+            min_p=case["min_p"] or None,
+            greedy=case["greedy"],
+        )
+        pool = candidate_pool(logits, params)
+        tempered = torch.softmax(logits.double() / case["temperature"], 0)
+        assert got["tempered"] == pytest.approx(tempered[view["ids"][:5]].tolist(), rel=1e-6)
+        if got["known"] and got["exact"]:
+            checked_exact += 1
+            assert got["size"] == len(pool), case
+            n = min(len(pool), len(view["ids"]))
+            assert [i for i, _ in got["kept"]] == pool.token_ids[:n].tolist(), case
+            assert [p for _, p in got["kept"]] == pytest.approx(pool.probs[:n].tolist(), rel=1e-5)
+        else:
+            # an estimate is allowed only where unsent tokens matter: the pool reaches past
+            # them, or top-p renormalises over a top-k set that includes some of them
+            sent = len(view["ids"])
+            assert len(pool) > sent or (case["top_k"] > sent and case["top_p"] < 1), case
+    assert checked_exact > len(cases) // 2

@@ -31,7 +31,15 @@ def fake_run(monkeypatch, tiny_model):
     return calls
 
 
-def test_serve_uses_the_default_model_on_loopback(fake_run, capsys):
+@pytest.fixture
+def any_port(monkeypatch):
+    """Tests that name a fixed port must not depend on it being free on this machine."""
+    from lmscope.commands import serve
+
+    monkeypatch.setattr(serve, "_check_free", lambda host, port: None)
+
+
+def test_serve_uses_the_default_model_on_loopback(fake_run, any_port, capsys):
     assert main(["serve"]) == 0
     assert fake_run["model"] is None  # no --model: lmscope.load() picks the shipped default
     assert fake_run["host"] == "127.0.0.1" and fake_run["port"] == 8000
@@ -39,7 +47,7 @@ def test_serve_uses_the_default_model_on_loopback(fake_run, capsys):
     assert "warning" not in err and "http://127.0.0.1:8000/" in err
 
 
-def test_serve_warns_when_binding_beyond_loopback(fake_run, capsys):
+def test_serve_warns_when_binding_beyond_loopback(fake_run, any_port, capsys):
     assert main(["serve", "--model", "somewhere", "--host", "0.0.0.0", "--port", "9001"]) == 0
     assert fake_run["model"] == "somewhere" and fake_run["host"] == "0.0.0.0"
     assert "warning" in capsys.readouterr().err
@@ -51,7 +59,17 @@ def test_serve_refuses_bad_options(fake_run, capsys):
     assert main(["serve", "--cache-mb", "0"]) == 2
 
 
-def test_missing_default_model_is_one_line(monkeypatch, capsys):
+def test_a_taken_port_is_one_line(fake_run, capsys):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--port", str(port)]) == 2
+    assert "cannot listen" in capsys.readouterr().err
+    assert "model" not in fake_run  # refused before loading the model
+
+
+def test_missing_default_model_is_one_line(monkeypatch, any_port, capsys):
     from lmscope.errors import ModelNotFoundError
 
     def missing(name=None, **kwargs):
@@ -60,7 +78,7 @@ def test_missing_default_model_is_one_line(monkeypatch, capsys):
     monkeypatch.setattr(lmscope, "load", missing)
     assert main(["serve"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("lmscope: error:") and "Traceback" not in err
+    assert err.startswith("lmscope: error: the default model") and "Traceback" not in err
 
 
 def free_port() -> int:

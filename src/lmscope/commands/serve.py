@@ -29,6 +29,23 @@ def register(sub):
     p.set_defaults(run=run)
 
 
+def _check_free(host: str, port: int) -> None:
+    """Say in one line that the port is taken, before spending time loading the model."""
+    import socket
+
+    from lmscope.errors import InvalidInputError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            raise InvalidInputError(
+                f"cannot listen on {host}:{port} ({err.strerror}); pick another --port"
+            ) from None
+
+
 def run(args) -> int:
     import uvicorn
 
@@ -45,6 +62,7 @@ def run(args) -> int:
             "machines; it has no authentication",
             file=sys.stderr,
         )
+    _check_free(args.host, args.port)
     model = load_model(args)
     app = create_app(model, cache_bytes=args.cache_mb << 20)
     host = f"[{args.host}]" if ":" in args.host else args.host

@@ -45,6 +45,12 @@ function limits(schema) {
   return parts.join(", ");
 }
 
+// Descriptions use `backticks` for code, as in Markdown.
+function prose(tag, attrs, text) {
+  const parts = (text ?? "").split("`");
+  return el(tag, attrs, parts.map((part, i) => (i % 2 ? el("code", { text: part }) : part)));
+}
+
 function schemaTable(schema) {
   const props = schema.properties ?? {};
   const required = new Set(schema.required ?? []);
@@ -119,7 +125,7 @@ function endpoint(path, method, op) {
     "section",
     { class: "endpoint", id: `${method}-${path}` },
     el("h3", {}, el("span", { class: `method ${method}`, text: method.toUpperCase() }), path),
-    el("div", { class: "desc", text: op.description ?? op.summary ?? "" }),
+    prose("div", { class: "desc" }, op.description ?? op.summary ?? ""),
     body ? el("p", {}, "body: ", el("a", { class: "schema-name", href: `#schema-${typeOf(body)}`, text: typeOf(body) })) : null,
     el("ul", {}, responses),
     tryIt(path, method),
@@ -131,7 +137,7 @@ async function main() {
   const spec = await (await fetch("/openapi.json")).json();
   root.append(
     el("h1", { text: `${spec.info.title} ${spec.info.version}` }),
-    el("p", { class: "intro", text: spec.info.description ?? "" }),
+    prose("p", { class: "intro" }, spec.info.description ?? ""),
   );
   for (const [path, methods] of Object.entries(spec.paths)) {
     for (const [method, op] of Object.entries(methods)) root.append(endpoint(path, method, op));

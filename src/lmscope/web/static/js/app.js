@@ -150,8 +150,10 @@ function selectPosition(i) {
 
 function renderFacts() {
   const m = state.model;
+  // a model loaded from a folder is named by its path: its last part is enough here
+  const short = m.name.includes("/") && m.name.startsWith("/") ? m.name.split("/").filter(Boolean).at(-1) : m.name;
   const facts = [
-    [m.name, ""],
+    [short, ""],
     [m.n_layer, t("layers")],
     [m.n_head, t("heads")],
     [m.d_model, t("dModel")],
@@ -162,6 +164,7 @@ function renderFacts() {
   $("facts").replaceChildren(
     ...facts.map(([v, label]) => el("span", { class: "fact" }, el("b", { text: v }), label ? ` ${label}` : "")),
   );
+  $("facts").firstChild.title = m.source || m.name;
 }
 
 function renderNav() {

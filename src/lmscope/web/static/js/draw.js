@@ -47,10 +47,12 @@ export function fmt(x, digits = 4) {
 }
 
 export function pct(p) {
-  if (p >= 0.1) return `${(p * 100).toFixed(1)}%`;
-  if (p >= 0.001) return `${(p * 100).toFixed(2)}%`;
-  if (p === 0) return "0%";
-  return `${(p * 100).toExponential(1)}%`;
+  const x = p * 100;
+  if (x >= 10) return `${x.toFixed(1)}%`;
+  if (x >= 0.1) return `${x.toFixed(2)}%`;
+  if (x === 0) return "0%";
+  if (x >= 1e-4) return `${Number(x.toPrecision(2))}%`;
+  return `${x.toExponential(1).replace("-", "−")}%`;
 }
 
 // Whitespace made visible inside token chips: a space is "·", a newline "↵", a tab "→".
@@ -162,7 +164,7 @@ export function strip(values, opts = {}) {
   const rows = Math.ceil(n / cols);
   const width = opts.width ?? 560;
   const cw = width / cols;
-  const ch = opts.cellHeight ?? (rows === 1 ? 22 : Math.max(6, Math.min(14, cw * 1.2)));
+  const ch = opts.cellHeight ?? (rows === 1 ? 22 : Math.max(5, Math.min(10, cw)));
   const { canvas, ctx } = sizedCanvas(width, rows * ch);
   // `centre` shifts the colour scale's midpoint (LayerNorm gains sit around 1, not 0)
   const centre = opts.centre ?? 0;
@@ -226,15 +228,16 @@ export function heatmap(matrix, opts = {}) {
   const size = opts.size ?? 360;
   const cell = Math.max(3, Math.min(opts.maxCell ?? 26, Math.floor(size / Math.max(rows, cols, 1))));
   const cw = opts.cellWidth ?? cell;
-  const { canvas, ctx } = sizedCanvas(cols * cw, rows * cell);
+  const ch = opts.cellHeight ?? cell;
+  const { canvas, ctx } = sizedCanvas(cols * cw, rows * ch);
   const flat = matrix.flat();
   const kind = opts.kind ?? "diverging";
   const scale = opts.scale ?? (kind === "sequential" ? Math.max(...flat.filter((v) => v !== null), 1e-9) : absMax(flat));
-  fillCells(ctx, rows, cols, { w: cw, h: cell }, (r, c) => matrix[r][c], (v) => colour(v, scale, kind));
+  fillCells(ctx, rows, cols, { w: cw, h: ch }, (r, c) => matrix[r][c], (v) => colour(v, scale, kind));
   if (opts.highlightRow !== undefined && opts.highlightRow >= 0 && opts.highlightRow < rows) {
     ctx.strokeStyle = "#111827";
     ctx.lineWidth = 2;
-    ctx.strokeRect(1, opts.highlightRow * cell + 1, cols * cw - 2, cell - 2);
+    ctx.strokeRect(1, opts.highlightRow * ch + 1, cols * cw - 2, ch - 2);
   }
   canvas.className = "heat";
   canvas.dataset.rows = rows;
@@ -266,12 +269,12 @@ export function heatmap(matrix, opts = {}) {
     });
   }
   const body = el("div", { class: "heat-body" });
-  if (opts.rowLabels && cell >= 10) {
+  if (opts.rowLabels && ch >= 10) {
     body.append(
       el(
         "div",
-        { class: "row-labels", style: { lineHeight: `${cell}px`, fontSize: `${Math.min(12, cell - 1)}px` } },
-        opts.rowLabels.map((l) => el("div", { text: l, style: { height: `${cell}px` } })),
+        { class: "row-labels", style: { lineHeight: `${ch}px`, fontSize: `${Math.min(12, ch - 1)}px` } },
+        opts.rowLabels.map((l) => el("div", { text: l, style: { height: `${ch}px` } })),
       ),
     );
   }
@@ -331,8 +334,8 @@ export function lineChart(xs, series, opts = {}) {
     svg("line", { x1: pad.l, x2: pad.l, y1: pad.t, y2: h - pad.b, class: "axis-line" }),
     svg("text", { x: pad.l - 4, y: Y(ymax) + 4, class: "axis", "text-anchor": "end" }, fmt(ymax, 3)),
     svg("text", { x: pad.l - 4, y: Y(ymin), class: "axis", "text-anchor": "end" }, fmt(ymin, 3)),
-    svg("text", { x: pad.l, y: h - 6, class: "axis" }, opts.xLabel ? `${opts.xLabel} ${fmt(xmin, 3)}` : fmt(xmin, 3)),
-    svg("text", { x: w - pad.r, y: h - 6, class: "axis", "text-anchor": "end" }, fmt(xmax, 3)),
+    svg("text", { x: pad.l, y: h - 6, class: "axis" }, opts.xStart ?? (opts.xLabel ? `${opts.xLabel} ${fmt(xmin, 3)}` : fmt(xmin, 3))),
+    svg("text", { x: w - pad.r, y: h - 6, class: "axis", "text-anchor": "end" }, opts.xEnd ?? fmt(xmax, 3)),
   );
   if (opts.marker !== undefined) {
     root.append(svg("line", { x1: X(opts.marker), x2: X(opts.marker), y1: pad.t, y2: h - pad.b, class: "marker" }));

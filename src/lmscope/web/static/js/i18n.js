@@ -157,6 +157,7 @@ const UI = {
     approx: "≈ (the pool reaches past the top tokens sent; tail values estimated)",
     noTokenizer: "no tokenizer",
     contextFull: "the context is full",
+    maskCol: "+ mask",
   },
   zh: {
     tagline: "运行真实的语言模型，看清它的内部",
@@ -313,6 +314,7 @@ const UI = {
     approx: "≈（候选池超出了发送的前几名 token，尾部数值为估计）",
     noTokenizer: "没有分词器",
     contextFull: "上下文已满",
+    maskCol: "+ 掩码",
   },
 };
 

@@ -83,7 +83,7 @@ export function renderPipeline(container, state, { openStep, setLayer }) {
       drawExpanded(root, x, mid, expanded, l, active, everything, openStep);
       x += expanded;
     } else {
-      box(`block-${l}`, collapsed >= 44 ? `${t("block")} ${l}` : `${l}`, collapsed, () => setLayer(l), {
+      box(`block-${l}`, collapsed >= 54 ? `${t("block")} ${l}` : `${l}`, collapsed, () => setLayer(l), {
         cls: `block${active.has("blocks") ? " on" : ""}`,
         tip: `${t("block")} ${l}: |x| ${fmt(norms[l + 1], 4)}`,
       });

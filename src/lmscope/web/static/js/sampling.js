@@ -68,12 +68,11 @@ export function computePool(view, params) {
     };
   }
 
-  // top-k: an exact count while it stays within the tokens we have
   // Tokens whose tempered probability underflows to exactly 0 can never be drawn; the server
   // drops them first. Sorted order means a zero among the sent rows zeroes the whole tail.
   let nonzero = rows.findIndex((r) => r.prob === 0);
   if (nonzero < 0) nonzero = Math.exp(tailLogMass) > 0 ? vocab : n;
-  const k = params.top_k ? Math.min(params.top_k, nonzero) : nonzero;
+  const k = params.top_k ? Math.min(params.top_k, nonzero) : nonzero; // top-k
   let count = k; // survivors so far, in sorted order
   let countKnown = true; // false once count is only an upper bound
   let exact = tail.exact;
@@ -81,17 +80,23 @@ export function computePool(view, params) {
 
   const topP = params.top_p !== null && params.top_p !== undefined && params.top_p < 1;
   if (topP) {
-    // top-p adds up probabilities renormalised over the top-k survivors
-    if (k > n && k < vocab) exact = false; // that set's mass is partly in the unsent tail
-    const norm = k <= n ? logSumExp(logp.slice(0, k)) : 0;
-    let cumulative = 0;
-    let cut = -1;
-    for (let i = 0; i < Math.min(k, n); i++) {
-      cumulative += Math.exp(logp[i] - norm);
-      if (cumulative >= params.top_p) {
-        cut = i;
-        break;
+    // Top-p adds up probabilities renormalised over the top-k survivors. When top-k reaches
+    // past the sent tokens that set's mass is only bounded: between the sent tokens' mass and
+    // the whole distribution's. The cut is exact when both bounds put it in the same place.
+    const cutWith = (norm) => {
+      let cumulative = 0;
+      for (let i = 0; i < Math.min(k, n); i++) {
+        cumulative += Math.exp(logp[i] - norm);
+        if (cumulative >= params.top_p) return i;
       }
+      return -1;
+    };
+    let cut;
+    if (k <= n) {
+      cut = cutWith(logSumExp(logp.slice(0, k)));
+    } else {
+      cut = cutWith(0); // logp is normalised over everything: the latest possible cut
+      if (k < vocab && cutWith(logSumExp(logp)) !== cut) exact = false;
     }
     if (cut >= 0) count = cut + 1;
     else countKnown = false; // the nucleus reaches into the tail

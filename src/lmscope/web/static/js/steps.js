@@ -270,7 +270,7 @@ const RENDER = {
       lineChart(
         norms.map((_, i) => i),
         [{ name: "|x|", values: norms, colour: "#7c3aed" }],
-        { title: t("residNormChart"), points: true, xLabel: t("layer") },
+        { title: t("residNormChart"), points: true, xStart: t("embedding"), xEnd: `${t("block")} ${m.n_layer - 1}` },
       ),
     ];
   },
@@ -372,7 +372,13 @@ const RENDER = {
       lineChart(
         norms.map((_, i) => i),
         [{ name: "|x|", values: norms, colour: "#7c3aed" }],
-        { title: t("residNormChart"), points: true, marker: state.layer + 1, xLabel: t("layer") },
+        {
+          title: t("residNormChart"),
+          points: true,
+          marker: state.layer + 1,
+          xStart: t("embedding"),
+          xEnd: `${t("block")} ${state.model.n_layer - 1}`,
+        },
       ),
     ];
   },
@@ -441,8 +447,9 @@ const RENDER = {
       title: `${name}: ${state.model.n_head} × ${dh}`,
       rowLabels: heads,
       highlightRow: state.head,
-      size: 300,
-      cellWidth: Math.max(2, Math.floor(300 / dh)),
+      size: 240,
+      cellWidth: Math.max(2, Math.floor(240 / dh)),
+      cellHeight: 14,
       describe: (r, c) => `${name} head ${r} [${c}]`,
       onClick: (r) => ctx.setHead(r),
     });
@@ -488,7 +495,7 @@ const RENDER = {
       ),
       section(
         t("queryRow", { p: state.position }),
-        el("div", { class: "scroll short" }, table([t("key"), t("token"), "QKᵀ", "/√d", "mask", "softmax"], rows, { "data-testid": "query-row" })),
+        el("div", { class: "scroll short" }, table([t("key"), t("token"), "QKᵀ", "/√d", t("maskCol"), "softmax"], rows, { "data-testid": "query-row" })),
       ),
     ];
   },
@@ -505,6 +512,7 @@ const RENDER = {
         highlightRow: state.head,
         size: 420,
         cellWidth: Math.max(2, Math.floor(420 / dh)),
+        cellHeight: 14,
         describe: (r, c) => `z head ${r} [${c}]`,
         onClick: (r) => ctx.setHead(r),
       }),
@@ -686,15 +694,16 @@ const RENDER = {
     const layer = await layerData(ctx);
     const d = layer.dropout;
     const n = d.after.length;
+    const scale = Math.max(...d.after.map(Math.abs), 1e-12);
     return [
       el("p", { class: "hint", text: t("modelRate", { r: d.model_rate }) }),
+      // one colour scale for all three, so the 1/(1 - p) scaling is visible
       section(
         "",
-        vec(t("dropBefore"), layer.attn_out),
-        strip(layer.attn_out.values, { label: t("dropMask", { p: d.example_rate, z: d.zeroed.length, n }), marks: d.zeroed }),
-        strip(d.after, { label: t("dropAfter") }),
+        vec(t("dropBefore"), layer.attn_out, { scale }),
+        strip(layer.attn_out.values, { label: t("dropMask", { p: d.example_rate, z: d.zeroed.length, n }), marks: d.zeroed, scale }),
+        strip(d.after, { label: t("dropAfter"), scale }),
       ),
-      el("p", { class: "probes" }, el("code", { text: d.probe })),
     ];
   },
 };
