@@ -416,3 +416,40 @@ def test_long_prompts_trace_layers_on_demand(tiny_model):
     assert "blocks.1.attn.hook_pattern" in layer and "blocks.0.attn.hook_pattern" not in layer
     full = tiny_model.trace(list(ids))
     close(layer["blocks.1.attn.hook_pattern"], full["blocks.1.attn.hook_pattern"], tol=1e-6)
+
+
+def small_model(tokenizer, vocab_size: int):
+    from lmscope.lm import LanguageModel
+    from lmscope.models.gpt import GPT, GPTConfig
+
+    torch.manual_seed(0)
+    config = GPTConfig(vocab_size=vocab_size, n_ctx=32, n_embd=32, n_layer=1, n_head=2)
+    return LanguageModel(GPT(config), tokenizer, "small")
+
+
+def test_a_character_model_works_end_to_end():
+    from lmscope.tokenizers import CharTokenizer
+
+    tok = CharTokenizer.from_text("to be or not to be")
+    with TestClient(create_app(small_model(tok, len(tok)))) as c:
+        data = c.post("/api/trace", json={"text": "to be"}).json()
+        assert [t["text"] for t in data["tokens"]] == list("to be")
+        ids = [t["id"] for t in data["tokens"]]
+        merges = c.post("/api/tokenizer", json={"ids": ids, "position": 1}).json()
+        assert merges["merges"] == [] and merges["token"]["text"] == "o"
+        r = c.post("/api/trace", json={"text": "xyz"})  # not in the vocabulary
+        assert r.status_code == 400 and r.json()["error"]
+        out = events(c, {"ids": ids, "n": 2, "seed": 3})
+        assert [e["type"] for e in out] == ["token", "token", "done"]
+
+
+def test_a_model_without_tokenizer_takes_ids():
+    with TestClient(create_app(small_model(None, 100))) as c:
+        assert c.get("/api/model").json()["tokenizer"] is None
+        r = c.post("/api/trace", json={"text": "hello"})
+        assert r.status_code == 400 and "token ids" in r.json()["error"]
+        data = c.post("/api/trace", json={"ids": [1, 2, 3]}).json()
+        assert [t["text"] for t in data["tokens"]] == ["#1", "#2", "#3"]
+        tok = c.post("/api/tokenizer", json={"ids": [1, 2, 3], "position": 0}).json()
+        assert tok["note"] == "this model has no tokenizer"
+        assert events(c, {"ids": [1, 2, 3], "n": 1, "seed": 0})[0]["text"].startswith("#")

@@ -60,7 +60,7 @@ function setStatus(text) {
 
 // --- tracing ------------------------------------------------------------------------------
 
-async function retrace(body, { keepPosition = false } = {}) {
+async function retrace(body, { keepPosition = false, fromPrompt = false } = {}) {
   const seq = ++traceSeq;
   if (traceAbort) traceAbort.abort();
   traceAbort = new AbortController();
@@ -85,7 +85,7 @@ async function retrace(body, { keepPosition = false } = {}) {
   const previous = state.position;
   state.trace = data;
   state.ids = data.tokens.map((tok) => tok.id);
-  if (body.text !== undefined) state.promptCount = state.ids.length;
+  if (body.text !== undefined || fromPrompt) state.promptCount = state.ids.length;
   state.pending = [];
   state.views = new Map([[state.ids.length - 1, data.next]]);
   for (const [id, text] of Object.entries(data.vocab)) state.vocab.set(Number(id), text);
@@ -99,10 +99,28 @@ async function retrace(body, { keepPosition = false } = {}) {
   $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
 }
 
+// A model without tokenizer files takes token ids: "464 3290 318" or "[464, 3290, 318]".
+function promptBody(text) {
+  if (state.model.tokenizer) return { text };
+  const parts = text.replace(/[[\],]/g, " ").trim().split(/\s+/).filter(Boolean);
+  const ids = parts.map(Number);
+  if (!ids.every((n) => Number.isInteger(n) && n >= 0)) return { ids: [], text };
+  return { ids };
+}
+
+function retracePrompt(text) {
+  const body = promptBody(text);
+  if (body.text !== undefined && body.ids) {
+    showError(t("idsOnly"));
+    return;
+  }
+  retrace(body, { fromPrompt: true });
+}
+
 function onPromptInput() {
   state.promptCount = 0;
   clearTimeout(debounce);
-  debounce = setTimeout(() => retrace({ text: $("prompt").value }), DEBOUNCE_MS);
+  debounce = setTimeout(() => retracePrompt($("prompt").value), DEBOUNCE_MS);
 }
 
 // --- tokens -------------------------------------------------------------------------------
@@ -523,7 +541,7 @@ function buildExamples() {
           $("prompt").value = text;
           state.promptCount = 0;
           clearTimeout(debounce);
-          retrace({ text });
+          retracePrompt(text);
         },
       }),
     ),
@@ -566,8 +584,10 @@ async function boot() {
   renderLanguage();
   renderFacts();
   renderNav();
-  $("prompt").value = EXAMPLES[0];
-  await retrace({ text: EXAMPLES[0] });
+  const first = m.tokenizer ? EXAMPLES[0] : "0 1 2 3";
+  $("prompt").value = first;
+  if (!m.tokenizer) $("examples").parentElement.hidden = true;
+  await retrace(promptBody(first), { fromPrompt: true });
   document.body.dataset.ready = "1";
 }
 

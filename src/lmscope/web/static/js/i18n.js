@@ -77,7 +77,7 @@ const UI = {
     shape: "shape",
     merges: "BPE merges",
     pretoken: "pre-token chunk",
-    noMerges: "single byte: no merges",
+    noMerges: "no merges: this token is a single unit of the vocabulary",
     rank: "rank",
     tokenEmb: "token embedding W_E[{id}]",
     posEmb: "position embedding W_P[{p}]",
@@ -158,6 +158,7 @@ const UI = {
     noTokenizer: "no tokenizer",
     contextFull: "the context is full",
     maskCol: "+ mask",
+    idsOnly: "This model has no tokenizer: type token ids separated by spaces.",
   },
   zh: {
     tagline: "运行真实的语言模型，看清它的内部",
@@ -234,7 +235,7 @@ const UI = {
     shape: "形状",
     merges: "BPE 合并过程",
     pretoken: "预分词片段",
-    noMerges: "单个字节：没有合并",
+    noMerges: "没有合并：这个 token 本身就是词表中的最小单位",
     rank: "优先级",
     tokenEmb: "token 嵌入 W_E[{id}]",
     posEmb: "位置嵌入 W_P[{p}]",
@@ -315,6 +316,7 @@ const UI = {
     noTokenizer: "没有分词器",
     contextFull: "上下文已满",
     maskCol: "+ 掩码",
+    idsOnly: "这个模型没有分词器：请输入用空格分隔的 token id。",
   },
 };
 
