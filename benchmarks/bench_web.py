@@ -2,12 +2,13 @@
 step requests, streaming generation, and (when Chromium is available) how long the page takes
 to re-render the probabilities after a sampling control moves.
 
-    python benchmarks/bench_web.py [--models default,small,gpt2-small] [--repeats N] [--no-browser]
+    python benchmarks/bench_web.py [--models default,small,...] [--repeats N] [--no-browser]
 
 Server time is the Server-Timing header the app sets (handler plus JSON encoding, before the
-body leaves). "small" is a random GPT shaped like a small shipped model (6 layers, 6 heads,
-d_model 384, GPT-2 vocabulary); "gpt2-small" is a random model with GPT-2 small's shape;
-"default" is the shipped model, skipped while it is not installed.
+body leaves). "shakespeare-shaped" is a random GPT with the shape planned for the shipped
+model (4 layers, 6 heads, d_model 192, context 128, its own 2048-token BPE); "small" is
+6 layers, 6 heads, d_model 384 with GPT-2's 50257-token vocabulary; "gpt2-small" has GPT-2
+small's shape; "default" is the shipped model itself, skipped while it is not installed.
 `run()` returns every figure as a dict.
 """
 
@@ -50,13 +51,24 @@ def build_model(kind: str):
         except lmscope.ModelNotFoundError:
             return None
     shapes = {
+        "shakespeare-shaped": GPTConfig(
+            n_layer=4, n_head=6, n_embd=192, n_ctx=128, vocab_size=2048
+        ),
         "small": GPTConfig(n_layer=6, n_head=6, n_embd=384, n_ctx=256),
         "gpt2-small": GPTConfig(),
     }
     if kind not in shapes:
-        raise SystemExit(f"unknown model kind {kind!r}; use default, small or gpt2-small")
+        raise SystemExit(f"unknown model kind {kind!r}; use default, {', '.join(shapes)}")
     torch.manual_seed(0)
-    return LanguageModel(GPT(shapes[kind]), gpt2_tokenizer(), f"{kind}-random")
+    config = shapes[kind]
+    if config.vocab_size == 2048:
+        # the shipped model's planned shape: its own 2048-token BPE, trained here on Shakespeare
+        from lmscope.tokenizers import train_bpe
+
+        tokenizer = train_bpe(CORPUS.read_text("utf-8")[:100_000], 2048, show_progress=False)
+    else:
+        tokenizer = gpt2_tokenizer()
+    return LanguageModel(GPT(config), tokenizer, f"{kind}-random")
 
 
 def prompts(model, length: int, count: int) -> list[list[int]]:
@@ -160,7 +172,10 @@ def measure_browser(model, moves: int = 20) -> dict | None:
     }
 
 
-def run(models=("default", "small", "gpt2-small"), *, repeats: int = 5, browser: bool = True):
+MODELS = ("default", "shakespeare-shaped", "small", "gpt2-small")
+
+
+def run(models=MODELS, *, repeats: int = 5, browser: bool = True):
     results = {"torch_threads": torch.get_num_threads()}
     for kind in models:
         model = build_model(kind)
@@ -181,7 +196,7 @@ def run(models=("default", "small", "gpt2-small"), *, repeats: int = 5, browser:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="default,small,gpt2-small")
+    parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-browser", action="store_true")
     args = parser.parse_args(argv)

@@ -57,6 +57,18 @@ def test_serve_refuses_bad_options(fake_run, capsys):
     assert main(["serve", "--port", "70000"]) == 2
     assert "port" in capsys.readouterr().err
     assert main(["serve", "--cache-mb", "0"]) == 2
+    assert main(["serve", "--threads", "0"]) == 2
+
+
+def test_serve_sets_threads(fake_run, any_port):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        assert main(["serve", "--threads", "1"]) == 0
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_a_taken_port_is_one_line(fake_run, capsys):

@@ -26,6 +26,13 @@ def register(sub):
         default=1024,
         help="memory for cached traces, in MiB (default 1024)",
     )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="CPU threads for the model (default: torch's choice); 1 is fastest when other "
+        "programs keep the cores busy",
+    )
     p.set_defaults(run=run)
 
 
@@ -56,6 +63,8 @@ def run(args) -> int:
         raise InvalidInputError(f"port must be in 0..65535, got {args.port}")
     if args.cache_mb < 1:
         raise InvalidInputError(f"--cache-mb must be at least 1, got {args.cache_mb}")
+    if args.threads is not None and args.threads < 1:
+        raise InvalidInputError(f"--threads must be at least 1, got {args.threads}")
     if args.host not in LOOPBACK:
         print(
             f"lmscope: warning: binding {args.host} makes the app reachable from other "
@@ -63,6 +72,10 @@ def run(args) -> int:
             file=sys.stderr,
         )
     _check_free(args.host, args.port)
+    if args.threads is not None:
+        import torch
+
+        torch.set_num_threads(args.threads)
     model = load_model(args)
     app = create_app(model, cache_bytes=args.cache_mb << 20)
     host = f"[{args.host}]" if ":" in args.host else args.host
