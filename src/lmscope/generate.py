@@ -40,6 +40,10 @@ def generate(
     truncate: bool = False,
 ) -> Iterator[GeneratedToken]:
     """Yield up to ``max_new_tokens`` tokens sampled from ``model`` (a LanguageModel)."""
+    if getattr(model, "family", "gpt") != "gpt":  # a char-RNN carries a state, not a KV cache
+        return model.generate(
+            prompt, max_new_tokens, params, seed=seed, stop_at_eot=stop_at_eot, truncate=truncate
+        )
     if max_new_tokens < 0:
         raise InvalidInputError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
     params = params or SamplingParams()

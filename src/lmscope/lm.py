@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from lmscope.errors import InvalidInputError, ModelNotFoundError, TokenizerError
 from lmscope.models.gpt import GPT, GPTConfig
-from lmscope.trace import Recorder, Trace
+from lmscope.trace import Predictions, Recorder, Trace
 from lmscope.weights import (
     HUB_MODELS,
     download_from_hub,
@@ -166,24 +166,30 @@ class LanguageModel:
                         f"0..{self.config.n_layer - 1}"
                     )
         idx = torch.tensor([ids], device=self.device)
-        recorder = Recorder(names, layers, keep_logits=keep_logits, top_k=top_k, ids=idx[0].cpu())
+        recorder = Recorder(names, layers, keep_logits=keep_logits)
         hook = recorder
         if ablate:
             from lmscope.interpret.ablation import Ablator, parse_ablations
 
             hook = Ablator(parse_ablations(ablate, self.config), ablate_mode, inner=recorder)
-        self.gpt(idx, hook=hook)
+        self.gpt(idx, hook=hook, last_only=keep_logits != "all")
         return Trace(
             ids,
             self.config,
             recorder.tensors,
-            recorder.predictions,
             recorder.last_logits,
             self.pieces(ids),
             {"model": self.name},
             self._derived_probes(recorder.tensors),
             self.readout,
+            partial(self._predictions, recorder.all_logits, recorder.final_normalized, ids, top_k),
         )
+
+    @torch.no_grad()
+    def _predictions(self, logits, final_normalized, ids, top_k: int) -> Predictions:
+        if logits is None:  # only the last position's logits were computed in the pass
+            logits = F.linear(final_normalized, self.gpt.wte.weight)
+        return Predictions.from_logits(logits, torch.tensor(ids), top_k)
 
     @torch.no_grad()
     def readout(self, resid: torch.Tensor) -> torch.Tensor:
@@ -248,7 +254,8 @@ def _tokenizer_for(directory: Path | None, config: GPTConfig):
 def load(name_or_path: str | os.PathLike | None = None, *, device: str = "cpu") -> LanguageModel:
     """Load a model: a shipped one by name (default: the bundled Shakespeare GPT), a GPT-2 hub id
     (``gpt2``, ``distilgpt2``, ``openai-community/gpt2``...), a local Hugging Face folder, or a
-    folder written by ``lmscope train``."""
+    folder written by ``lmscope train``. Char-RNN/LSTM/GRU folders give an
+    ``lmscope.rnn_lm.RNNLanguageModel`` (tokenizer, info, logits, generate, activations)."""
     name = DEFAULT_MODEL if name_or_path is None else os.fspath(name_or_path)
     if not name.strip():
         raise ModelNotFoundError("model name is empty")
@@ -273,6 +280,11 @@ def load(name_or_path: str | os.PathLike | None = None, *, device: str = "cpu") 
     if not path.is_dir():
         raise ModelNotFoundError(f"{path} is not a folder; pass a folder holding a model")
     if is_lmscope_dir(path):
+        from lmscope.rnn_lm import is_rnn_dir, load_rnn
+
+        if is_rnn_dir(path):  # a char-RNN/LSTM/GRU: its own wrapper, same basics
+            display = None if path.name == name else name
+            return load_rnn(path, name=display, source=source, device=device)
         gpt, meta = load_lmscope_dir(path)
     elif is_hf_dir(path):
         gpt, meta = load_hf_dir(path), {}
