@@ -192,3 +192,13 @@ def test_costly_probes_are_derived_on_demand(tiny_model, probe):
     assert name in eager.tensors
     assert torch.equal(lazy[name], eager[name])  # bitwise what the forward pass computed
     assert name in lazy.tensors  # kept after first access
+
+
+def test_predictions_without_full_logits_match(tiny_model, trace):
+    lazy = tiny_model.trace(PROMPT)  # the pass computes the last position's logits only
+    assert lazy._predictions is None
+    full = trace.predictions
+    assert torch.equal(lazy.predictions.top_ids, full.top_ids)
+    assert torch.allclose(lazy.predictions.top_probs, full.top_probs, atol=1e-6)
+    assert torch.allclose(lazy.predictions.entropy, full.entropy, atol=1e-5)
+    assert torch.allclose(lazy.last_logits, trace["logits"][-1], atol=1e-5)

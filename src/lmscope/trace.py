@@ -2,8 +2,9 @@
 
 Tensors are stored without the batch dimension: ``trace["blocks.0.attn.hook_pattern"]`` is
 [head, query_pos, key_pos]. Full-vocabulary logits for every position are the one thing that
-can dominate memory on long prompts, so by default only the last position's are kept and every
-position keeps its top-k predictions instead.
+can dominate memory and time on long prompts, so by default only the last position's are
+computed and kept; every position's top-k predictions come from the recorded final LayerNorm
+output through the same unembedding, on first access.
 """
 
 from __future__ import annotations
@@ -56,8 +57,6 @@ class Recorder:
         names: Iterable[str] | None = None,
         layers: Iterable[int] | None = None,
         keep_logits: str = "last",
-        top_k: int = 20,
-        ids: torch.Tensor | None = None,
     ):
         if keep_logits not in ("all", "last", "none"):
             raise InvalidInputError(
@@ -65,10 +64,11 @@ class Recorder:
             )
         self.patterns = [_compile(n) for n in names] if names is not None else None
         self.layers = set(layers) if layers is not None else None
-        self.keep_logits, self.top_k, self.ids = keep_logits, top_k, ids
+        self.keep_logits = keep_logits
         self.tensors: dict[str, torch.Tensor] = {}
-        self.predictions: Predictions | None = None
         self.last_logits: torch.Tensor | None = None
+        self.all_logits: torch.Tensor | None = None  # only when keep_logits == "all"
+        self.final_normalized: torch.Tensor | None = None  # ln_final output, for predictions
 
     def wants(self, name: str) -> bool:
         if self.layers is not None:
@@ -83,18 +83,20 @@ class Recorder:
 
     def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
         if name == "logits":
-            self._record_logits(tensor[0])
-        elif self.wants(name):
-            self.tensors[name] = tensor[0].detach()
+            self._record_logits(tensor[0].detach())
+        else:
+            if name == "ln_final.hook_out":
+                self.final_normalized = tensor[0].detach()
+            if self.wants(name):
+                self.tensors[name] = tensor[0].detach()
         return tensor
 
     def _record_logits(self, logits: torch.Tensor):
-        logits = logits.detach()
         self.last_logits = logits[-1].float().clone()
-        ids = self.ids if self.ids is not None else torch.zeros(logits.shape[0], dtype=torch.long)
-        self.predictions = Predictions.from_logits(logits, ids, self.top_k)
-        if self.keep_logits == "all" and self.wants("logits"):
-            self.tensors["logits"] = logits
+        if self.keep_logits == "all":
+            self.all_logits = logits
+            if self.wants("logits"):
+                self.tensors["logits"] = logits
 
 
 def _compile(pattern: str) -> re.Pattern:
@@ -107,7 +109,6 @@ class Trace:
     ids: list[int]
     config: GPTConfig
     tensors: dict[str, torch.Tensor]
-    predictions: Predictions
     last_logits: torch.Tensor  # full-vocabulary logits after the last position
     pieces: list | None = None  # TokenPiece per id, when the model has a tokenizer
     meta: dict = field(default_factory=dict)
@@ -115,6 +116,18 @@ class Trace:
     derived: dict[str, Callable[[], torch.Tensor]] = field(default_factory=dict, repr=False)
     # residual vector(s) -> logits through the model's final LayerNorm and unembedding
     readout: Callable[[torch.Tensor], torch.Tensor] | None = field(default=None, repr=False)
+    # computes the per-position predictions; they cost a [pos, vocab] product, so only on demand
+    predict: Callable[[], Predictions] | None = field(default=None, repr=False)
+    _predictions: Predictions | None = field(default=None, repr=False)
+
+    @property
+    def predictions(self) -> Predictions:
+        """Top-k next tokens after every position (computed on first access, then kept)."""
+        if self._predictions is None:
+            if self.predict is None:
+                raise InvalidInputError("this trace cannot compute predictions")
+            self._predictions = self.predict()
+        return self._predictions
 
     def __getitem__(self, name: str) -> torch.Tensor:
         if name not in self.tensors and name in self.derived:
@@ -145,8 +158,8 @@ class Trace:
 
     def nbytes(self) -> int:
         tensors = list(self.tensors.values()) + [self.last_logits]
-        p = self.predictions
-        tensors += [p.top_ids, p.top_probs, p.top_logits, p.next_token_prob, p.entropy]
+        if (p := self._predictions) is not None:
+            tensors += [p.top_ids, p.top_probs, p.top_logits, p.next_token_prob, p.entropy]
         return sum(t.numel() * t.element_size() for t in tensors)
 
     def step(self, step: int | str, layer: int = 0) -> dict[str, torch.Tensor]:
