@@ -14,7 +14,7 @@ import sys
 from lmscope import __version__
 from lmscope.errors import LmscopeError
 
-COMMAND_MODULES = ("explain", "generate", "lens", "ablate", "compare", "serve")
+COMMAND_MODULES = ("explain", "generate", "lens", "ablate", "compare", "serve", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:
