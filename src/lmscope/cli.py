@@ -14,7 +14,16 @@ import sys
 from lmscope import __version__
 from lmscope.errors import LmscopeError
 
-COMMAND_MODULES = ("explain", "generate", "lens", "ablate", "compare", "serve", "export")
+COMMAND_MODULES = (
+    "explain",
+    "generate",
+    "lens",
+    "ablate",
+    "compare",
+    "serve",
+    "export",
+    "minrnn",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,237 @@
+"""``lmscope minrnn``: Karpathy's min-char-rnn in NumPy: train it, check its gradients, or
+watch the four-letter "hello" example."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+DEFAULT_ITERS = 20_000
+HELLO_ITERS = 300
+
+
+def register(sub):
+    p = sub.add_parser(
+        "minrnn",
+        help="min-char-rnn in NumPy: hand-written BPTT, gradient check, the 'hello' example",
+        description="Train a vanilla character RNN written in NumPy (forward and backprop "
+        "through time by hand, Adagrad, clipping at +-5), printing the smoothed loss and "
+        "samples. --hello trains the 'hello' example and prints its predictions; --gradcheck "
+        "compares the analytic gradients with centered differences.",
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--hello", action="store_true", help="train on 'hello' and show each step's prediction"
+    )
+    mode.add_argument(
+        "--gradcheck", action="store_true", help="check every parameter's gradient numerically"
+    )
+    p.add_argument(
+        "--data",
+        default="shakespeare",
+        help="bundled corpus (shakespeare, warpeace, python-stdlib) or a text file "
+        "(default shakespeare)",
+    )
+    p.add_argument(
+        "--iters",
+        type=int,
+        default=None,
+        help=f"training iterations (default {DEFAULT_ITERS}; {HELLO_ITERS} with --hello)",
+    )
+    p.add_argument("--hidden", type=int, default=100, help="hidden units (default 100)")
+    p.add_argument("--seq", type=int, default=25, help="characters per chunk (default 25)")
+    p.add_argument("--lr", type=float, default=0.1, help="Adagrad learning rate (default 0.1)")
+    p.add_argument(
+        "--sample-every", type=int, default=1000, help="print a sample every N iterations"
+    )
+    p.add_argument("--sample-length", type=int, default=200, help="characters per sample")
+    p.add_argument("--seed", type=int, default=0, help="random seed (weights and samples)")
+    p.add_argument(
+        "--checks",
+        type=int,
+        default=30,
+        help="--gradcheck: random entries per parameter (0 = every entry; default 30)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from lmscope.errors import InvalidInputError
+
+    if args.hidden < 1:
+        raise InvalidInputError(f"--hidden must be a whole number >= 1, got {args.hidden}")
+    if args.seq < 1:
+        raise InvalidInputError(f"--seq must be a whole number >= 1, got {args.seq}")
+    if args.iters is not None and args.iters < 0:
+        raise InvalidInputError(f"--iters must be 0 or more, got {args.iters}")
+    if args.hello:
+        return _hello(args)
+    if args.gradcheck:
+        return _gradcheck(args)
+    return _train(args)
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def _progress(console, label: str, total: int, enabled: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn(f"[bold]{label}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not enabled,
+        transient=True,
+    )
+
+
+def _show_bar(args, console) -> bool:
+    return not args.no_progress and console.is_terminal
+
+
+def _hello(args) -> int:
+    from lmscope.models.numpy_rnn import hello_demo
+
+    iters = HELLO_ITERS if args.iters is None else args.iters
+    hidden = args.hidden if args.hidden != 100 else 8  # a tiny state suffices for 4 letters
+    steps, losses = hello_demo(iters=iters, hidden=hidden, lr=args.lr, seed=args.seed)
+    out = _console()
+    out.print(
+        f'Vocabulary h, e, l, o; input "hell", target "ello"; a vanilla RNN with {hidden} '
+        f"hidden units, {iters} Adagrad steps (loss {losses[0]:.3f} -> "
+        f"{losses[-1] if losses else float('nan'):.3f} nats over 4 steps)."
+    )
+    out.print("\nstep  input  target   P(h)   P(e)   P(l)   P(o)   predicts")
+    for t, step in enumerate(steps, 1):
+        probs = "  ".join(f"{step.probs[c]:5.3f}" for c in "helo")
+        mark = "ok" if step.predicted == step.target else "wrong"
+        out.print(
+            f"{t:>4}    {step.input!r}     {step.target!r}   {probs}   {step.predicted!r} ({mark})"
+        )
+    first, second = steps[2], steps[3]
+    out.print(
+        f'\nBoth steps 3 and 4 read the same input "l", yet the model gives "l" '
+        f'{first.probs["l"]:.2f} after the first and "o" {second.probs["o"]:.2f} after the '
+        "second: only the hidden state, which remembers how many l's it has seen, tells them "
+        "apart."
+    )
+    return 0 if all(s.predicted == s.target for s in steps) else 1
+
+
+def _load_text(name: str) -> str:
+    from lmscope.data import load_corpus
+
+    return load_corpus(name).text
+
+
+def _gradcheck(args) -> int:
+    import numpy as np
+
+    from lmscope.errors import InvalidInputError
+    from lmscope.models.numpy_rnn import MinCharRNN, Vocab, gradient_check
+
+    if args.checks < 0:
+        raise InvalidInputError(f"--checks must be 0 or more, got {args.checks}")
+    text = _load_text(args.data)
+    if len(text) < args.seq + 1:
+        raise InvalidInputError(
+            f"--data has {len(text)} characters; a chunk of --seq {args.seq} needs {args.seq + 1}"
+        )
+    vocab = Vocab.from_text(text)
+    ids = vocab.encode(text[: args.seq + 1])
+    model = MinCharRNN(len(vocab), args.hidden, seed=args.seed, dtype=np.float64)
+    # A non-zero starting state, as in the middle of training, so every term of BPTT is used.
+    h0 = np.tanh(np.random.default_rng(args.seed).standard_normal(args.hidden))
+    per_param = args.checks or None
+    total = sum(
+        p.size if per_param is None else min(per_param, p.size) for p in model.params.values()
+    )
+    out = _console()
+    out.print(
+        f"Gradient check: vanilla RNN, hidden {args.hidden}, vocabulary {len(vocab)}, "
+        f"one chunk of {args.seq} characters, float64, centered differences (delta 1e-5)."
+    )
+    started = time.perf_counter()
+    with _progress(out, "gradcheck", total, _show_bar(args, out)) as bar:
+        task = bar.add_task("check", total=total, note="")
+        results = gradient_check(
+            model, ids[:-1], ids[1:], h0, per_param=per_param, on_entry=lambda: bar.advance(task)
+        )
+    out.print(
+        f"\n{'parameter':<10}{'shape':>12}{'checked':>10}{'rel. error':>14}{'max |diff|':>13}"
+    )
+    ok = True
+    for name, result in results.items():
+        shape = "x".join(map(str, model.params[name].shape))
+        passed = result.rel_error < 1e-5
+        ok &= passed
+        out.print(
+            f"{name:<10}{shape:>12}{result.checked:>10}{result.rel_error:>14.2e}"
+            f"{result.max_abs_diff:>13.2e}  {'ok' if passed else 'FAIL'}"
+        )
+    seconds = time.perf_counter() - started
+    verdict = "all below 1e-5" if ok else "some at or above 1e-5"
+    out.print(
+        f"\nrelative error = |analytic - numeric| / (|analytic| + |numeric|) over the checked "
+        f"entries; {verdict} ({seconds:.1f} s)."
+    )
+    return 0 if ok else 1
+
+
+def _train(args) -> int:
+    from lmscope.errors import InvalidInputError
+    from lmscope.models.numpy_rnn import train
+
+    iters = DEFAULT_ITERS if args.iters is None else args.iters
+    if args.sample_length < 1:
+        raise InvalidInputError(f"--sample-length must be >= 1, got {args.sample_length}")
+    text = _load_text(args.data)
+    events = train(
+        text,
+        iters=iters,
+        hidden=args.hidden,
+        seq=args.seq,
+        lr=args.lr,
+        sample_every=args.sample_every,
+        sample_length=args.sample_length,
+        seed=args.seed,
+    )
+    out = _console()
+    out.print(
+        f"min-char-rnn on {args.data}: {len(text):,} characters, vocabulary "
+        f"{len(set(text))}, hidden {args.hidden}, seq {args.seq}, lr {args.lr}, {iters:,} "
+        "iterations. Loss: summed over a chunk, smoothed (and per character)."
+    )
+    started = time.perf_counter()
+    event = None
+    show_bar = _show_bar(args, out)
+    every = max(1, iters // 20)  # loss lines when there is no bar to show it
+    with _progress(out, "minrnn", iters, show_bar) as bar:
+        task = bar.add_task("train", total=iters, note="")
+        for event in events:
+            loss = f"loss {event.smooth_loss:.2f} ({event.smooth_per_char:.3f}/char)"
+            if event.sample is not None:
+                out.print(
+                    f"----- iter {event.iteration:,}, {loss}\n{event.sample}\n-----", markup=False
+                )
+            elif not show_bar and event.iteration % every == 0:
+                out.print(f"iter {event.iteration:,}  {loss}")
+            if event.iteration % 100 == 0 or event.iteration == iters:
+                bar.update(task, completed=event.iteration, note=loss)
+    seconds = time.perf_counter() - started
+    if event is not None:
+        chars = event.iteration * args.seq
+        out.print(
+            f"done: {event.iteration:,} iterations, smoothed loss {event.smooth_loss:.2f} "
+            f"({event.smooth_per_char:.3f}/char), {chars / max(seconds, 1e-9):,.0f} chars/s"
+        )
+    sys.stdout.flush()
+    return 0

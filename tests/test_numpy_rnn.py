@@ -1,0 +1,165 @@
+"""min-char-rnn in NumPy: hand-written BPTT against centered differences, the "hello" example,
+training, sampling and the minrnn command."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lmscope.cli import main
+from lmscope.errors import InvalidInputError
+from lmscope.models.numpy_rnn import (
+    CLIP,
+    PARAM_NAMES,
+    MinCharRNN,
+    Vocab,
+    gradient_check,
+    hello_demo,
+    relative_error,
+    train,
+)
+
+TEXT = "the cat sat on the mat. the dog sat on the log.\n" * 20
+
+
+def _trained_a_little(hidden=12, seq=9, steps=40, seed=3):
+    vocab = Vocab.from_text(TEXT)
+    ids = vocab.encode(TEXT)
+    model = MinCharRNN(len(vocab), hidden, seed=seed)
+    h = model.zero_state()
+    for k in range(steps):
+        p = (k * seq) % (len(ids) - seq - 1)
+        _, grads, h = model.loss_and_grads(ids[p : p + seq], ids[p + 1 : p + seq + 1], h)
+        model.adagrad_step(grads, 0.1)
+    return model, ids, h
+
+
+@pytest.mark.parametrize("steps", [0, 40])  # at the tiny initial weights, and part-trained
+def test_bptt_matches_centered_differences_on_every_entry_of_every_parameter(steps):
+    model, ids, h = _trained_a_little(steps=steps)
+    h0 = np.tanh(np.random.default_rng(0).standard_normal(model.hidden)) if steps == 0 else h
+    results = gradient_check(model, ids[:9], ids[1:10], h0)
+    assert set(results) == set(PARAM_NAMES)
+    for name, result in results.items():
+        assert result.checked == model.params[name].size  # every entry nudged
+        assert result.rel_error < 1e-5, (name, result)
+
+
+def test_gradient_check_catches_a_wrong_gradient(monkeypatch):
+    model, ids, h = _trained_a_little()
+    honest = MinCharRNN.loss_and_grads
+
+    def off_by_a_bit(self, inputs, targets, h0):
+        loss, grads, last = honest(self, inputs, targets, h0)
+        grads["Whh"] = grads["Whh"] * 1.01  # a 1% error in the recurrent gradient
+        return loss, grads, last
+
+    monkeypatch.setattr(MinCharRNN, "loss_and_grads", off_by_a_bit)
+    results = gradient_check(model, ids[:9], ids[1:10], h, per_param=20)
+    assert results["Whh"].rel_error > 1e-3
+    assert results["Why"].rel_error < 1e-5
+
+
+def test_relative_error_is_zero_for_untouched_weights_and_symmetric():
+    assert relative_error(np.zeros(3), np.zeros(3)) == 0.0
+    assert relative_error(np.array([1.0]), np.array([3.0])) == pytest.approx(0.5)
+    assert relative_error(np.array([3.0]), np.array([1.0])) == pytest.approx(0.5)
+
+
+def test_gradient_check_refuses_float32():
+    model = MinCharRNN(4, 3, dtype=np.float32)
+    with pytest.raises(InvalidInputError, match="float64"):
+        gradient_check(model, [0, 1], [1, 2])
+
+
+def test_the_hidden_state_tells_the_two_ls_of_hello_apart():
+    steps, losses = hello_demo()
+    assert [s.input for s in steps] == list("hell")
+    assert [s.predicted for s in steps] == list("ello")
+    assert steps[2].probs["l"] > 0.9 and steps[3].probs["o"] > 0.9  # same input "l", two answers
+    assert losses[-1] < losses[0] / 50
+    for step in steps:
+        assert sum(step.probs.values()) == pytest.approx(1.0)
+
+
+def test_training_lowers_the_smoothed_loss_and_carries_state_across_chunks():
+    events = list(train(TEXT, iters=400, hidden=32, seq=10, sample_every=200, sample_length=30))
+    assert events[-1].smooth_per_char < events[0].smooth_per_char - 0.15
+    assert [e.position for e in events[:3]] == [0, 10, 20]  # consecutive chunks
+    samples = [e for e in events if e.sample is not None]
+    assert [e.iteration for e in samples] == [1, 200, 400]
+    assert all(len(e.sample) == 30 and set(e.sample) <= set(TEXT) for e in samples)
+    # Chunks walk the text and restart when it runs out (where the state resets).
+    assert max(e.position for e in events) + 11 <= len(TEXT)
+    assert 0 in [e.position for e in events[1:]]
+
+
+def test_adagrad_clips_gradients_elementwise():
+    model = MinCharRNN(3, 2)
+    before = {k: p.copy() for k, p in model.params.items()}
+    huge = {k: np.full_like(p, 1e6) for k, p in model.params.items()}
+    model.adagrad_step(huge, lr=0.1)
+    for name in PARAM_NAMES:
+        assert np.allclose(model.memory[name], CLIP**2)
+        # The first Adagrad step moves every weight by lr * g / |g| = lr, whatever |g|.
+        assert np.allclose(before[name] - model.params[name], 0.1, atol=1e-6)
+
+
+def test_training_is_reproducible_with_a_seed():
+    a = [e.loss for e in train(TEXT, iters=30, hidden=8, seq=5, seed=4, sample_every=0)]
+    b = [e.loss for e in train(TEXT, iters=30, hidden=8, seq=5, seed=4, sample_every=0)]
+    assert a == b
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"seq": 0}, "--seq"),
+        ({"hidden": 0}, "--hidden"),
+        ({"lr": 0.0}, "--lr"),
+        ({"seq": 5000}, "one chunk"),
+    ],
+)
+def test_bad_settings_fail_at_the_call(kwargs, match):
+    with pytest.raises(InvalidInputError, match=match):
+        train(TEXT, **kwargs)  # no iteration needed
+
+
+def test_cli_hello_prints_each_step(capsys):
+    assert main(["minrnn", "--hello"]) == 0
+    out = capsys.readouterr().out
+    assert "P(o)" in out and "'o' (ok)" in out and "hidden state" in out
+
+
+def test_cli_gradcheck_passes(capsys):
+    argv = ["minrnn", "--gradcheck", "--hidden", "10", "--seq", "6", "--checks", "0"]
+    assert main([*argv, "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    for name in PARAM_NAMES:
+        assert name in out
+    assert "FAIL" not in out and "all below 1e-5" in out
+
+
+def test_cli_trains_on_a_file_and_prints_loss_and_samples(tmp_path, capsys):
+    data = tmp_path / "text.txt"
+    data.write_text(TEXT, encoding="utf-8")
+    argv = ["minrnn", "--data", str(data), "--iters", "200", "--hidden", "16", "--seq", "8"]
+    assert main([*argv, "--sample-every", "100", "--sample-length", "20", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "----- iter 100" in out and "----- iter 200" in out
+    assert "done: 200 iterations" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--seq", "0"],
+        ["--hidden", "0"],
+        ["--data", "no-such-corpus"],
+        ["--iters", "-1"],
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(argv, capsys):
+    assert main(["minrnn", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lmscope: error:") and err.count("\n") == 1
