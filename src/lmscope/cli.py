@@ -17,6 +17,8 @@ from lmscope.errors import LmscopeError
 COMMAND_MODULES = (
     "explain",
     "generate",
+    "train",
+    "sample",
     "lens",
     "ablate",
     "compare",

@@ -1,0 +1,138 @@
+"""``lmscope train``: train a GPT on a corpus and write a checkpoint folder.
+
+Under ``torchrun --nproc_per_node N -m lmscope train ...`` the same command trains with DDP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
+
+_DEFAULTS = TrainConfig()
+
+
+def _option(group, flag: str, type_, help_: str, **extra):
+    """A flag whose default is None, so only what the user typed overrides a checkpoint."""
+    field = flag.lstrip("-").replace("-", "_")
+    default = getattr(_DEFAULTS, field)
+    shown = "" if default is None else f" (default {default})"
+    group.add_argument(flag, type=type_, default=None, dest=field, help=help_ + shown, **extra)
+
+
+def register(sub):
+    p = sub.add_parser(
+        "train",
+        help="train a GPT on a corpus; checkpoints are model folders",
+        description="Train a model and write checkpoints to --out (safetensors + JSON; the "
+        "folder loads with lmscope.load and 'lmscope sample'). Defaults are nanoGPT's "
+        "Shakespeare-char CPU settings. With --resume, settings you leave out come from the "
+        "checkpoint. Run under 'torchrun --nproc_per_node N -m lmscope train ...' for DDP.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    data = p.add_argument_group("data")
+    _option(data, "--data", str, "bundled corpus (shakespeare, warpeace, python-stdlib) or a path")
+    _option(data, "--tokenizer", str, "char, bpe:N (trained on the training split) or gpt2")
+
+    model = p.add_argument_group("model")
+    _option(model, "--arch", str, "model family; only gpt is available so far")
+    _option(model, "--layers", int, "number of blocks")
+    _option(model, "--heads", int, "attention heads per block")
+    _option(model, "--dim", int, "width of the residual stream")
+    _option(model, "--context", int, "tokens per training window")
+    _option(model, "--dropout", float, "dropout rate")
+
+    opt = p.add_argument_group("optimisation")
+    _option(opt, "--batch", int, "sequences per micro-batch (per process)")
+    _option(opt, "--accum", int, "micro-batches per optimizer step (gradient accumulation)")
+    _option(opt, "--iters", int, "optimizer steps in total")
+    _option(opt, "--optimizer", str, "optimizer", choices=OPTIMIZERS)
+    _option(opt, "--lr", float, "peak learning rate")
+    _option(opt, "--min-lr", float, "learning rate at the end of the cosine decay")
+    _option(opt, "--warmup", int, "steps of linear warm-up")
+    _option(opt, "--decay-iters", int, "step where the cosine decay ends (default: --iters)")
+    _option(opt, "--weight-decay", float, "weight decay on matrices")
+    _option(opt, "--beta1", float, "Adam beta1")
+    _option(opt, "--beta2", float, "Adam beta2 (RMSprop: squared-gradient decay)")
+    _option(opt, "--grad-clip", float, "clip the gradient norm to this; 0 = off")
+    _option(opt, "--batches", str, "random windows or contiguous streams", choices=BATCH_KINDS)
+
+    run_group = p.add_argument_group("run")
+    _option(
+        run_group,
+        "--eval-every",
+        int,
+        "evaluate and checkpoint every N steps; 0: no evaluation, one checkpoint at the end",
+    )
+    _option(run_group, "--eval-iters", int, "batches per evaluation")
+    _option(run_group, "--sample-every", int, "print a sample every N steps; 0 = never")
+    _option(run_group, "--sample-length", int, "tokens per sample")
+    _option(run_group, "--log-every", int, "steps between log lines when there is no progress bar")
+    _option(run_group, "--seed", int, "random seed")
+    _option(run_group, "--out", str, "checkpoint folder")
+    _option(run_group, "--device", str, "where to train", choices=DEVICES)
+    _option(run_group, "--dtype", str, "compute precision", choices=DTYPES)
+    mode = run_group.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--resume", action="store_true", help="continue the checkpoint in --out exactly"
+    )
+    mode.add_argument(
+        "--overwrite", action="store_true", help="replace a checkpoint already in --out"
+    )
+    run_group.add_argument(
+        "--no-progress", action="store_true", help="log lines instead of a progress bar"
+    )
+    p.set_defaults(run=run)
+
+
+def config_from_args(args) -> TrainConfig:
+    from lmscope.data import known_corpora
+    from lmscope.train import resume_config
+
+    given = {
+        name: getattr(args, name)
+        for name in TrainConfig.__dataclass_fields__
+        if getattr(args, name, None) is not None
+    }
+    if args.resume:
+        out = given.pop("out", _DEFAULTS.out)
+        return resume_config(out, **given)
+    data = given.get("data")
+    if data and data.strip().lower() not in known_corpora() and Path(data).exists():
+        # An absolute path, so --resume from another working folder finds the same corpus.
+        given["data"] = str(Path(data).resolve())
+    return TrainConfig(**given)
+
+
+def run(args) -> int:
+    from lmscope import checkpoints
+    from lmscope.train import train
+    from lmscope.train.distributed import world_from_env
+
+    cfg = config_from_args(args)
+    try:
+        result = train(
+            cfg,
+            resume=args.resume,
+            overwrite=args.overwrite,
+            progress=False if args.no_progress else None,
+        )
+    except KeyboardInterrupt:
+        if world_from_env().is_main and checkpoints.is_checkpoint(cfg.out):
+            done = checkpoints.checkpoint_iteration(cfg.out)
+            print(
+                f"stopped; the checkpoint in {cfg.out} (iteration {done}) is kept. Continue "
+                f"with: lmscope train --resume --out {cfg.out}",
+                file=sys.stderr,
+            )
+        raise
+    if not world_from_env().is_main:
+        return 0  # under torchrun, rank 0 speaks for everyone
+    val = result.final_val_loss
+    summary = f"done: {result.iteration} iterations"
+    if val is not None:
+        summary += f", val loss {val:.4f}"
+    print(f"{summary}; checkpoint in {result.out} (try: lmscope sample {result.out})")
+    return 0

@@ -1,0 +1,82 @@
+"""One trainer for every model family lmscope trains.
+
+    from lmscope.train import TrainConfig, train
+    result = train(TrainConfig(data="shakespeare", tokenizer="char", iters=2000, out="runs/sc"))
+    result.final_val_loss            # about 1.9 with these (nanoGPT's CPU) settings
+    lmscope.load("runs/sc")          # the checkpoint folder is a model folder too
+
+What one optimizer step does: for each of ``accum`` micro-batches, draw (x, y) from the batch
+source, run the model forward (autocast to bfloat16 if asked), backpropagate loss / accum;
+then clip the gradient norm, set the learning rate (linear warm-up, cosine decay to
+``min_lr``) and step the optimizer (AdamW, Adam or RMSprop; weight decay on matrices only).
+Every ``eval_every`` steps it averages the loss over a fixed set of ``eval_iters`` train and
+val batches, prints a sample every ``sample_every`` steps, and writes a checkpoint
+(``lmscope.checkpoints``: safetensors + JSON, atomic, never pickled). A NaN or infinite loss
+stops the run and leaves the last good checkpoint in place.
+
+The model protocol (``adapters.ModelAdapter``): the trainer knows a model family only through
+an adapter registered under its ``arch`` name:
+
+    forward(net, x, targets, state) -> (logits, loss, state)   # one chunk
+    initial_state(model, batch, device) / detach_state(state)  # for stateful models
+    model_config(cfg, vocab_size) -> dict; build(config) -> nn.Module; config_of(model) -> dict
+    sample(model, tokenizer, prompt_ids, length, seed) -> str | None
+    stateful: bool; default_batches: "random" | "stream"
+
+The weights are the module's own ``state_dict`` and the config a JSON dict, so any family's
+checkpoint has the same shape. GPTs (``GPTAdapter``) are stateless and see random windows.
+A char-RNN/LSTM/GRU adapter sets ``stateful = True`` and ``default_batches = "stream"``: the
+trainer then reads ``StreamBatches`` (contiguous streams, one per batch row), carries the
+hidden state from chunk to chunk, detaches it after each chunk (truncated BPTT), resets it
+when the streams restart (``Batch.new_epoch``) and stores it in checkpoints so a resumed run
+continues mid-epoch. ``--optimizer rmsprop|adam`` and a constant or decaying learning rate
+(``min_lr``) cover the classic char-rnn recipes. Register a family with ``register_arch``.
+
+The batch sources (``batches.make_batches``): "random" windows or "stream" chunks; both yield
+``Batch(x, y, new_epoch)`` and save their position as JSON, so resuming draws the very same
+batches. Resuming restores weights, optimizer state, batch position, the torch/numpy/Python
+generators and the carried state, so on a CPU the resumed run's losses match an uninterrupted
+run's exactly.
+
+Distributed: started by ``torchrun``, every process runs the same loop under DDP (NCCL on CUDA,
+gloo on CPU), draws its own batches and averages gradients; rank 0 alone logs and writes.
+"""
+
+from lmscope.train.adapters import ARCHS, GPTAdapter, ModelAdapter, get_adapter, register_arch
+from lmscope.train.batches import Batch, BatchSource, eval_batches, make_batches
+from lmscope.train.config import FIXED_ON_RESUME, TrainConfig, parse_tokenizer_spec
+from lmscope.train.loop import (
+    StepInfo,
+    Trainer,
+    TrainingDiverged,
+    TrainResult,
+    resolve_device,
+    resume_config,
+    train,
+)
+from lmscope.train.optim import lr_at, make_optimizer, param_groups
+
+__all__ = [
+    "ARCHS",
+    "FIXED_ON_RESUME",
+    "Batch",
+    "BatchSource",
+    "GPTAdapter",
+    "ModelAdapter",
+    "StepInfo",
+    "TrainConfig",
+    "TrainResult",
+    "Trainer",
+    "TrainingDiverged",
+    "eval_batches",
+    "get_adapter",
+    "lr_at",
+    "make_batches",
+    "make_optimizer",
+    "param_groups",
+    "parse_tokenizer_spec",
+    "register_arch",
+    "resolve_device",
+    "resume_config",
+    "train",
+]

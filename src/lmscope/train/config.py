@@ -1,0 +1,193 @@
+"""TrainConfig: every setting of a training run, as plain JSON-ready values.
+
+Field names match the ``lmscope train`` flags (``min_lr`` is ``--min-lr``). Defaults are
+nanoGPT's Shakespeare-char settings for a CPU: context 64, batch 12, 4 layers, 4 heads,
+128 dims, 2000 iterations, lr 1e-3 decayed by a cosine to 1e-4 after 100 warm-up steps,
+AdamW with betas (0.9, 0.99) and weight decay 0.1, gradients clipped at 1.0, no dropout.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields, replace
+
+from lmscope.errors import CheckpointError, InvalidInputError
+
+OPTIMIZERS = ("adamw", "adam", "rmsprop")
+BATCH_KINDS = ("random", "stream")
+DEVICES = ("auto", "cpu", "cuda")
+DTYPES = ("float32", "bfloat16")
+
+# Settings that shape the model, the data or the batch sequence: a resumed run must keep them.
+# Everything else (iterations, learning-rate schedule, clipping, evaluation, device) may change.
+FIXED_ON_RESUME = (
+    "arch",
+    "data",
+    "tokenizer",
+    "val_fraction",
+    "layers",
+    "heads",
+    "dim",
+    "context",
+    "dropout",
+    "batch",
+    "accum",
+    "optimizer",
+    "weight_decay",
+    "beta1",
+    "beta2",
+    "batches",
+    "seed",
+)
+
+
+@dataclass
+class TrainConfig:
+    # data
+    data: str = "shakespeare"  # a bundled corpus name or a path to a text file or folder
+    tokenizer: str = "char"  # char | bpe:N (trained on the training split) | gpt2
+    val_fraction: float = 0.1
+    # model
+    arch: str = "gpt"
+    layers: int = 4
+    heads: int = 4
+    dim: int = 128
+    context: int = 64  # tokens per training window (the GPT's n_ctx)
+    dropout: float = 0.0
+    # optimisation
+    batch: int = 12  # sequences per micro-batch, per process
+    accum: int = 1  # micro-batches per optimizer step
+    iters: int = 2000
+    optimizer: str = "adamw"
+    lr: float = 1e-3
+    min_lr: float = 1e-4
+    warmup: int = 100
+    decay_iters: int | None = None  # cosine decay ends here; None means at ``iters``
+    weight_decay: float = 0.1  # applied to matrices (dim >= 2) only
+    beta1: float = 0.9
+    beta2: float = 0.99  # for rmsprop: the squared-gradient average's decay (alpha)
+    grad_clip: float = 1.0  # 0 turns clipping off
+    batches: str | None = None  # random | stream; None means the architecture's default
+    # evaluation, samples, output
+    eval_every: int = 250  # 0: never
+    eval_iters: int = 20  # batches per evaluation (per process)
+    sample_every: int = 500  # 0: never
+    sample_length: int = 200
+    log_every: int = 50  # iterations between log lines when there is no progress bar
+    seed: int = 1337
+    out: str = "out"
+    device: str = "auto"  # auto | cpu | cuda
+    dtype: str = "float32"  # float32 | bfloat16 (autocast; weights stay float32)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TrainConfig:
+        if not isinstance(data, dict):
+            raise CheckpointError("the stored training config is not a JSON object")
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def with_overrides(self, **changes) -> TrainConfig:
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise InvalidInputError(f"unknown training setting(s): {', '.join(unknown)}")
+        return replace(self, **changes)
+
+    @property
+    def lr_decay_iters(self) -> int:
+        return self.iters if self.decay_iters is None else self.decay_iters
+
+    def validate(self) -> TrainConfig:
+        """Raise InvalidInputError naming the first unusable setting; return self."""
+        for name in ("layers", "heads", "dim", "context", "batch", "accum", "sample_length"):
+            _positive_int(self, name)
+        for name in ("iters", "warmup", "eval_every", "sample_every", "log_every", "seed"):
+            _non_negative_int(self, name)
+        if self.decay_iters is not None:
+            _non_negative_int(self, "decay_iters")
+        if self.eval_every:
+            _positive_int(self, "eval_iters")
+        for name in ("lr", "min_lr", "weight_decay", "grad_clip"):
+            value = getattr(self, name)
+            if not _is_number(value) or not math.isfinite(value) or value < 0:
+                raise InvalidInputError(f"--{_flag(name)} must be a number >= 0, got {value!r}")
+        if self.lr <= 0:
+            raise InvalidInputError(f"--lr must be above 0, got {self.lr}")
+        if self.min_lr > self.lr:
+            raise InvalidInputError(f"--min-lr ({self.min_lr}) must not exceed --lr ({self.lr})")
+        for name in ("beta1", "beta2"):
+            value = getattr(self, name)
+            if not _is_number(value) or not 0 <= value < 1:
+                raise InvalidInputError(f"--{name} must be in [0, 1), got {value!r}")
+        if not _is_number(self.dropout) or not 0 <= self.dropout < 1:
+            raise InvalidInputError(f"--dropout must be in [0, 1), got {self.dropout!r}")
+        if not _is_number(self.val_fraction) or not 0 < self.val_fraction < 1:
+            raise InvalidInputError(f"val_fraction must be in (0, 1), got {self.val_fraction!r}")
+        _choice(self, "optimizer", OPTIMIZERS)
+        _choice(self, "device", DEVICES)
+        _choice(self, "dtype", DTYPES)
+        if self.batches is not None:
+            _choice(self, "batches", BATCH_KINDS)
+        parse_tokenizer_spec(self.tokenizer)
+        if not isinstance(self.data, str) or not self.data.strip():
+            raise InvalidInputError("--data is empty; name a bundled corpus or a text file")
+        if not isinstance(self.out, str) or not self.out.strip():
+            raise InvalidInputError("--out is empty; give a folder for the checkpoint")
+        return self
+
+
+def parse_tokenizer_spec(spec: str) -> tuple[str, int | None]:
+    """'char' -> ('char', None); 'bpe:2048' -> ('bpe', 2048); 'gpt2' -> ('gpt2', None)."""
+    text = spec.strip().lower() if isinstance(spec, str) else ""
+    if text in ("char", "gpt2"):
+        return text, None
+    if text.startswith("bpe:"):
+        size = text[4:]
+        if size.isdigit() and int(size) >= 257:
+            return "bpe", int(size)
+        raise InvalidInputError(
+            f"--tokenizer {spec!r}: the BPE vocabulary size must be a whole number >= 257 "
+            "(256 bytes + <|endoftext|>), e.g. bpe:2048"
+        )
+    raise InvalidInputError(
+        f"unknown --tokenizer {spec!r}; use char, bpe:N (e.g. bpe:2048) or gpt2"
+    )
+
+
+def _flag(name: str) -> str:
+    return name.replace("_", "-")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _positive_int(cfg: TrainConfig, name: str) -> None:
+    value = getattr(cfg, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"--{_flag(name)} must be a whole number >= 1, got {value!r}")
+
+
+def _non_negative_int(cfg: TrainConfig, name: str) -> None:
+    value = getattr(cfg, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInputError(f"--{_flag(name)} must be a whole number >= 0, got {value!r}")
+
+
+def _choice(cfg: TrainConfig, name: str, allowed: tuple[str, ...]) -> None:
+    value = getattr(cfg, name)
+    if value not in allowed:
+        raise InvalidInputError(f"--{_flag(name)} {value!r} is not one of {', '.join(allowed)}")
+
+
+def check_resumable(saved: TrainConfig, wanted: TrainConfig, where: str) -> None:
+    """Refuse to resume with settings that would make a different model or batch sequence."""
+    for name in FIXED_ON_RESUME:
+        before, now = getattr(saved, name), getattr(wanted, name)
+        if before != now:
+            raise CheckpointError(
+                f"cannot resume {where} with --{_flag(name)} {now}: it was trained with "
+                f"--{_flag(name)} {before}; keep that setting or start a new run in another --out"
+            )

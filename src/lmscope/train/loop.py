@@ -1,0 +1,543 @@
+"""The training loop: set up (fresh or resumed), step, evaluate, sample, checkpoint."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from lmscope import checkpoints
+from lmscope.data import encode_corpus, load_corpus
+from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
+from lmscope.train import distributed
+from lmscope.train.adapters import get_adapter
+from lmscope.train.batches import eval_batches, make_batches, min_tokens
+from lmscope.train.config import TrainConfig, check_resumable, parse_tokenizer_spec
+from lmscope.train.optim import load_optimizer_state, lr_at, make_optimizer, set_lr
+from lmscope.train.progress import Reporter
+
+
+class TrainingDiverged(LmscopeError):
+    """The loss (or the gradient norm) stopped being a finite number."""
+
+
+@dataclass
+class StepInfo:
+    """What ``on_step`` callbacks receive after every optimizer step."""
+
+    iteration: int  # optimizer steps done so far
+    loss: float  # mean training loss of this step (averaged over processes)
+    local_loss: float  # this process's own loss (differs per rank under DDP)
+    lr: float
+    tokens_per_s: float
+
+
+@dataclass
+class TrainResult:
+    out: Path
+    iteration: int  # optimizer steps done in total
+    start_iteration: int  # where this run began (0, or the resumed checkpoint's iteration)
+    losses: list[float]  # training loss of every iteration, from the first
+    evals: list[dict]  # {"iteration", "train", "val"} per evaluation
+    samples: list[str] = field(default_factory=list)
+    wall_s: float = 0.0  # this run's time, set-up included
+    train_s: float = 0.0  # time spent in optimizer steps alone
+    tokens_per_s: float = 0.0
+
+    @property
+    def final_val_loss(self) -> float | None:
+        return self.evals[-1]["val"] if self.evals else None
+
+
+def train(
+    cfg: TrainConfig,
+    *,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    log: Callable[[str], None] | None = None,
+    on_step: Callable[[StepInfo], None] | None = None,
+) -> TrainResult:
+    """Train as ``cfg`` says and return the losses; see ``Trainer``."""
+    return Trainer(
+        cfg, resume=resume, overwrite=overwrite, progress=progress, log=log, on_step=on_step
+    ).run()
+
+
+def resume_config(out: str | Path, **overrides) -> TrainConfig:
+    """The config a checkpoint was trained with, with ``overrides`` applied (``out`` set)."""
+    out = Path(out)
+    checkpoints.recover(out)
+    if not checkpoints.is_checkpoint(out):
+        raise CheckpointError(
+            f"{out} holds no lmscope checkpoint to resume; drop --resume to start a new run there"
+        )
+    from lmscope.weights import read_json
+
+    stored = read_json(out / checkpoints.TRAINER_FILE).get("config")
+    return TrainConfig.from_dict(stored).with_overrides(out=str(out), **overrides)
+
+
+def resolve_device(name: str, local_rank: int = 0) -> torch.device:
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda":
+        if not torch.cuda.is_available():
+            raise InvalidInputError(
+                f"--device cuda: PyTorch {torch.__version__} sees no CUDA GPU here; "
+                "use --device cpu"
+            )
+        return torch.device("cuda", local_rank)
+    return torch.device("cpu")
+
+
+class Trainer:
+    """One trainer for every model family (see ``lmscope.train`` for the protocol).
+
+    ``run()`` sets up a fresh run (refusing to overwrite an ``out`` folder that holds anything
+    but an lmscope checkpoint) or resumes one, trains, and writes checkpoints to ``cfg.out``
+    at every evaluation and at the end. Everything that could be wrong with the inputs is
+    checked before the first byte is written.
+    """
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        *,
+        resume: bool = False,
+        overwrite: bool = False,
+        progress: bool | None = None,
+        log: Callable[[str], None] | None = None,
+        on_step: Callable[[StepInfo], None] | None = None,
+    ):
+        self.cfg = cfg.validate()
+        self.resume, self.overwrite = resume, overwrite
+        self.progress, self.log, self.on_step = progress, log, on_step
+        self.adapter = get_adapter(cfg.arch)
+        self.batch_kind = cfg.batches or self.adapter.default_batches
+        self.dist = distributed.world_from_env()
+        self.device = resolve_device(cfg.device, self.dist.local_rank)
+        self.out = Path(cfg.out)
+        self.reporter: Reporter | None = None
+
+    # --- running ------------------------------------------------------------------------------
+
+    def run(self) -> TrainResult:
+        started = time.perf_counter()
+        distributed.start(self.dist, self.device.type)
+        try:
+            self._setup()
+            result = self._loop()
+        finally:
+            if self.reporter is not None:
+                self.reporter.close()
+            distributed.stop(self.dist)
+        result.wall_s = time.perf_counter() - started
+        return result
+
+    def _say(self, text: str) -> None:
+        if self.reporter is not None:
+            self.reporter.message(text)
+
+    # --- set-up -------------------------------------------------------------------------------
+
+    def _setup(self) -> None:
+        cfg = self.cfg
+        ck = self._check_out_folder()
+        corpus = load_corpus(cfg.data)
+        self.corpus_name = corpus.name
+        self.tokenizer = self._tokenizer(corpus, ck)
+        encoded = encode_corpus(
+            corpus,
+            self.tokenizer,
+            val_fraction=cfg.val_fraction,
+            tokenizer_key=_tokenizer_key(self.tokenizer),
+        )
+        self.data_key = encoded.key
+        if ck is not None and ck.trainer.get("data_key") != encoded.key:
+            raise CheckpointError(
+                f"the corpus {cfg.data!r} or its tokenizer differs from the one {self.out} was "
+                "trained on; resume with the same data, or start a new run in another --out"
+            )
+        self._check_sizes(len(encoded.train), len(encoded.val))
+
+        self.model = self._build_model(ck)
+        self.optimizer = make_optimizer(self.model, cfg, self.device.type)
+        self.batches = make_batches(
+            self.batch_kind, encoded.train, cfg.batch, cfg.context, cfg.seed, *self._rank_world()
+        )
+        n_eval = cfg.eval_iters if cfg.eval_every else 0
+        self.eval_sets = {
+            split: eval_batches(
+                self.batch_kind, data, cfg.batch, cfg.context, n_eval, cfg.seed, *self._rank_world()
+            )
+            for split, data in (("train", encoded.train), ("val", encoded.val))
+        }
+        self.prompt_ids = _sample_prompt(self.tokenizer, encoded.train)
+        self.state = None  # what a stateful model carries from one batch to the next
+        self.iteration, self.losses, self.evals = 0, [], []
+        if ck is not None:
+            self._restore(ck)
+        else:
+            self._seed_generators()
+        self.start_iteration = self.saved_iteration = self.iteration
+        self.net = self._wrap_ddp(self.model)
+        self.autocast = (
+            torch.autocast(self.device.type, dtype=torch.bfloat16)
+            if cfg.dtype == "bfloat16"
+            else nullcontext()
+        )
+        if self.dist.is_main:
+            self.reporter = Reporter(
+                cfg.iters, self.iteration, bar=self.progress, log=self.log, log_every=cfg.log_every
+            )
+        self._announce(len(encoded.train), len(encoded.val), resumed=ck is not None)
+        if self.iteration >= cfg.iters:
+            self._say(
+                f"{self.out} is already at iteration {self.iteration}; nothing to do. "
+                "Pass a larger --iters to train on"
+            )
+        if ck is None:
+            self._save()  # claims the folder and keeps the tokenizer (a trained BPE) from now on
+
+    def _rank_world(self) -> tuple[int, int]:
+        return self.dist.rank, self.dist.world
+
+    def _check_out_folder(self) -> checkpoints.Checkpoint | None:
+        """Make sure ``out`` may be written; on resume return its checkpoint."""
+        if self.dist.is_main:
+            checkpoints.recover(self.out)
+        distributed.barrier(self.dist)
+        state = checkpoints.folder_state(self.out)
+        if self.resume:
+            ck = checkpoints.load_checkpoint(self.out, recover_first=self.dist.is_main)
+            saved = TrainConfig.from_dict(ck.trainer["config"])
+            check_resumable(saved, self.cfg, str(self.out))
+            return ck
+        if state == "other":
+            raise InvalidInputError(
+                f"{self.out} holds files that are not an lmscope checkpoint; refusing to "
+                "overwrite them. Choose another --out"
+            )
+        if state == "checkpoint" and not self.overwrite:
+            done = checkpoints.checkpoint_iteration(self.out)
+            raise InvalidInputError(
+                f"{self.out} already holds a checkpoint (iteration {done}); pass --resume to "
+                "continue it or --overwrite to start again"
+            )
+        distributed.barrier(self.dist)  # every process has looked before rank 0 writes
+        return None
+
+    def _tokenizer(self, corpus, ck):
+        from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer, train_bpe
+        from lmscope.tokenizers.gpt2 import BPETokenizer
+
+        if ck is not None:
+            try:
+                return load_tokenizer(self.out)
+            except LmscopeError as err:
+                raise CheckpointError(f"the checkpoint's tokenizer is unusable: {err}") from None
+        kind, size = parse_tokenizer_spec(self.cfg.tokenizer)
+        if kind == "char":
+            from lmscope.tokenizers import CharTokenizer
+
+            return CharTokenizer.from_text(corpus.text)
+        if kind == "gpt2":
+            return gpt2_tokenizer()
+        train_text, _ = corpus.split(self.cfg.val_fraction)
+        show = self.dist.is_main and self.progress is not False
+        bpe = train_bpe(train_text, size, show_progress=show and _stderr_is_terminal())
+        return BPETokenizer(bpe)  # tiktoken speed for encoding the corpus
+
+    def _check_sizes(self, n_train: int, n_val: int) -> None:
+        cfg = self.cfg
+        need = min_tokens(self.batch_kind, cfg.batch, cfg.context, self.dist.world)
+        splits = [("training", n_train)] + ([("validation", n_val)] if cfg.eval_every else [])
+        for split, have in splits:
+            if have < need:
+                raise InvalidInputError(
+                    f"--context {cfg.context} needs at least {need:,} tokens in the {split} split "
+                    f"of {cfg.data!r}, which has {have:,}; use a shorter --context"
+                    f"{' or --batch' if self.batch_kind == 'stream' else ''} or a bigger corpus"
+                )
+
+    def _build_model(self, ck) -> nn.Module:
+        config = self.adapter.model_config(self.cfg, self.tokenizer.vocab_size)
+        torch.manual_seed(self.cfg.seed)  # the same initial weights on every process
+        model = self.adapter.build(config)
+        if ck is not None:
+            if ck.meta.get("arch") != self.cfg.arch:
+                raise CheckpointError(
+                    f"{self.out} holds a {ck.meta.get('arch')!r} model, not {self.cfg.arch!r}"
+                )
+            _load_weights(model, ck.weights, self.out)
+        return model.to(self.device).train()
+
+    def _seed_generators(self) -> None:
+        # After the model is built: processes share initial weights but not dropout masks.
+        seed = self.cfg.seed + self.dist.rank
+        torch.manual_seed(seed)
+        np.random.seed(seed % 2**32)
+        random.seed(seed)
+
+    def _restore(self, ck: checkpoints.Checkpoint) -> None:
+        load_optimizer_state(self.optimizer, ck.optimizer)
+        self.batches.load_state_dict(ck.trainer.get("batches"))
+        history = ck.trainer.get("history") or {}
+        self.iteration = ck.iteration
+        self.losses = [float(x) for x in history.get("losses", [])]
+        self.evals = list(history.get("evals", []))
+        if len(self.losses) != self.iteration:
+            raise CheckpointError(
+                f"{self.out}: the loss history has {len(self.losses)} entries for iteration "
+                f"{self.iteration}; the checkpoint is damaged"
+            )
+        if self.dist.is_main:
+            # Only rank 0's generators were saved; other processes start from fresh seeds.
+            try:
+                checkpoints.restore_rng(ck.rng)
+            except (RuntimeError, ValueError, TypeError, KeyError) as err:
+                raise CheckpointError(f"cannot restore the random generators: {err}") from None
+            self.state = _to_device(ck.carry, self.device)
+        else:
+            seed = self.cfg.seed + 7919 * self.dist.rank + self.iteration
+            torch.manual_seed(seed)
+            np.random.seed(seed % 2**32)
+            random.seed(seed)
+
+    def _wrap_ddp(self, model: nn.Module) -> nn.Module:
+        if not self.dist.enabled:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        ids = [self.device.index] if self.device.type == "cuda" else None
+        return DistributedDataParallel(model, device_ids=ids)
+
+    def _announce(self, n_train: int, n_val: int, resumed: bool) -> None:
+        cfg = self.cfg
+        params = sum(p.numel() for p in self.model.parameters())
+        where = f"resuming {self.out} at iteration {self.iteration}" if resumed else str(self.out)
+        procs = f", {self.dist.world} processes" if self.dist.enabled else ""
+        self._say(
+            f"{cfg.arch}: {params / 1e6:.2f}M parameters, {cfg.layers} layers, {cfg.heads} heads, "
+            f"{cfg.dim} dims; {self.corpus_name}: {n_train:,} train / {n_val:,} val tokens "
+            f"({self.tokenizer.name}, vocab {self.tokenizer.vocab_size:,}); "
+            f"{self.device}{procs}; -> {where}"
+        )
+
+    # --- the loop -----------------------------------------------------------------------------
+
+    def _loop(self) -> TrainResult:
+        cfg = self.cfg
+        tokens_per_step = cfg.batch * cfg.context * cfg.accum * self.dist.world
+        train_s, speed, samples = 0.0, 0.0, []
+        for it in range(self.iteration, cfg.iters):
+            lr = lr_at(it, cfg)
+            set_lr(self.optimizer, lr)
+            began = time.perf_counter()
+            loss, local = self._step(it)
+            elapsed = time.perf_counter() - began
+            train_s += elapsed
+            now = tokens_per_step / max(elapsed, 1e-9)
+            speed = now if speed == 0.0 else 0.9 * speed + 0.1 * now
+            self.iteration = it + 1
+            self.losses.append(loss)
+            if self.reporter is not None:
+                self.reporter.step(self.iteration, loss, lr, speed)
+            if self.on_step is not None:
+                self.on_step(StepInfo(self.iteration, loss, local, lr, speed))
+            last = self.iteration == cfg.iters
+            if cfg.eval_every and (self.iteration % cfg.eval_every == 0 or last):
+                self._evaluate()
+            if cfg.sample_every and (self.iteration % cfg.sample_every == 0 or last):
+                text = self._sample()
+                if text is not None:
+                    samples.append(text)
+            if cfg.eval_every and self.iteration % cfg.eval_every == 0:
+                self._save()
+        if self.saved_iteration != self.iteration:
+            self._save()
+        done = self.iteration - self.start_iteration
+        return TrainResult(
+            out=self.out,
+            iteration=self.iteration,
+            start_iteration=self.start_iteration,
+            losses=list(self.losses),
+            evals=list(self.evals),
+            samples=samples,
+            train_s=train_s,
+            tokens_per_s=done * tokens_per_step / train_s if train_s else 0.0,
+        )
+
+    def _step(self, it: int) -> tuple[float, float]:
+        """One optimizer step over ``accum`` micro-batches; returns (mean loss, local loss)."""
+        cfg = self.cfg
+        total = 0.0
+        for micro in range(cfg.accum):
+            batch = next(self.batches)
+            x, y = batch.x.to(self.device), batch.y.to(self.device)
+            if self.adapter.stateful and (self.state is None or batch.new_epoch):
+                self.state = self.adapter.initial_state(self.model, x.shape[0], self.device)
+            # DDP averages gradients on the last micro-batch only; earlier ones just accumulate.
+            last = micro == cfg.accum - 1
+            sync = nullcontext() if last or not self.dist.enabled else self.net.no_sync()
+            with sync:
+                with self.autocast:
+                    _, loss, state = self.adapter.forward(self.net, x, y, self.state)
+                (loss / cfg.accum).backward()
+            self.state = self.adapter.detach_state(state)
+            total += loss.item()
+        local = total / cfg.accum
+        mean = distributed.mean_over_ranks(local, self.dist, self.device)
+        grad_norm = None
+        if cfg.grad_clip > 0:
+            grad_norm = float(nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip))
+        bad = None if math.isfinite(mean) else f"the training loss became {mean}"
+        if bad is None and grad_norm is not None and not math.isfinite(grad_norm):
+            bad = f"the gradient norm became {grad_norm}"
+        if bad is not None:
+            self.optimizer.zero_grad(set_to_none=True)
+            raise TrainingDiverged(
+                f"{bad} at iteration {it + 1}; training stopped and the last good checkpoint "
+                f"(iteration {self.saved_iteration}) in {self.out} is kept. Try a lower --lr "
+                "or --grad-clip, or --dtype float32"
+            )
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return mean, local
+
+    @torch.no_grad()
+    def _estimate(self, batches) -> float:
+        self.model.eval()
+        state, total = None, 0.0
+        for batch in batches:
+            x, y = batch.x.to(self.device), batch.y.to(self.device)
+            if self.adapter.stateful and (state is None or batch.new_epoch):
+                state = self.adapter.initial_state(self.model, x.shape[0], self.device)
+            with self.autocast:
+                _, loss, state = self.adapter.forward(self.model, x, y, state)
+            total += loss.item()
+        self.model.train()
+        return distributed.mean_over_ranks(total / len(batches), self.dist, self.device)
+
+    def _evaluate(self) -> None:
+        losses = {split: self._estimate(batches) for split, batches in self.eval_sets.items()}
+        self.evals.append({"iteration": self.iteration, **losses})
+        self._say(
+            f"iter {self.iteration}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}"
+        )
+
+    def _sample(self) -> str | None:
+        if not self.dist.is_main:
+            return None
+        try:
+            text = self.adapter.sample(
+                self.model,
+                self.tokenizer,
+                self.prompt_ids,
+                self.cfg.sample_length,
+                self.cfg.seed + self.iteration,
+            )
+        finally:
+            self.model.train()
+        if text is not None:
+            self._say(f"--- sample at iteration {self.iteration} ---\n{text}\n---")
+        return text
+
+    def _save(self) -> None:
+        if not self.dist.is_main:
+            return
+        last_val = self.evals[-1]["val"] if self.evals else None
+        tokens = self.iteration * self.cfg.batch * self.cfg.context * self.cfg.accum
+        trainer_state = {
+            "iteration": self.iteration,
+            "config": self.cfg.to_dict(),
+            "data_key": self.data_key,
+            "world_size": self.dist.world,
+            "batches": self.batches.state_dict(),
+            "history": {"losses": self.losses, "evals": self.evals},
+        }
+        meta = {
+            "name": self.out.resolve().name,
+            "tokenizer": self.tokenizer.name,
+            "training": {
+                "corpus": self.corpus_name,
+                "iteration": self.iteration,
+                "tokens": tokens * self.dist.world,
+                "val_loss": last_val,
+            },
+        }
+        checkpoints.save_checkpoint(
+            self.out,
+            arch=self.cfg.arch,
+            model_config=self.adapter.config_of(self.model),
+            weights=self.model.state_dict(),
+            tokenizer=self.tokenizer,
+            optimizer_state=self.optimizer.state_dict(),
+            trainer_state=trainer_state,
+            rng_state=checkpoints.capture_rng(),
+            carry=self.state,
+            meta=meta,
+        )
+        self.saved_iteration = self.iteration
+
+
+def _load_weights(model: nn.Module, weights: dict[str, torch.Tensor], where: Path) -> None:
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(weights))
+    unexpected = sorted(set(weights) - set(expected))
+    if missing or unexpected:
+        detail = f"missing {missing[:3]}" if missing else f"unexpected {unexpected[:3]}"
+        raise CheckpointError(f"the weights in {where} do not fit this model: {detail}")
+    for key, tensor in weights.items():
+        if tensor.shape != expected[key].shape:
+            raise CheckpointError(
+                f"the weights in {where} do not fit this model: {key} has shape "
+                f"{tuple(tensor.shape)}, the settings imply {tuple(expected[key].shape)}"
+            )
+    model.load_state_dict(weights)
+
+
+def _to_device(carry, device: torch.device):
+    if carry is None:
+        return None
+    if isinstance(carry, torch.Tensor):
+        return carry.to(device)
+    return tuple(t.to(device) for t in carry)
+
+
+def _tokenizer_key(tokenizer) -> str:
+    """A hash of the tokenizer's files (not its display name), so a tokenizer read back from a
+    checkpoint maps the corpus to the same cache entry as the one that was trained."""
+    digest = hashlib.sha256(f"vocab={tokenizer.vocab_size}".encode())
+    with tempfile.TemporaryDirectory(prefix="lmscope-tok-") as tmp:
+        tokenizer.save(tmp)
+        for path in sorted(Path(tmp).rglob("*")):
+            if path.is_file():
+                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"files:{digest.hexdigest()}"
+
+
+def _sample_prompt(tokenizer, train_ids) -> list[int]:
+    """Samples start from a newline, as nanoGPT's do, or from the corpus's first token."""
+    try:
+        ids = tokenizer.encode("\n")
+    except LmscopeError:
+        ids = []
+    return ids or [int(train_ids[0])]
+
+
+def _stderr_is_terminal() -> bool:
+    import sys
+
+    return sys.stderr.isatty()
