@@ -140,3 +140,17 @@ def test_damaged_or_mismatched_folders_fail_clearly(lm, tmp_path):
     (folder / "lmscope.json").write_text(text)
     with pytest.raises(CheckpointError, match="lacks a valid lstm"):
         lmscope.load(folder)
+
+
+def test_export_writes_a_lean_float16_rnn_folder(lm, lstm_dir, tmp_path):
+    from lmscope.commands.export import export_model
+
+    out = export_model(lstm_dir, tmp_path / "lean", dtype="float16", name="lean-lstm")
+    lean = lmscope.load(out)
+    assert isinstance(lean, RNNLanguageModel) and lean.name == "lean-lstm"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "chars.json",
+        "lmscope.json",
+        "model.safetensors",
+    ]
+    torch.testing.assert_close(lean.logits("hear"), lm.logits("hear"), atol=2e-2, rtol=0)

@@ -53,7 +53,19 @@ def sampling_params(args) -> SamplingParams:
     )
 
 
-def load_model(args):
+def load_model(args, *, any_family: bool = False):
+    """The model --model names. Commands that look inside a GPT refuse other families
+    (char-RNNs) in one line unless ``any_family``."""
     import lmscope
+    from lmscope.errors import InvalidInputError
 
-    return lmscope.load(args.model)
+    model = lmscope.load(args.model)
+    if not any_family and getattr(model, "family", "gpt") != "gpt":
+        from lmscope.rnn_lm import ARCH_NAMES
+
+        raise InvalidInputError(
+            f"{model.name} is a {ARCH_NAMES.get(model.arch, model.arch)}; 'lmscope "
+            f"{getattr(args, 'command', '')}' needs a GPT (char-RNNs work with generate, "
+            "sample and compare)"
+        )
+    return model

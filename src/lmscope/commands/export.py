@@ -24,7 +24,9 @@ def register(sub):
         description="Copy a trained model without optimizer or trainer state, "
         "optionally in float16, into a folder lmscope.load reads.",
     )
-    p.add_argument("run_dir", metavar="RUN", help="a folder written by 'lmscope train' (or any model folder)")
+    p.add_argument(
+        "run_dir", metavar="RUN", help="a folder written by 'lmscope train' (or any model folder)"
+    )
     p.add_argument("out", help="the folder to write (replaced atomically)")
     p.add_argument(
         "--dtype",
@@ -52,6 +54,10 @@ def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = No
             if k not in ("format", "arch", "model")
         }
     meta["name"] = name or meta.get("name") or Path(out_dir).name
+    if getattr(model, "family", "gpt") != "gpt":  # a char-RNN/LSTM/GRU
+        from lmscope.rnn_lm import save_rnn_dir
+
+        return save_rnn_dir(model.net, model.tokenizer, out_dir, meta=meta, dtype=DTYPES[dtype])
     extra = {}
     if model.tokenizer is not None:
         with tempfile.TemporaryDirectory() as tmp:

@@ -38,7 +38,7 @@ def run(args) -> int:
     from lmscope.generate import generate
 
     params = sampling_params(args)  # validate before the (slow) model load
-    model = load_model(args)
+    model = load_model(args, any_family=True)  # char-RNNs generate too
     stream = generate(
         model,
         args.prompt,

@@ -24,6 +24,15 @@ _BUNDLED = {
     "warpeace": ("warpeace", "Tolstoy, War and Peace (Project Gutenberg text), bundled"),
 }
 _ALIASES = {"tinyshakespeare": "shakespeare", "war-and-peace": "warpeace"}
+# Variants: a bundled corpus cut where text that does not belong to it begins.
+# name -> (bundled corpus, first line of the part to drop, description)
+_VARIANTS = {
+    "warpeace-novel": (
+        "warpeace",
+        "My alarm rang too early again",
+        "War and Peace without the kaomoji diary appended to the course copy (see its CARD.md)",
+    ),
+}
 STDLIB_NAME = "python-stdlib"
 
 # Default cap for the stdlib corpus: big enough to train on, small enough to encode quickly.
@@ -53,7 +62,7 @@ class Corpus:
 
 def known_corpora() -> list[str]:
     """Names `load_corpus` accepts besides paths (canonical names, then aliases)."""
-    return [*_BUNDLED, STDLIB_NAME, *_ALIASES]
+    return [*_BUNDLED, *_VARIANTS, STDLIB_NAME, *_ALIASES]
 
 
 def train_val_split(seq: _Seq, val_fraction: float = 0.1) -> tuple[_Seq, _Seq]:
@@ -82,6 +91,8 @@ def load_corpus(
         key = _ALIASES.get(key, key)
         if key in _BUNDLED:
             return _load_bundled(key)
+        if key in _VARIANTS:
+            return _load_variant(key)
         if key == STDLIB_NAME:
             return load_python_stdlib(max_chars=max_chars)
     path = Path(name_or_path).expanduser()
@@ -106,6 +117,17 @@ def _load_bundled(name: str) -> Corpus:
     asset = resources.files("lmscope") / "assets" / "corpora" / folder / "input.txt"
     text = decode_text(asset.read_bytes(), f"bundled corpus {name!r}")
     return Corpus(name=name, text=text, source=f"{description}: assets/corpora/{folder}/input.txt")
+
+
+def _load_variant(name: str) -> Corpus:
+    base, first_dropped, description = _VARIANTS[name]
+    text = _load_bundled(base).text
+    cut = text.find("\n" + first_dropped)
+    if cut < 0:  # the shipped file changed; better to fail than to train on the wrong text
+        raise InvalidInputError(f"corpus {name!r}: the bundled {base!r} text lacks its known tail")
+    folder = _BUNDLED[base][0]
+    source = f"{description}: assets/corpora/{folder}/input.txt, first {cut + 1:,} characters"
+    return Corpus(name=name, text=text[: cut + 1], source=source)
 
 
 def decode_text(raw: bytes, what: str) -> str:
