@@ -127,11 +127,13 @@ def save_checkpoint(
     rng_state: dict | None = None,
     carry: Any = None,
     meta: dict | None = None,
+    extra_files: dict[str, bytes] | None = None,
 ) -> Path:
     """Write a checkpoint folder atomically (see the module docstring) and return its path.
 
     ``trainer_state`` must be JSON-serialisable; it is stored with the iteration, config and
     history the trainer needs. ``meta`` adds entries to lmscope.json (name, training summary).
+    ``extra_files`` (name -> bytes) are written alongside, e.g. the sample timeline.
     """
     directory = Path(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
@@ -149,6 +151,7 @@ def save_checkpoint(
             rng_state=rng_state if rng_state is not None else capture_rng(),
             carry=carry,
             meta=meta or {},
+            extra_files=extra_files or {},
         )
         _swap_in(tmp, directory)
     except BaseException:
@@ -169,7 +172,10 @@ def _write_contents(
     rng_state,
     carry,
     meta,
+    extra_files,
 ) -> None:
+    for name, data in extra_files.items():
+        (tmp / name).write_bytes(data)
     if tokenizer is not None:
         tokenizer.save(tmp)
     save_file(_cpu_tensors(weights), str(tmp / WEIGHTS_FILE))

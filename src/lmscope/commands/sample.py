@@ -11,14 +11,47 @@ def register(sub):
     p = sub.add_parser(
         "sample",
         help="stream text from a model folder written by 'lmscope train'",
-        description="Load the model in DIR and continue --prompt for --length tokens, "
-        "printing text as it is generated.",
+        description="Load the model in DIR (a GPT or a char-RNN/LSTM/GRU) and continue --prompt "
+        "for --length tokens, printing text as it is generated.",
     )
     p.add_argument("dir", metavar="DIR", help="checkpoint or model folder")
-    p.add_argument("--prompt", default="\n", help="text to start from (default: a newline)")
+    p.add_argument(
+        "--prompt", "--prime", default="\n", help="text to start from (default: a newline)"
+    )
     p.add_argument("--length", "-n", type=int, default=500, help="tokens to generate (default 500)")
     add_sampling_options(p)
+    p.add_argument("--argmax", action="store_true", help="same as --greedy (char-rnn's name)")
+    p.add_argument(
+        "--skip-unknown",
+        action="store_true",
+        help="drop prompt characters outside a character model's vocabulary instead of failing",
+    )
     p.set_defaults(run=run)
+
+
+def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
+    """The prompt as ids; a character vocabulary names the characters it lacks."""
+    from lmscope.errors import InvalidInputError
+    from lmscope.tokenizers import CharTokenizer
+
+    tokenizer = model.tokenizer
+    if not isinstance(tokenizer, CharTokenizer):
+        return model.to_ids(text, truncate=True)
+    if not text:
+        raise InvalidInputError("the prompt is empty; type some text")
+    known = set(tokenizer.chars)
+    unknown = [c for c in dict.fromkeys(text) if c not in known]
+    if unknown and not skip_unknown:
+        shown = ", ".join(repr(c) for c in unknown[:8])
+        more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
+        raise InvalidInputError(
+            f"the prompt has {len(unknown)} character(s) the model never saw: {shown}{more}; "
+            "remove them or pass --skip-unknown"
+        )
+    kept = "".join(c for c in text if c in known)
+    if not kept:
+        raise InvalidInputError("no character of the prompt is in the model's vocabulary")
+    return model.to_ids(kept, truncate=True)
 
 
 def run(args) -> int:
@@ -28,13 +61,14 @@ def run(args) -> int:
 
     if args.length < 0:
         raise InvalidInputError(f"--length must be 0 or more, got {args.length}")
+    if args.argmax:
+        args.greedy = True
     params = sampling_params(args)  # validate before loading the model
     model = lmscope.load(args.dir)
-    stream = generate(
-        model, args.prompt, args.length, params, seed=args.seed, stop_at_eot=False, truncate=True
-    )
+    prompt = _prompt_ids(model, args.prompt, args.skip_unknown)
+    stream = generate(model, prompt, args.length, params, seed=args.seed, stop_at_eot=False)
     out = sys.stdout
-    out.write(args.prompt)
+    out.write(model.decode(prompt) if args.skip_unknown else args.prompt)
     ids: list[int] = []
     shown = ""
     for token in stream:

@@ -1,4 +1,4 @@
-"""``lmscope train``: train a GPT on a corpus and write a checkpoint folder.
+"""``lmscope train``: train a GPT or a char-RNN/LSTM/GRU on a corpus; write a checkpoint folder.
 
 Under ``torchrun --nproc_per_node N -m lmscope train ...`` the same command trains with DDP.
 """
@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from lmscope.errors import InvalidInputError
 from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
 
 _DEFAULTS = TrainConfig()
@@ -25,11 +26,14 @@ def _option(group, flag: str, type_, help_: str, **extra):
 def register(sub):
     p = sub.add_parser(
         "train",
-        help="train a GPT on a corpus; checkpoints are model folders",
+        help="train a GPT or a char-RNN/LSTM/GRU on a corpus; checkpoints are model folders",
         description="Train a model and write checkpoints to --out (safetensors + JSON; the "
         "folder loads with lmscope.load and 'lmscope sample'). Defaults are nanoGPT's "
-        "Shakespeare-char CPU settings. With --resume, settings you leave out come from the "
-        "checkpoint. Run under 'torchrun --nproc_per_node N -m lmscope train ...' for DDP.",
+        "Shakespeare-char CPU settings; --arch lstm|gru|rnn trains a char-RNN with truncated BPTT "
+        "over contiguous streams and char-rnn-like defaults (2 layers, hidden 128, 50 streams of "
+        "50 characters, Adam 2e-3 decaying to 2e-4, clip 5, no weight decay). With --resume, "
+        "settings you leave out come from the checkpoint. Run under "
+        "'torchrun --nproc_per_node N -m lmscope train ...' for DDP.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     data = p.add_argument_group("data")
@@ -37,12 +41,19 @@ def register(sub):
     _option(data, "--tokenizer", str, "char, bpe:N (trained on the training split) or gpt2")
 
     model = p.add_argument_group("model")
-    _option(model, "--arch", str, "model family; only gpt is available so far")
+    _option(model, "--arch", str, "model family: gpt, lstm, gru or rnn")
     _option(model, "--layers", int, "number of blocks")
     _option(model, "--heads", int, "attention heads per block")
-    _option(model, "--dim", int, "width of the residual stream")
-    _option(model, "--context", int, "tokens per training window")
+    _option(model, "--dim", int, "width of the residual stream (char-RNNs: the hidden size)")
+    _option(model, "--context", int, "tokens per training window (char-RNNs: per BPTT chunk)")
     _option(model, "--dropout", float, "dropout rate")
+    model.add_argument(
+        "--hidden", type=int, default=None, help="char-RNNs: hidden units per layer (= --dim)"
+    )
+    model.add_argument(
+        "--seq", type=int, default=None, help="char-RNNs: characters per BPTT chunk (= --context)"
+    )
+    _option(model, "--embed", int, "char-RNNs: input embedding width; 0 = one-hot input")
 
     opt = p.add_argument_group("optimisation")
     _option(opt, "--batch", int, "sequences per micro-batch (per process)")
@@ -69,6 +80,13 @@ def register(sub):
     _option(run_group, "--eval-iters", int, "batches per evaluation")
     _option(run_group, "--sample-every", int, "print a sample every N steps; 0 = never")
     _option(run_group, "--sample-length", int, "tokens per sample")
+    run_group.add_argument(
+        "--sample-at",
+        default=None,
+        metavar="N,N,...",
+        help="iterations at which to keep a sample with a fixed seed and prime in the run's "
+        "timeline (timeline.json, timeline.md), e.g. 100,300,1000,2000; 0 = before training",
+    )
     _option(run_group, "--log-every", int, "steps between log lines when there is no progress bar")
     _option(run_group, "--seed", int, "random seed")
     _option(run_group, "--out", str, "checkpoint folder")
@@ -89,13 +107,24 @@ def register(sub):
 
 def config_from_args(args) -> TrainConfig:
     from lmscope.data import known_corpora
-    from lmscope.train import resume_config
+    from lmscope.train import get_adapter, resume_config
 
     given = {
         name: getattr(args, name)
         for name in TrainConfig.__dataclass_fields__
         if getattr(args, name, None) is not None
     }
+    for alias, field in (("hidden", "dim"), ("seq", "context")):
+        value = getattr(args, alias, None)
+        if value is None:
+            continue
+        if value < 1:
+            raise InvalidInputError(f"--{alias} must be a whole number >= 1, got {value}")
+        if given.get(field, value) != value:
+            raise InvalidInputError(f"--{alias} and --{field} name one setting; give one of them")
+        given[field] = value
+    if "sample_at" in given:
+        given["sample_at"] = _iterations(given["sample_at"])
     if args.resume:
         out = given.pop("out", _DEFAULTS.out)
         return resume_config(out, **given)
@@ -103,7 +132,19 @@ def config_from_args(args) -> TrainConfig:
     if data and data.strip().lower() not in known_corpora() and Path(data).exists():
         # An absolute path, so --resume from another working folder finds the same corpus.
         given["data"] = str(Path(data).resolve())
-    return TrainConfig(**given)
+    # Settings left out come from the model family's defaults, then from TrainConfig's.
+    defaults = get_adapter(given.get("arch", _DEFAULTS.arch)).defaults
+    return TrainConfig(**{**defaults, **given})
+
+
+def _iterations(text: str) -> list[int]:
+    """'100,300,1000' -> [100, 300, 1000]."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or not all(p.isdigit() for p in parts):
+        raise InvalidInputError(
+            f"--sample-at takes iterations separated by commas (e.g. 100,300,1000), got {text!r}"
+        )
+    return sorted({int(p) for p in parts})
 
 
 def run(args) -> int:

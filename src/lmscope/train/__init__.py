@@ -30,7 +30,12 @@ trainer then reads ``StreamBatches`` (contiguous streams, one per batch row), ca
 hidden state from chunk to chunk, detaches it after each chunk (truncated BPTT), resets it
 when the streams restart (``Batch.new_epoch``) and stores it in checkpoints so a resumed run
 continues mid-epoch. ``--optimizer rmsprop|adam`` and a constant or decaying learning rate
-(``min_lr``) cover the classic char-rnn recipes. Register a family with ``register_arch``.
+(``min_lr``) cover the classic char-rnn recipes. Register a family with ``register_arch``;
+``lmscope.train.rnn_adapter`` registers "rnn", "lstm" and "gru" (``lmscope.models.rnn``).
+
+Samples over training: ``sample_at=[100, 300, 1000]`` (``--sample-at``) draws a sample with the
+run's own seed and prime at those iterations and keeps them in the checkpoint folder as
+``timeline.json`` and ``timeline.md`` (``lmscope.train.timeline``), for any family.
 
 The batch sources (``batches.make_batches``): "random" windows or "stream" chunks; both yield
 ``Batch(x, y, new_epoch)`` and save their position as JSON, so resuming draws the very same
@@ -42,6 +47,7 @@ Distributed: started by ``torchrun``, every process runs the same loop under DDP
 gloo on CPU), draws its own batches and averages gradients; rank 0 alone logs and writes.
 """
 
+from lmscope.train import rnn_adapter  # noqa: F401  (registers rnn, lstm, gru)
 from lmscope.train.adapters import ARCHS, GPTAdapter, ModelAdapter, get_adapter, register_arch
 from lmscope.train.batches import Batch, BatchSource, eval_batches, make_batches
 from lmscope.train.config import FIXED_ON_RESUME, TrainConfig, parse_tokenizer_spec

@@ -17,7 +17,9 @@ The trainer never touches a model's internals. For each architecture it asks an 
   progress (optional; returning None skips samples).
 
 ``stateful`` tells the trainer whether to carry state; ``default_batches`` whether random
-windows ("random", GPTs) or contiguous streams ("stream", RNNs) suit the family.
+windows ("random", GPTs) or contiguous streams ("stream", RNNs) suit the family. ``defaults``
+holds training settings that suit the family better than ``TrainConfig``'s (the CLI applies
+them to flags left out); ``describe(cfg)`` is the model's shape in the run's first line.
 A carried state must be None, a tensor, or a tuple of tensors, so checkpoints can store it.
 """
 
@@ -38,6 +40,7 @@ class ModelAdapter(ABC):
     arch: ClassVar[str]
     stateful: ClassVar[bool] = False
     default_batches: ClassVar[str] = "random"
+    defaults: ClassVar[dict] = {}
 
     @abstractmethod
     def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict: ...
@@ -65,6 +68,9 @@ class ModelAdapter(ABC):
 
     def sample(self, model: nn.Module, tokenizer, prompt_ids: list[int], length: int, seed: int):
         return None
+
+    def describe(self, cfg: TrainConfig) -> str:
+        return f"{cfg.layers} layers, {cfg.heads} heads, {cfg.dim} dims"
 
 
 class GPTAdapter(ModelAdapter):

@@ -9,7 +9,7 @@ AdamW with betas (0.9, 0.99) and weight decay 0.1, gradients clipped at 1.0, no 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 
 from lmscope.errors import CheckpointError, InvalidInputError
 
@@ -30,6 +30,7 @@ FIXED_ON_RESUME = (
     "dim",
     "context",
     "dropout",
+    "embed",
     "batch",
     "accum",
     "optimizer",
@@ -54,6 +55,7 @@ class TrainConfig:
     dim: int = 128
     context: int = 64  # tokens per training window (the GPT's n_ctx)
     dropout: float = 0.0
+    embed: int = 0  # char-RNNs: input embedding width; 0 means one-hot input (as char-rnn)
     # optimisation
     batch: int = 12  # sequences per micro-batch, per process
     accum: int = 1  # micro-batches per optimizer step
@@ -73,6 +75,9 @@ class TrainConfig:
     eval_iters: int = 20  # batches per evaluation (per process)
     sample_every: int = 500  # 0: never
     sample_length: int = 200
+    # iterations at which a sample with a fixed seed and prime joins the run's timeline
+    # (timeline.json and timeline.md in the checkpoint folder); 0 means before training
+    sample_at: list[int] = field(default_factory=list)
     log_every: int = 50  # iterations between log lines when there is no progress bar
     seed: int = 1337
     out: str = "out"
@@ -109,6 +114,14 @@ class TrainConfig:
             _non_negative_int(self, "decay_iters")
         if self.eval_every:
             _positive_int(self, "eval_iters")
+        _non_negative_int(self, "embed")
+        if not isinstance(self.sample_at, (list, tuple)) or any(
+            isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in self.sample_at
+        ):
+            raise InvalidInputError(
+                f"--sample-at must list whole numbers >= 0 (e.g. 100,300,1000), "
+                f"got {self.sample_at!r}"
+            )
         for name in ("lr", "min_lr", "weight_decay", "grad_clip"):
             value = getattr(self, name)
             if not _is_number(value) or not math.isfinite(value) or value < 0:

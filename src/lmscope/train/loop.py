@@ -19,7 +19,7 @@ from torch import nn
 from lmscope import checkpoints
 from lmscope.data import encode_corpus, load_corpus
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
-from lmscope.train import distributed
+from lmscope.train import distributed, timeline
 from lmscope.train.adapters import get_adapter
 from lmscope.train.batches import eval_batches, make_batches, min_tokens
 from lmscope.train.config import TrainConfig, check_resumable, parse_tokenizer_spec
@@ -186,6 +186,7 @@ class Trainer:
         self.prompt_ids = _sample_prompt(self.tokenizer, encoded.train)
         self.state = None  # what a stateful model carries from one batch to the next
         self.iteration, self.losses, self.evals = 0, [], []
+        self.timeline: list[dict] = []  # samples at cfg.sample_at (see lmscope.train.timeline)
         if ck is not None:
             self._restore(ck)
         else:
@@ -297,6 +298,7 @@ class Trainer:
         self.iteration = ck.iteration
         self.losses = [float(x) for x in history.get("losses", [])]
         self.evals = list(history.get("evals", []))
+        self.timeline = list(history.get("timeline", []))
         if len(self.losses) != self.iteration:
             raise CheckpointError(
                 f"{self.out}: the loss history has {len(self.losses)} entries for iteration "
@@ -329,8 +331,8 @@ class Trainer:
         where = f"resuming {self.out} at iteration {self.iteration}" if resumed else str(self.out)
         procs = f", {self.dist.world} processes" if self.dist.enabled else ""
         self._say(
-            f"{cfg.arch}: {params / 1e6:.2f}M parameters, {cfg.layers} layers, {cfg.heads} heads, "
-            f"{cfg.dim} dims; {self.corpus_name}: {n_train:,} train / {n_val:,} val tokens "
+            f"{cfg.arch}: {params / 1e6:.2f}M parameters, {self.adapter.describe(cfg)}; "
+            f"{self.corpus_name}: {n_train:,} train / {n_val:,} val tokens "
             f"({self.tokenizer.name}, vocab {self.tokenizer.vocab_size:,}); "
             f"{self.device}{procs}; -> {where}"
         )
@@ -341,6 +343,8 @@ class Trainer:
         cfg = self.cfg
         tokens_per_step = cfg.batch * cfg.context * cfg.accum * self.dist.world
         train_s, speed, samples = 0.0, 0.0, []
+        if self.iteration == 0 and 0 in cfg.sample_at:
+            self._timeline_sample()  # the untrained model: pure noise
         for it in range(self.iteration, cfg.iters):
             lr = lr_at(it, cfg)
             set_lr(self.optimizer, lr)
@@ -363,6 +367,8 @@ class Trainer:
                 text = self._sample()
                 if text is not None:
                     samples.append(text)
+            if self.iteration in cfg.sample_at:
+                self._timeline_sample()
             if cfg.eval_every and self.iteration % cfg.eval_every == 0:
                 self._save()
         if self.saved_iteration != self.iteration:
@@ -454,6 +460,37 @@ class Trainer:
             self._say(f"--- sample at iteration {self.iteration} ---\n{text}\n---")
         return text
 
+    def _timeline_sample(self) -> None:
+        """A sample for the timeline: always the run's seed and prime, so only weights differ."""
+        if not self.dist.is_main:
+            return
+        try:
+            text = self.adapter.sample(
+                self.model, self.tokenizer, self.prompt_ids, self.cfg.sample_length, self.cfg.seed
+            )
+        finally:
+            self.model.train()
+        if text is None:
+            return
+        last_eval = self.evals[-1] if self.evals else {}
+        val = last_eval.get("val") if last_eval.get("iteration") == self.iteration else None
+        train_loss = self.losses[-1] if self.losses else None
+        new = timeline.entry(self.iteration, text, train_loss, val)
+        self.timeline = timeline.add(self.timeline, new)
+        self._say(f"--- timeline sample at iteration {self.iteration} ---\n{text}\n---")
+
+    def _timeline_files(self) -> dict[str, bytes]:
+        if not self.timeline:
+            return {}
+        info = {
+            "arch": self.cfg.arch,
+            "corpus": self.corpus_name,
+            "prime": self.tokenizer.decode(self.prompt_ids),
+            "seed": self.cfg.seed,
+            "length": self.cfg.sample_length,
+        }
+        return timeline.files(self.timeline, info)
+
     def _save(self) -> None:
         if not self.dist.is_main:
             return
@@ -465,7 +502,7 @@ class Trainer:
             "data_key": self.data_key,
             "world_size": self.dist.world,
             "batches": self.batches.state_dict(),
-            "history": {"losses": self.losses, "evals": self.evals},
+            "history": {"losses": self.losses, "evals": self.evals, "timeline": self.timeline},
         }
         meta = {
             "name": self.out.resolve().name,
@@ -488,6 +525,7 @@ class Trainer:
             rng_state=checkpoints.capture_rng(),
             carry=self.state,
             meta=meta,
+            extra_files=self._timeline_files(),
         )
         self.saved_iteration = self.iteration
 

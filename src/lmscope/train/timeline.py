@@ -1,0 +1,58 @@
+"""Samples over training: the same prime and seed at chosen iterations (``--sample-at``).
+
+Karpathy showed a War and Peace LSTM's samples turning from noise into spaced "words", then
+words, then sentences. A timeline keeps such samples with the run: one entry per iteration,
+written into the checkpoint folder as ``timeline.json`` (for programs and pages) and
+``timeline.md`` (to read). Every entry is drawn with the same seed, prime and length, so the
+only thing that changes between them is the model.
+"""
+
+from __future__ import annotations
+
+import json
+
+TIMELINE_JSON = "timeline.json"
+TIMELINE_MD = "timeline.md"
+
+
+def entry(iteration: int, text: str, train_loss: float | None, val_loss: float | None) -> dict:
+    return {"iteration": iteration, "train_loss": train_loss, "val_loss": val_loss, "text": text}
+
+
+def add(entries: list[dict], new: dict) -> list[dict]:
+    """The entries with ``new`` in iteration order (replacing one at the same iteration, as a
+    resumed run re-draws the sample it had not saved yet)."""
+    kept = [e for e in entries if e["iteration"] != new["iteration"]]
+    return sorted([*kept, new], key=lambda e: e["iteration"])
+
+
+def files(entries: list[dict], info: dict) -> dict[str, bytes]:
+    """timeline.json and timeline.md for ``entries``; ``info`` describes how they were drawn
+    (arch, corpus, prime, seed, length)."""
+    data = {"format": "lmscope-timeline", **info, "samples": entries}
+    return {
+        TIMELINE_JSON: json.dumps(data, indent=1, ensure_ascii=False).encode("utf-8"),
+        TIMELINE_MD: markdown(entries, info).encode("utf-8"),
+    }
+
+
+def markdown(entries: list[dict], info: dict) -> str:
+    lines = [
+        "# Samples over training",
+        "",
+        f"{info.get('arch', 'model')} on {info.get('corpus', '?')}: {info.get('length')} tokens "
+        f"after the prime {info.get('prime', '')!r}, seed {info.get('seed')}, drawn the same way "
+        "at every iteration listed, so only the weights differ.",
+    ]
+    for e in entries:
+        losses = [
+            f"{name} loss {e[key]:.3f}"
+            for name, key in (("train", "train_loss"), ("val", "val_loss"))
+            if e.get(key) is not None
+        ]
+        heading = f"## Iteration {e['iteration']:,}"
+        if losses:
+            heading += f" ({', '.join(losses)})"
+        fence = "~~~~" if "```" in e["text"] else "```"
+        lines += ["", heading, "", f"{fence}text", e["text"], fence]
+    return "\n".join(lines) + "\n"
