@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "serve",
     "export",
     "minrnn",
+    "lab",
 )
 
 

@@ -1,0 +1,256 @@
+"""``lmscope lab ...``: the why-Transformers experiments.
+
+    lmscope lab serial-depth   recurrence vs reduction vs scans: depth and timings
+    lmscope lab memory-wall    peak memory and time of attention vs an LSTM; KV cache sizes
+    lmscope lab show [NAME]    print a saved or shipped result
+
+Each experiment writes result.json and its plots (PNG and SVG) to --out.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from lmscope.errors import InvalidInputError
+
+
+def register(sub):
+    p = sub.add_parser(
+        "lab",
+        help="why Transformers: measure serial depth and attention's memory wall",
+        description="Experiments behind 'why Transformers replaced RNNs'. Each one prints "
+        "tables, and writes result.json plus PNG/SVG plots to --out.",
+    )
+    p.set_defaults(run=lambda args: _help(p))
+    lab = p.add_subparsers(dest="lab_command", metavar="EXPERIMENT")
+
+    sd = lab.add_parser(
+        "serial-depth",
+        help="recurrence vs tree reduction vs parallel scans: depth, pure Python, PyTorch",
+        description="Serial depth of a recurrence vs a tree reduction; pure-Python timing of "
+        "h = 0.9*h + x vs sum(xs)/len(xs); the recurrence as a prefix scan; the exercises "
+        "(64-wide state, Hillis-Steele and Blelloch scans, a PyTorch sweep of loop vs "
+        "reduction vs parallel scan on CPU and CUDA).",
+    )
+    _out_option(sd, "serial-depth")
+    sd.add_argument(
+        "--quick", action="store_true", help="smaller sizes and sweeps (about 10 s on 2 cores)"
+    )
+    sd.add_argument("--max-n", type=int, default=None, help="largest N in every table")
+    sd.add_argument("--repeats", type=int, default=3, help="timing repeats, best kept (default 3)")
+    sd.add_argument(
+        "--device",
+        default="auto",
+        help="PyTorch sweep devices: auto (CPU, plus CUDA when present), cpu, cuda, or cpu,cuda",
+    )
+    sd.add_argument("--a", type=float, default=0.9, help="decay a in h = a*h + x (default 0.9)")
+    sd.add_argument("--seed", type=int, default=0, help="seed for the random inputs")
+    _common_options(sd)
+    sd.set_defaults(run=run_serial_depth)
+
+    mw = lab.add_parser(
+        "memory-wall",
+        help="peak memory and time: naive attention vs fused attention vs an LSTM",
+        description="Peak memory and time of causal attention as N doubles: naive attention "
+        "(materialises N x N scores), torch's scaled_dot_product_attention, and an LSTM "
+        "cell's O(1) state, next to the theoretical N^2 x heads x bytes. Each method stops at "
+        "the first N that does not fit the memory budget. Plus GPT-2 KV-cache sizes.",
+    )
+    _out_option(mw, "memory-wall")
+    mw.add_argument("--min-n", type=int, default=256, help="smallest N (default 256)")
+    mw.add_argument("--max-n", type=int, default=16_384, help="largest N (default 16384)")
+    mw.add_argument("--heads", type=int, default=12, help="attention heads (default 12)")
+    mw.add_argument("--d-head", type=int, default=64, help="width of each head (default 64)")
+    mw.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
+    mw.add_argument("--dtype", default="float32", help="float32, float16, bfloat16 or float64")
+    mw.add_argument("--device", default="cpu", help="cpu, cuda, or auto (CUDA when present)")
+    mw.add_argument(
+        "--budget",
+        default=None,
+        help="memory a measurement may use, e.g. 4GB, 512MiB (default: a quarter of the "
+        "memory available now)",
+    )
+    mw.add_argument("--methods", default="naive,sdpa,lstm", help="comma list of naive, sdpa, lstm")
+    mw.add_argument("--repeats", type=int, default=1, help="timing repeats, best kept")
+    _common_options(mw)
+    mw.set_defaults(run=run_memory_wall)
+
+    show = lab.add_parser(
+        "show",
+        help="print a result: a shipped one by name, or a folder/result.json you wrote",
+        description="Print the tables, explanations and verdicts of a lab result.",
+    )
+    show.add_argument(
+        "result",
+        nargs="?",
+        default=None,
+        help="serial-depth, memory-wall (the shipped examples), or a folder / result.json",
+    )
+    show.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
+    show.add_argument("--json", action="store_true", help="print the result file as is")
+    show.set_defaults(run=run_show)
+
+
+def _help(parser) -> int:
+    parser.print_help()
+    return 0
+
+
+def _out_option(parser, name: str) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("lmscope-results") / name,
+        help=f"folder for result.json and plots (default ./lmscope-results/{name})",
+    )
+
+
+def _common_options(parser) -> None:
+    parser.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
+    parser.add_argument("--json", action="store_true", help="print result.json instead of tables")
+
+
+def _set_threads(threads: int | None) -> None:
+    if threads is None:
+        return
+    if threads < 1:
+        raise InvalidInputError(f"--threads must be >= 1, got {threads}")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def run_serial_depth(args) -> int:
+    from lmscope.lab.progress import make_progress
+    from lmscope.lab.results import resolve_devices
+    from lmscope.lab.serial_depth import SerialDepthConfig, run_serial_depth
+
+    cfg = SerialDepthConfig(
+        max_n=args.max_n,
+        repeats=args.repeats,
+        quick=args.quick,
+        devices=resolve_devices(args.device),
+        a=args.a,
+        seed=args.seed,
+    )
+    _set_threads(args.threads)
+    console = _console(stderr=args.json)
+    with make_progress(console) as progress:
+        result = run_serial_depth(cfg, args.out, progress)
+    return _finish(result.to_dict(), args, console)
+
+
+def run_memory_wall(args) -> int:
+    from lmscope.lab.memory_wall import MemoryWallConfig, parse_size, run_memory_wall
+    from lmscope.lab.progress import make_progress
+    from lmscope.lab.results import resolve_devices
+
+    devices = resolve_devices(args.device)
+    device = devices[-1] if args.device == "auto" else devices[0]
+    if len(devices) > 1 and args.device != "auto":
+        raise InvalidInputError("memory-wall measures one device at a time: --device cpu or cuda")
+    cfg = MemoryWallConfig(
+        min_n=args.min_n,
+        max_n=args.max_n,
+        heads=args.heads,
+        d_head=args.d_head,
+        batch=args.batch,
+        dtype=args.dtype,
+        device=device,
+        budget_bytes=parse_size(args.budget) if args.budget is not None else None,
+        repeats=args.repeats,
+        methods=tuple(m.strip() for m in args.methods.split(",") if m.strip()),
+        threads=args.threads,
+    )
+    console = _console(stderr=args.json)
+    with make_progress(console) as progress:
+        result = run_memory_wall(cfg, args.out, progress)
+    return _finish(result.to_dict(), args, console)
+
+
+def run_show(args) -> int:
+    from lmscope.lab.results import read_result, shipped_dir, shipped_experiments
+
+    if args.result is None:
+        names = ", ".join(shipped_experiments()) or "none"
+        raise InvalidInputError(f"name a result to show: {names}, or a folder with result.json")
+    path = Path(args.result)
+    folder = path if path.exists() else shipped_dir(args.result)
+    doc = read_result(folder)
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
+        return 0
+    console = _console()
+    render(doc, console, args.lang)
+    plot_dir = folder if folder.is_dir() else folder.parent
+    console.print(f"[dim]plots and result.json in {plot_dir}[/]")
+    return 0
+
+
+def _console(stderr: bool = False) -> Console:
+    """Tables are wide: when the output is a file or a pipe, do not squeeze them to 80."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, width=max(console.width, 150))
+    return console
+
+
+def _finish(doc: dict, args, console: Console) -> int:
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
+        return 0
+    render(doc, console, args.lang)
+    console.print(f"[green]wrote[/] {Path(args.out) / 'result.json'} and its plots")
+    return 0
+
+
+# --- rendering a result document ------------------------------------------------------------
+def format_cell(value, kind: str) -> str:
+    from lmscope.lab.plots import format_bytes, format_seconds
+
+    if value is None:
+        return "—"
+    if kind == "int":
+        return f"{value:,}"
+    if kind == "seconds":
+        return format_seconds(value)
+    if kind == "bytes":
+        return format_bytes(value)
+    if kind == "ratio":
+        return f"{value:,.0f}×" if value >= 100 else f"{value:.2f}×"
+    if kind == "sci":
+        return f"{value:.1e}"
+    if kind == "bool":
+        return "yes" if value else "NO"
+    if kind == "float":
+        return f"{value:,.4g}"
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def render(doc: dict, console: Console, lang: str = "en") -> None:
+    from lmscope.lab.results import machine_line
+
+    hw = doc["hardware"]
+    console.print(Text(doc["title"][lang], style="bold"))
+    machine = machine_line(hw, sep=" · ")
+    console.print(Text(machine, style="dim"))
+    for section in doc["sections"]:
+        table = Table(title=section["title"][lang], title_justify="left", title_style="bold")
+        for col in section["columns"]:
+            table.add_column(col["label"], justify="left" if col["kind"] == "text" else "right")
+        for row in section["rows"]:
+            table.add_row(*(format_cell(row.get(c["key"]), c["kind"]) for c in section["columns"]))
+        console.print()
+        console.print(table)
+        console.print(Text(section["explain"][lang], style="dim"))
+        if section.get("verdict"):
+            console.print(Text(section["verdict"][lang], style="bold cyan"))
+        if section.get("plot"):
+            console.print(Text(f"plot: {section['plot']['png']}", style="dim"))

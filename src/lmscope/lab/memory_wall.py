@@ -1,0 +1,457 @@
+"""``lmscope lab memory-wall``: peak memory and time of causal attention as N grows.
+
+Three ways to let N positions see their past, with GPT-2-small-like shapes by default
+(12 heads x d_head 64): naive attention that materialises every N x N score matrix,
+PyTorch's scaled_dot_product_attention (a flash / memory-efficient kernel that works in
+tiles), and an LSTM cell of the same width stepping over the positions with O(1) state.
+Each method runs in its own measuring process (``memory_worker``) under an enforced memory
+budget; a method stops at the first N that does not fit, and the run reports where.
+Plus the KV cache of the GPT-2 family, per token and at full context.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lmscope.errors import InvalidInputError, LmscopeError
+from lmscope.lab import texts
+from lmscope.lab.plots import Mark, Panel, Series, format_bytes, save_panels
+from lmscope.lab.progress import stage
+from lmscope.lab.results import Column, Result, Section, hardware_info, machine_line
+
+METHODS = ("naive", "sdpa", "lstm")
+METHOD_LABELS = {
+    "naive": "naive attention (N×N scores)",
+    "sdpa": "scaled_dot_product_attention",
+    "lstm": "LSTM cell, O(1) state",
+}
+DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
+BUDGET_FRACTION = 0.25  # default budget: this share of the memory available right now
+CLEAR_REFS = "/proc/self/clear_refs"
+PAGE = 4096  # resident memory is counted in pages: smaller peaks read as 0
+
+# GPT-2 family shapes (layers, d_model, heads); all have a 1,024-token context.
+GPT2_FAMILY = {
+    "gpt2": (12, 768, 12),
+    "gpt2-medium": (24, 1024, 16),
+    "gpt2-large": (36, 1280, 20),
+    "gpt2-xl": (48, 1600, 25),
+}
+
+
+@dataclass
+class MemoryWallConfig:
+    min_n: int = 256
+    max_n: int = 16_384
+    heads: int = 12
+    d_head: int = 64
+    batch: int = 1
+    dtype: str = "float32"
+    device: str = "cpu"
+    budget_bytes: int | None = None  # None: BUDGET_FRACTION of the available memory
+    repeats: int = 1
+    methods: tuple[str, ...] = METHODS
+    threads: int | None = None
+    kv_dtypes: tuple[str, ...] = field(default=("float32", "float16"))
+
+    def __post_init__(self):
+        for name in ("min_n", "max_n", "heads", "d_head", "batch", "repeats"):
+            value = getattr(self, name)
+            if value < 1:
+                flag = "--" + name.replace("_", "-")
+                raise InvalidInputError(f"{flag} must be >= 1, got {value}")
+        if self.min_n > self.max_n:
+            raise InvalidInputError(f"--min-n ({self.min_n}) is larger than --max-n ({self.max_n})")
+        if self.dtype not in DTYPE_BYTES:
+            raise InvalidInputError(f"--dtype must be one of {', '.join(DTYPE_BYTES)}")
+        if self.budget_bytes is not None and self.budget_bytes <= 0:
+            raise InvalidInputError(f"--budget must be more than 0 bytes, got {self.budget_bytes}")
+        unknown = [m for m in self.methods if m not in METHODS]
+        if unknown or not self.methods:
+            raise InvalidInputError(f"--methods takes a comma list of {', '.join(METHODS)}")
+        if self.threads is not None and self.threads < 1:
+            raise InvalidInputError(f"--threads must be >= 1, got {self.threads}")
+
+    @property
+    def bytes_per_element(self) -> int:
+        return DTYPE_BYTES[self.dtype]
+
+    def sizes(self) -> list[int]:
+        """min_n, 2*min_n, 4*min_n, ... up to max_n."""
+        out, n = [], self.min_n
+        while n <= self.max_n:
+            out.append(n)
+            n *= 2
+        return out
+
+
+# --- theory --------------------------------------------------------------------------------
+def scores_bytes(n: int, heads: int, batch: int = 1, bytes_per_element: int = 4) -> int:
+    """One materialised score matrix per head: N x N x heads x batch elements."""
+    return n * n * heads * batch * bytes_per_element
+
+
+def lstm_state_bytes(width: int, batch: int = 1, bytes_per_element: int = 4) -> int:
+    """An LSTM carries h and c, each batch x width, whatever N is."""
+    return 2 * width * batch * bytes_per_element
+
+
+def kv_cache_bytes_per_token(n_layer: int, d_model: int, bytes_per_element: int) -> int:
+    """Keys and values (2) for every layer, d_model numbers each (all heads together)."""
+    return 2 * n_layer * d_model * bytes_per_element
+
+
+def kv_cache_rows(dtypes=("float32", "float16"), n_ctx: int = 1024) -> list[dict]:
+    from lmscope.models.gpt import GPTConfig
+
+    rows = []
+    for name, (layers, width, heads) in GPT2_FAMILY.items():
+        config = GPTConfig(n_layer=layers, n_embd=width, n_head=heads, n_ctx=n_ctx)
+        row = {"model": name, "layers": config.n_layer, "d_model": config.n_embd}
+        for dtype in dtypes:
+            per_token = kv_cache_bytes_per_token(config.n_layer, config.n_embd, DTYPE_BYTES[dtype])
+            row[f"per_token_{dtype}"] = per_token
+            row[f"full_{dtype}"] = per_token * config.n_ctx
+        row["n_ctx"] = config.n_ctx
+        rows.append(row)
+    return rows
+
+
+# --- sizes and budgets ---------------------------------------------------------------------
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1 << 10,
+    "kib": 1 << 10,
+    "kb": 10**3,
+    "m": 1 << 20,
+    "mib": 1 << 20,
+    "mb": 10**6,
+    "g": 1 << 30,
+    "gib": 1 << 30,
+    "gb": 10**9,
+    "t": 1 << 40,
+    "tib": 1 << 40,
+    "tb": 10**12,
+}
+
+
+def parse_size(text: str) -> int:
+    """'4GB' (10^9), '512MiB' or '512M' (2^20), '1e9' or plain bytes -> bytes."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*", str(text).lower())
+    if not match or match.group(2) not in _UNITS:
+        raise InvalidInputError(f"cannot read size {text!r}; write e.g. 4GB, 512MiB or 1000000")
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def available_bytes(device: str) -> int:
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.mem_get_info()[0]
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+
+
+def check_platform(device: str) -> None:
+    if device == "cpu" and not os.access(CLEAR_REFS, os.W_OK):
+        raise InvalidInputError(
+            "measuring CPU peak memory needs Linux's /proc/self/clear_refs, which this system "
+            "lacks; run memory-wall on Linux or with --device cuda"
+        )
+
+
+# --- the measuring process -----------------------------------------------------------------
+class Worker:
+    """One measuring process (see memory_worker): send a job, read one JSON line back."""
+
+    def __init__(self, setup: dict):
+        env = dict(
+            os.environ,
+            MALLOC_MMAP_THRESHOLD_="131072",  # big buffers: own mapping, returned on free
+            MALLOC_TRIM_THRESHOLD_="131072",
+            MALLOC_ARENA_MAX="2",  # fewer reserved arenas under the address-space cap
+            PYTHONUNBUFFERED="1",
+        )
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "lmscope.lab.memory_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            env=env,
+        )
+        self.ready = self.ask(setup)
+        if self.ready is None:
+            raise LmscopeError(f"the memory-measuring process did not start: {self.death()}")
+
+    def ask(self, payload: dict) -> dict | None:
+        """Send one line, read one line; None when the process has died."""
+        try:
+            self.proc.stdin.write(json.dumps(payload) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        return json.loads(line) if line else None
+
+    def death(self) -> str:
+        """Why the process ended: the signal or exit code and its last error line."""
+        try:
+            code = self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            code = self.proc.wait()
+        self._stderr.seek(0)
+        lines = self._stderr.read().decode(errors="replace").strip().splitlines()
+        last = lines[-1] if lines else "no error output"
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        return f"{how} ({last[:200]})"
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()
+                self.proc.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self._stderr.close()
+
+
+def measure_method(cfg: MemoryWallConfig, method: str, budget: int, advance) -> dict:
+    """Measure one method at growing N until the first size that does not fit."""
+    setup = {
+        "device": cfg.device,
+        "dtype": cfg.dtype,
+        "heads": cfg.heads,
+        "d_head": cfg.d_head,
+        "batch": cfg.batch,
+        "repeats": cfg.repeats,
+        "threads": cfg.threads,
+        "budget_bytes": budget,
+    }
+    sizes = cfg.sizes()
+    found = {"method": method, "points": {}, "stopped_at": None, "reason": None, "backend": None}
+    worker = Worker(setup)
+    try:
+        found["backend"] = worker.ready.get("sdpa_backend") if method == "sdpa" else None
+        for done, n in enumerate(sizes):
+            reply = worker.ask({"method": method, "n": n})
+            if reply is None:
+                found["stopped_at"], found["reason"] = n, f"process died: {worker.death()}"
+            elif not reply["ok"]:
+                found["stopped_at"], found["reason"] = n, reply["error"]
+            else:
+                found["points"][n] = reply
+                advance(f"{method} N={n:,}")
+                continue
+            for _ in sizes[done:]:
+                advance(f"{method} stopped at N={n:,}")
+            break
+    finally:
+        worker.close()
+    return found
+
+
+# --- the whole experiment ---------------------------------------------------------------------
+def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Result:
+    check_platform(cfg.device)
+    budget = cfg.budget_bytes or int(BUDGET_FRACTION * available_bytes(cfg.device))
+    sizes = cfg.sizes()
+    advance = stage(progress, "memory wall", len(sizes) * len(cfg.methods))
+    found = {m: measure_method(cfg, m, budget, advance) for m in cfg.methods}
+
+    width = cfg.heads * cfg.d_head
+    bpe = cfg.bytes_per_element
+    rows = []
+    for n in sizes:
+        row = {
+            "n": n,
+            "theory_bytes": scores_bytes(n, cfg.heads, cfg.batch, bpe),
+            "lstm_state_bytes": lstm_state_bytes(width, cfg.batch, bpe),
+        }
+        for method in METHODS:
+            point = found.get(method, {}).get("points", {}).get(n)
+            row[f"{method}_peak"] = point["peak_bytes"] if point else None
+            row[f"{method}_s"] = point["seconds"] if point else None
+        if row["naive_peak"]:
+            row["naive_over_theory"] = row["naive_peak"] / row["theory_bytes"]
+        else:
+            row["naive_over_theory"] = None
+        rows.append(row)
+
+    limits = []
+    for method, info in found.items():
+        fitted = sorted(info["points"])
+        limits.append(
+            {
+                "method": method,
+                "largest_fit": fitted[-1] if fitted else None,
+                "first_not_fit": info["stopped_at"],
+                "reason": info["reason"] or "all sizes fit",
+            }
+        )
+
+    hardware = hardware_info([cfg.device])
+    if cfg.threads:  # the measuring processes ran with these, not with this process's count
+        hardware["torch_threads"] = cfg.threads
+    params = {
+        "min_n": cfg.min_n,
+        "max_n": cfg.max_n,
+        "heads": cfg.heads,
+        "d_head": cfg.d_head,
+        "batch": cfg.batch,
+        "dtype": cfg.dtype,
+        "bytes_per_element": bpe,
+        "device": cfg.device,
+        "budget_bytes": budget,
+        "repeats": cfg.repeats,
+        "methods": list(cfg.methods),
+        "threads": cfg.threads,
+        "sdpa_backend": found.get("sdpa", {}).get("backend"),
+        "peak_method": "CUDA max_memory_allocated"
+        if cfg.device.startswith("cuda")
+        else "peak resident set size, VmHWM, reset through /proc/self/clear_refs",
+    }
+    result = Result(
+        experiment="memory-wall", title=texts.MEMORY_WALL_TITLE, params=params, hardware=hardware
+    )
+    result.sections = [
+        attention_section(rows, params, limits),
+        limits_section(limits, budget),
+        kv_section(cfg.kv_dtypes),
+    ]
+    plot_memory_wall(rows, limits, params, hardware, Path(out_dir))
+    result.write(Path(out_dir))
+    return result
+
+
+def attention_section(rows, params, limits) -> Section:
+    return Section(
+        key="attention",
+        plot="memory-wall",
+        columns=[
+            Column("n", "N", "int"),
+            Column("theory_bytes", "N²·heads·bytes", "bytes"),
+            Column("naive_peak", "naive peak", "bytes"),
+            Column("naive_over_theory", "naive / theory", "ratio"),
+            Column("naive_s", "naive time", "seconds"),
+            Column("sdpa_peak", "SDPA peak", "bytes"),
+            Column("sdpa_s", "SDPA time", "seconds"),
+            Column("lstm_peak", "LSTM peak", "bytes"),
+            Column("lstm_state_bytes", "LSTM state", "bytes"),
+            Column("lstm_s", "LSTM time", "seconds"),
+        ],
+        rows=rows,
+        **texts.attention(rows, params, limits),
+    )
+
+
+def limits_section(limits, budget) -> Section:
+    return Section(
+        key="limits",
+        columns=[
+            Column("method", "method", "text"),
+            Column("largest_fit", "largest N that fit", "int"),
+            Column("first_not_fit", "first N that did not", "int"),
+            Column("reason", "why it stopped", "text"),
+        ],
+        rows=limits,
+        data={"budget_bytes": budget},
+        **texts.limits(limits, budget),
+    )
+
+
+def kv_section(dtypes) -> Section:
+    rows = kv_cache_rows(dtypes)
+    columns = [
+        Column("model", "model", "text"),
+        Column("layers", "layers", "int"),
+        Column("d_model", "d_model", "int"),
+    ]
+    for dtype in dtypes:
+        columns.append(Column(f"per_token_{dtype}", f"bytes/token, {dtype}", "int"))
+    for dtype in dtypes:
+        columns.append(Column(f"full_{dtype}", f"1,024 tokens, {dtype}", "bytes"))
+    return Section(key="kv_cache", columns=columns, rows=rows, **texts.kv_cache(rows, dtypes))
+
+
+def plot_memory_wall(rows, limits, params, hw, out_dir: Path) -> None:
+    colors = {"naive": "#d62728", "sdpa": "#1f77b4", "lstm": "#2ca02c"}
+    mem, time = [], []
+    for method in params["methods"]:
+        pts = [r for r in rows if r[f"{method}_peak"] is not None]
+        if not pts:
+            continue
+        xs = [r["n"] for r in pts]
+        label = METHOD_LABELS[method]
+        peaks = [r[f"{method}_peak"] for r in pts]
+        if max(peaks) < PAGE:
+            # Nothing measurable (RSS moves in pages) cannot sit on a log axis: draw the
+            # page size as an upper bound, and say so.
+            bound = Series(f"{label}: peak < one 4 KiB page", xs, [PAGE] * len(xs))
+            bound.color, bound.marker = colors[method], "v"
+            mem.append(bound)
+        else:
+            mem.append(Series(label, xs, [max(p, PAGE) for p in peaks], color=colors[method]))
+        time.append(Series(label, xs, [r[f"{method}_s"] for r in pts], color=colors[method]))
+    ns = [r["n"] for r in rows]
+    mem.append(
+        Series("theory: N²·heads·bytes", ns, [r["theory_bytes"] for r in rows], "#555555", True)
+    )
+    if "lstm" in params["methods"]:
+        mem.append(
+            Series("LSTM state (h, c)", ns, [r["lstm_state_bytes"] for r in rows], "#2ca02c", True)
+        )
+    marks = [
+        Mark(
+            lim["first_not_fit"],
+            params["budget_bytes"],
+            f"{lim['method']}: N={lim['first_not_fit']:,} does not fit",
+        )
+        for lim in limits
+        if lim["first_not_fit"]
+    ]
+    shape = (
+        f"{params['heads']} heads × d_head {params['d_head']}, batch {params['batch']}, "
+        f"{params['dtype']}"
+    )
+    save_panels(
+        out_dir,
+        "memory-wall",
+        [
+            Panel(
+                title="Peak memory of causal attention vs an LSTM",
+                xlabel="sequence length N",
+                ylabel="peak memory above inputs",
+                y_unit="bytes",
+                series=mem,
+                hlines=[(params["budget_bytes"], f"budget {format_bytes(params['budget_bytes'])}")],
+                marks=marks,
+                legend_below=True,
+            ),
+            Panel(
+                title="Time of one forward pass over N positions",
+                xlabel="sequence length N",
+                ylabel="wall-clock time",
+                y_unit="seconds",
+                series=time,
+            ),
+        ],
+        footnote=f"{shape} · {machine_line(hw)}",
+    )

@@ -1,0 +1,172 @@
+"""Plots for lab results: matplotlib without pyplot (no global state, no display needed),
+written as PNG for pages and SVG for print. Every experiment draws through ``line_panel`` so
+the figures share one look; the axes know sizes (N), seconds and bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
+
+
+@dataclass
+class Series:
+    label: str
+    x: Sequence[float]
+    y: Sequence[float]
+    color: str | None = None
+    dashed: bool = False
+    marker: str = "o"
+
+
+@dataclass
+class Mark:
+    """A labelled point, e.g. the size that did not fit."""
+
+    x: float
+    y: float
+    text: str
+    color: str = "#d62728"
+    marker: str = "X"
+
+
+@dataclass
+class Panel:
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list[Series]
+    y_unit: str = "plain"  # plain, seconds or bytes: how to label the y ticks
+    x_unit: str = "count"
+    hlines: list[tuple[float, str]] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    logx: bool = True
+    logy: bool = True
+    x_base: int = 2  # log base of the x axis: 2 for doubling sizes, 10 for decades
+    legend_below: bool = False  # for crowded panels: the legend under the axes, not on them
+
+
+def format_count(v: float) -> str:
+    for div, suffix in ((1 << 20, "M"), (1 << 10, "K")):
+        if v >= div and v % div == 0:
+            return f"{int(v // div)}{suffix}"
+    if v >= 1e6 and v % 1e6 == 0:
+        return f"{int(v // 1e6)}M"
+    return f"{v:g}"
+
+
+def format_decimal(v: float) -> str:
+    for div, suffix in ((10**9, "G"), (10**6, "M"), (10**3, "K")):
+        if v >= div:
+            return f"{v / div:g}{suffix}"
+    return f"{v:g}"
+
+
+def format_seconds(v: float) -> str:
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"), (1e-12, "ps")):
+        if v >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.1g} s"
+
+
+def format_bytes(v: float) -> str:
+    for scale, unit in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if v >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.0f} B"
+
+
+_FORMATTERS = {
+    "seconds": format_seconds,
+    "bytes": format_bytes,
+    "count": format_count,
+    "decimal": format_decimal,
+}
+
+
+def _draw(ax, panel: Panel) -> None:
+    for n, s in enumerate(panel.series):
+        ax.plot(
+            s.x,
+            s.y,
+            linestyle="--" if s.dashed else "-",
+            marker=s.marker,
+            markersize=4,
+            linewidth=1.6,
+            color=s.color or PALETTE[n % len(PALETTE)],
+            label=s.label,
+        )
+    for y, text in panel.hlines:
+        ax.axhline(y, color="#555555", linestyle=":", linewidth=1.2)
+        ax.annotate(
+            text,
+            xy=(0.01, y),
+            xycoords=("axes fraction", "data"),
+            xytext=(0, 3),
+            textcoords="offset points",
+            fontsize=8,
+            color="#444444",
+        )
+    for m in panel.marks:
+        ax.plot([m.x], [m.y], marker=m.marker, color=m.color, markersize=9, linestyle="none")
+        ax.annotate(  # above and to the left: where a growing curve has not been yet
+            m.text,
+            xy=(m.x, m.y),
+            xytext=(-8, 6),
+            textcoords="offset points",
+            fontsize=8,
+            color=m.color,
+            ha="right",
+            va="bottom",
+        )
+    if panel.logx:
+        ax.set_xscale("log", base=panel.x_base)
+    if panel.logy:
+        ax.set_yscale("log")
+        if panel.y_unit == "bytes":  # ticks at 1, 4, 16, 64, 256 KiB/MiB/GiB: round in binary
+            ax.yaxis.set_major_locator(LogLocator(base=1024, subs=(1, 4, 16, 64, 256)))
+        else:
+            ax.yaxis.set_major_locator(LogLocator(base=10))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+    fmt_x = _FORMATTERS.get(panel.x_unit)
+    if fmt_x:
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_x(v)))
+    fmt_y = _FORMATTERS.get(panel.y_unit)
+    if fmt_y:
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_y(v)))
+    ax.set_title(panel.title, fontsize=11)
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+    ax.grid(True, which="major", alpha=0.35)
+    ax.grid(True, which="minor", alpha=0.12)
+    if panel.series and panel.legend_below:
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)
+    elif panel.series:
+        ax.legend(fontsize=8, loc="best", framealpha=0.85)
+
+
+def save_panels(
+    out_dir: Path, stem: str, panels: list[Panel], suptitle: str = "", footnote: str = ""
+) -> list[Path]:
+    """Draw the panels side by side and write ``stem.png`` and ``stem.svg``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig = Figure(figsize=(6.4 * len(panels), 4.8), layout="constrained")
+    if footnote:  # keep a strip at the bottom free for the machine line
+        fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, panel in zip(axes, panels, strict=True):
+        _draw(ax, panel)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=12, fontweight="bold")
+    if footnote:
+        fig.text(0.5, 0.0, footnote, ha="center", va="bottom", fontsize=7.5, color="#555555")
+    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
+    fig.savefig(paths[0], dpi=130)
+    fig.savefig(paths[1], metadata={"Date": None})  # no timestamp: same data, same file
+    return paths

@@ -1,0 +1,41 @@
+"""Progress reporting that the library can call whether or not anyone is watching.
+
+Experiments take a ``Progress``-like object (rich's, from the CLI) or None (tests, the web).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def stage(progress, label: str, total: int) -> Callable[[str | None], None]:
+    """Start one progress bar; return ``advance(detail=None)`` that moves it by one step."""
+    if progress is None:
+        return lambda detail=None: None
+    task = progress.add_task(label, total=max(1, total))
+
+    def advance(detail: str | None = None) -> None:
+        desc = f"{label} [dim]{detail}[/]" if detail else label
+        progress.update(task, advance=1, description=desc)
+
+    return advance
+
+
+def make_progress(console=None):
+    """The bar the CLI shows: what runs now, how far, and for how long."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )

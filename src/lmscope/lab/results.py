@@ -1,0 +1,243 @@
+"""A result is a file: every lab experiment writes one ``result.json`` next to its plots.
+
+The document is made of sections; each section is one table (named columns, rows as dicts),
+optionally one plot (``<stem>.png`` and ``<stem>.svg`` in the same folder), a fixed
+explanation and a verdict computed from the measured numbers, both in English and Chinese.
+The CLI, the web page and the tests all read this same file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from lmscope.errors import InvalidInputError
+
+SCHEMA = "lmscope.lab.result/1"
+RESULT_FILE = "result.json"
+LANGS = ("en", "zh")
+# How a column's numbers should be shown; the values themselves stay raw in the JSON.
+KINDS = ("int", "float", "sci", "seconds", "bytes", "ratio", "text", "bool")
+
+
+def bilingual(en: str, zh: str) -> dict[str, str]:
+    return {"en": en, "zh": zh}
+
+
+@dataclass
+class Column:
+    key: str
+    label: str
+    kind: str = "float"
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown column kind {self.kind!r}")
+
+
+@dataclass
+class Section:
+    key: str
+    title: dict[str, str]
+    explain: dict[str, str]
+    columns: list[Column]
+    rows: list[dict] = field(default_factory=list)
+    verdict: dict[str, str] | None = None
+    plot: str | None = None  # file stem: <plot>.png and <plot>.svg beside result.json
+    data: dict | None = None  # derived numbers the texts quote (fits, limits), for pages
+
+    def to_dict(self) -> dict:
+        return {
+            "key": self.key,
+            "title": self.title,
+            "explain": self.explain,
+            "verdict": self.verdict,
+            "columns": [{"key": c.key, "label": c.label, "kind": c.kind} for c in self.columns],
+            "rows": self.rows,
+            "plot": {"png": f"{self.plot}.png", "svg": f"{self.plot}.svg"} if self.plot else None,
+            "data": self.data,
+        }
+
+
+@dataclass
+class Result:
+    experiment: str
+    title: dict[str, str]
+    params: dict
+    hardware: dict
+    sections: list[Section] = field(default_factory=list)
+    created: str = field(
+        default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    )
+
+    def to_dict(self) -> dict:
+        return {
+            "schema": SCHEMA,
+            "experiment": self.experiment,
+            "title": self.title,
+            "created": self.created,
+            "hardware": self.hardware,
+            "params": self.params,
+            "sections": [s.to_dict() for s in self.sections],
+        }
+
+    def write(self, out_dir: Path) -> Path:
+        """Write result.json atomically, so a reader never sees half a file."""
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1, allow_nan=False)
+        fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=".result-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; results are meant to be read
+        path = out_dir / RESULT_FILE
+        os.replace(tmp, path)
+        return path
+
+
+def read_result(path: str | os.PathLike) -> dict:
+    """Load and sanity-check a result.json (a folder holding one is accepted too)."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / RESULT_FILE
+    if not path.is_file():
+        raise InvalidInputError(f"no lab result at {path}; run an experiment with --out first")
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InvalidInputError(f"{path} is not a readable result file: {err}") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise InvalidInputError(f"{path} is not an lmscope lab result (schema {SCHEMA})")
+    return doc
+
+
+def shipped_dir(experiment: str) -> Path:
+    """Folder of the example results measured when lmscope was built (package data)."""
+    folder = Path(str(resources.files("lmscope") / "assets" / "lab" / experiment))
+    if not (folder / RESULT_FILE).is_file():
+        known = ", ".join(shipped_experiments()) or "none"
+        raise InvalidInputError(f"no shipped result named {experiment!r}; shipped: {known}")
+    return folder
+
+
+def shipped_experiments() -> list[str]:
+    root = Path(str(resources.files("lmscope") / "assets" / "lab"))
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / RESULT_FILE).is_file())
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields from /proc/cpuinfo (empty where there is none)."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    return fields
+
+
+def _cpu_model(info: dict[str, str]) -> str:
+    return info.get("model name") or platform.processor() or platform.machine() or "unknown"
+
+
+def _cpu_detail(info: dict[str, str]) -> str | None:
+    """Virtual machines often hide the marketing name; family/model and the vector units
+    still say what generation the numbers come from."""
+    if "cpu family" not in info:
+        return None
+    flags = set(info.get("flags", "").split())
+    units = [name for name, flag in (("AVX-512", "avx512f"), ("AMX", "amx_tile")) if flag in flags]
+    if not units and "avx2" in flags:
+        units = ["AVX2"]
+    detail = f"family {info['cpu family']} model {info.get('model', '?')}"
+    return detail + (f", {', '.join(units)}" if units else "")
+
+
+def _total_ram_bytes() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _load_average() -> float | None:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):
+        return None
+
+
+def hardware_info(devices: list[str] | tuple[str, ...] = ("cpu",)) -> dict:
+    """What the numbers were measured on: they mean little without it."""
+    import numpy
+    import torch
+
+    cpuinfo = _cpuinfo()
+    info = {
+        "cpu": _cpu_model(cpuinfo),
+        "cpu_detail": _cpu_detail(cpuinfo),
+        "cpu_cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "ram_bytes": _total_ram_bytes(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "numpy": numpy.__version__,
+        "date": _dt.date.today().isoformat(),
+        # other work on the machine slows timings: say how busy it was at the start
+        "load_average_1m": _load_average(),
+        "devices": list(devices),
+    }
+    if any(d.startswith("cuda") for d in devices) and torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        info["gpu"] = props.name
+        info["gpu_memory_bytes"] = props.total_memory
+        info["cuda"] = torch.version.cuda
+    return info
+
+
+def machine_line(hw: dict, sep: str = ", ") -> str:
+    """One line naming the machine, for plot footnotes and terminal headers."""
+    cpu = hw["cpu"] + (f" ({hw['cpu_detail']})" if hw.get("cpu_detail") else "")
+    threads = hw.get("torch_threads")
+    parts = [cpu, f"{hw['cpu_cores']} cores"]
+    parts.append(f"torch {hw['torch']}" + (f" ({threads} threads)" if threads else ""))
+    if hw.get("gpu"):
+        parts.append(hw["gpu"])
+    parts.append(hw["date"])
+    return sep.join(parts)
+
+
+def resolve_devices(spec: str) -> list[str]:
+    """'auto' (CPU, plus CUDA when present), 'cpu', 'cuda', or a comma list of those."""
+    import torch
+
+    spec = (spec or "auto").strip().lower()
+    if spec == "auto":
+        return ["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"]
+    devices = [d.strip() for d in spec.split(",") if d.strip()]
+    for d in devices:
+        if d == "cpu":
+            continue
+        if d == "cuda" or d.startswith("cuda:"):
+            if not torch.cuda.is_available():
+                raise InvalidInputError(
+                    "--device cuda: this PyTorch build sees no CUDA GPU; use --device cpu"
+                )
+            continue
+        raise InvalidInputError(f"unknown device {d!r}; use auto, cpu, cuda or a list: cpu,cuda")
+    if not devices:
+        raise InvalidInputError("--device is empty; use auto, cpu or cuda")
+    return list(dict.fromkeys(devices))

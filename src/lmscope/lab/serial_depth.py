@@ -1,0 +1,427 @@
+"""``lmscope lab serial-depth``: the lesson's three tables and three exercises, measured.
+
+(a) serial depth of a recurrence (N) vs a tree reduction (ceil(log2 N)), counted;
+(b) pure-Python wall clock of the recurrence h = 0.9*h + x vs sum(xs)/len(xs);
+(c) the recurrence's running states equal a prefix scan of affine maps;
+easy: the recurrence with a 64-wide hidden state (Python lists and NumPy), re-timed;
+medium: Hillis-Steele and Blelloch scans, verified, with their depth and work;
+hard: PyTorch sweep of loop vs reduction vs parallel scans (``torch_sweep``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lmscope.errors import InvalidInputError
+from lmscope.lab import texts
+from lmscope.lab.plots import Panel, Series, save_panels
+from lmscope.lab.progress import stage
+from lmscope.lab.results import Column, Result, Section, hardware_info, machine_line
+from lmscope.lab.scans import (
+    AFFINE_IDENTITY,
+    affine_op,
+    blelloch_cost,
+    blelloch_scan,
+    close,
+    hillis_steele_cost,
+    hillis_steele_scan,
+    recurrence_states,
+    serial_scan,
+    tree_reduce,
+)
+from lmscope.lab.timing import best_time
+
+DEPTH_SIZES = [4**k for k in range(3, 10)]  # 64 .. 262,144
+PYTHON_SIZES = [1_000, 10_000, 100_000, 1_000_000]
+EQUIVALENCE_SIZES = [16, 1_024, 16_384]
+VECTOR_SIZES = [10_000, 100_000]
+SCAN_SIZES = [8, 1_000, 1_024, 4_096]
+HIDDEN = 64  # the easy exercise's hidden-state width
+RANDOM_TRIALS = 20  # random inputs (random lengths) each scan must match the serial scan on
+
+
+@dataclass
+class SerialDepthConfig:
+    max_n: int | None = None  # cap on every size list
+    repeats: int = 3
+    quick: bool = False  # smaller sizes, for a first look or a slow machine
+    devices: list[str] = field(default_factory=lambda: ["cpu"])
+    a: float = 0.9
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.max_n is not None and self.max_n < 1:
+            raise InvalidInputError(f"--max-n must be >= 1, got {self.max_n}")
+        if self.repeats < 1:
+            raise InvalidInputError(f"--repeats must be >= 1, got {self.repeats}")
+        if not (math.isfinite(self.a) and -1.0 <= self.a <= 1.0):
+            # |a| > 1 makes h grow like a^N: every method overflows long before N = 65,536
+            raise InvalidInputError(f"--a must be between -1 and 1, got {self.a}")
+
+    def sizes(self, full: list[int], quick: list[int] | None = None) -> list[int]:
+        """The size list in use: the quick one when asked, capped at --max-n."""
+        chosen = quick if (self.quick and quick is not None) else full
+        if self.max_n is None:
+            return list(chosen)
+        return [n for n in chosen if n <= self.max_n] or [self.max_n]
+
+
+# --- the lesson's two functions --------------------------------------------------------------
+def recurrence_final(xs: list[float], a: float = 0.9) -> float:
+    """RNN-style: every step needs the previous h."""
+    h = 0.0
+    for x in xs:
+        h = a * h + x
+    return h
+
+
+def mean_reduction(xs: list[float]) -> float:
+    """Attention-style: the terms are independent, so sum() may add them in any order."""
+    return sum(xs) / len(xs)
+
+
+def recurrence_lists(rows: list[list[float]], n: int, a: float = 0.9) -> list[float]:
+    """The easy exercise in pure Python: a 64-float state updated element by element.
+    Input x_t cycles through ``rows`` so N can grow without storing N*64 Python floats."""
+    h = [0.0] * len(rows[0])
+    mask = len(rows) - 1
+    for t in range(n):
+        h = [a * hi + xi for hi, xi in zip(h, rows[t & mask], strict=True)]
+    return h
+
+
+def recurrence_numpy(rows, n: int, a: float = 0.9):
+    """The easy exercise in NumPy: one vectorised 64-wide update per step, still N steps."""
+    h = rows[0] * 0.0
+    mask = len(rows) - 1
+    for t in range(n):
+        h = a * h + rows[t & mask]
+    return h
+
+
+# --- sections ---------------------------------------------------------------------------------
+def depth_section(cfg: SerialDepthConfig) -> Section:
+    rows = []
+    for n in cfg.sizes(DEPTH_SIZES):
+        _, tree = tree_reduce([1] * n)  # counted by running it, not by formula
+        rows.append(
+            {
+                "n": n,
+                "recurrence_depth": n,
+                "tree_depth": tree.rounds,
+                "ratio": n / max(1, tree.rounds),
+                "hillis_steele_depth": hillis_steele_cost(n).rounds,
+                "blelloch_depth": blelloch_cost(n).rounds,
+                "work": n - 1,
+            }
+        )
+    return Section(
+        key="depth",
+        plot="depth",
+        columns=[
+            Column("n", "N", "int"),
+            Column("recurrence_depth", "recurrence depth", "int"),
+            Column("tree_depth", "tree depth", "int"),
+            Column("ratio", "shallower by", "ratio"),
+            Column("hillis_steele_depth", "Hillis-Steele scan", "int"),
+            Column("blelloch_depth", "Blelloch scan", "int"),
+            Column("work", "additions (both)", "int"),
+        ],
+        rows=rows,
+        **texts.depth(rows),
+    )
+
+
+def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
+    sizes = cfg.sizes(PYTHON_SIZES, PYTHON_SIZES[:3])
+    advance = stage(progress, "pure-Python timing", len(sizes))
+    rng = random.Random(cfg.seed)
+    rows = []
+    for n in sizes:
+        xs = [rng.random() for _ in range(n)]
+        rec = best_time(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats)
+        red = best_time(lambda xs=xs: mean_reduction(xs), cfg.repeats)
+        rows.append(
+            {
+                "n": n,
+                "recurrence_s": rec,
+                "reduction_s": red,
+                "ratio": rec / red,
+                "recurrence_ns_per_item": rec / n * 1e9,
+                "reduction_ns_per_item": red / n * 1e9,
+            }
+        )
+        advance(f"N={n:,}")
+    return Section(
+        key="python",
+        plot="python-timing",
+        columns=[
+            Column("n", "N", "int"),
+            Column("recurrence_s", "recurrence", "seconds"),
+            Column("reduction_s", "sum/len", "seconds"),
+            Column("ratio", "recurrence / sum", "ratio"),
+            Column("recurrence_ns_per_item", "ns/item (rec.)", "float"),
+            Column("reduction_ns_per_item", "ns/item (sum)", "float"),
+        ],
+        rows=rows,
+        **texts.python_timing(rows, cfg.a),
+    )
+
+
+def equivalence_section(cfg: SerialDepthConfig, progress=None) -> Section:
+    sizes = cfg.sizes(EQUIVALENCE_SIZES, EQUIVALENCE_SIZES[:2])
+    coefs = [cfg.a, 1.0] if cfg.a != 1.0 else [1.0]
+    advance = stage(progress, "scan = recurrence", len(sizes) * len(coefs))
+    rng = random.Random(cfg.seed + 1)
+    rows = []
+    for n in sizes:
+        xs = [rng.uniform(-1, 1) for _ in range(n)]
+        for a in coefs:
+            states = recurrence_states(xs, a)
+            pairs = [(a, x) for x in xs]
+            hs, hs_cost = hillis_steele_scan(pairs, affine_op)
+            bl, bl_cost = blelloch_scan(pairs, affine_op, AFFINE_IDENTITY)
+            hs_states = [b for _, b in hs]
+            bl_states = [b for _, b in bl]
+            scale = max(abs(s) for s in states) or 1.0
+            rows.append(
+                {
+                    "n": n,
+                    "a": a,
+                    "serial_steps": n,
+                    "hillis_steele_rounds": hs_cost.rounds,
+                    "blelloch_rounds": bl_cost.rounds,
+                    "hillis_steele_rel_diff": max(map(abs, _diff(hs_states, states))) / scale,
+                    "blelloch_rel_diff": max(map(abs, _diff(bl_states, states))) / scale,
+                    "equal": close(hs_states, states) and close(bl_states, states),
+                }
+            )
+            advance(f"N={n:,} a={a:g}")
+    return Section(
+        key="equivalence",
+        columns=[
+            Column("n", "N", "int"),
+            Column("a", "a", "float"),
+            Column("serial_steps", "recurrence steps", "int"),
+            Column("hillis_steele_rounds", "H-S rounds", "int"),
+            Column("blelloch_rounds", "Blelloch rounds", "int"),
+            Column("hillis_steele_rel_diff", "max rel. diff H-S", "sci"),
+            Column("blelloch_rel_diff", "max rel. diff Blelloch", "sci"),
+            Column("equal", "equal", "bool"),
+        ],
+        rows=rows,
+        **texts.equivalence(rows),
+    )
+
+
+def _diff(xs, ys):
+    return [x - y for x, y in zip(xs, ys, strict=True)]
+
+
+def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
+    import numpy as np
+
+    sizes = cfg.sizes(VECTOR_SIZES, VECTOR_SIZES[:1])
+    advance = stage(progress, "64-wide hidden state", len(sizes))
+    rng = random.Random(cfg.seed + 2)
+    rows_py = [[rng.random() for _ in range(HIDDEN)] for _ in range(256)]
+    rows_np = np.array(rows_py)
+    rows = []
+    for n in sizes:
+        xs = [rng.random() for _ in range(n)]
+        scalar = best_time(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats)
+        lists = best_time(lambda n=n: recurrence_lists(rows_py, n, cfg.a), cfg.repeats)
+        numpy_t = best_time(lambda n=n: recurrence_numpy(rows_np, n, cfg.a), cfg.repeats)
+        rows.append(
+            {
+                "n": n,
+                "hidden": HIDDEN,
+                "scalar_s": scalar,
+                "lists_s": lists,
+                "numpy_s": numpy_t,
+                "lists_growth": lists / scalar,
+                "numpy_growth": numpy_t / scalar,
+                "lists_us_per_step": lists / n * 1e6,
+                "numpy_us_per_step": numpy_t / n * 1e6,
+            }
+        )
+        advance(f"N={n:,}")
+    return Section(
+        key="vector",
+        columns=[
+            Column("n", "N", "int"),
+            Column("scalar_s", "scalar h", "seconds"),
+            Column("lists_s", "64 floats, lists", "seconds"),
+            Column("numpy_s", "64 floats, NumPy", "seconds"),
+            Column("lists_growth", "lists / scalar", "ratio"),
+            Column("numpy_growth", "NumPy / scalar", "ratio"),
+            Column("lists_us_per_step", "µs/step lists", "float"),
+            Column("numpy_us_per_step", "µs/step NumPy", "float"),
+        ],
+        rows=rows,
+        **texts.vector(rows),
+    )
+
+
+def scans_section(cfg: SerialDepthConfig, progress=None) -> Section:
+    sizes = cfg.sizes(SCAN_SIZES, SCAN_SIZES[:3])
+    advance = stage(progress, "Hillis-Steele / Blelloch", len(sizes) + 1)
+    rng = random.Random(cfg.seed + 3)
+    rows = []
+    for n in sizes:
+        xs = [rng.uniform(-1, 1) for _ in range(n)]
+        want, serial = serial_scan(xs)
+        hs, hs_cost = hillis_steele_scan(xs)
+        bl, bl_cost = blelloch_scan(xs)
+        scale = max(map(abs, want)) or 1.0
+        rows.append(
+            {
+                "n": n,
+                "serial_depth": serial.rounds,
+                "serial_work": serial.work,
+                "hillis_steele_depth": hs_cost.rounds,
+                "hillis_steele_work": hs_cost.work,
+                "blelloch_depth": bl_cost.rounds,
+                "blelloch_work": bl_cost.work,
+                "hillis_steele_equal": close(hs, want),
+                "blelloch_equal": close(bl, want),
+                "max_rel_diff": max(max(map(abs, _diff(hs, want))), max(map(abs, _diff(bl, want))))
+                / scale,
+            }
+        )
+        advance(f"N={n:,}")
+    passed = random_trials(rng, cfg.max_n)
+    advance("random inputs")
+    return Section(
+        key="scans",
+        columns=[
+            Column("n", "N", "int"),
+            Column("serial_depth", "serial depth", "int"),
+            Column("serial_work", "serial work", "int"),
+            Column("hillis_steele_depth", "H-S depth", "int"),
+            Column("hillis_steele_work", "H-S work", "int"),
+            Column("blelloch_depth", "Blelloch depth", "int"),
+            Column("blelloch_work", "Blelloch work", "int"),
+            Column("hillis_steele_equal", "H-S = serial", "bool"),
+            Column("blelloch_equal", "Blelloch = serial", "bool"),
+            Column("max_rel_diff", "max rel. diff", "sci"),
+        ],
+        rows=rows,
+        **texts.scans(rows, passed, RANDOM_TRIALS),
+    )
+
+
+def random_trials(rng: random.Random, max_n: int | None) -> int:
+    """How many of RANDOM_TRIALS random inputs (random lengths, floats and integers) both
+    parallel scans get right; integers must match exactly."""
+    top = min(2_000, max_n or 2_000)
+    passed = 0
+    for trial in range(RANDOM_TRIALS):
+        n = rng.randint(1, top)
+        if trial % 2:
+            xs = [rng.randint(-1000, 1000) for _ in range(n)]
+            want = serial_scan(xs)[0]
+            ok = hillis_steele_scan(xs)[0] == want and blelloch_scan(xs)[0] == want
+        else:
+            xs = [rng.gauss(0, 1) for _ in range(n)]
+            want = serial_scan(xs)[0]
+            ok = close(hillis_steele_scan(xs)[0], want) and close(blelloch_scan(xs)[0], want)
+        passed += ok
+    return passed
+
+
+# --- plots ------------------------------------------------------------------------------------
+def plot_depth(section: Section, out_dir: Path) -> None:
+    save_panels(
+        out_dir,
+        section.plot,
+        [
+            Panel(
+                title="Serial depth: steps that must run one after another",
+                xlabel="sequence length N",
+                ylabel="dependent steps",
+                series=_depth_series(section.rows),
+            )
+        ],
+    )
+
+
+def _depth_series(rows: list[dict]) -> list[Series]:
+    n = [r["n"] for r in rows]
+    tree = [r["tree_depth"] for r in rows]
+    hs = [r["hillis_steele_depth"] for r in rows]
+    out = [
+        Series("recurrence (RNN): N", n, [r["recurrence_depth"] for r in rows]),
+        Series("Blelloch scan: 2·log2 N", n, [r["blelloch_depth"] for r in rows], dashed=True),
+    ]
+    if hs == tree:  # equal at powers of two: one line, so neither hides the other
+        out.append(Series("tree reduction = Hillis-Steele scan: log2 N", n, tree))
+    else:
+        out.append(Series("Hillis-Steele scan: ceil(log2 N)", n, hs, dashed=True))
+        out.append(Series("tree reduction: ceil(log2 N)", n, tree))
+    return out
+
+
+def plot_python(section: Section, out_dir: Path, hardware: dict) -> None:
+    rows = section.rows
+    n = [r["n"] for r in rows]
+    save_panels(
+        out_dir,
+        section.plot,
+        [
+            Panel(
+                title="Pure Python, one core: recurrence vs sum()",
+                xlabel="sequence length N",
+                ylabel="wall-clock time (best of repeats)",
+                y_unit="seconds",
+                x_unit="decimal",
+                x_base=10,
+                series=[
+                    Series("h = a*h + x (interpreter loop)", n, [r["recurrence_s"] for r in rows]),
+                    Series("sum(xs)/len(xs) (loop in C)", n, [r["reduction_s"] for r in rows]),
+                ],
+            )
+        ],
+        footnote=machine_line(hardware),
+    )
+
+
+# --- the whole experiment ----------------------------------------------------------------------
+def run_serial_depth(cfg: SerialDepthConfig, out_dir: Path, progress=None) -> Result:
+    """Run every part, write result.json and the plots into ``out_dir``, return the Result."""
+    from lmscope.lab import torch_sweep
+
+    out_dir = Path(out_dir)
+    hardware = hardware_info(cfg.devices)
+    result = Result(
+        experiment="serial-depth",
+        title=texts.SERIAL_DEPTH_TITLE,
+        hardware=hardware,
+        params={
+            "a": cfg.a,
+            "repeats": cfg.repeats,
+            "quick": cfg.quick,
+            "max_n": cfg.max_n,
+            "seed": cfg.seed,
+            "devices": cfg.devices,
+            "timing": "best of repeats; fast calls batched to at least 2 ms per repeat",
+            "vector_update": "pure-Python lists (element by element) and NumPy (vectorised)",
+        },
+    )
+    depth = depth_section(cfg)
+    python = python_section(cfg, progress)
+    result.sections += [
+        depth,
+        python,
+        equivalence_section(cfg, progress),
+        vector_section(cfg, progress),
+        scans_section(cfg, progress),
+    ]
+    result.sections += torch_sweep.sweep_sections(cfg, out_dir, hardware, progress)
+    plot_depth(depth, out_dir)
+    plot_python(python, out_dir, hardware)
+    result.write(out_dir)
+    return result

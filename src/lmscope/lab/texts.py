@@ -1,0 +1,534 @@
+"""What each lab table and plot shows, in English and Chinese.
+
+Every section gets a title, a fixed explanation and a verdict. The verdict is written from
+the measured rows, so the sentence a reader takes away always quotes the numbers in the same
+file. Kept in one module so both languages can be reviewed side by side.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from lmscope.lab.plots import format_bytes, format_seconds
+from lmscope.lab.results import bilingual as bi
+
+SERIAL_DEPTH_TITLE = bi(
+    "Why Transformers: serial depth of recurrences vs parallel reductions and scans",
+    "为什么是 Transformer：循环的串行深度 vs 并行归约与扫描",
+)
+MEMORY_WALL_TITLE = bi(
+    "Why Transformers: the O(N²) memory wall of attention, and the KV cache",
+    "为什么是 Transformer：注意力的 O(N²) 显存墙与 KV 缓存",
+)
+
+
+def _section(title, explain, verdict) -> dict:
+    return {"title": title, "explain": explain, "verdict": verdict}
+
+
+def _times(v: float, zh: bool = False) -> str:
+    """A ratio as people say it: 135,114×, 48×, 6.2× (in Chinese: 6.2 倍)."""
+    number = f"{v:,.0f}" if v >= 10 else f"{v:.1f}"
+    return f"{number} 倍" if zh else f"{number}×"
+
+
+def _none(en: str = "No sizes were measured.", zh: str = "没有测量任何规模。") -> dict:
+    return bi(en, zh)
+
+
+# --- serial depth ------------------------------------------------------------------------------
+def depth(rows: list[dict]) -> dict:
+    verdict = _none()
+    if rows:
+        r = rows[-1]
+        n, t = r["n"], r["tree_depth"]
+        verdict = bi(
+            f"At N = {n:,} the recurrence is {n:,} dependent steps deep and the tree reduction "
+            f"{t} rounds: {r['ratio']:,.0f}× shallower, for the same {r['work']:,} additions. "
+            "Each doubling of N adds N steps to the recurrence and one round to the tree.",
+            f"N = {n:,} 时，循环有 {n:,} 个前后依赖的步骤，树形归约只要 {t} 轮：浅了 "
+            f"{r['ratio']:,.0f} 倍，而加法同样是 {r['work']:,} 次。N 每翻一倍，循环多出 N 步，"
+            "树只多一轮。",
+        )
+    return _section(
+        bi("Serial depth: recurrence vs tree reduction", "串行深度：循环 vs 树形归约"),
+        bi(
+            "Serial depth is the longest chain of operations in which each one needs the "
+            "result of the one before; even unlimited parallel hardware cannot finish sooner. "
+            "The recurrence h_t = f(h_{t-1}, x_t) has depth N. Adding the same N numbers as a "
+            "balanced tree of pairs takes ceil(log2 N) rounds, and the parallel prefix scans "
+            "that produce every running result take log2 N (Hillis-Steele) or 2·log2 N "
+            "(Blelloch) rounds. The tree depths were counted by running the reduction.",
+            "串行深度是最长的一条依赖链：链上每个操作都要等前一个的结果；并行硬件再多也无法"
+            "更早完成。循环 h_t = f(h_{t-1}, x_t) 的深度是 N。把同样的 N 个数按两两配对的"
+            "平衡树相加只需 ceil(log2 N) 轮；能给出每个中间结果的并行前缀扫描需要 log2 N 轮"
+            "（Hillis-Steele）或 2·log2 N 轮（Blelloch）。表中树的深度是实际运行归约数出来的。",
+        ),
+        verdict,
+    )
+
+
+def python_timing(rows: list[dict], a: float) -> dict:
+    verdict = _none()
+    if rows:
+        r = rows[-1]
+        ratios = [x["ratio"] for x in rows]
+        n = r["n"]
+        rec, red = format_seconds(r["recurrence_s"]), format_seconds(r["reduction_s"])
+        spread_en = spread_zh = ""
+        if len(rows) > 1:
+            lo, hi = _times(min(ratios)), _times(max(ratios))
+            spread_en = (
+                f" Both grow linearly with N; across sizes the ratio stays between {lo} and {hi}."
+            )
+            lo, hi = _times(min(ratios), zh=True), _times(max(ratios), zh=True)
+            spread_zh = f"两者都随 N 线性增长；在各个规模上，倍数保持在 {lo}到 {hi}之间。"
+        verdict = bi(
+            f"At N = {n:,}: the recurrence takes {rec}, sum()/len {red}, {_times(r['ratio'])} "
+            f"faster ({r['recurrence_ns_per_item']:.0f} vs {r['reduction_ns_per_item']:.1f} ns "
+            f"per number).{spread_en}",
+            f"N = {n:,} 时：循环耗时 {rec}，sum()/len 耗时 {red}，快 {_times(r['ratio'], zh=True)}"
+            f"（每个数 {r['recurrence_ns_per_item']:.0f} ns 对 "
+            f"{r['reduction_ns_per_item']:.1f} ns）。{spread_zh}",
+        )
+    return _section(
+        bi("Pure-Python wall clock: recurrence vs reduction", "纯 Python 计时：循环 vs 归约"),
+        bi(
+            f"Both functions read every number once and do N additions, in pure Python on one "
+            f"core: h = {a:g}*h + x in an interpreted loop, and sum(xs)/len(xs), whose loop "
+            "runs in C. No parallel hardware is involved: the gap is the interpreter's cost per "
+            "dependent step. It is the lesson's point in miniature: once the steps do not "
+            "depend on each other, the work can be handed to faster machinery (C here, "
+            "thousands of GPU cores in a Transformer).",
+            f"两个函数都把每个数读一遍、做 N 次加法，都是单核纯 Python：一个在解释器里逐步执行 "
+            f"h = {a:g}*h + x，另一个是 sum(xs)/len(xs)，它的循环在 C 里执行。这里没有用到任何"
+            "并行硬件：差距来自解释器在每个依赖步骤上的开销。这是本课论点的缩影：步骤之间一旦"
+            "没有依赖，工作就能交给更快的机器（这里是 C，在 Transformer 里是 GPU 的上千个核心）。",
+        ),
+        verdict,
+    )
+
+
+def equivalence(rows: list[dict]) -> dict:
+    verdict = _none()
+    if rows:
+        worst = max(max(r["hillis_steele_rel_diff"], r["blelloch_rel_diff"]) for r in rows)
+        big = rows[-1]
+        n = big["n"]
+        if all(r["equal"] for r in rows):
+            head_en = (
+                "All states agree for every N and a tested "
+                f"(largest relative difference {worst:.1e})"
+            )
+            head_zh = f"所有测试的 N 和 a 下，全部状态都一致（最大相对差 {worst:.1e}）"
+        else:
+            head_en = (
+                f"Some states differ beyond rounding (largest relative difference {worst:.1e})"
+            )
+            head_zh = f"部分状态的差别超出了舍入误差（最大相对差 {worst:.1e}）"
+        verdict = bi(
+            f"{head_en}. At N = {n:,} the Hillis-Steele scan needs {big['hillis_steele_rounds']} "
+            f"rounds and Blelloch's {big['blelloch_rounds']}, where the recurrence needs "
+            f"{n:,} steps.",
+            f"{head_zh}。N = {n:,} 时，Hillis-Steele 扫描需要 {big['hillis_steele_rounds']} 轮，"
+            f"Blelloch 扫描需要 {big['blelloch_rounds']} 轮，而循环需要 {n:,} 步。",
+        )
+    return _section(
+        bi(
+            "The recurrence is a prefix scan: states compared",
+            "循环就是前缀扫描：逐个状态对比",
+        ),
+        bi(
+            "Each recurrence step is an affine map h ↦ a·h + x. Two such maps compose into "
+            "another one, (a₁, b₁) then (a₂, b₂) = (a₁a₂, a₂b₁ + b₂), and composition is "
+            "associative. So the running states of the recurrence are exactly a prefix scan "
+            "over the (a, x) pairs, and a parallel scan computes all of them in O(log N) "
+            "rounds. With a = 1 it is the ordinary prefix sum. Differences come only from "
+            "rounding in a different order.",
+            "循环的每一步都是一个仿射映射 h ↦ a·h + x。两个仿射映射复合后仍是仿射映射：先 "
+            "(a₁, b₁) 再 (a₂, b₂) 等于 (a₁a₂, a₂b₁ + b₂)，并且复合满足结合律。所以循环的全部"
+            "中间状态恰好是对 (a, x) 对做前缀扫描的结果，并行扫描能在 O(log N) 轮内把它们"
+            "全部算出。a = 1 时就是普通的前缀和。两者的差别只来自浮点数以不同顺序舍入。",
+        ),
+        verdict,
+    )
+
+
+def vector(rows: list[dict]) -> dict:
+    verdict = _none()
+    if rows:
+        r = rows[-1]
+        n = r["n"]
+        verdict = bi(
+            f"At N = {n:,}, a {r['hidden']}-wide state costs {r['lists_growth']:.0f}× the "
+            f"scalar time with Python lists ({r['lists_us_per_step']:.1f} µs per step): the "
+            f"extra arithmetic is interpreted one number at a time. With NumPy it costs "
+            f"{r['numpy_growth']:.1f}× ({r['numpy_us_per_step']:.2f} µs per step): each step is "
+            "one call whose fixed overhead outweighs 64 multiply-adds. Either way the N steps "
+            "still run one after another; a wider state makes each step dearer, never parallel.",
+            f"N = {n:,} 时，{r['hidden']} 维状态用 Python 列表要花标量版本 "
+            f"{r['lists_growth']:.0f} 倍的时间（每步 {r['lists_us_per_step']:.1f} µs）：多出来的"
+            f"算术被逐个数地解释执行。用 NumPy 是 {r['numpy_growth']:.1f} 倍（每步 "
+            f"{r['numpy_us_per_step']:.2f} µs）：每步是一次调用，其固定开销远超 64 次乘加。"
+            "无论哪种，N 步仍然一步接一步；状态变宽只会让每一步更贵，而不会变成并行。",
+        )
+    return _section(
+        bi(
+            "Exercise (easy): a 64-dimensional hidden state",
+            "练习（简单）：64 维隐藏状态",
+        ),
+        bi(
+            "The recurrence with a vector state, h ← 0.9·h + x_t with x_t of 64 numbers, timed "
+            "two ways: pure-Python lists (64 multiply-adds per step, each interpreted) and NumPy "
+            "(one vectorised 64-wide update per step). The growth columns divide by the scalar "
+            "recurrence's time at the same N. The number of dependent steps is N in every case.",
+            "把循环的状态换成向量：h ← 0.9·h + x_t，x_t 有 64 个数，用两种方式计时：纯 Python "
+            "列表（每步 64 次乘加，逐个解释执行）和 NumPy（每步一次 64 维向量化更新）。增长列"
+            "是除以同一 N 下标量循环的时间。所有情况下依赖步数都是 N。",
+        ),
+        verdict,
+    )
+
+
+def scans(rows: list[dict], passed: int, trials: int) -> dict:
+    verdict = _none()
+    if rows:
+        r = rows[-1]
+        n, serial = r["n"], max(1, r["serial_work"])
+        all_equal = all(x["hillis_steele_equal"] and x["blelloch_equal"] for x in rows)
+        eq_en = "Both equal the serial scan at every size" if all_equal else "Not all sizes match"
+        eq_zh = "两者在每个规模上都与串行扫描结果相同" if all_equal else "并非所有规模都一致"
+        verdict = bi(
+            f"At N = {n:,}: the serial scan is {r['serial_depth']:,} steps deep. Hillis-Steele "
+            f"needs {r['hillis_steele_depth']} rounds but {r['hillis_steele_work']:,} additions "
+            f"({r['hillis_steele_work'] / serial:.1f}× the serial work); Blelloch needs "
+            f"{r['blelloch_depth']} rounds and {r['blelloch_work']:,} additions "
+            f"({r['blelloch_work'] / serial:.1f}×). {eq_en}, and {passed} of {trials} random "
+            "inputs of random length pass (integers exactly, floats to 1e-9 relative).",
+            f"N = {n:,} 时：串行扫描深 {r['serial_depth']:,} 步。Hillis-Steele 只要 "
+            f"{r['hillis_steele_depth']} 轮，但要 {r['hillis_steele_work']:,} 次加法（串行的 "
+            f"{r['hillis_steele_work'] / serial:.1f} 倍）；Blelloch 要 {r['blelloch_depth']} 轮、"
+            f"{r['blelloch_work']:,} 次加法（{r['blelloch_work'] / serial:.1f} 倍）。{eq_zh}；"
+            f"随机长度的随机输入 {trials} 组中有 {passed} 组通过（整数完全相等，浮点数相对误差"
+            "在 1e-9 以内）。",
+        )
+    return _section(
+        bi(
+            "Exercise (medium): Hillis-Steele and Blelloch scans, depth and work",
+            "练习（中等）：Hillis-Steele 与 Blelloch 扫描的深度和工作量",
+        ),
+        bi(
+            "Hillis-Steele: in round r every position i ≥ 2^r adds in position i − 2^r; after "
+            "ceil(log2 N) rounds each position holds its prefix sum. Shallow, but for N a power "
+            "of two it does N·log2 N − (N − 1) additions, more than the serial N − 1. Blelloch's "
+            "work-efficient scan sweeps a balanced tree up (partial sums) and down (prefixes): "
+            "2·log2 N rounds and 2(N − 1) additions, N padded up to a power of two. Depth is "
+            "counted in rounds (operations within a round are independent), work in additions, "
+            "both while the scans run. Pure Python executes a round one addition at a time, so "
+            "this measures the shape of the computation, not a speed-up.",
+            "Hillis-Steele：第 r 轮中每个位置 i ≥ 2^r 加上位置 i − 2^r 的值；ceil(log2 N) 轮后"
+            "每个位置都是自己的前缀和。深度很浅，但 N 为 2 的幂时要做 N·log2 N − (N − 1) 次加法，"
+            "比串行的 N − 1 次多。Blelloch 的工作高效扫描在平衡树上先上扫（部分和）再下扫"
+            "（前缀）：2·log2 N 轮、2(N − 1) 次加法（N 补齐到 2 的幂）。深度按轮数计（同一轮内"
+            "的操作互不依赖），工作量按加法次数计，都是扫描运行时数出来的。纯 Python 一次只做"
+            "一个加法，所以这里量的是计算的形状，而不是加速。",
+        ),
+        verdict,
+    )
+
+
+def _leaves_floor(shape: dict, n_max: int) -> tuple[str, str]:
+    """Where a curve leaves its fixed-cost floor, and how it grows after that."""
+    if shape["knee_n"] is None:
+        return (
+            f"stays within 2× of its floor up to N = {n_max:,}, the largest size measured",
+            f"直到测量的最大规模 N = {n_max:,} 都保持在底线的 2 倍以内",
+        )
+    tail = shape["slope_after_knee"]
+    if tail is None:
+        grows_en, grows_zh = "rises above it", "开始上升"
+    elif tail >= 0.6:
+        grows_en, grows_zh = (
+            f"grows with N (log-log slope {tail:.2f})",
+            f"随 N 增长（双对数斜率 {tail:.2f}）",
+        )
+    else:
+        grows_en = f"rises more slowly than N (log-log slope {tail:.2f})"
+        grows_zh = f"上升得比 N 慢（双对数斜率 {tail:.2f}）"
+    marginal = shape.get("marginal_s")
+    if not marginal or marginal <= 0:
+        return (
+            f"leaves its floor for good at N = {shape['knee_n']:,} and then {grows_en}",
+            f"从 N = {shape['knee_n']:,} 起持续高于底线，此后{grows_zh}",
+        )
+    extra = format_seconds(marginal)
+    return (
+        f"leaves its floor for good at N = {shape['knee_n']:,} and then {grows_en}; at the top "
+        f"of the range each extra number costs about {extra}",
+        f"从 N = {shape['knee_n']:,} 起持续高于底线，此后{grows_zh}；在最大规模附近，每多一个数"
+        f"约多花 {extra}",
+    )
+
+
+def torch_sweep(rows: list[dict], shapes: dict, a: float) -> dict:
+    verdicts_en, verdicts_zh = [], []
+    for device, shape in shapes.items():
+        mine = [r for r in rows if r["device"] == device]
+        if not mine:
+            continue
+        big = mine[-1]
+        n = big["n"]
+        loop, total = shape["loop"], shape["sum"]
+        err = max(max(r["chunked_rel_err"], r["assoc_rel_err"]) for r in mine)
+        gpu = device.startswith("cuda")
+        floor_en = "one call into PyTorch" + (" plus a kernel launch" if gpu else "")
+        floor_zh = "一次 PyTorch 调用" + ("加一次 kernel 启动" if gpu else "")
+        sum_en, sum_zh = _leaves_floor(total, n)
+        scan_en, scan_zh = _leaves_floor(shape["chunked"], n)
+        linear_en = "linearly from the smallest size" if loop["slope_all"] > 0.85 else "steadily"
+        linear_zh = "从最小规模起就线性增长" if loop["slope_all"] > 0.85 else "稳定增长"
+        chunk_floor = format_seconds(shape["chunked"]["floor_s"])
+        verdicts_en.append(
+            f"On {device}, the loop grows {linear_en} (log-log slope {loop['slope_all']:.2f}, "
+            f"{format_seconds(loop['per_item_s'])} per step) and takes "
+            f"{format_seconds(big['loop_s'])} at N = {n:,}. x.sum() starts on a floor of "
+            f"{format_seconds(total['floor_s'])}, the fixed cost of {floor_en}, {sum_en}. The "
+            f"chunked scan makes tens of small calls, so its floor is higher ({chunk_floor}); it "
+            f"{scan_en}. At N = {n:,} the loop is {big['loop_over_sum']:,.0f}× slower than "
+            f"x.sum() and {big['loop_over_chunked']:,.0f}× slower than the chunked scan, which "
+            f"computes the same {n:,} states (largest relative difference {err:.1e})."
+        )
+        verdicts_zh.append(
+            f"在 {device} 上，循环{linear_zh}（双对数斜率 {loop['slope_all']:.2f}，每步 "
+            f"{format_seconds(loop['per_item_s'])}），N = {n:,} 时耗时 "
+            f"{format_seconds(big['loop_s'])}。x.sum() 从 {format_seconds(total['floor_s'])} "
+            f"的底线开始，这是{floor_zh}的固定开销，{sum_zh}。分块扫描要发起几十次小调用，所以"
+            f"底线更高（{chunk_floor}），它{scan_zh}。N = {n:,} 时，循环比 x.sum() 慢 "
+            f"{big['loop_over_sum']:,.0f} 倍，比分块扫描慢 {big['loop_over_chunked']:,.0f} 倍，"
+            f"而分块扫描算出的是同样的 {n:,} 个状态（最大相对差 {err:.1e}）。"
+        )
+    verdict = bi(" ".join(verdicts_en), "".join(verdicts_zh)) if verdicts_en else _none()
+    return _section(
+        bi(
+            "Exercise (hard): PyTorch loop vs reduction vs parallel scan",
+            "练习（困难）：PyTorch 中的循环 vs 归约 vs 并行扫描",
+        ),
+        bi(
+            f"The same recurrence h_t = {a:g}·h_(t-1) + x_t, three ways in PyTorch: a Python "
+            "loop over positions (a few small tensor operations per step); the parallel "
+            "reduction x.sum(); and two parallel scans that produce every h_t: a chunked scan "
+            "(the closed form a^t·cumsum(x_s / a^s) inside blocks short enough that a^-s stays "
+            "finite, joined by a scan over the block carries) and an associative scan (log2 N "
+            "rounds of whole-tensor operations on (a, x) pairs). Both scans are checked against "
+            "the loop at every N. On log-log axes a slope of 1 is linear growth and a flat line "
+            "a fixed cost: a parallel operation first pays a fixed per-call (on a GPU, "
+            "per-launch) overhead and only grows once the data outweighs it, while the loop pays "
+            "that overhead at every step, so it grows linearly from the start.",
+            f"同一个循环 h_t = {a:g}·h_(t-1) + x_t，在 PyTorch 里用三种方式计算：按位置的 "
+            "Python 循环（每步几个小张量运算）；并行归约 x.sum()；以及两种能给出全部 h_t 的"
+            "并行扫描：分块扫描（在足够短、使 a^-s 不溢出的块内用闭式 a^t·cumsum(x_s / a^s)，"
+            "再对块间的进位做一次扫描）和结合律扫描（对 (a, x) 对做 log2 N 轮整张量运算）。"
+            "每个 N 下两种扫描都与循环的结果核对。在双对数坐标里，斜率 1 表示线性增长，水平线"
+            "表示固定开销：并行运算先付一次固定的调用开销（在 GPU 上是 kernel 启动开销），数据"
+            "量超过这份开销后才开始增长；而循环每一步都要付这份开销，所以从一开始就线性增长。",
+        ),
+        verdict,
+    )
+
+
+def stability(rows: list[dict], a: float, block: int) -> dict:
+    verdict = _none()
+    f32 = [r for r in rows if r["dtype"] == "float32" and r["breaks_at"]]
+    if f32:
+        r = next((x for x in f32 if x["a"] == a), f32[0])
+        verdict = bi(
+            f"With a = {r['a']:g} in float32 the one-line closed form is already non-finite at "
+            f"N = {r['breaks_at']:,}. Blocks of at most {block} steps (fewer when |a| is small) "
+            "keep every power in range, and the chunked scan then agrees with the loop to "
+            "rounding at every N of the sweep.",
+            f"a = {r['a']:g}、float32 时，一行闭式在 N = {r['breaks_at']:,} 就已出现非有限值。"
+            f"把块长限制在 {block} 步以内（|a| 较小时更短）可以让所有幂都留在可表示范围内，"
+            "这样分块扫描在计时的每个 N 上都与循环一致，差别只在舍入误差之内。",
+        )
+    return _section(
+        bi(
+            "Why the scan is blocked: where the closed form breaks",
+            "为什么扫描要分块：闭式在哪里失效",
+        ),
+        bi(
+            "The closed form h_t = a^t · Σ_{s≤t} x_s / a^s turns the recurrence into one cumsum, "
+            "but for |a| < 1 the factor a^-s grows without bound: it overflows the floating-point "
+            "range (and a^t underflows) after a few hundred steps in float32. The table gives "
+            "the first N at which the unblocked formula returns inf or nan.",
+            "闭式 h_t = a^t · Σ_{s≤t} x_s / a^s 把循环变成一次 cumsum，但 |a| < 1 时因子 a^-s "
+            "无界增长：在 float32 中几百步后就超出浮点范围（a^t 也会下溢）。表中给出不分块的"
+            "公式第一次返回 inf 或 nan 的 N。",
+        ),
+        verdict,
+    )
+
+
+# --- memory wall ------------------------------------------------------------------------------
+def _slope(n0: int, y0: float, n1: int, y1: float) -> float:
+    return math.log(y1 / y0) / math.log(n1 / n0)
+
+
+def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
+    heads, dtype = params["heads"], params["dtype"]
+    en, zh = [], []
+    naive = [r for r in rows if r["naive_peak"]]
+    sdpa = [r for r in rows if r["sdpa_peak"] is not None]
+    lstm = [r for r in rows if r["lstm_peak"] is not None]
+    if naive:
+        r = naive[-1]
+        ratio = statistics.median(x["naive_over_theory"] for x in naive)
+        en.append(
+            f"Naive attention at N = {r['n']:,} peaked at {format_bytes(r['naive_peak'])}, "
+            f"{r['naive_over_theory']:.1f}× one score matrix ({format_bytes(r['theory_bytes'])}"
+            f" for {heads} heads): the scores and their softmax both live at once (median "
+            f"{ratio:.1f}× across sizes). Every doubling of N quadruples it."
+        )
+        zh.append(
+            f"朴素注意力在 N = {r['n']:,} 时峰值为 {format_bytes(r['naive_peak'])}，是一份分数"
+            f"矩阵（{heads} 个头共 {format_bytes(r['theory_bytes'])}）的 "
+            f"{r['naive_over_theory']:.1f} 倍：分数和它的 softmax 同时存在（各规模中位数 "
+            f"{ratio:.1f} 倍）。N 每翻一倍，它就变成四倍。"
+        )
+    if sdpa:
+        r = sdpa[-1]
+        backend = params.get("sdpa_backend") or "fused"
+        out_bytes = r["n"] * heads * params["d_head"] * params["batch"]
+        out_bytes *= params["bytes_per_element"]
+        growth_en = growth_zh = ""
+        if len(sdpa) > 1 and sdpa[0]["sdpa_peak"] > 0 and r["sdpa_peak"] > 0:
+            slope = _slope(sdpa[0]["n"], sdpa[0]["sdpa_peak"], r["n"], r["sdpa_peak"])
+            growth_en = f"; from N = {sdpa[0]['n']:,} it grew with log-log slope {slope:.2f}"
+            growth_zh = f"；从 N = {sdpa[0]['n']:,} 起，它在双对数坐标上的斜率为 {slope:.2f}"
+        en.append(
+            f"scaled_dot_product_attention (backend {backend}) at N = {r['n']:,} peaked at "
+            f"{format_bytes(r['sdpa_peak'])}, "
+            f"{r['theory_bytes'] / max(r['sdpa_peak'], 1):,.0f}× less than one score matrix and "
+            f"{r['sdpa_peak'] / out_bytes:.1f}× its own output (N × heads × d_head), in "
+            f"{format_seconds(r['sdpa_s'])}{growth_en}."
+        )
+        zh.append(
+            f"scaled_dot_product_attention（后端 {backend}）在 N = {r['n']:,} 时峰值为 "
+            f"{format_bytes(r['sdpa_peak'])}，比一份分数矩阵小 "
+            f"{r['theory_bytes'] / max(r['sdpa_peak'], 1):,.0f} 倍，约为它自身输出"
+            f"（N × 头数 × d_head）的 {r['sdpa_peak'] / out_bytes:.1f} 倍，耗时 "
+            f"{format_seconds(r['sdpa_s'])}{growth_zh}。"
+        )
+    if lstm:
+        r = lstm[-1]
+        en.append(
+            f"The LSTM carries {format_bytes(r['lstm_state_bytes'])} of state at any N, and at "
+            f"N = {r['n']:,} its measured peak above the inputs was "
+            f"{format_bytes(r['lstm_peak'])} (resident memory is tracked in 4 KiB pages), but "
+            f"it took {format_seconds(r['lstm_s'])}, one step after another."
+        )
+        zh.append(
+            f"LSTM 在任何 N 下都只携带 {format_bytes(r['lstm_state_bytes'])} 的状态；N = "
+            f"{r['n']:,} 时，它在输入之外的实测峰值为 {format_bytes(r['lstm_peak'])}"
+            f"（常驻内存按 4 KiB 页统计），但耗时 {format_seconds(r['lstm_s'])}，因为它只能"
+            "一步接一步地走。"
+        )
+    stops = [x for x in limits if x["first_not_fit"]]
+    for x in stops:
+        en.append(
+            f"{x['method']} stopped at N = {x['first_not_fit']:,}: it did not fit in the "
+            f"{format_bytes(params['budget_bytes'])} budget."
+        )
+        zh.append(
+            f"{x['method']} 在 N = {x['first_not_fit']:,} 处停止：超出了 "
+            f"{format_bytes(params['budget_bytes'])} 的内存预算。"
+        )
+    verdict = bi(" ".join(en), "".join(zh)) if en else _none()
+    return _section(
+        bi("Peak memory and time of causal attention", "因果注意力的峰值内存与耗时"),
+        bi(
+            f"One forward pass of causal self-attention over N positions ({heads} heads × "
+            f"d_head {params['d_head']}, batch {params['batch']}, {dtype}, on "
+            f"{params['device']}), three ways: naive attention that materialises the N × N score "
+            "matrix of every head, masks and softmaxes it; PyTorch's "
+            "scaled_dot_product_attention with is_causal=True, whose flash / memory-efficient "
+            "kernels walk over key tiles and never hold the whole matrix; and an LSTM cell of "
+            "the same width stepping over the N positions with only (h, c) as state. Peak is "
+            "the memory the computation adds on top of its inputs, measured in a separate "
+            f"process ({params['peak_method']}); theory is N² × heads × batch × bytes per "
+            "element, one score matrix.",
+            f"对 N 个位置做一次因果自注意力前向（{heads} 个头 × d_head {params['d_head']}，"
+            f"batch {params['batch']}，{dtype}，设备 {params['device']}），三种方式：朴素注意力，"
+            "为每个头物化 N × N 分数矩阵，再做掩码和 softmax；PyTorch 的 "
+            "scaled_dot_product_attention（is_causal=True），其 flash / 省显存 kernel 按键的"
+            "分块遍历，从不持有整张矩阵；以及同宽度的 LSTM 单元，逐个走过 N 个位置，状态只有 "
+            "(h, c)。峰值指计算在输入之外额外占用的内存，在独立进程中测量"
+            f"（{params['peak_method']}）；理论值为 N² × 头数 × batch × 每元素字节数，即一份"
+            "分数矩阵。",
+        ),
+        verdict,
+    )
+
+
+def _n(value: int | None, missing: str) -> str:
+    return f"{value:,}" if value else missing
+
+
+def limits(rows: list[dict], budget: int) -> dict:
+    en, zh = [], []
+    for r in rows:
+        if r["first_not_fit"]:
+            en.append(
+                f"{r['method']}: largest N that fit {_n(r['largest_fit'], 'none')}, stopped at "
+                f"N = {r['first_not_fit']:,}."
+            )
+            zh.append(
+                f"{r['method']}：能放下的最大 N 为 {_n(r['largest_fit'], '无')}，在 N = "
+                f"{r['first_not_fit']:,} 处停止。"
+            )
+        else:
+            en.append(f"{r['method']}: every size fit, up to N = {r['largest_fit']:,}.")
+            zh.append(f"{r['method']}：所有规模都放得下，直到 N = {r['largest_fit']:,}。")
+    return _section(
+        bi("Where each method hit the memory budget", "各方法在哪里撞上内存预算"),
+        bi(
+            f"Each method ran at growing N under a memory budget of {format_bytes(budget)} "
+            "(enforced: on CPU an address-space limit on the measuring process, on CUDA a cap "
+            "on PyTorch's allocator) and stopped at the first N whose allocation failed.",
+            f"每种方法在 {format_bytes(budget)} 的内存预算下逐步增大 N（预算是强制的：CPU 上"
+            "对测量进程设地址空间上限，CUDA 上限制 PyTorch 分配器），并在第一次分配失败的 N "
+            "处停止。",
+        ),
+        bi(" ".join(en), "".join(zh)) if en else _none(),
+    )
+
+
+def kv_cache(rows: list[dict], dtypes) -> dict:
+    verdict = _none()
+    if rows:
+        small, big = rows[0], rows[-1]
+        d0 = dtypes[0]
+        verdict = bi(
+            f"{small['model']} stores {small[f'per_token_{d0}']:,} bytes of keys and values "
+            f"per token in {d0} ({format_bytes(small[f'full_{d0}'])} at its full "
+            f"{small['n_ctx']:,}-token context); {big['model']} stores "
+            f"{big[f'per_token_{d0}']:,} bytes per token ({format_bytes(big[f'full_{d0}'])}). "
+            "Half precision halves every number. The cache grows linearly with the tokens "
+            "kept, while an RNN's state does not grow at all.",
+            f"{small['model']} 在 {d0} 下每个 token 存 {small[f'per_token_{d0}']:,} 字节的键和值"
+            f"（满 {small['n_ctx']:,} token 上下文时共 {format_bytes(small[f'full_{d0}'])}）；"
+            f"{big['model']} 每个 token 存 {big[f'per_token_{d0}']:,} 字节"
+            f"（{format_bytes(big[f'full_{d0}'])}）。半精度让每个数字减半。缓存随保留的 token "
+            "数线性增长，而 RNN 的状态根本不增长。",
+        )
+    return _section(
+        bi("KV cache of the GPT-2 family", "GPT-2 系列的 KV 缓存"),
+        bi(
+            "When a Transformer generates, it keeps every earlier token's keys and values so "
+            "it does not recompute them: 2 (keys and values) × layers × d_model numbers per "
+            "token, times the bytes per number.",
+            "Transformer 生成时会保留之前每个 token 的键和值，以免重复计算：每个 token 需要 "
+            "2（键和值）× 层数 × d_model 个数，再乘以每个数的字节数。",
+        ),
+        verdict,
+    )

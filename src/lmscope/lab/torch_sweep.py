@@ -1,0 +1,180 @@
+"""The hard exercise: in PyTorch, time a step-by-step recurrence loop, a parallel reduction
+(x.sum()) and two parallel scans of the same linear recurrence, for N = 64 .. 65,536, on the
+CPU and on CUDA when present. The scans are checked against the loop at every size."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import torch
+
+from lmscope.lab import texts
+from lmscope.lab.linear_scan import (
+    DEFAULT_BLOCK,
+    associative_scan,
+    chunked_scan,
+    first_breakdown,
+    recurrence_loop,
+    relative_error,
+)
+from lmscope.lab.plots import Panel, Series, format_seconds, save_panels
+from lmscope.lab.progress import stage
+from lmscope.lab.results import Column, Section, machine_line
+from lmscope.lab.timing import best_time, sync_for
+
+SWEEP_SIZES = [2**k for k in range(6, 17)]  # 64 .. 65,536
+QUICK_SIZES = [4**k for k in range(3, 9)]  # 64, 256, .. 65,536
+METHODS = {
+    "loop": "loop: h = a*h + x[t]",
+    "sum": "reduction: x.sum()",
+    "chunked": "chunked scan",
+    "assoc": "associative scan",
+}
+
+
+def measure(device: str, n: int, a: float, repeats: int, seed: int) -> dict:
+    """One row: the four timings at size n, and how far each scan is from the loop."""
+    gen = torch.Generator().manual_seed(seed + n)
+    x = torch.randn(n, generator=gen).to(device)
+    sync = sync_for(device)
+    reference = recurrence_loop(x, a)
+    row = {"device": device, "n": n}
+    row["loop_s"] = best_time(lambda: recurrence_loop(x, a), repeats, sync)
+    row["sum_s"] = best_time(lambda: x.sum(), repeats, sync)
+    row["chunked_s"] = best_time(lambda: chunked_scan(x, a), repeats, sync)
+    row["assoc_s"] = best_time(lambda: associative_scan(x, a), repeats, sync)
+    row["loop_over_sum"] = row["loop_s"] / row["sum_s"]
+    row["loop_over_chunked"] = row["loop_s"] / row["chunked_s"]
+    row["chunked_rel_err"] = relative_error(chunked_scan(x, a), reference)
+    row["assoc_rel_err"] = relative_error(associative_scan(x, a), reference)
+    return row
+
+
+def loglog_slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of log y against log x: 1 means linear growth, 0 a flat floor."""
+    lx = [math.log(v) for v in xs]
+    ly = [math.log(v) for v in ys]
+    mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+    var = sum((v - mx) ** 2 for v in lx)
+    return sum((u - mx) * (v - my) for u, v in zip(lx, ly, strict=True)) / var if var else 0.0
+
+
+def curve_shape(rows: list[dict], key: str) -> dict:
+    """Describe one curve: its floor (the least time among the three smallest N), where it
+    leaves the floor for good (the first N from which every time is above twice the floor,
+    so one noisy point does not count), and its log-log slope overall and after that point."""
+    ns = [r["n"] for r in rows]
+    ts = [r[key] for r in rows]
+    floor = min(ts[:3])
+    above = [t > 2 * floor for t in ts]
+    knee = next((n for i, n in enumerate(ns) if all(above[i:])), None)
+    tail = [(n, t) for n, t in zip(ns, ts, strict=True) if knee is not None and n >= knee]
+    return {
+        "floor_s": floor,
+        "knee_n": knee,
+        "slope_all": loglog_slope(ns, ts) if len(ns) > 1 else 0.0,
+        "slope_after_knee": loglog_slope(*zip(*tail, strict=True)) if len(tail) > 1 else None,
+        "last_s": ts[-1],
+        "per_item_s": ts[-1] / ns[-1],
+        # what one more element costs at the top of the range, the floor subtracted out
+        "marginal_s": (ts[-1] - ts[-2]) / (ns[-1] - ns[-2]) if len(ns) > 1 else None,
+    }
+
+
+def sweep_sections(cfg, out_dir: Path, hardware: dict, progress=None) -> list[Section]:
+    sizes = cfg.sizes(SWEEP_SIZES, QUICK_SIZES)
+    advance = stage(progress, "PyTorch sweep", len(sizes) * len(cfg.devices))
+    rows = []
+    for device in cfg.devices:
+        for n in sizes:
+            rows.append(measure(device, n, cfg.a, cfg.repeats, cfg.seed))
+            advance(f"{device} N={n:,}")
+    shapes = {
+        device: {
+            key: curve_shape([r for r in rows if r["device"] == device], f"{key}_s")
+            for key in METHODS
+        }
+        for device in cfg.devices
+    }
+    plot_sweep(rows, cfg.devices, out_dir, cfg.a, hardware)
+    sweep = Section(
+        key="torch",
+        plot="torch-sweep",
+        columns=[
+            Column("device", "device", "text"),
+            Column("n", "N", "int"),
+            Column("loop_s", "loop", "seconds"),
+            Column("sum_s", "x.sum()", "seconds"),
+            Column("chunked_s", "chunked", "seconds"),
+            Column("assoc_s", "assoc.", "seconds"),
+            Column("loop_over_sum", "loop/sum", "ratio"),
+            Column("loop_over_chunked", "loop/chunked", "ratio"),
+            Column("chunked_rel_err", "err chunked", "sci"),
+            Column("assoc_rel_err", "err assoc.", "sci"),
+        ],
+        rows=rows,
+        data={"curve_shapes": shapes},
+        **texts.torch_sweep(rows, shapes, cfg.a),
+    )
+    stability = stability_section(cfg.a)
+    return [sweep, stability]
+
+
+def stability_section(a: float) -> Section:
+    """Where the one-line closed form a^t * cumsum(x / a^s) stops being finite."""
+    rows = []
+    coefs = sorted({a, 0.5, 0.9, 0.99} - {1.0}, reverse=True)
+    for coef in coefs:
+        if coef == 0 or abs(coef) >= 1:
+            continue
+        for dtype in (torch.float32, torch.float64):
+            n = first_breakdown(coef, dtype)
+            rows.append({"a": coef, "dtype": str(dtype).replace("torch.", ""), "breaks_at": n})
+    return Section(
+        key="stability",
+        columns=[
+            Column("a", "a", "float"),
+            Column("dtype", "dtype", "text"),
+            Column("breaks_at", "closed form non-finite from N =", "int"),
+        ],
+        rows=rows,
+        **texts.stability(rows, a, DEFAULT_BLOCK),
+    )
+
+
+def plot_sweep(rows: list[dict], devices: list[str], out_dir: Path, a: float, hw: dict) -> None:
+    series = []
+    colors = {"loop": "#d62728", "sum": "#1f77b4", "chunked": "#2ca02c", "assoc": "#9467bd"}
+    for device in devices:
+        mine = [r for r in rows if r["device"] == device]
+        for key, label in METHODS.items():
+            series.append(
+                Series(
+                    f"{label} ({device})" if len(devices) > 1 else label,
+                    [r["n"] for r in mine],
+                    [r[f"{key}_s"] for r in mine],
+                    color=colors[key],
+                    dashed=device != devices[0],
+                    marker="o" if device == devices[0] else "s",
+                )
+            )
+    first = [r for r in rows if r["device"] == devices[0]]
+    floor = [
+        (first[0]["sum_s"], f"x.sum() floor on {devices[0]}: {format_seconds(first[0]['sum_s'])}")
+    ]
+    save_panels(
+        out_dir,
+        "torch-sweep",
+        [
+            Panel(
+                title=f"PyTorch: h_t = {a:g}·h_(t-1) + x_t, loop vs parallel",
+                xlabel="sequence length N",
+                ylabel="wall-clock time per call (best of repeats)",
+                y_unit="seconds",
+                series=series,
+                hlines=floor if first else [],
+            )
+        ],
+        footnote=machine_line(hw),
+    )

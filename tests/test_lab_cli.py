@@ -1,0 +1,129 @@
+"""lmscope lab ...: one-line errors with exit code 2, real output, and the shipped results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from lmscope.cli import main
+from lmscope.lab.results import read_result, shipped_dir, shipped_experiments
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+BAD_INPUTS = [
+    (["serial-depth", "--max-n", "0"], "--max-n must be >= 1"),
+    (["serial-depth", "--max-n", "-3"], "--max-n must be >= 1"),
+    (["serial-depth", "--repeats", "0"], "--repeats must be >= 1"),
+    (["serial-depth", "--device", "tpu"], "unknown device"),
+    (["serial-depth", "--threads", "0"], "--threads must be >= 1"),
+    (["serial-depth", "--a", "1.5"], "--a must be between -1 and 1"),
+    (["memory-wall", "--min-n", "0"], "--min-n must be >= 1"),
+    (["memory-wall", "--max-n", "0"], "--max-n must be >= 1"),
+    (["memory-wall", "--budget", "0"], "--budget must be more than 0"),
+    (["memory-wall", "--budget", "plenty"], "cannot read size"),
+    (["memory-wall", "--repeats", "0"], "--repeats must be >= 1"),
+    (["memory-wall", "--methods", "naive,mamba"], "--methods takes"),
+    (["memory-wall", "--dtype", "int8"], "--dtype must be one of"),
+    (["show", "no-such-result"], "no shipped result named"),
+    (["show"], "name a result to show"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), BAD_INPUTS)
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, message):
+    code, out, err = run(
+        capsys, "lab", *argv, *(["--out", str(tmp_path)] if argv[0] != "show" else [])
+    )
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("lmscope: error: ")
+    assert "Traceback" not in err
+    assert not (tmp_path / "result.json").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+@pytest.mark.parametrize("experiment", ["serial-depth", "memory-wall"])
+def test_cuda_without_cuda_is_a_clear_error(capsys, experiment):
+    code, _, err = run(capsys, "lab", experiment, "--device", "cuda")
+    assert code == 2
+    assert "sees no CUDA GPU" in err and len(err.strip().splitlines()) == 1
+
+
+def test_serial_depth_command_prints_tables_and_writes_files(capsys, tmp_path):
+    code, out, _ = run(
+        capsys,
+        "lab",
+        "serial-depth",
+        "--max-n",
+        "256",
+        "--repeats",
+        "1",
+        "--device",
+        "cpu",
+        "--out",
+        str(tmp_path),
+    )
+    assert code == 0
+    assert "Serial depth: recurrence vs tree reduction" in out
+    assert "Hillis-Steele" in out and "x.sum()" in out
+    doc = read_result(tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} >= {
+        "result.json",
+        "depth.png",
+        "depth.svg",
+        "python-timing.png",
+        "python-timing.svg",
+        "torch-sweep.png",
+        "torch-sweep.svg",
+    }
+    assert doc["params"]["max_n"] == 256
+
+
+def test_show_prints_a_written_result_in_chinese_and_as_json(capsys, tmp_path):
+    main(["lab", "serial-depth", "--max-n", "64", "--repeats", "1", "--out", str(tmp_path)])
+    capsys.readouterr()
+    code, out, _ = run(capsys, "lab", "show", str(tmp_path), "--lang", "zh")
+    assert code == 0 and "串行深度" in out
+    code, out, _ = run(capsys, "lab", "show", str(tmp_path / "result.json"), "--json")
+    assert code == 0 and json.loads(out)["experiment"] == "serial-depth"
+
+
+# --- the shipped example results --------------------------------------------------------------
+def test_shipped_results_are_complete():
+    assert set(shipped_experiments()) >= {"serial-depth", "memory-wall"}
+    for name in ("serial-depth", "memory-wall"):
+        folder = shipped_dir(name)
+        doc = read_result(folder)
+        hw = doc["hardware"]
+        assert hw["cpu"] and hw["cpu_cores"] and hw["torch"] and hw["date"]
+        for section in doc["sections"]:
+            assert section["rows"]
+            for lang in ("en", "zh"):
+                assert section["title"][lang] and section["explain"][lang]
+                assert section["verdict"][lang]
+            if section["plot"]:
+                for kind in ("png", "svg"):
+                    assert (Path(folder) / section["plot"][kind]).stat().st_size > 5_000
+
+
+def test_shipped_memory_wall_shows_the_wall():
+    doc = read_result(shipped_dir("memory-wall"))
+    sections = {s["key"]: s for s in doc["sections"]}
+    limits = {r["method"]: r for r in sections["limits"]["rows"]}
+    assert limits["naive"]["first_not_fit"]  # naive attention hit the budget...
+    assert limits["sdpa"]["largest_fit"] > limits["naive"]["largest_fit"]  # ...SDPA went on
+    assert sections["kv_cache"]["rows"][0]["per_token_float32"] == 73_728
+
+
+def test_show_prints_the_shipped_result(capsys):
+    code, out, _ = run(capsys, "lab", "show", "memory-wall")
+    assert code == 0
+    assert "KV cache of the GPT-2 family" in out and "73,728" in out
