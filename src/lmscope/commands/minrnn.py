@@ -7,7 +7,9 @@ import sys
 import time
 
 DEFAULT_ITERS = 20_000
+DEFAULT_HIDDEN = 100
 HELLO_ITERS = 300
+HELLO_HIDDEN = 8  # four letters need only a small state
 
 
 def register(sub):
@@ -38,7 +40,12 @@ def register(sub):
         default=None,
         help=f"training iterations (default {DEFAULT_ITERS}; {HELLO_ITERS} with --hello)",
     )
-    p.add_argument("--hidden", type=int, default=100, help="hidden units (default 100)")
+    p.add_argument(
+        "--hidden",
+        type=int,
+        default=None,
+        help=f"hidden units (default {DEFAULT_HIDDEN}; {HELLO_HIDDEN} with --hello)",
+    )
     p.add_argument("--seq", type=int, default=25, help="characters per chunk (default 25)")
     p.add_argument("--lr", type=float, default=0.1, help="Adagrad learning rate (default 0.1)")
     p.add_argument(
@@ -59,14 +66,16 @@ def register(sub):
 def run(args) -> int:
     from lmscope.errors import InvalidInputError
 
-    if args.hidden < 1:
+    if args.hidden is not None and args.hidden < 1:
         raise InvalidInputError(f"--hidden must be a whole number >= 1, got {args.hidden}")
     if args.seq < 1:
         raise InvalidInputError(f"--seq must be a whole number >= 1, got {args.seq}")
     if args.iters is not None and args.iters < 0:
         raise InvalidInputError(f"--iters must be 0 or more, got {args.iters}")
     if args.hello:
+        args.hidden = HELLO_HIDDEN if args.hidden is None else args.hidden
         return _hello(args)
+    args.hidden = DEFAULT_HIDDEN if args.hidden is None else args.hidden
     if args.gradcheck:
         return _gradcheck(args)
     return _train(args)
@@ -101,7 +110,7 @@ def _hello(args) -> int:
     from lmscope.models.numpy_rnn import hello_demo
 
     iters = HELLO_ITERS if args.iters is None else args.iters
-    hidden = args.hidden if args.hidden != 100 else 8  # a tiny state suffices for 4 letters
+    hidden = args.hidden
     steps, losses = hello_demo(iters=iters, hidden=hidden, lr=args.lr, seed=args.seed)
     out = _console()
     out.print(
