@@ -140,3 +140,41 @@ def test_hub_offline_is_one_clear_line(name, monkeypatch, tmp_path):
         lmscope.load(name)
     message = str(err.value)
     assert "\n" not in message and "local folder" in message
+
+
+def test_a_save_killed_between_renames_still_loads(tiny_model, tmp_path, monkeypatch):
+    import os
+
+    out = tmp_path / "model"
+    save_model_dir(tiny_model.gpt, out, meta={"name": "first"})
+    real_replace, calls = os.replace, []
+
+    def dies_on_second_rename(src, dst):
+        calls.append(dst)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # killed after model -> .model.old
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", dies_on_second_rename)
+    with pytest.raises(KeyboardInterrupt):
+        save_model_dir(tiny_model.gpt, out, meta={"name": "second"})
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert not out.exists()
+    assert lmscope.load(out).name == "first"  # read from .model.old, nothing moved
+    assert (tmp_path / ".model.old").is_dir()
+    save_model_dir(tiny_model.gpt, out, meta={"name": "third"})  # the next write recovers
+    assert lmscope.load(out).name == "third" and not (tmp_path / ".model.old").exists()
+
+
+def test_saved_folders_get_normal_permissions(tiny_model, tmp_path):
+    out = save_model_dir(tiny_model.gpt, tmp_path / "m")
+    assert out.stat().st_mode & 0o777 == 0o777 & ~_umask()
+    assert (out / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -11,22 +11,16 @@
 
 Nothing is pickled: tensors go to safetensors, everything else to JSON.
 
-Writes are atomic at the folder level. The whole checkpoint is written into a hidden sibling
-folder (``.out.tmp-*``), flushed to disk, and then swapped in with two renames: the current
-folder becomes ``.out.old``, the new one becomes ``out``. A crash (even ``kill -9``) at any
-moment leaves either the new checkpoint, or the previous one under ``out`` or ``.out.old``;
-``recover`` (called before every read and write) puts the previous one back in the second case
-and sweeps away half-written temporary folders.
+Writes are atomic at the folder level (``lmscope.atomic``): a crash, even ``kill -9``, at any
+moment leaves either the new checkpoint or the previous one, which ``recover`` (called before
+every read and write) puts back in place.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import random
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +29,7 @@ import numpy as np
 import torch
 from safetensors.torch import save_file
 
+from lmscope.atomic import recover, write_folder
 from lmscope.errors import CheckpointError
 from lmscope.weights import LMSCOPE_CONFIG, WEIGHTS_FILE, read_json, read_tensors
 
@@ -43,8 +38,6 @@ TRAINER_TENSORS = "trainer.safetensors"
 OPTIMIZER_FILE = "optimizer.safetensors"
 TRAINER_FORMAT = "lmscope-trainer"
 TRAINER_VERSION = 1
-_OLD_SUFFIX = ".old"
-_TMP_INFIX = ".tmp-"
 
 
 @dataclass
@@ -92,26 +85,6 @@ def checkpoint_iteration(directory: str | os.PathLike) -> int | None:
         return None
 
 
-def recover(directory: str | os.PathLike) -> None:
-    """Finish what a crashed save left behind: restore ``.out.old`` if ``out`` is gone
-    (the crash fell between the two renames), then delete stale temporary folders."""
-    directory = Path(directory)
-    old = _old_path(directory)
-    if old.exists():
-        if directory.exists():
-            shutil.rmtree(old, ignore_errors=True)  # the swap finished; only clean-up was left
-        else:
-            with contextlib.suppress(FileNotFoundError):  # another process got there first
-                os.replace(old, directory)
-    if directory.parent.is_dir():
-        for stale in directory.parent.glob(f".{directory.name}{_TMP_INFIX}*"):
-            shutil.rmtree(stale, ignore_errors=True)
-
-
-def _old_path(directory: Path) -> Path:
-    return directory.with_name(f".{directory.name}{_OLD_SUFFIX}")
-
-
 # --- writing ----------------------------------------------------------------------------------
 
 
@@ -135,12 +108,9 @@ def save_checkpoint(
     history the trainer needs. ``meta`` adds entries to lmscope.json (name, training summary).
     ``extra_files`` (name -> bytes) are written alongside, e.g. the sample timeline.
     """
-    directory = Path(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    recover(directory)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}{_TMP_INFIX}", dir=directory.parent))
-    try:
-        _write_contents(
+    return write_folder(
+        directory,
+        lambda tmp: _write_contents(
             tmp,
             arch=arch,
             model_config=model_config,
@@ -152,12 +122,8 @@ def save_checkpoint(
             carry=carry,
             meta=meta or {},
             extra_files=extra_files or {},
-        )
-        _swap_in(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return directory
+        ),
+    )
 
 
 def _write_contents(
@@ -197,7 +163,6 @@ def _write_contents(
     }
     # trainer.json goes last: a folder holding it was written to the end.
     _write_json(tmp / TRAINER_FILE, trainer)
-    _fsync_tree(tmp)
 
 
 def _write_json(path: Path, data: dict) -> None:
@@ -211,50 +176,6 @@ def _write_json(path: Path, data: dict) -> None:
 def _cpu_tensors(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     # Fresh contiguous copies: safetensors refuses tensors that share memory.
     return {k: v.detach().to("cpu", copy=True).contiguous() for k, v in tensors.items()}
-
-
-def _fsync_tree(folder: Path) -> None:
-    """Flush every file, then the folder itself, so the rename publishes finished bytes.
-
-    Permissions become the usual ones for the user's umask (mkdtemp makes private folders).
-    """
-    mask = _umask()
-    for path in folder.rglob("*"):
-        if path.is_file():
-            path.chmod(0o666 & ~mask)
-            with open(path, "rb") as f:
-                os.fsync(f.fileno())
-    folder.chmod(0o777 & ~mask)
-    _fsync_dir(folder)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
-    os.umask(mask)
-    return mask
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # some platforms cannot open folders; the rename is still atomic there
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _swap_in(new: Path, target: Path) -> None:
-    old = _old_path(target)
-    if target.exists():
-        os.replace(target, old)
-    # A crash here leaves only .old: recover() renames it back.
-    os.replace(new, target)
-    _fsync_dir(target.parent)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 # --- reading ----------------------------------------------------------------------------------

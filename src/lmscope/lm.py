@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from lmscope.atomic import readable
 from lmscope.errors import InvalidInputError, ModelNotFoundError, TokenizerError
 from lmscope.models.gpt import GPT, GPTConfig
 from lmscope.trace import Predictions, Recorder, Trace
@@ -259,7 +260,7 @@ def load(name_or_path: str | os.PathLike | None = None, *, device: str = "cpu") 
     name = DEFAULT_MODEL if name_or_path is None else os.fspath(name_or_path)
     if not name.strip():
         raise ModelNotFoundError("model name is empty")
-    path = Path(name).expanduser()
+    path = readable(Path(name).expanduser())  # a write killed mid-swap leaves .NAME.old
     if name in shipped_models():
         path, source = ASSET_MODELS / name, f"shipped model {name}"
     elif path.exists():

@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import shutil
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from lmscope.atomic import write_folder
 from lmscope.errors import CheckpointError, ModelNotFoundError
 from lmscope.models.gpt import GPT, GPTConfig
 
@@ -159,14 +158,11 @@ def save_model_dir(
     meta: dict | None = None,
     dtype: torch.dtype = torch.float32,
     extra_files: dict[str, bytes] | None = None,
-):
-    """Write an lmscope model folder atomically: everything goes into a temporary sibling folder
-    which then replaces ``directory`` in one rename, so a crash never leaves a half-written model.
-    """
-    directory = Path(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{directory.name}.tmp-", dir=directory.parent))
-    try:
+) -> Path:
+    """Write an lmscope model folder atomically (``lmscope.atomic``): a crash never leaves a
+    half-written model, and the previous folder survives any failure."""
+
+    def fill(tmp: Path):
         # wte and the unembedding are one tensor; safetensors stores it once.
         state = {k: v.detach().to(dtype).contiguous() for k, v in model.state_dict().items()}
         save_file(state, str(tmp / WEIGHTS_FILE))
@@ -179,20 +175,8 @@ def save_model_dir(
         (tmp / LMSCOPE_CONFIG).write_text(json.dumps(full_meta, indent=2), encoding="utf-8")
         for name, data in (extra_files or {}).items():
             (tmp / name).write_bytes(data)
-        _replace_dir(tmp, directory)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
-
-def _replace_dir(new: Path, target: Path):
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{os.getpid()}")
-        os.replace(target, old)
-        os.replace(new, target)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(new, target)
+    return write_folder(directory, fill)
 
 
 def download_from_hub(name: str) -> Path:
