@@ -1,0 +1,47 @@
+"""The shipped default model: loads offline with no argument and is a real, trained model."""
+
+from __future__ import annotations
+
+import torch
+
+import lmscope
+from lmscope.data import load_corpus
+from lmscope.lm import shipped_models
+
+
+def test_default_model_loads_offline():
+    model = lmscope.load()
+    assert model.name == "shakespeare" and "shakespeare" in shipped_models()
+    info = model.info()
+    assert (info.n_layer, info.n_head, info.d_model, info.n_ctx, info.vocab_size) == (
+        4,
+        6,
+        192,
+        256,
+        2048,
+    )
+    assert info.tokenizer == "bpe-2048"
+    assert lmscope.load("shakespeare").info() == info
+
+
+def test_default_model_is_trained():
+    """Far below the uniform-guess loss (ln 2048 = 7.6) on held-out Shakespeare."""
+    model = lmscope.load()
+    text = load_corpus("shakespeare").text
+    val = text[int(len(text) * 0.9) :][:4000]
+    ids = torch.tensor(model.tokenizer.encode(val)[:257])
+    with torch.no_grad():
+        _, loss = model.gpt(ids[None, :-1], ids[None, 1:])
+    assert loss.item() < 4.6
+
+
+def test_default_model_splits_modern_words():
+    model = lmscope.load()
+    pieces = [p.text for p in model.pieces(model.encode("Data visualization empowers users to"))]
+    assert "".join(pieces) == "Data visualization empowers users to"
+    assert len(pieces) > 6  # subword splits are visible
+
+
+def test_default_model_card_is_there():
+    card = lmscope.lm.ASSET_MODELS / "shakespeare" / "MODEL_CARD.md"
+    assert "scripts/train_default_model.sh" in card.read_text()
