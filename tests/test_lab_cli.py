@@ -25,6 +25,8 @@ BAD_INPUTS = [
     (["serial-depth", "--device", "tpu"], "unknown device"),
     (["serial-depth", "--threads", "0"], "--threads must be >= 1"),
     (["serial-depth", "--a", "1.5"], "--a must be between -1 and 1"),
+    (["serial-depth", "--clock", "cpu"], "add --threads 1"),
+    (["memory-wall", "--clock", "cpu", "--threads", "2"], "add --threads 1"),
     (["memory-wall", "--min-n", "0"], "--min-n must be >= 1"),
     (["memory-wall", "--max-n", "0"], "--max-n must be >= 1"),
     (["memory-wall", "--budget", "0"], "--budget must be more than 0"),
@@ -57,20 +59,16 @@ def test_cuda_without_cuda_is_a_clear_error(capsys, experiment):
     assert "sees no CUDA GPU" in err and len(err.strip().splitlines()) == 1
 
 
-def test_serial_depth_command_prints_tables_and_writes_files(capsys, tmp_path):
-    code, out, _ = run(
-        capsys,
-        "lab",
-        "serial-depth",
-        "--max-n",
-        "256",
-        "--repeats",
-        "1",
-        "--device",
-        "cpu",
-        "--out",
-        str(tmp_path),
-    )
+@pytest.fixture
+def keep_threads():
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def test_serial_depth_command_prints_tables_and_writes_files(capsys, tmp_path, keep_threads):
+    argv = ["--max-n", "256", "--repeats", "1", "--device", "cpu", "--out", str(tmp_path)]
+    code, out, _ = run(capsys, "lab", "serial-depth", *argv, "--clock", "cpu", "--threads", "1")
     assert code == 0
     assert "Serial depth: recurrence vs tree reduction" in out
     assert "Hillis-Steele" in out and "x.sum()" in out
@@ -85,6 +83,9 @@ def test_serial_depth_command_prints_tables_and_writes_files(capsys, tmp_path):
         "torch-sweep.svg",
     }
     assert doc["params"]["max_n"] == 256
+    assert doc["params"]["clock"] == "cpu" and doc["hardware"]["torch_threads"] == 1
+    python = next(s for s in doc["sections"] if s["key"] == "python")
+    assert "CPU time" in python["explain"]["en"] and "CPU 时间" in python["explain"]["zh"]
 
 
 def test_show_prints_a_written_result_in_chinese_and_as_json(capsys, tmp_path):

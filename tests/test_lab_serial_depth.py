@@ -99,3 +99,14 @@ def test_small_run_writes_result_and_plots(tmp_path):
     assert [r["n"] for r in torch_rows] == [64, 256]
     assert all(r["chunked_rel_err"] < 1e-5 and r["assoc_rel_err"] < 1e-5 for r in torch_rows)
     assert all(r["loop_s"] > r["sum_s"] for r in torch_rows)
+
+
+def test_best_time_with_either_clock():
+    from lmscope.lab.timing import best_time
+
+    for clock in ("wall", "cpu"):
+        assert 0 < best_time(lambda: sum(range(1000)), 2, clock=clock) < 0.1
+    with pytest.raises(InvalidInputError):
+        best_time(lambda: None, 1, clock="sundial")
+    with pytest.raises(InvalidInputError):
+        best_time(lambda: None, 0)

@@ -112,6 +112,13 @@ def _out_option(parser, name: str) -> None:
 
 def _common_options(parser) -> None:
     parser.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: elapsed time (default); cpu: this process's CPU time, steadier on a busy "
+        "machine (needs --threads 1, CPU only)",
+    )
     parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
     parser.add_argument("--json", action="store_true", help="print result.json instead of tables")
 
@@ -138,6 +145,8 @@ def run_serial_depth(args) -> int:
         devices=resolve_devices(args.device),
         a=args.a,
         seed=args.seed,
+        clock=args.clock,
+        threads=args.threads,
     )
     _set_threads(args.threads)
     console = _console(stderr=args.json)
@@ -167,6 +176,7 @@ def run_memory_wall(args) -> int:
         repeats=args.repeats,
         methods=tuple(m.strip() for m in args.methods.split(",") if m.strip()),
         threads=args.threads,
+        clock=args.clock,
     )
     console = _console(stderr=args.json)
     with make_progress(console) as progress:

@@ -25,6 +25,7 @@ from lmscope.lab import texts
 from lmscope.lab.plots import Mark, Panel, Series, format_bytes, save_panels
 from lmscope.lab.progress import stage
 from lmscope.lab.results import Column, Result, Section, hardware_info, machine_line
+from lmscope.lab.timing import CLOCK_LABELS, check_clock
 
 METHODS = ("naive", "sdpa", "lstm")
 METHOD_LABELS = {
@@ -59,6 +60,7 @@ class MemoryWallConfig:
     repeats: int = 1
     methods: tuple[str, ...] = METHODS
     threads: int | None = None
+    clock: str = "wall"  # or "cpu": see lmscope.lab.timing
     kv_dtypes: tuple[str, ...] = field(default=("float32", "float16"))
 
     def __post_init__(self):
@@ -78,6 +80,7 @@ class MemoryWallConfig:
             raise InvalidInputError(f"--methods takes a comma list of {', '.join(METHODS)}")
         if self.threads is not None and self.threads < 1:
             raise InvalidInputError(f"--threads must be >= 1, got {self.threads}")
+        check_clock(self.clock, [self.device], self.threads)
 
     @property
     def bytes_per_element(self) -> int:
@@ -243,6 +246,7 @@ def measure_method(cfg: MemoryWallConfig, method: str, budget: int, advance) -> 
         "batch": cfg.batch,
         "repeats": cfg.repeats,
         "threads": cfg.threads,
+        "clock": cfg.clock,
         "budget_bytes": budget,
     }
     sizes = cfg.sizes()
@@ -323,6 +327,7 @@ def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Resu
         "repeats": cfg.repeats,
         "methods": list(cfg.methods),
         "threads": cfg.threads,
+        "clock": cfg.clock,
         "sdpa_backend": found.get("sdpa", {}).get("backend"),
         "peak_method": "CUDA max_memory_allocated"
         if cfg.device.startswith("cuda")
@@ -448,7 +453,7 @@ def plot_memory_wall(rows, limits, params, hw, out_dir: Path) -> None:
             Panel(
                 title="Time of one forward pass over N positions",
                 xlabel="sequence length N",
-                ylabel="wall-clock time",
+                ylabel=CLOCK_LABELS[params["clock"]],
                 y_unit="seconds",
                 series=time,
             ),

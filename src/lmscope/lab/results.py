@@ -213,7 +213,10 @@ def machine_line(hw: dict, sep: str = ", ") -> str:
     cpu = hw["cpu"] + (f" ({hw['cpu_detail']})" if hw.get("cpu_detail") else "")
     threads = hw.get("torch_threads")
     parts = [cpu, f"{hw['cpu_cores']} cores"]
-    parts.append(f"torch {hw['torch']}" + (f" ({threads} threads)" if threads else ""))
+    if threads:
+        parts.append(f"torch {hw['torch']} ({threads} thread{'s' if threads != 1 else ''})")
+    else:
+        parts.append(f"torch {hw['torch']}")
     if hw.get("gpu"):
         parts.append(hw["gpu"])
     parts.append(hw["date"])

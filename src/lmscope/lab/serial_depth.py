@@ -1,7 +1,7 @@
 """``lmscope lab serial-depth``: the lesson's three tables and three exercises, measured.
 
 (a) serial depth of a recurrence (N) vs a tree reduction (ceil(log2 N)), counted;
-(b) pure-Python wall clock of the recurrence h = 0.9*h + x vs sum(xs)/len(xs);
+(b) pure-Python timing of the recurrence h = 0.9*h + x vs sum(xs)/len(xs);
 (c) the recurrence's running states equal a prefix scan of affine maps;
 easy: the recurrence with a 64-wide hidden state (Python lists and NumPy), re-timed;
 medium: Hillis-Steele and Blelloch scans, verified, with their depth and work;
@@ -32,7 +32,7 @@ from lmscope.lab.scans import (
     serial_scan,
     tree_reduce,
 )
-from lmscope.lab.timing import best_time
+from lmscope.lab.timing import CLOCK_LABELS, best_time, check_clock
 
 DEPTH_SIZES = [4**k for k in range(3, 10)]  # 64 .. 262,144
 PYTHON_SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -51,6 +51,8 @@ class SerialDepthConfig:
     devices: list[str] = field(default_factory=lambda: ["cpu"])
     a: float = 0.9
     seed: int = 0
+    clock: str = "wall"  # or "cpu": see lmscope.lab.timing
+    threads: int | None = None  # torch CPU threads; the caller sets them, this records them
 
     def __post_init__(self):
         if self.max_n is not None and self.max_n < 1:
@@ -60,6 +62,9 @@ class SerialDepthConfig:
         if not (math.isfinite(self.a) and -1.0 <= self.a <= 1.0):
             # |a| > 1 makes h grow like a^N: every method overflows long before N = 65,536
             raise InvalidInputError(f"--a must be between -1 and 1, got {self.a}")
+        if self.threads is not None and self.threads < 1:
+            raise InvalidInputError(f"--threads must be >= 1, got {self.threads}")
+        check_clock(self.clock, self.devices, self.threads)
 
     def sizes(self, full: list[int], quick: list[int] | None = None) -> list[int]:
         """The size list in use: the quick one when asked, capped at --max-n."""
@@ -142,8 +147,8 @@ def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
     rows = []
     for n in sizes:
         xs = [rng.random() for _ in range(n)]
-        rec = best_time(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats)
-        red = best_time(lambda xs=xs: mean_reduction(xs), cfg.repeats)
+        rec = best_time(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats, clock=cfg.clock)
+        red = best_time(lambda xs=xs: mean_reduction(xs), cfg.repeats, clock=cfg.clock)
         rows.append(
             {
                 "n": n,
@@ -167,7 +172,7 @@ def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
             Column("reduction_ns_per_item", "ns/item (sum)", "float"),
         ],
         rows=rows,
-        **texts.python_timing(rows, cfg.a),
+        **texts.python_timing(rows, cfg.a, cfg.clock),
     )
 
 
@@ -232,9 +237,13 @@ def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
     rows = []
     for n in sizes:
         xs = [rng.random() for _ in range(n)]
-        scalar = best_time(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats)
-        lists = best_time(lambda n=n: recurrence_lists(rows_py, n, cfg.a), cfg.repeats)
-        numpy_t = best_time(lambda n=n: recurrence_numpy(rows_np, n, cfg.a), cfg.repeats)
+        scalar = best_time(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats, clock=cfg.clock)
+        lists = best_time(
+            lambda n=n: recurrence_lists(rows_py, n, cfg.a), cfg.repeats, clock=cfg.clock
+        )
+        numpy_t = best_time(
+            lambda n=n: recurrence_numpy(rows_np, n, cfg.a), cfg.repeats, clock=cfg.clock
+        )
         rows.append(
             {
                 "n": n,
@@ -262,7 +271,7 @@ def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
             Column("numpy_us_per_step", "µs/step NumPy", "float"),
         ],
         rows=rows,
-        **texts.vector(rows),
+        **texts.vector(rows, cfg.clock),
     )
 
 
@@ -365,7 +374,7 @@ def _depth_series(rows: list[dict]) -> list[Series]:
     return out
 
 
-def plot_python(section: Section, out_dir: Path, hardware: dict) -> None:
+def plot_python(section: Section, out_dir: Path, hardware: dict, clock: str) -> None:
     rows = section.rows
     n = [r["n"] for r in rows]
     save_panels(
@@ -375,7 +384,7 @@ def plot_python(section: Section, out_dir: Path, hardware: dict) -> None:
             Panel(
                 title="Pure Python, one core: recurrence vs sum()",
                 xlabel="sequence length N",
-                ylabel="wall-clock time (best of repeats)",
+                ylabel=f"{CLOCK_LABELS[clock]} (best of repeats)",
                 y_unit="seconds",
                 x_unit="decimal",
                 x_base=10,
@@ -407,6 +416,8 @@ def run_serial_depth(cfg: SerialDepthConfig, out_dir: Path, progress=None) -> Re
             "max_n": cfg.max_n,
             "seed": cfg.seed,
             "devices": cfg.devices,
+            "clock": cfg.clock,
+            "threads": cfg.threads,
             "timing": "best of repeats; fast calls batched to at least 2 ms per repeat",
             "vector_update": "pure-Python lists (element by element) and NumPy (vectorised)",
         },
@@ -422,6 +433,6 @@ def run_serial_depth(cfg: SerialDepthConfig, out_dir: Path, progress=None) -> Re
     ]
     result.sections += torch_sweep.sweep_sections(cfg, out_dir, hardware, progress)
     plot_depth(depth, out_dir)
-    plot_python(python, out_dir, hardware)
+    plot_python(python, out_dir, hardware, cfg.clock)
     result.write(out_dir)
     return result

@@ -23,14 +23,32 @@ MEMORY_WALL_TITLE = bi(
 )
 
 
-def _section(title, explain, verdict) -> dict:
-    return {"title": title, "explain": explain, "verdict": verdict}
+def _section(title, explain, verdict, clock: str = "wall") -> dict:
+    return {"title": title, "explain": _with_note(explain, clock), "verdict": verdict}
 
 
 def _times(v: float, zh: bool = False) -> str:
     """A ratio as people say it: 135,114×, 48×, 6.2× (in Chinese: 6.2 倍)."""
     number = f"{v:,.0f}" if v >= 10 else f"{v:.1f}"
     return f"{number} 倍" if zh else f"{number}×"
+
+
+def clock_note(clock: str) -> dict:
+    """What the times mean when they are not elapsed time."""
+    if clock != "cpu":
+        return bi("", "")
+    return bi(
+        " Times are the CPU time of the measuring process on one thread: on a machine shared "
+        "with other jobs they leave out the time it waited for a core, and they equal "
+        "elapsed time on an idle machine.",
+        "时间为测量进程在单线程上消耗的 CPU 时间：在与其他任务共享的机器上，它不计入等待 CPU "
+        "的时间；在空闲机器上它与实际经过的时间相同。",
+    )
+
+
+def _with_note(explain: dict, clock: str) -> dict:
+    note = clock_note(clock)
+    return {lang: explain[lang] + note[lang] for lang in explain}
 
 
 def _none(en: str = "No sizes were measured.", zh: str = "没有测量任何规模。") -> dict:
@@ -69,7 +87,7 @@ def depth(rows: list[dict]) -> dict:
     )
 
 
-def python_timing(rows: list[dict], a: float) -> dict:
+def python_timing(rows: list[dict], a: float, clock: str = "wall") -> dict:
     verdict = _none()
     if rows:
         r = rows[-1]
@@ -93,7 +111,7 @@ def python_timing(rows: list[dict], a: float) -> dict:
             f"{r['reduction_ns_per_item']:.1f} ns）。{spread_zh}",
         )
     return _section(
-        bi("Pure-Python wall clock: recurrence vs reduction", "纯 Python 计时：循环 vs 归约"),
+        bi("Pure-Python timing: recurrence vs reduction", "纯 Python 计时：循环 vs 归约"),
         bi(
             f"Both functions read every number once and do N additions, in pure Python on one "
             f"core: h = {a:g}*h + x in an interpreted loop, and sum(xs)/len(xs), whose loop "
@@ -107,6 +125,7 @@ def python_timing(rows: list[dict], a: float) -> dict:
             "没有依赖，工作就能交给更快的机器（这里是 C，在 Transformer 里是 GPU 的上千个核心）。",
         ),
         verdict,
+        clock,
     )
 
 
@@ -155,7 +174,7 @@ def equivalence(rows: list[dict]) -> dict:
     )
 
 
-def vector(rows: list[dict]) -> dict:
+def vector(rows: list[dict], clock: str = "wall") -> dict:
     verdict = _none()
     if rows:
         r = rows[-1]
@@ -188,6 +207,7 @@ def vector(rows: list[dict]) -> dict:
             "是除以同一 N 下标量循环的时间。所有情况下依赖步数都是 N。",
         ),
         verdict,
+        clock,
     )
 
 
@@ -271,7 +291,7 @@ def _leaves_floor(shape: dict, n_max: int) -> tuple[str, str]:
     )
 
 
-def torch_sweep(rows: list[dict], shapes: dict, a: float) -> dict:
+def torch_sweep(rows: list[dict], shapes: dict, a: float, clock: str = "wall") -> dict:
     verdicts_en, verdicts_zh = [], []
     for device, shape in shapes.items():
         mine = [r for r in rows if r["device"] == device]
@@ -334,6 +354,7 @@ def torch_sweep(rows: list[dict], shapes: dict, a: float) -> dict:
             "量超过这份开销后才开始增长；而循环每一步都要付这份开销，所以从一开始就线性增长。",
         ),
         verdict,
+        clock,
     )
 
 
@@ -467,6 +488,7 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
             "分数矩阵。",
         ),
         verdict,
+        params.get("clock", "wall"),
     )
 
 
