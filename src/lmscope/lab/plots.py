@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -168,5 +169,7 @@ def save_panels(
         fig.text(0.5, 0.0, footnote, ha="center", va="bottom", fontsize=7.5, color="#555555")
     paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
     fig.savefig(paths[0], dpi=130)
-    fig.savefig(paths[1], metadata={"Date": None})  # no timestamp: same data, same file
+    # no timestamp and fixed element ids: the same data gives the same SVG file
+    with rc_context({"svg.hashsalt": "lmscope"}):
+        fig.savefig(paths[1], metadata={"Date": None})
     return paths
