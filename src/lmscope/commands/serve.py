@@ -21,6 +21,14 @@ def register(sub):
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p.add_argument("--open", action="store_true", help="open the page in a browser")
     p.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="a model the page may compare with, side by side (repeatable; loaded at start, "
+        "and the only models a request can choose)",
+    )
+    p.add_argument(
         "--cache-mb",
         type=int,
         default=1024,
@@ -56,6 +64,7 @@ def _check_free(host: str, port: int) -> None:
 def run(args) -> int:
     import uvicorn
 
+    import lmscope
     from lmscope.errors import InvalidInputError
     from lmscope.web import create_app
 
@@ -77,10 +86,14 @@ def run(args) -> int:
 
         torch.set_num_threads(args.threads)
     model = load_model(args)
-    app = create_app(model, cache_bytes=args.cache_mb << 20)
+    others = [lmscope.load(name) for name in args.compare]  # any family: char-RNNs compare too
+    app = create_app(model, cache_bytes=args.cache_mb << 20, compare=others)
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{host}:{args.port}/"
     print(f"lmscope: serving {model.name} at {url} (API manual at {url}docs)", file=sys.stderr)
+    if others:
+        names = ", ".join(app.state.compare)
+        print(f"lmscope: the page can compare it with {names}", file=sys.stderr)
     if args.open:
         import threading
         import webbrowser

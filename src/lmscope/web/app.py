@@ -24,7 +24,7 @@ from starlette.exceptions import HTTPException
 from lmscope import __version__
 from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.sampling import SamplingParams
-from lmscope.web import generation, schemas, views
+from lmscope.web import generation, interpret, schemas, views
 from lmscope.web.store import TraceStore
 
 STATIC = Path(str(files("lmscope.web") / "static"))
@@ -36,6 +36,9 @@ probe of a real forward pass (names follow TransformerLens: `blocks.0.attn.hook_
 
 Start with `POST /api/trace` (text or token ids), then ask for one layer, head or position:
 the server keeps recent traces, keyed by token ids. Masked attention scores (-inf) are `null`.
+Research views on the same model: `POST /api/lens` (logit lens), `POST /api/ablate` (switch
+heads or sublayers off), `POST /api/compare` (per-token loss beside a model the server was
+started with: `lmscope serve --compare MODEL`).
 Errors are `{"error": "..."}` with a 4xx status.
 """
 
@@ -125,7 +128,11 @@ ERRORS = {
 }
 
 
-def create_app(model, *, cache_bytes: int = 1 << 30, max_body: int = MAX_BODY) -> FastAPI:
+def create_app(
+    model, *, cache_bytes: int = 1 << 30, max_body: int = MAX_BODY, compare=()
+) -> FastAPI:
+    """The app for ``model``. ``compare``: loaded models the page may set beside it (the
+    allowlist of ``lmscope serve --compare``); a request can only pick one of these by name."""
     app = FastAPI(
         title="lmscope",
         version=__version__,
@@ -135,6 +142,7 @@ def create_app(model, *, cache_bytes: int = 1 << 30, max_body: int = MAX_BODY) -
     )
     store = TraceStore(model, max_bytes=cache_bytes)
     app.state.model, app.state.store = model, store
+    app.state.compare = interpret.compare_names(compare)
     app.add_middleware(BodyLimit, max_bytes=max_body)
     app.add_middleware(ResponseHeaders)
     _add_error_handlers(app)
@@ -317,6 +325,8 @@ def create_app(model, *, cache_bytes: int = 1 << 30, max_body: int = MAX_BODY) -
     def cache() -> dict:
         """How full the server's trace cache is."""
         return store.stats()
+
+    interpret.register(app, model, store, app.state.compare, ERRORS)
 
     # GeneratedEvent only appears in a hand-written response schema; register it.
     _register_schema(app, schemas.GeneratedEvent)

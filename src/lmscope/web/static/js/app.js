@@ -5,8 +5,10 @@
 import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
 import { compact, el, fmt, pct, visible } from "./draw.js";
 import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
+import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { renderPipeline } from "./pipeline.js";
 import { computePool } from "./sampling.js";
+import { buildScrubber, updateScrubber } from "./scrub.js";
 import { STEP_KEYS, renderStep } from "./steps.js";
 
 const EXAMPLES = [
@@ -209,13 +211,14 @@ function renderNav() {
         ),
       ),
     ),
+    viewNav(state.step, openStep),
   );
 }
 
 function openStep(key, extra = {}) {
   Object.assign(state, extra);
   state.step = key;
-  for (const b of document.querySelectorAll("#steps button")) b.classList.toggle("active", b.dataset.step === key);
+  for (const b of document.querySelectorAll("#steps button")) b.classList.toggle("active", (b.dataset.step ?? b.dataset.view) === key);
   renderPipelineNow();
   renderCurrentStep();
   const panel = $("step");
@@ -256,7 +259,9 @@ const stepContext = {
 
 function renderCurrentStep() {
   if (!state.trace) return;
-  renderStep($("step"), state.step, stepContext);
+  if (VIEW_KEYS.includes(state.step)) renderView($("step"), state.step, stepContext);
+  else renderStep($("step"), state.step, stepContext);
+  updateScrubber(state, stepContext);
 }
 
 function renderAll() {
@@ -558,10 +563,12 @@ async function boot() {
   document.addEventListener("keydown", (e) => {
     if (e.target.closest("input, textarea, select")) return;
     const i = STEP_KEYS.indexOf(state.step);
+    if (i < 0) return; // a "look inside" view is open: arrows are not a tour there
     if (e.key === "ArrowRight" && i < STEP_KEYS.length - 1) openStep(STEP_KEYS[i + 1]);
     if (e.key === "ArrowLeft" && i > 0) openStep(STEP_KEYS[i - 1]);
   });
   buildExamples();
+  buildScrubber($("scrub"), $("tokens"), selectPosition);
   try {
     state.model = await getJSON("/api/model");
   } catch (err) {

@@ -615,6 +615,12 @@ export function setLang(value) {
   document.documentElement.lang = current === "zh" ? "zh-CN" : "en";
 }
 
+// Other modules bring their own strings (both languages) instead of growing this file.
+export function addStrings(en, zh) {
+  Object.assign(UI.en, en);
+  Object.assign(UI.zh, zh);
+}
+
 export function setFacts(values) {
   facts = values;
 }

@@ -1,0 +1,78 @@
+// The "look inside" views next to the 20 steps: logit lens, ablation, compare. They share the
+// step panel and its frame (title, explanation, controls, body); each view fetches what it
+// draws from the server and computes no model math itself.
+
+import { renderAblation } from "./ablation.js";
+import { renderCompare } from "./compare.js";
+import { el, hideTip } from "./draw.js";
+import { t } from "./i18n.js";
+import "./i18n_interpret.js";
+import { renderLens } from "./lens.js";
+
+export const VIEW_KEYS = ["lens", "ablation", "compare"];
+const RENDER = { lens: renderLens, ablation: renderAblation, compare: renderCompare };
+const ICONS = { lens: "◎", ablation: "⊘", compare: "⇄" };
+const USES_POSITION = new Set(["lens", "ablation"]);
+
+let renderSeq = 0;
+
+export function viewNav(active, open) {
+  return el(
+    "div",
+    { class: "view-nav", "data-testid": "view-nav" },
+    el("h2", { text: t("lookInside") }),
+    el(
+      "ol",
+      {},
+      VIEW_KEYS.map((key) =>
+        el(
+          "li",
+          {},
+          el(
+            "button",
+            { class: key === active ? "active" : "", "data-view": key, onclick: () => open(key) },
+            el("span", { class: "num", text: ICONS[key] }),
+            t(`view_${key}`),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+export async function renderView(container, key, ctx) {
+  const seq = ++renderSeq;
+  const { state } = ctx;
+  hideTip(); // whatever it described is about to be replaced
+  const controls = el("div", { class: "step-controls" });
+  const body = el("div", { class: "step-body loading", "data-view": key });
+  if (USES_POSITION.has(key)) {
+    const tok = state.trace.tokens[state.position];
+    controls.append(
+      el(
+        "span",
+        { class: "position-label", "data-testid": "position-label" },
+        `${t("position")} ${state.position}: `,
+        el("code", { text: `“${tok ? tok.text.replace(/ /g, "·").replace(/\n/g, "↵") : ""}”` }),
+        el("span", { class: "hint", text: ` — ${t("clickPosition")}` }),
+      ),
+    );
+  }
+  container.replaceChildren(
+    el("header", {}, el("h3", { "data-testid": "step-title" }, el("span", { class: "num", text: ICONS[key] }), t(`view_${key}`))),
+    el("p", { class: "explain", "data-testid": "step-explain", text: t(`view_${key}_explain`) }),
+    controls,
+    body,
+  );
+  const refresh = () => renderView(container, key, ctx);
+  try {
+    const content = await RENDER[key](ctx, { controls, refresh, current: () => seq === renderSeq });
+    if (seq !== renderSeq) return;
+    body.classList.remove("loading");
+    body.replaceChildren(...[content].flat().filter(Boolean));
+  } catch (err) {
+    if (seq !== renderSeq) return;
+    body.classList.remove("loading");
+    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("error")}: ${err.message}` }));
+  }
+}

@@ -1,0 +1,102 @@
+// Logit lens: a stages x positions grid from /api/lens. Each cell is the top next-token
+// prediction read out of the residual stream at that depth, coloured by its probability.
+
+import { colour, css, el, hideTip, pct, showTip, visible } from "./draw.js";
+import { t } from "./i18n.js";
+
+const SIZE = 12; // columns: fits the step panel at common widths; the window follows the selection
+
+function stageLabel(stage, index) {
+  return index === 0 ? t("lensEmbed") : t("lensBlock", { l: index - 1 });
+}
+
+function tip(d, s, j) {
+  const cell = d.cells[s][j];
+  const tok = d.tokens[j];
+  const lines = [
+    `${t("position")} ${tok.position} “${visible(tok.text)}” · ${stageLabel(d.stages[s], s)}`,
+    t("lensTipTop", { k: cell.top.length, stage: stageLabel(d.stages[s], s) }),
+    ...cell.top.map((x, i) => `  ${i + 1}. “${visible(x.token)}” ${pct(x.prob)}`),
+    t("lensTipFinal", { tok: visible(d.final[j].text), r: cell.final_rank + 1, p: pct(cell.final_prob) }),
+  ];
+  return lines.join("\n");
+}
+
+function cellNode(ctx, d, s, j) {
+  const cell = d.cells[s][j];
+  const top = cell.top[0];
+  const position = d.positions[j];
+  // sequential scale is sqrt-shaped: beyond ~0.3 the purple is dark enough for white text
+  const dark = top.prob > 0.3;
+  const node = el(
+    "td",
+    {
+      class: `lens-cell${cell.final_rank === 0 ? " final" : ""}${position === ctx.state.position ? " sel" : ""}`,
+      "data-testid": "lens-cell",
+      "data-stage": s,
+      "data-position": position,
+      "data-top-id": top.id,
+      "data-top-prob": top.prob,
+      "data-final-rank": cell.final_rank,
+      "data-final-prob": cell.final_prob,
+      style: { background: css(colour(top.prob, 1, "sequential")), color: dark ? "#fff" : "" },
+      onclick: () => ctx.selectPosition(position),
+    },
+    el("span", { text: visible(top.token) }),
+  );
+  node.addEventListener("mousemove", (e) => showTip(e, tip(d, s, j)));
+  node.addEventListener("mouseleave", hideTip);
+  return node;
+}
+
+export async function renderLens(ctx) {
+  const { state } = ctx;
+  const d = await ctx.post("/api/lens", { ids: state.ids, position: state.position, size: SIZE });
+  const last = d.stages.length - 1;
+  const sel = (p) => (p === state.position ? "sel" : "");
+  const header = el(
+    "tr",
+    {},
+    el("th", { class: "corner", text: t("lensInput") }),
+    d.tokens.map((tok) =>
+      el(
+        "th",
+        { class: `col ${sel(tok.position)}`, onclick: () => ctx.selectPosition(tok.position) },
+        el("span", { class: "pos", text: tok.position }),
+        el("span", { class: "tok", text: visible(tok.text) }),
+      ),
+    ),
+  );
+  const rows = d.cells.map((row, s) =>
+    el(
+      "tr",
+      { class: s === last ? "output" : "" },
+      el("th", { class: "stage", text: `${stageLabel(d.stages[s], s)}${s === last ? ` ${t("lensOutput")}` : ""}` }),
+      row.map((_, j) => cellNode(ctx, d, s, j)),
+    ),
+  );
+  const actual = el(
+    "tr",
+    { class: "actual" },
+    el("th", { class: "stage", text: t("lensActual") }),
+    d.next.map((n) => el("td", { text: n ? visible(n.text) : "—" })),
+  );
+  const end = d.start + d.positions.length - 1;
+  const move = (to) => ctx.selectPosition(Math.max(0, Math.min(d.n_tokens - 1, to)));
+  const nav = el(
+    "div",
+    { class: "lens-nav" },
+    el("button", { "data-testid": "lens-earlier", disabled: d.start === 0, text: t("lensEarlier"), onclick: () => move(state.position - SIZE) }),
+    el("span", { class: "hint", text: t("lensWindow", { a: d.start, b: end, n: d.n_tokens }) }),
+    el("button", { "data-testid": "lens-later", disabled: end >= d.n_tokens - 1, text: t("lensLater"), onclick: () => move(state.position + SIZE) }),
+  );
+  return [
+    nav,
+    el(
+      "div",
+      { class: "scroll lens-scroll" },
+      el("table", { class: "lens", "data-testid": "lens-grid" }, el("thead", {}, header), el("tbody", {}, rows, actual)),
+    ),
+    el("p", { class: "hint", text: t("lensLegend") }),
+  ];
+}
