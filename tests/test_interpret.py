@@ -116,3 +116,14 @@ def test_ablation_effect_reports_change(tiny_model, trace):
         assert d["change"] == pytest.approx(d["after"] - d["before"])
     with pytest.raises(InvalidInputError):
         ablation_effect(tiny_model, PROMPT, "L0H0", mode="shuffle")
+
+
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+def test_ablation_effect_at_an_earlier_position(tiny_model, mode):
+    """The effect at position 2 equals reading position 2 of a full ablated trace."""
+    effect = ablation_effect(tiny_model, PROMPT, ["L0H1", "mlp1"], mode=mode, position=2, k=3)
+    full = tiny_model.trace(PROMPT, keep_logits="all", ablate=["L0H1", "mlp1"], ablate_mode=mode)
+    probs = torch.softmax(full["logits"][2], -1)
+    assert effect.position == 2
+    assert effect.after[0]["id"] == int(probs.argmax())
+    assert effect.after[0]["prob"] == pytest.approx(float(probs.max()), rel=1e-4)

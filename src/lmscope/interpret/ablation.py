@@ -131,12 +131,20 @@ def ablation_effect(
     ids = model.to_ids(text_or_ids)
     if not -len(ids) <= position < len(ids):
         raise InvalidInputError(f"position must be in 0..{len(ids) - 1}, got {position}")
-    idx = torch.tensor([ids], device=model.device)
+    position %= len(ids)
+    # A causal model's output at `position` depends on nothing later, so the pass can stop
+    # there and compute one row of logits; a mean ablation averages over the whole prompt,
+    # so it needs every position.
+    end = len(ids) if mode == "mean" else position + 1
+    idx = torch.tensor([ids[:end]], device=model.device)
+
+    def next_token_logp(ablator: Ablator) -> torch.Tensor:
+        logits = model.gpt(idx, hook=ablator, last_only=end == position + 1)[0][0]
+        return torch.log_softmax(logits[-1 if end == position + 1 else position].float(), -1)
+
     # both passes take the probed path, so "ablate nothing" gives bitwise the same numbers
-    before = torch.log_softmax(model.gpt(idx, hook=Ablator([]))[0][0, position].float(), -1)
-    after = torch.log_softmax(
-        model.gpt(idx, hook=Ablator(ablations, mode))[0][0, position].float(), -1
-    )
+    before = next_token_logp(Ablator([]))
+    after = next_token_logp(Ablator(ablations, mode))
     kl = float((before.exp() * (before - after)).sum())
 
     def label(i: int) -> str:
