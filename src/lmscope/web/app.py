@@ -25,6 +25,7 @@ from lmscope import __version__
 from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.sampling import SamplingParams
 from lmscope.web import generation, interpret, schemas, views
+from lmscope.web.limits import Admission, Busy, busy_response
 from lmscope.web.store import TraceStore
 
 STATIC = Path(str(files("lmscope.web") / "static"))
@@ -125,14 +126,24 @@ ERRORS = {
     400: {"model": schemas.ErrorResponse, "description": "input the model cannot use"},
     413: {"model": schemas.ErrorResponse, "description": "request body too large"},
     422: {"model": schemas.ErrorResponse, "description": "request does not match the schema"},
+    503: {"model": schemas.ErrorResponse, "description": "server busy; retry shortly"},
 }
+MAX_ACTIVE = 256  # API requests in progress at once (a class of 30, several views each)
+WAIT_S = 60.0  # longest wait for the model before a request gives up with 503
 
 
 def create_app(
-    model, *, cache_bytes: int = 1 << 30, max_body: int = MAX_BODY, compare=()
+    model,
+    *,
+    cache_bytes: int = 1 << 30,
+    max_body: int = MAX_BODY,
+    compare=(),
+    max_active: int = MAX_ACTIVE,
+    wait_s: float = WAIT_S,
 ) -> FastAPI:
     """The app for ``model``. ``compare``: loaded models the page may set beside it (the
-    allowlist of ``lmscope serve --compare``); a request can only pick one of these by name."""
+    allowlist of ``lmscope serve --compare``); a request can only pick one of these by name.
+    ``max_active`` and ``wait_s`` bound the queue (see ``lmscope.web.limits``)."""
     app = FastAPI(
         title="lmscope",
         version=__version__,
@@ -140,10 +151,11 @@ def create_app(
         docs_url=None,  # FastAPI's docs load from a CDN; /docs is our own offline page
         redoc_url=None,
     )
-    store = TraceStore(model, max_bytes=cache_bytes)
+    store = TraceStore(model, max_bytes=cache_bytes, wait_s=wait_s)
     app.state.model, app.state.store = model, store
     app.state.compare = interpret.compare_names(compare)
     app.add_middleware(BodyLimit, max_bytes=max_body)
+    app.add_middleware(Admission, limit=max_active)
     app.add_middleware(ResponseHeaders)
     _add_error_handlers(app)
     c = model.config
@@ -352,6 +364,10 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(LmscopeError)
     async def lmscope_error(request: Request, exc: LmscopeError):
         return _error(400, str(exc))
+
+    @app.exception_handler(Busy)
+    async def busy(request: Request, exc: Busy):
+        return busy_response(str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError):

@@ -7,7 +7,7 @@ trace first and each layer's probes only when that layer is asked for.
 
 One forward pass runs at a time (``gate``): on a CPU, parallel passes only slow each other
 down. A request that waited for the gate looks in the cache again, so two requests for the same
-new prompt cost one pass.
+new prompt cost one pass. A request that waits longer than ``wait_s`` gives up (``limits.Busy``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 from lmscope.trace import Trace
+from lmscope.web.limits import Gate
 
 BASE_PROBES = (
     "hook_embed",
@@ -41,12 +42,31 @@ def full_trace_bytes(config, n_tokens: int) -> int:
     return 4 * (config.n_layer * per_layer + 5 * t * d)
 
 
+def pending_bytes(trace: Trace) -> int:
+    """Bytes a trace will gain once views read its on-demand probes (per-head results, scaled
+    and masked scores) and predictions: they are kept in the trace, so the budget counts them
+    from the start (float32, an upper bound for half-precision models)."""
+    c, t = trace.config, len(trace)
+    sizes = {"hook_result": t * c.n_head * c.n_embd, "hook_attn_scores_scaled": c.n_head * t * t}
+    sizes["hook_attn_scores"] = sizes["hook_attn_scores_scaled"]
+    derived = sum(sizes.get(name.rsplit(".", 1)[-1], 0) for name in trace.derived)
+    return 4 * derived + 8 * t * (3 * PREDICTION_TOP_K + 2)
+
+
 class TraceStore:
-    def __init__(self, model, *, max_bytes: int = 1 << 30, max_entries: int = 64):
+    def __init__(
+        self,
+        model,
+        *,
+        max_bytes: int = 1 << 30,
+        max_entries: int = 64,
+        wait_s: float | None = None,
+    ):
         self.model = model
         self.max_bytes, self.max_entries = max_bytes, max_entries
         self.full_limit = max_bytes // 4  # a full trace up to this size is recorded in one go
-        self.gate = threading.RLock()  # one forward pass at a time (re-entrant: views nest)
+        # one forward pass at a time (re-entrant: views nest); waits give up after wait_s
+        self.gate = Gate(wait_s)
         self._lock = threading.Lock()  # guards the entries
         self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
         self._bytes = 0
@@ -113,7 +133,7 @@ class TraceStore:
 
     def _trace(self, ids, **kwargs) -> tuple[Trace, int]:
         trace = self.model.trace(list(ids), top_k=PREDICTION_TOP_K, **kwargs)
-        return trace, trace.nbytes()
+        return trace, trace.nbytes() + pending_bytes(trace)
 
     def base(self, ids: tuple[int, ...]) -> tuple[Trace, bool]:
         """A trace with embeddings, the residual stream at block edges, the final LayerNorm

@@ -1,0 +1,118 @@
+"""Keeping one server responsive for a whole class: a bounded queue and a bounded wait.
+
+The model runs one forward pass at a time (``Gate``); every other request waits its turn in a
+worker thread. Two limits stop that queue from growing without end when more people ask than
+the machine can answer:
+
+- ``Admission``: at most ``limit`` API requests are in progress at once; the next one is
+  answered 503 straight away, so a flood costs nothing but the refusal.
+- ``Gate``: a request that has waited ``wait_s`` seconds for the model gives up with 503
+  instead of holding its connection open indefinitely.
+
+Both answers are JSON ``{"error": "..."}`` with ``Retry-After``, like every other error.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+from fastapi.responses import JSONResponse
+
+from lmscope.errors import LmscopeError
+
+RETRY_AFTER_S = 1
+
+
+class Busy(LmscopeError):
+    """The server is saturated; the request may be sent again shortly (HTTP 503)."""
+
+
+def busy_response(message: str) -> JSONResponse:
+    return JSONResponse(
+        {"error": message}, status_code=503, headers={"retry-after": str(RETRY_AFTER_S)}
+    )
+
+
+class Gate:
+    """One holder at a time, first come first served, re-entrant (views nest), and a wait
+    that gives up after ``wait_s`` seconds with ``Busy``.
+
+    First come first served matters under load: a plain lock lets whichever thread wakes
+    first win, so with thirty waiters an unlucky request can lose again and again (seconds
+    of tail latency) while others pass it.
+    """
+
+    def __init__(self, wait_s: float | None = None):
+        self.wait_s = wait_s
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[object] = deque()  # tickets of waiting threads, oldest first
+        self._owner: int | None = None
+        self._depth = 0
+
+    def __enter__(self):
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                return self
+            ticket = object()
+            self._queue.append(ticket)
+            deadline = None if self.wait_s is None else time.monotonic() + self.wait_s
+            try:
+                while self._owner is not None or self._queue[0] is not ticket:
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise Busy(
+                            f"the server is busy: the model was not free within "
+                            f"{self.wait_s:g} s; try again in a moment"
+                        )
+                    self._cond.wait(left)
+            except BaseException:
+                self._queue.remove(ticket)
+                self._cond.notify_all()  # the next in line may be free to go now
+                raise
+            self._queue.popleft()
+            self._owner, self._depth = me, 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._cond:
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                self._cond.notify_all()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._queue)
+
+
+class Admission:
+    """ASGI middleware: refuse API requests beyond ``limit`` in progress with a 503.
+
+    Only ``/api/`` paths count (the page and its static files are cheap and must always load).
+    A streamed answer counts until its last byte is sent. The counter lives on the event loop's
+    thread, so a plain integer is enough.
+    """
+
+    def __init__(self, app, limit: int):
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        self.app, self.limit = app, limit
+        self.active = 0
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or not scope.get("path", "").startswith("/api/"):
+            return await self.app(scope, receive, send)
+        if self.active >= self.limit:
+            response = busy_response(
+                f"the server is busy ({self.active} requests in progress); try again in a moment"
+            )
+            return await response(scope, receive, send)
+        self.active += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.active -= 1
