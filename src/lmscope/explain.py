@@ -82,7 +82,7 @@ class _Explainer:
             return t["logits"][self.pos]
         if self.pos == len(t) - 1:
             return t.last_logits
-        return self.model.gpt.wte.weight @ t["ln_final.hook_out"][self.pos]
+        return self.model.gpt.unembed(t["ln_final.hook_out"][self.pos]).float()
 
     # --- one method per step ---------------------------------------------------------
     def transformer(self):

@@ -14,7 +14,6 @@ from functools import partial
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 from lmscope.atomic import readable
 from lmscope.errors import InvalidInputError, ModelNotFoundError, TokenizerError
@@ -158,6 +157,8 @@ class LanguageModel:
         ``ablate`` switches parts off during the pass (specs like ``L5H3``, ``attn2``, ``mlp*``;
         see ``lmscope.interpret.ablation``), with ``ablate_mode`` "zero" or "mean"."""
         ids = self.to_ids(text_or_ids, truncate=truncate)
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
         if layers is not None:
             layers = list(layers)
             for layer in layers:
@@ -189,13 +190,13 @@ class LanguageModel:
     @torch.no_grad()
     def _predictions(self, logits, final_normalized, ids, top_k: int) -> Predictions:
         if logits is None:  # only the last position's logits were computed in the pass
-            logits = F.linear(final_normalized, self.gpt.wte.weight)
+            logits = self.gpt.unembed(final_normalized)
         return Predictions.from_logits(logits, torch.tensor(ids), top_k)
 
     @torch.no_grad()
     def readout(self, resid: torch.Tensor) -> torch.Tensor:
         """Residual-stream vectors -> logits, through the final LayerNorm and the unembedding."""
-        return F.linear(self.gpt.ln_f(resid, None, ""), self.gpt.wte.weight)
+        return self.gpt.unembed(self.gpt.ln_f(resid, None, ""))
 
     def _derived_probes(self, tensors: dict) -> dict:
         """Probes that are exact functions of recorded ones, computed when first read: per-head
@@ -252,11 +253,44 @@ def _tokenizer_for(directory: Path | None, config: GPTConfig):
     return gpt2_tokenizer() if config.vocab_size >= GPT2_VOCAB else None
 
 
-def load(name_or_path: str | os.PathLike | None = None, *, device: str = "cpu") -> LanguageModel:
+DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+}
+
+
+def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
+    """None, a torch floating dtype, or one of the names in DTYPES."""
+    if dtype is None or dtype in DTYPES.values():
+        return dtype
+    found = DTYPES.get(str(dtype).lower().removeprefix("torch."))
+    if found is None:
+        raise InvalidInputError(
+            f"unknown dtype {dtype!r}; use float32, float16 or bfloat16 (or None to keep float32)"
+        )
+    return found
+
+
+def load(
+    name_or_path: str | os.PathLike | None = None,
+    *,
+    device: str = "cpu",
+    dtype: str | torch.dtype | None = None,
+) -> LanguageModel:
     """Load a model: a shipped one by name (default: the bundled Shakespeare GPT), a GPT-2 hub id
     (``gpt2``, ``distilgpt2``, ``openai-community/gpt2``...), a local Hugging Face folder, or a
     folder written by ``lmscope train``. Char-RNN/LSTM/GRU folders give an
-    ``lmscope.rnn_lm.RNNLanguageModel`` (tokenizer, info, logits, generate, activations)."""
+    ``lmscope.rnn_lm.RNNLanguageModel`` (tokenizer, info, logits, generate, activations).
+
+    ``dtype`` ("float16", "bfloat16", a torch dtype; default float32) casts a GPT's weights:
+    half the memory, while traces, logits and probabilities stay finite (statistics and
+    softmax are computed in float32)."""
+    dtype = parse_dtype(dtype)
     name = DEFAULT_MODEL if name_or_path is None else os.fspath(name_or_path)
     if not name.strip():
         raise ModelNotFoundError("model name is empty")
@@ -284,6 +318,8 @@ def load(name_or_path: str | os.PathLike | None = None, *, device: str = "cpu") 
         from lmscope.rnn_lm import is_rnn_dir, load_rnn
 
         if is_rnn_dir(path):  # a char-RNN/LSTM/GRU: its own wrapper, same basics
+            if dtype not in (None, torch.float32):
+                raise InvalidInputError(f"{path} is a char-RNN; it runs in float32 only")
             display = None if path.name == name else name
             return load_rnn(path, name=display, source=source, device=device)
         gpt, meta = load_lmscope_dir(path)
@@ -295,4 +331,4 @@ def load(name_or_path: str | os.PathLike | None = None, *, device: str = "cpu") 
         )
     tokenizer = _tokenizer_for(path, gpt.config)
     display = meta.get("name") or (name if path.name != name else path.name)
-    return LanguageModel(gpt.to(device), tokenizer, display, source, meta)
+    return LanguageModel(gpt.to(device=device, dtype=dtype), tokenizer, display, source, meta)

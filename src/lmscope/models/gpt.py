@@ -159,13 +159,16 @@ class LayerNorm(nn.Module):
     def forward(self, x: torch.Tensor, hook: Hook | None, name: str) -> torch.Tensor:
         if hook is None:
             return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
-        mean = x.mean(dim=-1, keepdim=True)
-        centred = x - mean
+        # Statistics in float32 for half-precision models too, as F.layer_norm computes them:
+        # in float16 the square of an activation past 256 overflows to inf.
+        x32 = x.float()
+        centred = x32 - x32.mean(dim=-1, keepdim=True)
         scale = hook(
             f"{name}.hook_scale", (centred.pow(2).mean(-1, keepdim=True) + self.eps).sqrt()
         )
         normalized = hook(f"{name}.hook_normalized", centred / scale)
-        return hook(f"{name}.hook_out", normalized * self.weight + self.bias)
+        out = normalized * self.weight.float() + self.bias.float()
+        return hook(f"{name}.hook_out", out.to(x.dtype))
 
 
 class CausalSelfAttention(nn.Module):
@@ -228,11 +231,13 @@ class CausalSelfAttention(nn.Module):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
 
     def _explicit_attention(self, q, k, v, past: int, hook: Hook, name: str) -> torch.Tensor:
-        raw = hook(f"{name}.hook_attn_scores_raw", q @ k.transpose(-2, -1))  # QK^T
+        # Scores, softmax and the weighted sum in float32 for half-precision models, as the
+        # fused kernel accumulates them: a float16 QK^T overflows where the kernel's does not.
+        raw = hook(f"{name}.hook_attn_scores_raw", q.float() @ k.float().transpose(-2, -1))
         scaled = hook(f"{name}.hook_attn_scores_scaled", self.scale_scores(raw))
         scores = hook(f"{name}.hook_attn_scores", _mask(scaled))  # as TransformerLens
         pattern = hook(f"{name}.hook_pattern", torch.softmax(scores, dim=-1))
-        return self.attn_dropout(pattern) @ v
+        return (self.attn_dropout(pattern) @ v.float()).to(v.dtype)
 
 
 def _mask(scaled: torch.Tensor) -> torch.Tensor:
@@ -356,7 +361,7 @@ class GPT(nn.Module):
         x = self.ln_f(x, hook, "ln_final")
         if last_only:
             x = x[:, -1:, :]
-        logits = F.linear(x, self.wte.weight)  # unembedding tied to the token embedding
+        logits = self.unembed(x)
         if hook is not None:
             logits = hook("logits", logits)
         loss = None
@@ -365,6 +370,17 @@ class GPT(nn.Module):
                 logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-1
             )
         return logits, loss
+
+    def unembed(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits from final-LayerNorm outputs: the unembedding, tied to the token embedding."""
+        logits = F.linear(x, self.wte.weight)
+        if logits.dtype == torch.float16 and not torch.isfinite(logits).all():
+            # float16 tops out at 65504: say so, rather than hand inf and NaN to softmax
+            raise InvalidInputError(
+                "this float16 model's activations overflowed (float16 holds at most 65504) on "
+                "this input; load it in bfloat16 or float32 instead"
+            )
+        return logits
 
     def new_cache(self) -> KVCache:
         return KVCache(self.config.n_layer)

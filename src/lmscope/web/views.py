@@ -101,7 +101,7 @@ def position_logits(model, trace: Trace, position: int) -> torch.Tensor:
     if position == len(trace) - 1:
         return trace.last_logits
     final = trace["ln_final.hook_out"][position]
-    return torch.nn.functional.linear(final, model.gpt.wte.weight).float()
+    return model.gpt.unembed(final).float()
 
 
 def logits_view(logits: torch.Tensor, position: int) -> dict:
