@@ -81,6 +81,9 @@ def run(args) -> int:
             file=sys.stderr,
         )
     _check_free(args.host, args.port)
+    from lmscope.web.limits import limit_malloc_arenas
+
+    limit_malloc_arenas()  # before the worker threads exist: keeps resident memory flat
     if args.threads is not None:
         import torch
 

@@ -116,10 +116,17 @@ def _validation_message(exc: RequestValidationError) -> str:
     for err in exc.errors()[:3]:
         if err.get("type") == "json_invalid":
             return "the request body is not valid JSON"
-        loc = ".".join(str(x) for x in err.get("loc", ()) if x != "body")
+        loc = ".".join(_printable(x) for x in err.get("loc", ()) if x != "body")
         msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         parts.append(f"{loc}: {msg}" if loc else msg)
-    return "; ".join(parts) or "invalid request"
+    return _printable("; ".join(parts) or "invalid request", 500)
+
+
+def _printable(part, limit: int = 60) -> str:
+    """A field name from the request, shown on one line: control characters escaped (an
+    unknown field may be called "\\n"), long names cut."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(part))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 ERRORS = {

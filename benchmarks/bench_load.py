@@ -1,0 +1,420 @@
+"""A class at one server: concurrent clients against `lmscope serve` on loopback.
+
+    python benchmarks/bench_load.py [--clients 32] [--seconds 60] [--cache-mb 128] [--json]
+
+Starts `lmscope serve` (the shipped default model) in a subprocess on 127.0.0.1, measures each
+request kind alone (one client, the reference), then lets ``clients`` simulated browsers loose
+for ``seconds``: each types a prompt (a fresh slice of Shakespeare, or one of a few prompts the
+whole class shares), opens step views on it, moves the sampling controls and generates. Every
+answer is checked: any status but 200, an error event in a stream, a timeout or a dropped
+connection is an error. The server's resident memory is sampled throughout.
+
+`run(...)` returns every figure as a dict; `markdown(result)` renders the BENCHMARKS.md section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "src/lmscope/assets/corpora/tinyshakespeare/input.txt"
+SHARED_PROMPTS = 12  # prompts the whole class pastes (cache hits)
+REQUEST_TIMEOUT_S = 90.0  # a request slower than this counts as a hang
+
+
+# --- the server -----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process (Linux /proc), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+@contextmanager
+def server(model: str | None = None, *, cache_mb: int = 128, threads: int = 1, startup_s=120):
+    """`lmscope serve` in a subprocess on a free loopback port; yields (base url, pid)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "lmscope", "serve", "--port", str(port)]
+    cmd += ["--cache-mb", str(cache_mb), "--threads", str(threads)]
+    if model:
+        cmd += ["--model", model]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"}
+    log = open(os.devnull, "w")  # noqa: SIM115 - closed below; uvicorn logs warnings only
+    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(url, proc, startup_s)
+        yield url, proc.pid
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+        log.close()
+
+
+def _wait_ready(url: str, proc: subprocess.Popen, startup_s: float) -> None:
+    import httpx
+
+    deadline = time.monotonic() + startup_s
+    while True:
+        try:
+            if httpx.get(f"{url}/api/model", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None:
+            raise RuntimeError(f"lmscope serve exited: {proc.stderr.read()[-2000:]}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"lmscope serve did not answer within {startup_s:.0f} s")
+        time.sleep(0.2)
+
+
+# --- the clients ----------------------------------------------------------------------------
+
+
+class Tally:
+    """Latency per request kind, errors with a few examples, generated-token count."""
+
+    def __init__(self):
+        self.latency: dict[str, list[float]] = {}
+        self.errors: dict[str, int] = {}
+        self.examples: list[str] = []
+        self.tokens = 0
+        self.first_token: list[float] = []
+
+    def ok(self, kind: str, seconds: float) -> None:
+        self.latency.setdefault(kind, []).append(seconds)
+
+    def error(self, kind: str, what: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+        if len(self.examples) < 8:
+            self.examples.append(f"{kind}: {what[:300]}")
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.latency.values()) + sum(self.errors.values())
+
+
+class Browser:
+    """One simulated learner: what the page asks for as someone uses it."""
+
+    def __init__(self, client, tally: Tally, rng: random.Random, corpus: str, shared, info):
+        self.client, self.tally, self.rng = client, tally, rng
+        self.corpus, self.shared, self.info = corpus, shared, info
+
+    async def call(self, kind: str, path: str, body: dict) -> dict | None:
+        start = time.perf_counter()
+        try:
+            r = await self.client.post(path, json=body)
+        except Exception as err:  # timeouts and dropped connections are what we look for
+            self.tally.error(kind, f"{type(err).__name__}: {err}")
+            return None
+        if r.status_code != 200:
+            self.tally.error(kind, f"{r.status_code} {r.text}")
+            return None
+        self.tally.ok(kind, time.perf_counter() - start)
+        return r.json()
+
+    async def generate(self, ids: list[int], n: int) -> None:
+        body = {"ids": ids, "n": n, "seed": self.rng.randrange(2**31), "sampling": self.sampling()}
+        start = time.perf_counter()
+        first = None
+        try:
+            async with self.client.stream("POST", "/api/generate", json=body) as r:
+                if r.status_code != 200:
+                    await r.aread()
+                    self.tally.error("generate", f"{r.status_code} {r.text}")
+                    return
+                async for line in r.aiter_lines():
+                    if not line:
+                        continue
+                    event = json.loads(line)
+                    if event["type"] == "error":
+                        self.tally.error("generate", event["error"])
+                        return
+                    if event["type"] == "token":
+                        first = first or time.perf_counter() - start
+                        self.tally.tokens += 1
+        except Exception as err:
+            self.tally.error("generate", f"{type(err).__name__}: {err}")
+            return
+        self.tally.ok("generate", time.perf_counter() - start)
+        if first is not None:
+            self.tally.first_token.append(first)
+
+    def sampling(self) -> dict:
+        r = self.rng
+        return {
+            "temperature": r.choice([0.0, 0.3, 0.7, 1.0, 1.5, 2.0]),
+            "top_k": r.choice([None, 0, 5, 40]),
+            "top_p": r.choice([None, 0.5, 0.9, 1.0]),
+            "min_p": r.choice([None, 0.0, 0.05]),
+            "greedy": r.random() < 0.1,
+        }
+
+    def prompt(self) -> str:
+        if self.rng.random() < 0.4:
+            return self.rng.choice(self.shared)
+        start = self.rng.randrange(len(self.corpus) - 600)
+        return self.corpus[start : start + self.rng.randint(5, 500)]
+
+    async def session(self) -> None:
+        """Type a prompt, look at a few steps, move the sampling controls, generate."""
+        rng, c = self.rng, self.info
+        data = await self.call("trace", "/api/trace", {"text": self.prompt()})
+        if data is None:
+            return
+        ids = [t["id"] for t in data["tokens"]]
+        last = len(ids) - 1
+        for _ in range(rng.randint(1, 4)):
+            pos, layer = rng.randint(0, last), rng.randrange(c["n_layer"])
+            kind = rng.choice(["layer", "attention", "final", "embedding", "tokenizer", "lens"])
+            body = {"ids": ids, "position": pos}
+            if kind in ("layer", "attention"):
+                body["layer"] = layer
+            if kind == "attention":
+                body["head"] = rng.randrange(c["n_head"])
+            if kind == "lens" and "/api/lens" not in self.info["paths"]:
+                kind, body = "final", {"ids": ids, "position": pos}
+            await self.call(kind, f"/api/{kind}", body)
+        for _ in range(rng.randint(0, 3)):
+            body = {"ids": ids, "position": last, "sampling": self.sampling()}
+            await self.call("pool", "/api/pool", body)
+        if rng.random() < 0.6 and len(ids) < c["n_ctx"]:
+            await self.generate(ids, rng.randint(1, 40))
+
+
+async def _drive(url: str, clients: int, seconds: float, seed: int, on_count=None) -> dict:
+    import httpx
+
+    corpus = CORPUS.read_text("utf-8")
+    rng = random.Random(seed)
+    shared = [corpus[i : i + rng.randint(20, 300)] for i in rng.sample(range(500_000), 12)]
+    tally = Tally()
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_S, limits=limits) as client:
+        info = (await client.get("/api/model")).json()
+        info["paths"] = set((await client.get("/openapi.json")).json()["paths"])
+        deadline = time.perf_counter() + seconds
+
+        async def learner(i: int):
+            browser = Browser(client, tally, random.Random(seed * 1000 + i), corpus, shared, info)
+            while time.perf_counter() < deadline:
+                await browser.session()
+                if on_count is not None:
+                    on_count(tally.count)
+
+        began = time.perf_counter()
+        await asyncio.gather(*(learner(i) for i in range(clients)))
+        wall = time.perf_counter() - began
+        cache = (await client.get("/api/cache")).json()
+    return {"tally": tally, "wall_s": wall, "cache": cache}
+
+
+def percentiles(values: list[float]) -> dict:
+    """p50/p95/p99 and max in milliseconds (nearest-rank)."""
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+
+    def rank(p: float) -> float:
+        return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
+
+    return {
+        "n": len(ordered),
+        "p50_ms": round(rank(50) * 1e3, 1),
+        "p95_ms": round(rank(95) * 1e3, 1),
+        "p99_ms": round(rank(99) * 1e3, 1),
+        "max_ms": round(ordered[-1] * 1e3, 1),
+    }
+
+
+def _summary(result: dict) -> dict:
+    tally: Tally = result["tally"]
+    every = [x for v in tally.latency.values() for x in v]
+    return {
+        "requests": tally.count,
+        "errors": sum(tally.errors.values()),
+        "errors_by_kind": tally.errors,
+        "error_examples": tally.examples,
+        "wall_s": round(result["wall_s"], 2),
+        "requests_per_s": round(tally.count / result["wall_s"], 2),
+        "generated_tokens": tally.tokens,
+        "generated_tokens_per_s": round(tally.tokens / result["wall_s"], 1),
+        "latency": percentiles(every),
+        "by_kind": {k: percentiles(v) for k, v in sorted(tally.latency.items())},
+        "first_token": percentiles(tally.first_token),
+        "cache": result["cache"],
+    }
+
+
+def run(
+    clients: int = 32,
+    seconds: float = 60.0,
+    *,
+    cache_mb: int = 128,
+    reference_s: float = 8.0,
+    model: str | None = None,
+    seed: int = 0,
+    leak_after: int = 1000,
+    log=print,
+) -> dict:
+    """Serve, measure alone (the reference), then under load; returns every figure."""
+    import datetime as dt
+    import threading
+
+    with server(model, cache_mb=cache_mb) as (url, pid):
+        # one client first: the latency each request kind has on an idle server
+        alone = _summary(asyncio.run(_drive(url, 1, reference_s, seed + 1)))
+        log(f"alone: {alone['requests']} requests, p50 {alone['latency'].get('p50_ms')} ms")
+        rss = {"start": rss_mb(pid), "peak": 0.0, f"after_{leak_after}": None}
+        samples: list[tuple[float, float]] = []
+        stop = threading.Event()
+
+        def sample():
+            began = time.perf_counter()
+            while not stop.wait(0.5):
+                value = rss_mb(pid)
+                samples.append((round(time.perf_counter() - began, 1), round(value, 1)))
+                rss["peak"] = max(rss["peak"], value)
+
+        def on_count(n: int):
+            if n >= leak_after and rss[f"after_{leak_after}"] is None:
+                rss[f"after_{leak_after}"] = rss_mb(pid)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            loaded = _summary(asyncio.run(_drive(url, clients, seconds, seed, on_count)))
+        finally:
+            stop.set()
+            sampler.join()
+        rss["end"] = rss_mb(pid)
+        rss["peak"] = max(rss["peak"], rss["end"])
+    log(f"under load: {loaded['requests']} requests, {loaded['errors']} errors")
+    from lmscope.web.app import MAX_ACTIVE, WAIT_S
+
+    ratios = {
+        k: round(v["p50_ms"] / alone["by_kind"][k]["p50_ms"], 2)
+        for k, v in loaded["by_kind"].items()
+        if k in alone["by_kind"] and alone["by_kind"][k].get("p50_ms")
+    }
+    return {
+        "benchmark": "load",
+        "clients": clients,
+        "seconds": seconds,
+        "cache_mb": cache_mb,
+        "model": model or "shakespeare (the shipped default)",
+        "server_threads": 1,
+        "limits": {"max_active": MAX_ACTIVE, "wait_s": WAIT_S},
+        "alone": alone,
+        "loaded": loaded,
+        "p50_ratio_loaded_over_alone": ratios,
+        "rss_mb": {k: (round(v, 1) if v is not None else None) for k, v in rss.items()},
+        "rss_samples": samples[:: max(1, len(samples) // 120)],
+        "leak_after": leak_after,
+        "date": dt.date.today().isoformat(),
+    }
+
+
+def markdown(result: dict) -> str:
+    """The BENCHMARKS.md section for these figures."""
+    loaded, alone, rss = result["loaded"], result["alone"], result["rss_mb"]
+    lat = loaded["latency"]
+    n = result["leak_after"]
+    lines = [
+        "## A class at one server: load on `lmscope serve` (`benchmarks/bench_load.py`)",
+        "",
+        f"{result['clients']} simulated learners against one `lmscope serve` on 127.0.0.1 for "
+        f"{result['seconds']:g} s ({result['model']}, `--threads {result['server_threads']}`, "
+        f"`--cache-mb {result['cache_mb']}`, at most {result['limits']['max_active']} API "
+        f"requests in progress and a {result['limits']['wait_s']:g} s wait for the model). "
+        "Each types a prompt (a fresh slice of Shakespeare, or one of a few the whole class "
+        "shares), opens step views on it, moves the sampling controls and generates 1-40 "
+        "tokens. The reference is the same mix from one client on the idle server, measured in "
+        "the same run.",
+        "",
+        f"**{loaded['requests']:,} requests, {loaded['errors']} errors**; "
+        f"{loaded['requests_per_s']:.1f} requests/s and "
+        f"{loaded['generated_tokens_per_s']:.1f} generated tokens/s overall; latency "
+        f"p50 {lat['p50_ms']:.0f} ms, p95 {lat['p95_ms']:.0f} ms, p99 {lat['p99_ms']:.0f} ms, "
+        f"max {lat['max_ms']:.0f} ms.",
+        "",
+        "| request | count | p50 alone | p50 | p95 | p99 | p50 loaded / alone |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for kind, row in loaded["by_kind"].items():
+        ref = alone["by_kind"].get(kind, {}).get("p50_ms")
+        ratio = result["p50_ratio_loaded_over_alone"].get(kind)
+        lines.append(
+            f"| {kind} | {row['n']:,} | {f'{ref:.0f} ms' if ref else '-'} | "
+            f"{row['p50_ms']:.0f} ms | {row['p95_ms']:.0f} ms | {row['p99_ms']:.0f} ms | "
+            f"{f'{ratio:.1f}x' if ratio else '-'} |"
+        )
+    first = loaded["first_token"]
+    after = rss.get(f"after_{n}")
+    lines += [
+        "",
+        "Generation is timed to the end of its stream; its first token arrived after "
+        f"p50 {first.get('p50_ms', 0):.0f} ms, p99 {first.get('p99_ms', 0):.0f} ms. One "
+        "forward pass runs at a time, so under load a request mostly waits for the model: "
+        "the ratio column is that queue.",
+        "",
+        f"**Memory.** Server resident memory {rss['start']:.0f} MiB after the single-client "
+        f"pass, {after:.0f} MiB after {n:,} requests under load, "
+        f"{rss['end']:.0f} MiB at the end (peak {rss['peak']:.0f} MiB); the trace cache held "
+        f"{loaded['cache']['bytes'] / 2**20:.0f} of {loaded['cache']['max_bytes'] / 2**20:.0f} "
+        f"MiB in {loaded['cache']['entries']} entries."
+        if after is not None
+        else f"**Memory.** Server resident memory {rss['start']:.0f} MiB before the load, "
+        f"{rss['end']:.0f} MiB after (peak {rss['peak']:.0f} MiB; fewer than {n:,} requests).",
+    ]
+    if loaded["errors"]:
+        lines += ["", "Errors seen:", ""] + [f"- `{e}`" for e in loaded["error_examples"]]
+    lines += [
+        "",
+        f"Run {result['date']}. Reproduce: `python benchmarks/bench_load.py` "
+        f"(`--clients`, `--seconds`); `tests/test_load.py` runs a short version in CI.",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--cache-mb", type=int, default=128)
+    parser.add_argument("--model", default=None, help="a model lmscope.load accepts")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON")
+    args = parser.parse_args(argv)
+    quiet = (lambda text: None) if args.json else print
+    result = run(args.clients, args.seconds, cache_mb=args.cache_mb, model=args.model, log=quiet)
+    print(json.dumps(result, indent=1) if args.json else markdown(result))
+    return 0 if result["loaded"]["errors"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

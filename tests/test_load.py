@@ -1,0 +1,144 @@
+"""The server under load, on loopback: a short class of concurrent learners gets no errors
+and bounded memory; a saturated server answers a readable 503 at once instead of piling
+requests up; the page still loads while the model is busy; the model gate is first come,
+first served. ``benchmarks/bench_load.py`` runs the 32-client, 60-second version."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+
+import lmscope
+from lmscope.web import create_app
+from lmscope.web.limits import Busy, Gate
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import bench_load  # noqa: E402
+
+
+def test_a_short_class_gets_no_errors_and_memory_stays_bounded():
+    result = bench_load.run(
+        clients=8, seconds=6, cache_mb=32, reference_s=1.5, leak_after=150, log=lambda s: None
+    )
+    loaded, rss = result["loaded"], result["rss_mb"]
+    assert loaded["errors"] == 0, loaded["error_examples"]
+    assert loaded["requests"] >= 60 and loaded["generated_tokens"] > 0
+    assert {"trace", "pool", "generate"} <= set(loaded["by_kind"])
+    assert loaded["cache"]["bytes"] <= loaded["cache"]["max_bytes"] == 32 << 20
+    # a 32 MiB trace cache, the model and the interpreter: well under this
+    assert rss["peak"] - rss["start"] < 250, rss
+    assert "## A class at one server" in bench_load.markdown(result)
+
+
+@pytest.fixture
+def busy_server():
+    """A server that admits 3 API requests and waits 0.5 s for the model; yields its URL
+    and its model gate, which the test can hold to play a long forward pass."""
+    app = create_app(lmscope.load(), max_active=3, wait_s=0.5)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}", app.state.store.gate
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+async def _flood(url: str, n: int) -> list[httpx.Response]:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        bodies = [{"text": f"ROMEO: prompt number {i}"} for i in range(n)]
+        return await asyncio.gather(*(client.post("/api/trace", json=b) for b in bodies))
+
+
+def test_a_saturated_server_answers_503_at_once_and_the_page_still_loads(busy_server):
+    url, gate = busy_server
+    results: list = []
+    with gate:  # the model is busy for as long as the test holds its gate
+        flood = threading.Thread(target=lambda: results.extend(asyncio.run(_flood(url, 8))))
+        started = time.perf_counter()
+        flood.start()
+        time.sleep(0.2)
+        page = httpx.get(f"{url}/", timeout=5)  # no model needed, never refused
+        assert page.status_code == 200 and time.perf_counter() - started < 2
+        flood.join(timeout=30)
+    assert len(results) == 8
+    assert all(r.status_code == 503 for r in results), [r.status_code for r in results]
+    errors = [r.json()["error"] for r in results]
+    assert all(r.headers["retry-after"] == "1" for r in results)
+    refused = [e for e in errors if "requests in progress" in e]
+    timed_out = [e for e in errors if "not free within 0.5 s" in e]
+    assert len(refused) == 5 and len(timed_out) == 3, errors
+    # once the model is free again, the same requests go through
+    assert all(r.status_code == 200 for r in asyncio.run(_flood(url, 3)))
+
+
+def test_a_stream_that_waits_too_long_ends_with_an_error_event(busy_server):
+    url, gate = busy_server
+    ids = lmscope.load().encode("ROMEO:")
+    with gate:
+        r = httpx.post(f"{url}/api/generate", json={"ids": ids, "n": 3}, timeout=30)
+    assert r.status_code == 200
+    assert '"type": "error"' in r.text and "busy" in r.text
+
+
+def test_the_gate_is_first_come_first_served_and_reentrant():
+    gate = Gate(wait_s=5)
+    order: list[int] = []
+    arrived = []
+
+    def worker(i: int):
+        arrived.append(i)
+        with gate:
+            order.append(i)
+
+    with gate, gate:  # re-entrant: views nest
+        threads = []
+        for i in range(6):
+            threads.append(threading.Thread(target=worker, args=(i,)))
+            threads[-1].start()
+            while gate.waiting < i + 1:  # each is queued before the next arrives
+                time.sleep(0.001)
+    for t in threads:
+        t.join(timeout=10)
+    assert order == arrived == list(range(6))
+
+
+def test_the_gate_gives_up_after_its_wait():
+    gate = Gate(wait_s=0.2)
+    holder = threading.Event()
+    done = threading.Event()
+
+    def hold():
+        with gate:
+            holder.set()
+            done.wait(5)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    holder.wait(5)
+    started = time.perf_counter()
+    with pytest.raises(Busy, match="not free within 0.2 s"), gate:
+        pass
+    assert 0.15 < time.perf_counter() - started < 2
+    assert gate.waiting == 0  # the one that gave up left the queue
+    done.set()
+    t.join()
+    with gate:
+        pass
