@@ -154,3 +154,14 @@ def test_export_writes_a_lean_float16_rnn_folder(lm, lstm_dir, tmp_path):
         "model.safetensors",
     ]
     torch.testing.assert_close(lean.logits("hear"), lm.logits("hear"), atol=2e-2, rtol=0)
+
+
+def test_saved_folders_are_readable_by_everyone_the_umask_allows(lm, tmp_path):
+    import os
+
+    folder = save_rnn_dir(lm.net, lm.tokenizer, tmp_path / "perm")
+    mask = os.umask(0o022)
+    os.umask(mask)
+    for path in [folder, *folder.iterdir()]:
+        want = (0o777 if path.is_dir() else 0o666) & ~mask
+        assert path.stat().st_mode & 0o777 == want, path.name

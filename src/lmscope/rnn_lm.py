@@ -337,7 +337,7 @@ def save_rnn_dir(
         (tmp / LMSCOPE_CONFIG).write_text(json.dumps(full, indent=2), encoding="utf-8")
         for name, data in (extra_files or {}).items():
             (tmp / name).write_bytes(data)
-        tmp.chmod(0o755)
+        _usual_permissions(tmp)
         old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
         if directory.exists():
             os.replace(directory, old)
@@ -347,3 +347,12 @@ def save_rnn_dir(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return directory
+
+
+def _usual_permissions(folder: Path) -> None:
+    """mkdtemp (and safetensors) make private files; a model folder gets the umask's usual ones."""
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    for path in folder.iterdir():
+        path.chmod(0o666 & ~mask)
+    folder.chmod(0o777 & ~mask)
