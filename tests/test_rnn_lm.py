@@ -21,6 +21,15 @@ from lmscope.weights import save_model_dir
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n"
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # Tiny step-by-step ops: on a busy 2-core machine one thread is far faster than two.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def tokenizer():
     return CharTokenizer.from_text(TEXT)

@@ -11,6 +11,15 @@ from lmscope.models.rnn import CELLS, GATES, CharRNN, CharRNNConfig, param_count
 V = 13
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # Tiny step-by-step ops: on a busy 2-core machine one thread is far faster than two.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _model(cell: str, layers: int = 3, hidden: int = 16, embed: int = 0, seed: int = 0):
     torch.manual_seed(seed)
     model = CharRNN(CharRNNConfig(V, cell, hidden, layers, dropout=0.2, embed=embed)).eval()
