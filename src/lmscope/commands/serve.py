@@ -29,6 +29,14 @@ def register(sub):
         "and the only models a request can choose)",
     )
     p.add_argument(
+        "--rnn",
+        action="append",
+        default=[],
+        metavar="MODEL",
+        help="a char RNN/LSTM/GRU for the neurons page at /rnn (repeatable; loaded at start; "
+        "default: the shipped char-LSTM when there is one; 'none' for no page)",
+    )
+    p.add_argument(
         "--cache-mb",
         type=int,
         default=1024,
@@ -90,13 +98,17 @@ def run(args) -> int:
         torch.set_num_threads(args.threads)
     model = load_model(args)
     others = [lmscope.load(name) for name in args.compare]  # any family: char-RNNs compare too
-    app = create_app(model, cache_bytes=args.cache_mb << 20, compare=others)
+    rnn = _rnn_models(args.rnn)
+    app = create_app(model, cache_bytes=args.cache_mb << 20, compare=others, rnn=rnn)
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{host}:{args.port}/"
     print(f"lmscope: serving {model.name} at {url} (API manual at {url}docs)", file=sys.stderr)
     if others:
         names = ", ".join(app.state.compare)
         print(f"lmscope: the page can compare it with {names}", file=sys.stderr)
+    if rnn:
+        names = ", ".join(app.state.rnn)
+        print(f"lmscope: char-RNN neurons of {names} at {url}rnn", file=sys.stderr)
     if args.open:
         import threading
         import webbrowser
@@ -104,3 +116,21 @@ def run(args) -> int:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _rnn_models(names: list[str]) -> list:
+    """The char models for /rnn: those named, else the shipped char-LSTM if any."""
+    from lmscope.errors import LmscopeError
+    from lmscope.interpret.neurons import load_char_model, shipped_char_models
+
+    if [n.lower() for n in names] == ["none"]:
+        return []
+    if names:
+        return [load_char_model(n) for n in names]
+    if not shipped_char_models():
+        return []
+    try:
+        return [load_char_model(None)]
+    except LmscopeError as err:  # the main page still works: say why /rnn is missing
+        print(f"lmscope: warning: no char-RNN page: {err}", file=sys.stderr)
+        return []

@@ -1,5 +1,7 @@
-"""Research views on a model's real activations: logit lens and ablations (more to come:
-neuron activations, the interpretable-cell finder, gradient flow)."""
+"""Research views on a model's real activations: logit lens and ablations (GPTs); for char
+RNN/LSTM/GRUs, neuron activations (``neurons``, coloured text in ``cell_views``) and the
+interpretable-cell finder (``features``, ``cell_finder``); gradient flow through time
+(``gradient_flow``)."""
 
 from lmscope.interpret.ablation import Ablation, AblationEffect, ablation_effect, parse_ablations
 from lmscope.interpret.lens import LogitLens, logit_lens

@@ -145,11 +145,13 @@ def create_app(
     cache_bytes: int = 1 << 30,
     max_body: int = MAX_BODY,
     compare=(),
+    rnn=(),
     max_active: int = MAX_ACTIVE,
     wait_s: float = WAIT_S,
 ) -> FastAPI:
     """The app for ``model``. ``compare``: loaded models the page may set beside it (the
     allowlist of ``lmscope serve --compare``); a request can only pick one of these by name.
+    ``rnn``: char RNN/LSTM/GRU models for the /rnn page, picked by name the same way.
     ``max_active`` and ``wait_s`` bound the queue (see ``lmscope.web.limits``)."""
     app = FastAPI(
         title="lmscope",
@@ -346,6 +348,10 @@ def create_app(
         return store.stats()
 
     interpret.register(app, model, store, app.state.compare, ERRORS)
+    # the char-RNN page: ``rnn`` are the char models it offers (lmscope serve --rnn)
+    from lmscope.web import rnn as rnn_page
+
+    rnn_page.register(app, rnn, ERRORS)
 
     # GeneratedEvent only appears in a hand-written response schema; register it.
     _register_schema(app, schemas.GeneratedEvent)

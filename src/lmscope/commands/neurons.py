@@ -1,0 +1,224 @@
+"""``lmscope neurons``: what single units of a char RNN/LSTM/GRU track.
+
+lmscope neurons --text FILE --cell 1:42                 coloured text in the terminal
+lmscope neurons --text FILE --cell 1:42 --out cell.png  ... as PNG (.svg, .html, .json)
+lmscope neurons --text FILE --find                      the interpretable-cell finder
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from lmscope.errors import InvalidInputError
+
+VIEW_CHARS = 2000  # default --max-chars when colouring one unit
+FIND_CHARS = 20000  # ... when searching every unit
+OUT_SUFFIXES = (".png", ".svg", ".html", ".json")
+
+
+def register(sub):
+    p = sub.add_parser(
+        "neurons",
+        help="char-RNN neurons: colour text by one cell, or find interpretable cells",
+        description="Run a char RNN/LSTM/GRU over a text and show one unit's value after "
+        "each character as coloured text (red positive, blue negative), or search every unit "
+        "for ones that track quotes, line position, brackets, URLs, indentation, comments and "
+        "word starts (--find).",
+    )
+    p.add_argument(
+        "--model",
+        "-m",
+        default=None,
+        help="a char-RNN/LSTM/GRU model folder or shipped name (default: the shipped char-LSTM)",
+    )
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="a UTF-8 text file to read ('-': standard input)")
+    source.add_argument(
+        "--corpus", help="a bundled corpus (e.g. warpeace-novel): its validation split"
+    )
+    p.add_argument(
+        "--max-chars",
+        type=int,
+        default=None,
+        help=f"read at most this many characters (default {VIEW_CHARS} for --cell, "
+        f"{FIND_CHARS} for --find)",
+    )
+    p.add_argument("--cell", help="the unit to colour the text by, LAYER:UNIT (e.g. 1:42)")
+    p.add_argument(
+        "--kind",
+        default=None,
+        help="which value: h (hidden), c (LSTM cell), gates i f g o (LSTM) or r z n (GRU); "
+        "default c for an LSTM, h otherwise",
+    )
+    p.add_argument("--find", action="store_true", help="search every unit for interpretable cells")
+    p.add_argument(
+        "--features",
+        default=None,
+        help="comma list of features for --find (default: all): inside_quotes, line_position, "
+        "bracket_depth, inside_url, indent_level, inside_comment, word_start",
+    )
+    p.add_argument("--top", type=int, default=3, help="units shown per feature (default 3)")
+    p.add_argument(
+        "--select",
+        type=float,
+        default=0.5,
+        help="share of the text that picks units and thresholds; the rest is held out for the "
+        "scores (default 0.5)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="--cell: write .png, .svg, .html or .json instead of printing; --find: the JSON "
+        "report (default ./lmscope-results/neurons/cells.json)",
+    )
+    p.add_argument("--width", type=int, default=80, help="characters per line in PNG/SVG")
+    p.set_defaults(run=run)
+
+
+def _text(args) -> tuple[str, str]:
+    from lmscope.interpret.neurons import read_text
+
+    limit = (
+        args.max_chars if args.max_chars is not None else (FIND_CHARS if args.find else VIEW_CHARS)
+    )
+    if limit < 1:
+        raise InvalidInputError(f"--max-chars must be at least 1, got {limit}")
+    if args.text is not None:
+        return read_text(args.text, limit), str(args.text)
+    from lmscope.data import load_corpus
+
+    val = load_corpus(args.corpus).split(0.1)[1]
+    start = val.find("\n") + 1  # begin at a line start, so line positions are whole
+    return val[start : start + limit], f"{args.corpus} (validation split)"
+
+
+def run(args) -> int:
+    from lmscope.interpret.neurons import load_char_model
+
+    if not args.find and args.cell is None:
+        raise InvalidInputError(
+            "say what to show: --cell LAYER:UNIT colours the text by one unit, --find searches "
+            "every unit"
+        )
+    if args.find and args.cell is not None:
+        raise InvalidInputError("--find and --cell do different things; use one of them")
+    if args.out is not None and not args.find and args.out.suffix.lower() not in OUT_SUFFIXES:
+        raise InvalidInputError(f"--out {args.out}: the name must end in {', '.join(OUT_SUFFIXES)}")
+    model = load_char_model(args.model)
+    text, source = _text(args)
+    return _find(model, text, source, args) if args.find else _view(model, text, args)
+
+
+def _note(run) -> None:
+    note = run.skipped_note()
+    if note:
+        print(f"lmscope: note: {note}", file=sys.stderr)
+
+
+def _view(model, text: str, args) -> int:
+    from lmscope.interpret.neurons import default_kind, neuron_activations, parse_cell
+
+    layer, unit = parse_cell(args.cell)
+    kind = args.kind or default_kind(model.arch)
+    run = neuron_activations(model, text, kinds=(kind,))
+    view = run.view(layer, unit, kind)  # checks layer, unit and kind in one line
+    _note(run)
+    if args.out is None:
+        _print_coloured(view)
+        return 0
+    out = args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    suffix = out.suffix.lower()
+    if suffix == ".png":
+        view.save_png(out, width=args.width)
+    elif suffix == ".svg":
+        view.save_svg(out, width=args.width)
+    elif suffix == ".html":
+        view.save_html(out)
+    else:
+        import json
+
+        out.write_text(json.dumps(view.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"lmscope: wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _print_coloured(view) -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from lmscope.interpret.cell_views import rgb
+
+    line = Text()
+    for ch, slot in zip(view.text, view.slots, strict=True):
+        if slot is None:
+            line.append(ch, style="strike grey50")
+            continue
+        r, g, b = rgb(view.shades[slot])
+        line.append("↵" if ch == "\n" else ch, style=f"black on rgb({r},{g},{b})")
+        if ch == "\n":
+            line.append("\n")
+    console = Console(highlight=False)
+    console.print(Text(view.title, style="bold"))
+    console.print(line)
+
+
+def _find(model, text: str, source: str, args) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from lmscope.interpret.cell_finder import find_cells
+    from lmscope.interpret.neurons import neuron_activations
+
+    features = [f.strip() for f in args.features.split(",")] if args.features else None
+    kinds = ("c", "h") if model.arch == "lstm" else ("h",)
+    run = neuron_activations(model, text, kinds=kinds)
+    _note(run)
+    report = find_cells(
+        run, features=features, top=args.top, select_fraction=args.select, source=source
+    )
+    out = args.out or Path("lmscope-results") / "neurons" / "cells.json"
+    report.write(out)
+
+    console = Console(highlight=False)
+    if not console.is_terminal:  # a file or a pipe: do not squeeze the table to 80 columns
+        console = Console(highlight=False, width=max(console.width, 140))
+    table = Table(
+        title=f"interpretable cells · {report.model} · {report.chars_read:,} characters "
+        f"({report.select_chars:,} to choose, {report.heldout_chars:,} held out)",
+        title_justify="left",
+    )
+    for name, justify in (
+        ("feature", "left"),
+        ("unit L:U kind", "left"),
+        ("r held out", "right"),
+        ("r choosing", "right"),
+        ("rule", "left"),
+        ("precision", "right"),
+        ("recall", "right"),
+        ("F1", "right"),
+    ):
+        table.add_column(name, justify=justify)
+    for f in report.features:
+        if f.note:  # the reason is printed under the table
+            table.add_row(f.name, "[dim]not scored[/]", *[""] * 6)
+            table.add_section()
+            continue
+        for n, s in enumerate(f.best):
+            rule = f"{s.direction} {s.threshold:+.3f}" if s.direction else ""
+            table.add_row(
+                f.name if n == 0 else "",
+                s.label,
+                f"{s.r:+.3f}",
+                f"{s.r_select:+.3f}",
+                rule,
+                *(f"{v:.3f}" if v is not None else "" for v in (s.precision, s.recall, s.f1)),
+            )
+        table.add_section()
+    console.print(table)
+    for f in report.features:
+        console.print(report.headline(f.name))
+    console.print(f"[dim]report: {out}[/]")
+    return 0

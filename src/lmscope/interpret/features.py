@@ -1,0 +1,188 @@
+"""Per-character features of a text, for finding the cells that track them.
+
+Each feature gives one number per character, describing where the reader stands *after
+reading that character* (the moment a recurrent cell's state is recorded):
+
+- ``inside_quotes`` (binary): inside a double-quoted span. A straight quote ``"`` toggles; a
+  curly ``“`` opens and ``”`` closes. The opening quote is inside, the closing one outside.
+  A blank line (a new paragraph) ends any open quote: prose that carries a quotation over
+  several paragraphs opens each one again without closing the last, and a plain toggle would
+  then count the rest of the book inside out.
+- ``line_position`` (continuous): characters since the last newline (a newline itself is 0).
+- ``bracket_depth`` (continuous): how many ``( [ {`` are open; a closer never goes below 0.
+- ``inside_url`` (binary): the character belongs to a URL (``http://``, ``https://``,
+  ``www.`` up to the first space or closing bracket/quote).
+- ``indent_level`` (continuous): the current line's leading whitespace, in columns (a tab is
+  4), as far as it has been read: it grows through the indentation and then holds.
+- ``inside_comment`` (binary, for code): a ``#`` or ``//`` comment to the end of the line, or
+  a ``/* ... */`` block, delimiters included. Strings are not parsed, so a ``#`` in a string
+  counts; ``://`` (a URL) does not start a comment.
+- ``word_start`` (binary): a letter, digit or ``_`` that does not continue a word (an
+  apostrophe between letters, as in "don't", continues it).
+
+Binary features are 0/1. All are float arrays of the text's length.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+TAB_WIDTH = 4
+OPENERS, CLOSERS = "([{", ")]}"
+_URL = re.compile(r"(?:https?://|www\.)[^\s<>\"'()\[\]{}]*")
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    kind: str  # "binary" or "continuous"
+    compute: Callable[[str], np.ndarray]
+    en: str  # one line each, for tables and the page
+    zh: str
+
+
+def inside_quotes(text: str) -> np.ndarray:
+    out = np.zeros(len(text))
+    inside, previous = False, ""
+    for t, ch in enumerate(text):
+        if ch == "\n" and previous == "\n":
+            inside = False  # a new paragraph
+        elif ch == '"':
+            inside = not inside
+        elif ch == "\u201c":
+            inside = True
+        elif ch == "\u201d":
+            inside = False
+        # the opening quote counts as inside, the closing one as outside
+        out[t] = inside
+        previous = ch
+    return out
+
+
+def line_position(text: str) -> np.ndarray:
+    out = np.zeros(len(text))
+    column = 0
+    for t, ch in enumerate(text):
+        column = 0 if ch == "\n" else column + 1
+        out[t] = column
+    return out
+
+
+def bracket_depth(text: str) -> np.ndarray:
+    out = np.zeros(len(text))
+    depth = 0
+    for t, ch in enumerate(text):
+        if ch in OPENERS:
+            depth += 1
+        elif ch in CLOSERS:
+            depth = max(0, depth - 1)
+        out[t] = depth
+    return out
+
+
+def inside_url(text: str) -> np.ndarray:
+    out = np.zeros(len(text))
+    for match in _URL.finditer(text):
+        out[match.start() : match.end()] = 1
+    return out
+
+
+def indent_level(text: str) -> np.ndarray:
+    out = np.zeros(len(text))
+    indent, leading = 0, True
+    for t, ch in enumerate(text):
+        if ch == "\n":
+            indent, leading = 0, True
+        elif leading and ch in " \t":
+            indent += TAB_WIDTH if ch == "\t" else 1
+        else:
+            leading = False
+        out[t] = indent
+    return out
+
+
+def inside_comment(text: str) -> np.ndarray:
+    out = np.zeros(len(text))
+    t, n = 0, len(text)
+    while t < n:
+        ch, nxt = text[t], text[t + 1 : t + 2]
+        if ch == "/" and nxt == "*":
+            end = text.find("*/", t + 2)
+            end = n if end < 0 else end + 2
+        elif ch == "#" or (ch == "/" and nxt == "/" and text[t - 1 : t] != ":"):
+            end = text.find("\n", t)
+            end = n if end < 0 else end
+        else:
+            t += 1
+            continue
+        out[t:end] = 1
+        t = end
+    return out
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+def word_start(text: str) -> np.ndarray:
+    out = np.zeros(len(text))
+    for t, ch in enumerate(text):
+        if not _is_word_char(ch):
+            continue
+        before = text[t - 1] if t else ""
+        after_apostrophe = before == "'" and t >= 2 and text[t - 2].isalpha()
+        out[t] = not _is_word_char(before) and not after_apostrophe
+    return out
+
+
+FEATURES = {
+    f.name: f
+    for f in (
+        Feature("inside_quotes", "binary", inside_quotes, "inside double quotes", "在双引号之内"),
+        Feature(
+            "line_position",
+            "continuous",
+            line_position,
+            "characters since the last newline",
+            "距上一个换行符的字符数（行内位置）",
+        ),
+        Feature(
+            "bracket_depth",
+            "continuous",
+            bracket_depth,
+            "open brackets and parentheses",
+            "尚未闭合的括号层数",
+        ),
+        Feature("inside_url", "binary", inside_url, "inside a URL", "在网址（URL）之内"),
+        Feature(
+            "indent_level",
+            "continuous",
+            indent_level,
+            "indentation of the line, in columns",
+            "当前行的缩进列数",
+        ),
+        Feature(
+            "inside_comment",
+            "binary",
+            inside_comment,
+            "inside a code comment (#, //, /* */)",
+            "在代码注释之内（#、//、/* */）",
+        ),
+        Feature("word_start", "binary", word_start, "first character of a word", "单词的首字符"),
+    )
+}
+
+
+def compute_features(text: str, names: list[str] | None = None) -> dict[str, np.ndarray]:
+    """Every feature (or the named ones) of ``text``: name -> float array [len(text)]."""
+    from lmscope.errors import InvalidInputError
+
+    names = list(FEATURES) if names is None else names
+    unknown = [n for n in names if n not in FEATURES]
+    if unknown:
+        raise InvalidInputError(f"unknown feature {unknown[0]!r}; known: {', '.join(FEATURES)}")
+    return {name: FEATURES[name].compute(text) for name in names}

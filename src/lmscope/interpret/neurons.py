@@ -1,0 +1,312 @@
+"""What every unit of a char RNN/LSTM/GRU does on a text, one character at a time.
+
+    run = neuron_activations(lmscope.load("my-lstm"), text)
+    run.unit(1, 42, "c")      # layer 1, unit 42's cell state after each character, [T]
+    run.predictions(10)       # the top-5 next characters after character 10, with probabilities
+    run.view(1, 42, "c")      # coloured text (HTML in a notebook, .save_png for files)
+
+Kinds of value per layer (the names of ``lmscope.models.rnn``'s stepwise cell):
+
+    LSTM  h hidden state, c cell state, i input gate, f forget gate, g candidate, o output gate
+    GRU   h hidden state, r reset gate, z update gate, n candidate
+    RNN   h hidden state
+
+Characters outside the model's vocabulary are skipped (the model never reads them) and listed
+in ``run.skipped``; features and views still place them in the original text. The run reads
+the text in chunks, carrying the state, so long texts do not hold every gate of every step in
+torch at once.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from lmscope.errors import InvalidInputError
+
+KINDS = {"lstm": ("h", "c", "i", "f", "g", "o"), "gru": ("h", "r", "z", "n"), "rnn": ("h",)}
+KIND_NAMES = {
+    "h": ("hidden state", "隐藏状态"),
+    "c": ("cell state", "细胞状态"),
+    "i": ("input gate", "输入门"),
+    "f": ("forget gate", "遗忘门"),
+    "g": ("candidate cell value", "候选细胞值"),
+    "o": ("output gate", "输出门"),
+    "r": ("reset gate", "重置门"),
+    "z": ("update gate", "更新门"),
+    "n": ("candidate state", "候选状态"),
+}
+GATE_KINDS = {"lstm": ("i", "f", "o"), "gru": ("r", "z"), "rnn": ()}  # what the page shows
+TOP_K = 5
+CHUNK = 2048  # characters per stepwise pass
+
+
+def a_model(arch: str) -> str:
+    """'an LSTM', 'a GRU', 'an RNN': for messages."""
+    return {"lstm": "an LSTM", "gru": "a GRU", "rnn": "an RNN"}[arch]
+
+
+def default_kind(arch: str) -> str:
+    """The value Karpathy coloured text by: an LSTM's cell state, else the hidden state."""
+    return "c" if arch == "lstm" else "h"
+
+
+@dataclass
+class NeuronRun:
+    """Every requested value of every unit after each character the model read."""
+
+    model_name: str
+    arch: str  # rnn | lstm | gru
+    layers: int
+    hidden: int
+    text: str  # the text as given, unknown characters included
+    kept: np.ndarray  # [T] index in ``text`` of each character the model read
+    ids: np.ndarray  # [T] their token ids
+    values: dict[str, np.ndarray]  # kind -> float32 [layers, T, hidden]
+    top_ids: np.ndarray  # [T, k] the most likely next characters after each one
+    top_probs: np.ndarray  # [T, k]
+    next_probs: np.ndarray  # [T] probability given to the character that came next (nan last)
+    vocab: tuple[str, ...]  # id -> character
+    skipped: list[int] = field(default_factory=list)  # indices in ``text`` the model skipped
+
+    def __len__(self) -> int:
+        return len(self.kept)
+
+    @property
+    def chars(self) -> list[str]:
+        return [self.vocab[i] for i in self.ids]
+
+    @property
+    def skipped_chars(self) -> list[str]:
+        return sorted({self.text[i] for i in self.skipped})
+
+    def skipped_note(self) -> str | None:
+        """One line saying which characters were not read, or None."""
+        if not self.skipped:
+            return None
+        shown = ", ".join(repr(c) for c in self.skipped_chars[:8])
+        more = " ..." if len(self.skipped_chars) > 8 else ""
+        return (
+            f"skipped {len(self.skipped)} character(s) outside the model's vocabulary "
+            f"({shown}{more}); the model read the rest as if they were not there"
+        )
+
+    def check(self, layer: int, unit: int, kind: str) -> None:
+        """One readable line for a layer, unit or kind that does not exist."""
+        kinds = KINDS[self.arch]
+        if kind not in kinds:
+            raise InvalidInputError(
+                f"{a_model(self.arch)} has no {kind!r} values; use one of {', '.join(kinds)}"
+            )
+        if kind not in self.values:
+            raise InvalidInputError(f"this run did not record {kind!r}; ask for it in kinds=")
+        if not isinstance(layer, int) or not 0 <= layer < self.layers:
+            raise InvalidInputError(
+                f"layer {layer} does not exist; this model has layers 0..{self.layers - 1}"
+            )
+        if not isinstance(unit, int) or not 0 <= unit < self.hidden:
+            raise InvalidInputError(
+                f"unit {unit} does not exist; each layer has units 0..{self.hidden - 1}"
+            )
+
+    def unit(self, layer: int, unit: int, kind: str | None = None) -> np.ndarray:
+        """One unit's value after each character read: float32 [T]."""
+        kind = kind or default_kind(self.arch)
+        self.check(layer, unit, kind)
+        return self.values[kind][layer, :, unit]
+
+    def predictions(self, t: int) -> list[tuple[str, float]]:
+        """The top next characters after the t-th character read, most likely first."""
+        return [
+            (self.vocab[i], float(p))
+            for i, p in zip(self.top_ids[t], self.top_probs[t], strict=True)
+        ]
+
+    def matrix(self, kinds: tuple[str, ...] | None = None):
+        """Every unit of every layer as columns: (float32 [T, N], labels [(kind, layer, unit)])."""
+        kinds = kinds or tuple(k for k in ("c", "h") if k in self.values)
+        blocks, labels = [], []
+        for kind in kinds:
+            if kind not in self.values:
+                raise InvalidInputError(f"this run did not record {kind!r}")
+            for layer in range(self.layers):
+                blocks.append(self.values[kind][layer])
+                labels += [(kind, layer, u) for u in range(self.hidden)]
+        return np.concatenate(blocks, axis=1), labels
+
+    def view(self, layer: int, unit: int, kind: str | None = None):
+        """Coloured text for one unit (``_repr_html_``, ``to_html``, ``save_png``)."""
+        from lmscope.interpret.cell_views import cell_text
+
+        return cell_text(self, layer, unit, kind or default_kind(self.arch))
+
+
+def char_vocab(model) -> tuple[str, ...]:
+    """The characters a char model reads (one token each), or a readable refusal."""
+    if getattr(model, "family", "gpt") != "rnn":
+        raise InvalidInputError(
+            f"{getattr(model, 'name', 'this model')} is not a char-RNN/LSTM/GRU; neuron views "
+            "read one recurrent state per character"
+        )
+    chars = getattr(model.tokenizer, "chars", None)
+    if chars is None:
+        raise InvalidInputError(
+            f"{model.name} has no character vocabulary (chars.json); neuron views need one"
+        )
+    return tuple(chars)
+
+
+def neuron_activations(
+    model,
+    text: str,
+    *,
+    kinds: tuple[str, ...] | None = None,
+    top_k: int = TOP_K,
+    chunk: int = CHUNK,
+) -> NeuronRun:
+    """Run ``model`` (an ``RNNLanguageModel``) over ``text`` through its stepwise cell and keep
+    ``kinds`` (default: all of the architecture's) for every unit of every layer, plus the
+    top-k next characters after each character."""
+    vocab = char_vocab(model)
+    arch, cfg = model.arch, model.config
+    kinds = KINDS[arch] if kinds is None else tuple(dict.fromkeys(kinds))
+    bad = [k for k in kinds if k not in KINDS[arch]]
+    if bad:
+        raise InvalidInputError(
+            f"{a_model(arch)} has no {bad[0]!r} values; use one of {', '.join(KINDS[arch])}"
+        )
+    if not isinstance(text, str) or not text:
+        raise InvalidInputError("the text is empty; give at least one character")
+    index = {ch: i for i, ch in enumerate(vocab)}
+    kept = [t for t, ch in enumerate(text) if ch in index]
+    if not kept:
+        raise InvalidInputError(
+            "none of the text's characters is in the model's vocabulary; nothing to read"
+        )
+    skipped = [t for t, ch in enumerate(text) if ch not in index]
+    ids = np.array([index[text[t]] for t in kept], dtype=np.int64)
+    k = max(1, min(top_k, len(vocab)))
+
+    parts: dict[str, list[np.ndarray]] = {kind: [] for kind in kinds}
+    tops, top_p, logps = [], [], []
+    state = None
+    for start in range(0, len(ids), chunk):
+        with one_thread():
+            logits, records, state = model.net.trace(ids[start : start + chunk].tolist(), state)
+        for kind in kinds:
+            parts[kind].append(np.stack([_value(r, kind) for r in records]))
+        logp = torch.log_softmax(logits.float(), dim=-1)
+        p, i = logp.exp().topk(k, dim=-1)
+        tops.append(i.numpy())
+        top_p.append(p.numpy())
+        logps.append(logp.numpy())
+
+    logp = np.concatenate(logps)
+    next_probs = np.full(len(ids), np.nan, dtype=np.float32)
+    next_probs[:-1] = np.exp(logp[np.arange(len(ids) - 1), ids[1:]])
+    return NeuronRun(
+        model_name=model.name,
+        arch=arch,
+        layers=cfg.layers,
+        hidden=cfg.hidden,
+        text=text,
+        kept=np.array(kept, dtype=np.int64),
+        ids=ids,
+        values={kind: np.concatenate(v, axis=1) for kind, v in parts.items()},
+        top_ids=np.concatenate(tops),
+        top_probs=np.concatenate(top_p).astype(np.float32),
+        next_probs=next_probs,
+        vocab=vocab,
+        skipped=skipped,
+    )
+
+
+@contextmanager
+def one_thread():
+    """The stepwise cell runs thousands of tiny matrix products: waking a thread pool for
+    each costs more than the product (30x slower on a busy 2-core machine), so use one."""
+    before = torch.get_num_threads()
+    if before > 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if before > 1:
+            torch.set_num_threads(before)
+
+
+def _value(record, kind: str) -> np.ndarray:
+    tensor = record.h if kind == "h" else record.c if kind == "c" else record.gates[kind]
+    return tensor.float().numpy().astype(np.float32, copy=False)
+
+
+def parse_cell(spec: str) -> tuple[int, int]:
+    """'1:42' -> (layer 1, unit 42)."""
+    layer, sep, unit = str(spec).partition(":")
+    if not sep or not layer.strip().isdigit() or not unit.strip().isdigit():
+        raise InvalidInputError(
+            f"--cell {spec!r}: write LAYER:UNIT with whole numbers, e.g. 0:42 (layer 0, unit 42)"
+        )
+    return int(layer), int(unit)
+
+
+def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
+    """A UTF-8 text file for the neuron views ('-' reads standard input)."""
+    import sys
+
+    if str(path) == "-":
+        text = sys.stdin.read()
+    else:
+        path = Path(path)
+        if not path.is_file():
+            raise InvalidInputError(f"no text file at {path}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"{path} is not UTF-8 text") from None
+        except OSError as err:
+            raise InvalidInputError(f"cannot read {path}: {err.strerror}") from None
+    if not text:
+        raise InvalidInputError(f"{path} is empty; give a file with some text")
+    return text[:max_chars] if max_chars else text
+
+
+def shipped_char_models() -> list[str]:
+    """Shipped char-RNN/LSTM/GRU model names, LSTMs first (the default for neuron views)."""
+    from lmscope.lm import ASSET_MODELS, shipped_models
+    from lmscope.weights import LMSCOPE_CONFIG, read_json
+
+    found = []
+    for name in shipped_models():
+        try:
+            arch = read_json(ASSET_MODELS / name / LMSCOPE_CONFIG).get("arch")
+        except Exception:  # a half-written folder is simply not offered
+            continue
+        if arch in KINDS:
+            found.append((arch != "lstm", name))
+    return [name for _, name in sorted(found)]
+
+
+def load_char_model(name: str | None):
+    """The char model ``name`` names, or the shipped char-LSTM when there is one."""
+    import lmscope
+
+    if name is None:
+        from lmscope.lm import ASSET_MODELS
+        from lmscope.rnn_lm import load_rnn
+
+        shipped = shipped_char_models()
+        if not shipped:
+            raise InvalidInputError(
+                "no char-RNN/LSTM/GRU is shipped with this copy of lmscope; pass --model with a "
+                "folder written by 'lmscope train --arch lstm'"
+            )
+        return load_rnn(ASSET_MODELS / shipped[0], source=f"shipped model {shipped[0]}")
+    model = lmscope.load(name)
+    char_vocab(model)  # refuses GPTs in one line
+    return model

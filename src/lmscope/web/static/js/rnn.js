@@ -1,0 +1,498 @@
+// The char-RNN neurons page: text -> /api/rnn/activations (one unit at a time) -> coloured
+// characters, the unit's gates and the top-5 predictions; the interpretable-cell finder
+// (/api/rnn/cells) and sampling (/api/rnn/sample). The server runs the model; this file only
+// draws the numbers it is sent.
+
+import { ApiError, getJSON, postJSON } from "./api.js";
+import { el, fmt, pct, svg } from "./draw.js";
+import { lang, setLang, t } from "./i18n.js";
+import "./i18n_rnn.js";
+
+const EXAMPLES = [
+  '"Well, Prince, so Genoa and Lucca are now just family estates of the\nBuonapartes. But I warn you, if you don\'t tell me that this means war,\nif you still try to defend the infamies and horrors perpetrated by that\nAntichrist--I really believe he is Antichrist--I will have nothing more\nto do with you," said Anna Pavlovna.\n',
+  "The old prince (who was in the study) said nothing for a long while.\n\"Yes,\" he said at last, \"it is so.\" And he went out.\n",
+  "def find(items, key):\n    # look for key (a string)\n    for i, item in enumerate(items):\n        if item == key:\n            return i\n    return -1\n",
+];
+const DEBOUNCE_MS = 300;
+const SIGMOID = new Set(["i", "f", "o", "r", "z"]);
+const RED = [214, 39, 40];
+const BLUE = [31, 119, 180];
+
+const state = {
+  models: [],
+  model: null, // facts of the chosen model
+  layer: 0,
+  unit: 0,
+  kind: "c",
+  view: null, // the last /api/rnn/activations answer
+  pinned: null, // step index pinned by a click
+  cells: null,
+  sample: "",
+};
+const $ = (id) => document.getElementById(id);
+let seq = 0;
+let debounce = null;
+
+// --- colours (same mapping as lmscope.interpret.cell_views) -------------------------------
+
+function shade(kind, v) {
+  if (kind === "c") return Math.tanh(v);
+  if (SIGMOID.has(kind)) return Math.max(-1, Math.min(1, 2 * v - 1));
+  return Math.max(-1, Math.min(1, v));
+}
+
+function rgb(x) {
+  const end = x >= 0 ? RED : BLUE;
+  const a = Math.min(Math.abs(x), 1);
+  const c = end.map((e) => Math.round(255 + (e - 255) * a));
+  return `rgb(${c[0]}, ${c[1]}, ${c[2]})`;
+}
+
+function shown(ch) {
+  return ch === "\n" ? "↵" : ch === "\t" ? "→" : ch === " " ? "␣" : ch;
+}
+
+// --- errors and status --------------------------------------------------------------------
+
+function showError(message) {
+  $("error").textContent = `${t("error")}: ${message}`;
+  $("error").hidden = false;
+}
+
+function clearError() {
+  $("error").hidden = true;
+}
+
+function message(err) {
+  return err instanceof ApiError ? err.message : String(err);
+}
+
+// --- activations --------------------------------------------------------------------------
+
+async function refresh() {
+  const text = $("rnn-input").value;
+  const mine = ++seq;
+  if (!state.model) return;
+  if (!text) {
+    showError(t("rnnEmpty"));
+    return;
+  }
+  $("rnn-timing").textContent = t("loading");
+  const started = performance.now();
+  let view;
+  try {
+    view = await postJSON("/api/rnn/activations", {
+      model: state.model.name,
+      text,
+      layer: state.layer,
+      unit: state.unit,
+      kind: state.kind,
+    });
+  } catch (err) {
+    if (mine !== seq) return;
+    $("rnn-timing").textContent = "";
+    showError(message(err));
+    return;
+  }
+  if (mine !== seq) return;
+  clearError();
+  state.view = view;
+  if (state.pinned !== null && state.pinned >= view.values.length) state.pinned = null;
+  state.ms = Math.round(performance.now() - started);
+  $("rnn-timing").textContent = t("traced", { ms: state.ms });
+  renderView();
+  document.body.dataset.ready = "1";
+}
+
+function schedule() {
+  clearTimeout(debounce);
+  debounce = setTimeout(refresh, DEBOUNCE_MS);
+}
+
+function renderView() {
+  const v = state.view;
+  if (!v) return;
+  const read = v.values.length;
+  $("rnn-count").textContent = t("rnnCount", { n: read.toLocaleString("en-US") });
+  const note = $("rnn-note");
+  note.hidden = !v.skipped.length;
+  if (v.skipped.length) {
+    const n = v.slots.filter((s) => s === null).length;
+    note.textContent = t("rnnSkipped", { n, chars: v.skipped.map((c) => `“${shown(c)}”`).join(" ") });
+  }
+  $("rnn-title").textContent = t("rnnTitle", { layer: v.layer, unit: v.unit, kind: t(`kind_${v.kind}`) });
+  const legendKey = v.kind === "c" ? "rnnLegendC" : SIGMOID.has(v.kind) ? "rnnLegendGate" : "rnnLegendH";
+  $("rnn-legend-text").textContent = t(legendKey);
+  renderLegend(v.kind);
+  renderColored(v);
+  renderGates(v);
+  renderReadout(state.pinned);
+}
+
+function renderLegend(kind) {
+  const stops = [];
+  for (let i = 0; i <= 10; i++) stops.push(rgb(-1 + i / 5));
+  const ends = SIGMOID.has(kind) ? ["0", "0.5", "1"] : kind === "c" ? ["tanh(c) = −1", "0", "+1"] : ["−1", "0", "+1"];
+  $("rnn-legend").replaceChildren(
+    el("span", { text: ends[0] }),
+    el("span", { class: "ramp", style: { background: `linear-gradient(to right, ${stops.join(", ")})` } }),
+    el("span", { text: ends[2] }),
+  );
+}
+
+function renderColored(v) {
+  const box = $("rnn-colored");
+  const nodes = [];
+  for (let i = 0; i < v.text.length; i++) {
+    const ch = v.text[i];
+    const step = v.slots[i];
+    if (step === null) {
+      nodes.push(el("span", { class: "skipped", text: shown(ch), title: "skipped" }));
+      continue;
+    }
+    const span = el("span", {
+      class: step === state.pinned ? "ch pinned" : "ch",
+      "data-step": step,
+      text: ch === "\n" ? "↵" : ch,
+      style: { background: rgb(shade(v.kind, v.values[step])) },
+    });
+    nodes.push(span);
+    if (ch === "\n") nodes.push(el("br"));
+  }
+  box.replaceChildren(...nodes);
+}
+
+function stepOf(event) {
+  const node = event.target.closest("[data-step]");
+  return node ? Number(node.dataset.step) : null;
+}
+
+function renderGates(v) {
+  const box = $("rnn-gates");
+  const names = Object.keys(v.gates);
+  if (!names.length) {
+    box.replaceChildren(el("p", { class: "muted", text: t("rnnNoGates") }));
+    return;
+  }
+  const n = v.values.length;
+  const rows = names.map((g) => {
+    const values = v.gates[g];
+    const points = values.map((y, i) => `${(i + 0.5).toFixed(1)},${(1 - y).toFixed(4)}`).join(" ");
+    const chart = svg(
+      "svg",
+      { viewBox: `0 -0.05 ${n} 1.1`, preserveAspectRatio: "none", class: "spark", "data-gate": g },
+      svg("line", { x1: 0, x2: n, y1: 0.5, y2: 0.5, class: "mid" }),
+      svg("polyline", { points, class: "trace" }),
+      svg("line", { x1: -1, x2: -1, y1: -0.05, y2: 1.05, class: "cursor" }),
+    );
+    chart.addEventListener("mousemove", (e) => {
+      const box = chart.getBoundingClientRect();
+      const step = Math.min(n - 1, Math.max(0, Math.floor(((e.clientX - box.left) / box.width) * n)));
+      renderReadout(step);
+    });
+    return el("div", { class: "gate-row" }, el("span", { class: "gate-name", text: t(`kind_${g}`) }), chart);
+  });
+  box.replaceChildren(...rows);
+}
+
+function moveCursor(step) {
+  document.querySelectorAll("#rnn-gates svg .cursor").forEach((line) => {
+    const x = step === null ? -1 : step + 0.5;
+    line.setAttribute("x1", x);
+    line.setAttribute("x2", x);
+  });
+}
+
+function renderReadout(step) {
+  const v = state.view;
+  const box = $("rnn-readout");
+  moveCursor(step);
+  if (!v || step === null || step === undefined || step >= v.values.length) {
+    box.replaceChildren(el("p", { class: "muted", text: t("rnnHoverHint") }));
+    return;
+  }
+  const index = v.slots.indexOf(step);
+  const ch = v.text[index];
+  const rows = [
+    el("div", { class: "ro-head", "data-testid": "readout-char" }, t("rnnAfter", { ch: shown(ch), t: step })),
+    el(
+      "div",
+      { class: "ro-values" },
+      el("span", { class: "ro-kind" }, `${v.kind} = `, el("b", { "data-testid": "readout-value", text: fmt(v.values[step], 4) })),
+      ...Object.entries(v.gates).map(([g, values]) =>
+        el("span", { class: "ro-kind" }, `${g} = `, el("b", { text: fmt(values[step], 3) })),
+      ),
+    ),
+    el("div", { class: "ro-sub", text: t("rnnNext") }),
+  ];
+  const top = v.top[step];
+  const best = top.length ? top[0].prob : 1;
+  for (const p of top) {
+    rows.push(
+      el(
+        "div",
+        { class: "ro-pred", "data-testid": "readout-pred" },
+        el("code", { text: `“${shown(p.char)}”` }),
+        el("span", { class: "bar" }, el("span", { style: { width: `${(100 * p.prob) / Math.max(best, 1e-9)}%` } })),
+        el("span", { class: "p", text: pct(p.prob) }),
+      ),
+    );
+  }
+  if (v.next_prob[step] !== null) rows.push(el("div", { class: "muted small-text", text: t("rnnActual", { p: pct(v.next_prob[step]) }) }));
+  box.replaceChildren(...rows);
+}
+
+// --- the finder ---------------------------------------------------------------------------
+
+async function findCells(useText) {
+  const status = $("rnn-cells-status");
+  state.cellsFromText = useText;
+  status.textContent = t("rnnFinding", { source: sourceLabel() });
+  $("find-corpus").disabled = $("find-text").disabled = true;
+  try {
+    const body = { model: state.model.name, top: 3 };
+    if (useText) body.text = $("rnn-input").value;
+    state.cells = await postJSON("/api/rnn/cells", body);
+    renderCells();
+  } catch (err) {
+    status.textContent = "";
+    showError(message(err));
+  } finally {
+    $("find-corpus").disabled = !state.model.corpus;
+    $("find-text").disabled = false;
+  }
+}
+
+function renderCells() {
+  const r = state.cells;
+  if (!r) return;
+  $("rnn-cells-status").textContent = t("rnnFound", {
+    source: sourceLabel(),
+    a: r.select_chars.toLocaleString("en-US"),
+    b: r.heldout_chars.toLocaleString("en-US"),
+  });
+  const groups = r.features.map((f) => {
+    const head = el(
+      "div",
+      { class: "cf-head" },
+      el("b", { text: f.description[lang()] || f.description.en }),
+      " ",
+      el("code", { class: "muted", text: f.name }),
+    );
+    if (f.note) {
+      const note = el("div", { class: "muted small-text", text: t("rnnNotScored", { note: noteText(f) }) });
+      return el("div", { class: "cf-group" }, head, note);
+    }
+    const rows = f.best.map((u) => {
+      const detail =
+        f.kind === "binary"
+          ? `F1 ${fmt(u.f1, 3)} · r ${fmt(u.r, 3)}`
+          : `r ${fmt(u.r, 3)}`;
+      const tip =
+        f.kind === "binary"
+          ? t("rnnRule", { rule: `${u.direction} ${fmt(u.threshold, 3)}`, p: fmt(u.precision, 3), r: fmt(u.recall, 3) })
+          : `r (choosing) ${fmt(u.r_select, 3)}`;
+      return el(
+        "button",
+        {
+          type: "button",
+          class: "cf-unit",
+          "data-testid": "cell-unit",
+          "data-feature": f.name,
+          title: tip,
+          onclick: () => selectUnit(u.layer, u.unit, u.kind),
+        },
+        el("code", { text: `${u.layer}:${u.unit} ${u.kind}` }),
+        el("span", { text: detail }),
+      );
+    });
+    return el("div", { class: "cf-group" }, head, ...rows);
+  });
+  $("rnn-cells").replaceChildren(...groups);
+}
+
+function sourceLabel() {
+  return state.cellsFromText ? t("rnnSourceText") : t("rnnSourceCorpus", { corpus: state.model.corpus || "" });
+}
+
+// The server's note as data, so it reads in the page's language.
+function noteText(f) {
+  const d = f.note_data;
+  if (!d) return f.note;
+  const part = t(d.part === "selection" ? "rnnPartSelection" : "rnnPartHeld-out");
+  if (d.code === "rare") return t("rnnNoteRare", { part, positives: d.positives, total: d.total });
+  if (d.code === "constant") return t("rnnNoteConstant", { part, value: fmt(d.value, 4) });
+  return f.note;
+}
+
+function selectUnit(layer, unit, kind) {
+  state.layer = layer;
+  state.unit = unit;
+  state.kind = kind;
+  syncControls();
+  refresh();
+}
+
+// --- sampling -----------------------------------------------------------------------------
+
+async function sample() {
+  const out = $("rnn-sample-out");
+  out.textContent = t("rnnSampling");
+  $("rnn-sample-use").disabled = true;
+  const text = $("rnn-input").value;
+  try {
+    const r = await postJSON("/api/rnn/sample", {
+      model: state.model.name,
+      prompt: text ? text.slice(-200) : "\n",
+      n: Number($("rnn-n").value) || 300,
+      temperature: Number($("rnn-temp").value),
+      seed: $("rnn-seed").value === "" ? null : Number($("rnn-seed").value),
+    });
+    state.sample = r.sample;
+    out.textContent = r.sample;
+    $("rnn-sample-use").disabled = !r.sample;
+  } catch (err) {
+    out.textContent = "";
+    showError(message(err));
+  }
+}
+
+// --- controls -----------------------------------------------------------------------------
+
+function syncControls() {
+  const m = state.model;
+  $("rnn-layer").replaceChildren(
+    ...Array.from({ length: m.layers }, (_, i) => el("option", { value: i, text: String(i), selected: i === state.layer })),
+  );
+  $("rnn-kind").replaceChildren(
+    ...m.kinds.map((k) => el("option", { value: k, text: t(`kind_${k}`), selected: k === state.kind })),
+  );
+  $("rnn-unit").max = m.hidden - 1;
+  $("rnn-unit").value = state.unit;
+  $("rnn-unit-max").textContent = `0–${m.hidden - 1}`;
+  $("find-corpus").disabled = !m.corpus;
+}
+
+function renderFacts() {
+  const m = state.model;
+  const fact = (label, value) => el("span", { class: "fact" }, `${label} `, el("b", { text: value }));
+  $("facts").replaceChildren(
+    fact("", m.name),
+    fact("", m.arch.toUpperCase()),
+    fact(t("layers"), String(m.layers)),
+    fact(t("rnnHidden"), String(m.hidden)),
+    fact(t("vocab"), String(m.vocab_size)),
+    fact(t("params"), m.n_params.toLocaleString("en-US")),
+  );
+}
+
+function chooseModel(name) {
+  state.model = state.models.find((m) => m.name === name) || state.models[0];
+  state.kind = state.model.default_kind;
+  state.layer = Math.min(state.layer, state.model.layers - 1);
+  state.unit = Math.min(state.unit, state.model.hidden - 1);
+  state.cells = null;
+  $("rnn-cells").replaceChildren();
+  $("rnn-cells-status").textContent = "";
+  renderFacts();
+  syncControls();
+}
+
+function renderLanguage() {
+  document.querySelectorAll("[data-i18n]").forEach((node) => (node.textContent = t(node.dataset.i18n)));
+  $("rnn-input").placeholder = t("rnnPlaceholder");
+  $("lang").textContent = lang() === "zh" ? "English" : "中文";
+  if (state.model) {
+    renderFacts();
+    syncControls();
+  }
+  if (state.ms !== undefined) $("rnn-timing").textContent = t("traced", { ms: state.ms });
+  renderView();
+  renderCells();
+  if (!state.view) renderReadout(null);
+}
+
+function buildExamples() {
+  $("examples").replaceChildren(
+    ...EXAMPLES.map((text) =>
+      el("button", {
+        class: "example",
+        type: "button",
+        "data-testid": "example",
+        text: text.replace(/\n/g, " ⏎ "),
+        onclick: () => {
+          $("rnn-input").value = text;
+          refresh();
+        },
+      }),
+    ),
+  );
+}
+
+function wire() {
+  $("rnn-input").addEventListener("input", schedule);
+  $("rnn-model").addEventListener("change", (e) => {
+    chooseModel(e.target.value);
+    refresh();
+  });
+  $("rnn-layer").addEventListener("change", (e) => selectUnit(Number(e.target.value), state.unit, state.kind));
+  $("rnn-kind").addEventListener("change", (e) => selectUnit(state.layer, state.unit, e.target.value));
+  $("rnn-unit").addEventListener("change", (e) => {
+    const u = Math.round(Number(e.target.value));
+    selectUnit(state.layer, Number.isFinite(u) ? u : 0, state.kind); // the server says if out of range
+  });
+  $("unit-prev").addEventListener("click", () => selectUnit(state.layer, Math.max(0, state.unit - 1), state.kind));
+  $("unit-next").addEventListener("click", () =>
+    selectUnit(state.layer, Math.min(state.model.hidden - 1, state.unit + 1), state.kind),
+  );
+  const colored = $("rnn-colored");
+  colored.addEventListener("mouseover", (e) => {
+    const step = stepOf(e);
+    if (step !== null) renderReadout(step);
+  });
+  colored.addEventListener("mouseleave", () => renderReadout(state.pinned));
+  colored.addEventListener("click", (e) => {
+    const step = stepOf(e);
+    state.pinned = step === state.pinned ? null : step;
+    colored.querySelectorAll(".pinned").forEach((n) => n.classList.remove("pinned"));
+    if (state.pinned !== null) colored.querySelector(`[data-step="${state.pinned}"]`)?.classList.add("pinned");
+    renderReadout(state.pinned);
+  });
+  $("find-corpus").addEventListener("click", () => findCells(false));
+  $("find-text").addEventListener("click", () => findCells(true));
+  $("rnn-temp").addEventListener("input", (e) => ($("rnn-temp-value").textContent = Number(e.target.value).toFixed(2)));
+  $("rnn-sample-go").addEventListener("click", sample);
+  $("rnn-sample-use").addEventListener("click", () => {
+    $("rnn-input").value = state.sample;
+    refresh();
+  });
+  $("lang").addEventListener("click", () => {
+    setLang(lang() === "zh" ? "en" : "zh");
+    renderLanguage();
+  });
+}
+
+async function boot() {
+  setLang(lang());
+  wire();
+  buildExamples();
+  renderLanguage();
+  try {
+    state.models = (await getJSON("/api/rnn/models")).models;
+  } catch (err) {
+    showError(message(err));
+    return;
+  }
+  if (!state.models.length) {
+    showError(t("rnnNoModel"));
+    document.body.dataset.ready = "1";
+    return;
+  }
+  $("rnn-model").replaceChildren(...state.models.map((m) => el("option", { value: m.name, text: m.name })));
+  chooseModel(state.models[0].name);
+  $("rnn-input").value = EXAMPLES[0];
+  await refresh();
+}
+
+window.lmscopeRnn = { state };
+boot();
