@@ -196,3 +196,30 @@ def test_resume_without_a_checkpoint_says_so(tmp_path, capsys):
 def test_sample_from_a_missing_folder(tmp_path, capsys):
     assert main(["sample", str(tmp_path / "none")]) == 2
     _error(capsys)
+
+
+def test_a_batch_too_large_for_memory_is_one_line(corpus, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    assert main(tiny_args(corpus, out)) == 0
+    before = snapshot(out)
+    capsys.readouterr()
+
+    def exhausted(*args, **kwargs):
+        # what torch's CPU allocator raises when a batch cannot be allocated
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't "
+            "allocate memory: you tried to allocate 68719476736 bytes."
+        )
+
+    monkeypatch.setattr("lmscope.train.train", exhausted)
+    assert main(tiny_args(corpus, out, "--overwrite")) == 2
+    err = _error(capsys)
+    assert "does not fit in memory" in err and "--batch" in err and "kept" in err
+    assert snapshot(out) == before
+
+    def other_bug(*args, **kwargs):
+        raise RuntimeError("shape mismatch")
+
+    monkeypatch.setattr("lmscope.train.train", other_bug)
+    with pytest.raises(RuntimeError, match="shape mismatch"):  # real bugs are not disguised
+        main(tiny_args(corpus, out, "--overwrite"))

@@ -147,6 +147,13 @@ def _iterations(text: str) -> list[int]:
     return sorted({int(p) for p in parts})
 
 
+def is_out_of_memory(err: BaseException) -> bool:
+    """CPU allocators raise MemoryError or a RuntimeError naming the failed allocation; CUDA
+    raises torch.OutOfMemoryError (a RuntimeError)."""
+    text = str(err).lower()
+    return isinstance(err, MemoryError) or "out of memory" in text or "can't allocate" in text
+
+
 def run(args) -> int:
     from lmscope import checkpoints
     from lmscope.train import train
@@ -160,6 +167,14 @@ def run(args) -> int:
             overwrite=args.overwrite,
             progress=False if args.no_progress else None,
         )
+    except (MemoryError, RuntimeError) as err:
+        if not is_out_of_memory(err):
+            raise
+        kept = " (the last checkpoint is kept)" if checkpoints.is_checkpoint(cfg.out) else ""
+        raise InvalidInputError(
+            f"a batch of {cfg.batch} x {cfg.context} tokens does not fit in memory{kept}; "
+            "lower --batch or --context (use --accum to keep the effective batch)"
+        ) from None
     except KeyboardInterrupt:
         if world_from_env().is_main and checkpoints.is_checkpoint(cfg.out):
             done = checkpoints.checkpoint_iteration(cfg.out)
