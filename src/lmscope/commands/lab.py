@@ -2,6 +2,7 @@
 
     lmscope lab serial-depth   recurrence vs reduction vs scans: depth and timings
     lmscope lab memory-wall    peak memory and time of attention vs an LSTM; KV cache sizes
+    lmscope lab gradients      gradient norm k steps back: RNN vs LSTM vs GRU vs Transformer
     lmscope lab show [NAME]    print a saved or shipped result
 
 Each experiment writes result.json and its plots (PNG and SVG) to --out.
@@ -94,6 +95,10 @@ def register(sub):
     show.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
     show.add_argument("--json", action="store_true", help="print the result file as is")
     show.set_defaults(run=run_show)
+
+    from lmscope.commands import lab_gradients  # gradient flow: RNN vs LSTM vs GRU vs GPT
+
+    lab_gradients.register(lab)
 
 
 def _help(parser) -> int:
