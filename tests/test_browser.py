@@ -183,6 +183,7 @@ def test_attention_cell_equals_the_api(page):
     for stage, (row, col) in [("pattern", (4, 2)), ("raw", (3, 1)), ("masked", (1, 3))]:
         figure = page.locator(f"[data-testid=attention-matrix][data-stage={stage}]")
         canvas = figure.locator("canvas")
+        canvas.scroll_into_view_if_needed()  # header links may push it below the fold
         box = canvas.bounding_box()
         rows, cols = int(canvas.get_attribute("data-rows")), int(canvas.get_attribute("data-cols"))
         assert rows == cols == len(ids)
