@@ -20,7 +20,7 @@ from lmscope.errors import InvalidInputError
 from lmscope.sampling import SamplingParams, apply_temperature, candidate_pool, make_generator
 from lmscope.web import schemas, views
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16]
 EDGES = [0.0, -0.0, math.inf, -math.inf, math.nan, 1e308, -1e308, 3.4e38, -3.4e38, 65504.0]
 EDGES += [-65504.0, 1e-300, 5e-324, 88.72, -745.2, 709.8, 1.0, -1.0]

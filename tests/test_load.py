@@ -29,7 +29,7 @@ from benchmarks import bench_load  # noqa: E402
 
 def test_a_short_class_gets_no_errors_and_memory_stays_bounded():
     result = bench_load.run(
-        clients=8, seconds=6, cache_mb=32, reference_s=1.5, leak_after=150, log=lambda s: None
+        clients=8, seconds=5, cache_mb=32, reference_s=1.0, leak_after=150, log=lambda s: None
     )
     loaded, rss = result["loaded"], result["rss_mb"]
     assert loaded["errors"] == 0, loaded["error_examples"]
@@ -142,3 +142,17 @@ def test_the_gate_gives_up_after_its_wait():
     t.join()
     with gate:
         pass
+
+
+def test_the_benchmarks_page_is_rendered_from_the_saved_figures():
+    """BENCHMARKS.md is what `python -m benchmarks --render` makes of benchmarks/results/:
+    every figure on the page comes from a saved run (the header, which names today's date and
+    this machine, aside)."""
+    from benchmarks import suite
+
+    def sections(text: str) -> list[str]:
+        return text.split("\n## ")[1:]
+
+    page = suite.PAGE.read_text("utf-8")
+    assert sections(page) == sections(suite.render_page(suite.RESULTS))
+    assert len(sections(page)) == len(suite.saved(suite.RESULTS)) >= 6
