@@ -51,8 +51,8 @@ def header(machine: dict, date: str, note: str | None = None) -> str:
         ),
         "",
         _wrap(
-            f"**Rendered** {date} on {_machine_words(machine)}, {machine['torch_threads']} "
-            "torch threads by default (each section says what it used). Each section names "
+            f"**Rendered** {date} on {_machine_words(machine)}; torch threads by default: "
+            f"{machine['torch_threads']} (each section says what it used). Each section names "
             "the day and machine of its own run; on this shared machine other jobs' load "
             "inflates absolute times, so read ratios measured within one run."
         ),
@@ -127,12 +127,13 @@ def model(result: dict, entry: dict) -> str:
             f" Greedy generation produced {'the same' if same else 'different'} {tokens} "
             "tokens as transformers' `generate`."
         )
-    quick = " (`--quick` smoke run)" if entry.get("quick") else ""
+    if entry.get("quick"):
+        machine += " A `--quick` smoke run."
     return "\n".join(
         [
             bench_model.markdown(result),
             "",
-            _wrap(f"{machine}{quick} {notes}".strip()),
+            _wrap(f"{machine} {notes}".strip()),
             "",
             _wrap(f"**Verdict.** {verdict}"),
             "",
