@@ -88,12 +88,13 @@ def test_kv_cache_gives_same_logits(tiny_model):
 
 
 def test_last_only_equals_last_row(tiny_model):
-    ids = torch.randint(0, 50257, (2, 17))
+    ids = torch.randint(0, 50257, (2, 17), generator=torch.Generator().manual_seed(3))
     with torch.no_grad():
         full = tiny_model.gpt(ids)[0]
         last = tiny_model.gpt(ids, last_only=True)[0]
     assert last.shape == (2, 1, 50257)
-    assert torch.allclose(last[:, 0], full[:, -1], atol=1e-6)
+    # one row through the unembedding vs the same row inside a bigger matmul: float32 rounding
+    assert torch.allclose(last[:, 0], full[:, -1], atol=1e-5)
 
 
 def test_loss_is_cross_entropy(tiny_model, tiny_hf_reference):
