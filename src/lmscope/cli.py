@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "export",
     "minrnn",
     "lab",
+    "race",
     "neurons",
 )
 

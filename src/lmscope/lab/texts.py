@@ -554,3 +554,153 @@ def kv_cache(rows: list[dict], dtypes) -> dict:
         ),
         verdict,
     )
+
+
+# --- the race: LSTM vs GPT ---------------------------------------------------------------------
+RACE_TITLE = bi(
+    "Why Transformers: the race — an LSTM and a GPT of equal size, same data, same time",
+    "为什么是 Transformer：赛跑——参数量相同的 LSTM 与 GPT，相同数据、相同时间",
+)
+_CLOCK_WORDS = {
+    "wall": ("elapsed time", "实际经过的时间"),
+    "cpu": ("CPU time", "CPU 时间"),
+}
+
+
+def _duration(seconds: float, zh: bool = False) -> str:
+    """Minutes for long times, seconds for short ones: 2.1 min, 45 s (2.1 分钟, 45 秒)."""
+    if seconds >= 120:
+        return f"{seconds / 60:.1f} 分钟" if zh else f"{seconds / 60:.1f} min"
+    return f"{seconds:.3g} 秒" if zh else f"{seconds:.3g} s"
+
+
+def race_speed(rows: list[dict], s: dict) -> dict:
+    by = {r["arch"]: r for r in rows}
+    rival, gpt = by[s["rival"]], by["gpt"]
+    ratio, low, high = s["ratio"], *s["claim"]
+    clock_en, clock_zh = _CLOCK_WORDS[s["clock"]]
+    measured_en = (
+        f"At N = {s['context']} an epoch ({s['epoch_tokens']:,} characters) takes the "
+        f"{rival['model']} {_duration(rival['epoch_s'])} and the GPT "
+        f"{_duration(gpt['epoch_s'])} of {clock_en} ({s['where']})"
+    )
+    measured_zh = (
+        f"N = {s['context']} 时，一个 epoch（{s['epoch_tokens']:,} 个字符）{rival['model']} 需要 "
+        f"{_duration(rival['epoch_s'], True)}，GPT 需要 {_duration(gpt['epoch_s'], True)}"
+        f"（{clock_zh}，{s.get('where_zh', s['where'])}）"
+    )
+    # epoch time = work per token / speed, so the ratio splits into these two factors
+    work = gpt["flops_per_token"] / rival["flops_per_token"]
+    why_en = (
+        f" Per token the GPT does {work:.2f}× the {rival['model']}'s work (forward FLOPs) and "
+        f"runs it at {gpt['gflops']:,.0f} GFLOP/s against the {rival['model']}'s "
+        f"{rival['gflops']:,.0f}."
+    )
+    why_zh = (
+        f"每个 token 上 GPT 的工作量（前向 FLOPs）是 {rival['model']} 的 {work:.2f} 倍，"
+        f"运行速度为 {gpt['gflops']:,.0f} GFLOP/s，{rival['model']} 为 {rival['gflops']:,.0f}。"
+    )
+    if s["held"] == "yes":
+        beyond = ", more than the lesson's range" if ratio > high else ""
+        beyond_zh = "，超出了课程给出的范围" if ratio > high else ""
+        verdict = bi(
+            f"The claim held on this hardware. {measured_en}: the GPT trains "
+            f"{ratio:.2f}× faster per epoch (the lesson: {low:g}–{high:g}×){beyond}.{why_en}",
+            f"在这台硬件上，课程的说法成立。{measured_zh}：GPT 每个 epoch 快 {ratio:.2f} 倍"
+            f"（课程：{low:g}–{high:g} 倍）{beyond_zh}。{why_zh}",
+        )
+    elif s["held"] == "partly":
+        verdict = bi(
+            f"The claim held only in part on this hardware. {measured_en}: the GPT is faster "
+            f"per epoch, but by {ratio:.2f}×, not the lesson's {low:g}–{high:g}×.{why_en}",
+            f"在这台硬件上，课程的说法只部分成立。{measured_zh}：GPT 每个 epoch 确实更快，"
+            f"但只快 {ratio:.2f} 倍，不到课程说的 {low:g}–{high:g} 倍。{why_zh}",
+        )
+    else:
+        verdict = bi(
+            f"The claim did not hold on this hardware. {measured_en}: the "
+            f"{rival['model']} is {1 / ratio:.2f}× faster per epoch; the GPT runs at "
+            f"{ratio:.2f}× the {rival['model']}'s speed instead of {low:g}–{high:g}× "
+            f"faster.{why_en} The lesson's speed-up needs parallel hardware (see the "
+            "explanation).",
+            f"在这台硬件上，课程的说法不成立。{measured_zh}：{rival['model']} 每个 epoch 反而快 "
+            f"{1 / ratio:.2f} 倍，GPT 的速度只有 {rival['model']} 的 {ratio:.2f} 倍，而不是快 "
+            f"{low:g}–{high:g} 倍。{why_zh}课程所说的加速需要并行硬件（见说明）。",
+        )
+    return _section(
+        bi("Speed: tokens per second and time per epoch", "速度：每秒 token 数与每个 epoch 的时间"),
+        bi(
+            "Every model read the same batches in the same order (the training text cut into "
+            "one contiguous stream per batch row, N characters per step), trained with the "
+            f"same trainer and optimiser family for the same budget of {clock_en}, with "
+            "parameter counts matched to the GPT's. An epoch is one pass over the training "
+            "text; its time is the steps an epoch takes times the mean step time measured. "
+            "The lesson's argument: the RNN must take N dependent steps per window, each a "
+            "small matrix product, while the Transformer computes all N positions at once in "
+            "a few large products that parallel hardware shares out; on a GPU with thousands "
+            "of cores that is where 5–10× comes from. On a CPU with a thread or two there are "
+            "no idle cores to recruit: what counts is the total work (forward FLOPs per "
+            "token, which for the GPT include attention over (N + 1) / 2 keys on average) "
+            "and how fast each kind of work runs (achieved GFLOP/s, counting training as "
+            "three forward passes).",
+            "所有模型以相同顺序读取相同的 batch（训练文本按 batch 的每一行切成一条连续的流，"
+            f"每步 N 个字符），用同一个训练器和同一类优化器，训练相同预算的{clock_zh}，参数量"
+            "与 GPT 对齐。一个 epoch 是把训练文本完整读一遍；它的时间等于一个 epoch 的步数乘以"
+            "实测的平均每步时间。课程的论点是：RNN 每个窗口必须走 N 个前后依赖的步骤，每步只是"
+            "一次小矩阵乘法；Transformer 则用几次大矩阵乘法一次算完全部 N 个位置，交给并行硬件"
+            "分摊。在拥有上千个核心的 GPU 上，5–10 倍正是这样来的。在只有一两个线程的 CPU 上，"
+            "没有闲置的核心可用：起作用的是总工作量（每个 token 的前向 FLOPs，GPT 还包括平均对 "
+            "(N + 1) / 2 个键的注意力）以及每种工作跑得多快（实际 GFLOP/s，训练按三次前向计）。",
+        ),
+        verdict,
+        s["clock"],
+    )
+
+
+def race_loss(rows: list[dict], s: dict) -> dict:
+    by = {r["arch"]: r for r in rows}
+    rival = by[s["rival"]]
+    clock_en, clock_zh = _CLOCK_WORDS[s["clock"]]
+    ends_en = ", ".join(f"{r['model']} {r['val_loss']:.3f}" for r in rows)
+    ends_zh = "，".join(f"{r['model']} {r['val_loss']:.3f}" for r in rows)
+    ahead = min(rows, key=lambda r: r["val_loss"])["model"]
+    en = (
+        f"After {_duration(s['budget_s'])} of {clock_en} each, the val loss is {ends_en} "
+        f"(lower is better): the {ahead} is ahead at equal time."
+    )
+    zh = (
+        f"各自训练 {_duration(s['budget_s'], True)}（{clock_zh}）之后，验证损失为 {ends_zh}"
+        f"（越低越好）：相同时间下 {ahead} 领先。"
+    )
+    at = s["val_at_common_tokens"]
+    if at.get(s["rival"]) is not None and at.get("gpt") is not None:
+        tokens = f"{s['common_tokens']:,}"
+        same = rival["model"] if at[s["rival"]] < at["gpt"] else "GPT"
+        en += (
+            f" At the same {tokens} tokens seen: {rival['model']} {at[s['rival']]:.3f}, "
+            f"GPT {at['gpt']:.3f}, so per character read the {same} learned more."
+        )
+        zh += (
+            f"读过相同的 {tokens} 个 token 时：{rival['model']} {at[s['rival']]:.3f}，"
+            f"GPT {at['gpt']:.3f}，即按读过的字符算，{same} 学到的更多。"
+        )
+    return _section(
+        bi(
+            "Learning: validation loss against time and against tokens",
+            "学习：验证损失随时间与随 token 数的变化",
+        ),
+        bi(
+            "Validation loss in nats per character on the same held-out text for every model "
+            "(the last tenth of the corpus), measured at even fractions of the budget; "
+            "evaluation time is not counted. Against training time it shows who learns more "
+            "in the same time; against tokens seen, who learns more from the same data "
+            "whatever its speed. A short race says nothing about where each model would end: "
+            "with enough data and compute, Transformers of the same size pull ahead.",
+            "验证损失（每个字符的 nats），所有模型都在同一段留出文本（语料的最后十分之一）上，"
+            "于预算的均匀分点处测量；评估时间不计入。对训练时间作图，看谁在相同时间内学得更多；"
+            "对读过的 token 数作图，看在不考虑速度时，谁从相同数据中学得更多。短时间的赛跑说明"
+            "不了每个模型最终能到哪里：数据和算力足够时，同等规模的 Transformer 会领先。",
+        ),
+        bi(en, zh),
+        s["clock"],
+    )

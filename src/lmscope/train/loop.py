@@ -33,13 +33,23 @@ class TrainingDiverged(LmscopeError):
 
 @dataclass
 class StepInfo:
-    """What ``on_step`` callbacks receive after every optimizer step."""
+    """What ``on_step`` callbacks receive after every optimizer step.
+
+    A callback may set ``evaluate`` (evaluate right after this step, in a run with
+    ``eval_every`` > 0) or ``stop`` (end the run after this step, with the final evaluation
+    and checkpoint as if ``iters`` were reached): how a caller trains for a time budget or
+    evaluates on its own schedule. Under DDP every process must decide the same.
+    """
 
     iteration: int  # optimizer steps done so far
     loss: float  # mean training loss of this step (averaged over processes)
     local_loss: float  # this process's own loss (differs per rank under DDP)
     lr: float
     tokens_per_s: float
+    step_s: float = 0.0  # this step's elapsed time
+    step_cpu_s: float = 0.0  # this process's CPU time in this step (steadier on a busy machine)
+    evaluate: bool = False
+    stop: bool = False
 
 
 @dataclass
@@ -348,9 +358,10 @@ class Trainer:
         for it in range(self.iteration, cfg.iters):
             lr = lr_at(it, cfg)
             set_lr(self.optimizer, lr)
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), time.process_time()
             loss, local = self._step(it)
             elapsed = time.perf_counter() - began
+            elapsed_cpu = time.process_time() - began_cpu
             train_s += elapsed
             now = tokens_per_step / max(elapsed, 1e-9)
             speed = now if speed == 0.0 else 0.9 * speed + 0.1 * now
@@ -358,10 +369,12 @@ class Trainer:
             self.losses.append(loss)
             if self.reporter is not None:
                 self.reporter.step(self.iteration, loss, lr, speed)
+            info = StepInfo(self.iteration, loss, local, lr, speed, elapsed, elapsed_cpu)
             if self.on_step is not None:
-                self.on_step(StepInfo(self.iteration, loss, local, lr, speed))
-            last = self.iteration == cfg.iters
-            if cfg.eval_every and (self.iteration % cfg.eval_every == 0 or last):
+                self.on_step(info)
+            last = self.iteration == cfg.iters or info.stop
+            due = cfg.eval_every and (self.iteration % cfg.eval_every == 0 or last)
+            if due or (info.evaluate and cfg.eval_every):
                 self._evaluate()
             if cfg.sample_every and (self.iteration % cfg.sample_every == 0 or last):
                 text = self._sample()
@@ -371,6 +384,8 @@ class Trainer:
                 self._timeline_sample()
             if cfg.eval_every and self.iteration % cfg.eval_every == 0:
                 self._save()
+            if info.stop:
+                break
         if self.saved_iteration != self.iteration:
             self._save()
         done = self.iteration - self.start_iteration

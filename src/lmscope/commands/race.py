@@ -1,0 +1,121 @@
+"""``lmscope race``: an LSTM and a GPT of equal size train on the same text for the same time.
+
+    lmscope race                                   # LSTM vs GPT, N = 512, 4 min each
+    lmscope race --threads 1 --clock cpu           # steadier timings on a busy machine
+    lmscope race --models lstm,gru,rnn,gpt --budget 2m --context 256
+    lmscope race --device cuda --batch 64          # on a GPU
+
+Writes result.json and two plots (race-speed, race-loss; PNG and SVG) to --out, and prints the
+tables and the verdict on the lesson's "5-10x faster per epoch at N = 512".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(sub):
+    from lmscope.lab.race import ARCHS, RaceConfig
+
+    d = RaceConfig()
+    p = sub.add_parser(
+        "race",
+        help="why Transformers: an LSTM and a GPT of equal size race for the same time",
+        description="Train a char LSTM and a char GPT with equal parameter counts on the same "
+        "text, in the same order, with the same batch and context N, for the same time budget "
+        "(the one lmscope trainer, AdamW for both). Reports val loss against time and against "
+        "tokens seen, tokens/s, time per epoch, and whether the lesson's claim (at N = 512 "
+        "a Transformer trains 5-10x faster per epoch) held on this machine.",
+    )
+    p.add_argument(
+        "--budget",
+        default=f"{d.budget_s:g}",
+        help=f"training time per model: seconds or 90s, 4m, 0.5h (default {d.budget_s:g} s; "
+        "evaluations not counted)",
+    )
+    p.add_argument(
+        "--context",
+        "-N",
+        type=int,
+        default=d.context,
+        help=f"N, characters per training window (default {d.context})",
+    )
+    p.add_argument(
+        "--batch", type=int, default=d.batch, help=f"streams per step (default {d.batch})"
+    )
+    p.add_argument(
+        "--models",
+        default=",".join(d.models),
+        help=f"comma list of {', '.join(ARCHS)}; gpt and a recurrent one (default lstm,gpt)",
+    )
+    p.add_argument("--data", default=d.data, help=f"corpus name or text file (default {d.data})")
+    p.add_argument("--gpt-layers", type=int, default=d.gpt_layers, help="GPT blocks (default 4)")
+    p.add_argument("--gpt-heads", type=int, default=d.gpt_heads, help="GPT heads (default 4)")
+    p.add_argument("--gpt-dim", type=int, default=d.gpt_dim, help="GPT width (default 128)")
+    p.add_argument(
+        "--rnn-layers",
+        type=int,
+        default=d.rnn_layers,
+        help="layers of each recurrent model; their hidden size is matched to the GPT's "
+        "parameter count (default 2)",
+    )
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda, or auto")
+    p.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: elapsed time (default); cpu: this process's CPU time, steadier on a busy "
+        "machine (needs --threads 1, CPU only)",
+    )
+    p.add_argument(
+        "--eval-points",
+        type=int,
+        default=d.eval_points,
+        help=f"evaluations per model, evenly over the budget (default {d.eval_points})",
+    )
+    p.add_argument(
+        "--eval-batches",
+        type=int,
+        default=d.eval_batches,
+        help=f"validation batches per evaluation (default {d.eval_batches})",
+    )
+    p.add_argument("--seed", type=int, default=d.seed, help="seed for the initial weights")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=Path("lmscope-results") / "race",
+        help="folder for result.json and plots (default ./lmscope-results/race)",
+    )
+    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
+    p.add_argument("--json", action="store_true", help="print result.json instead of tables")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from lmscope.commands.lab import _console, _finish, _set_threads
+    from lmscope.lab.progress import make_progress
+    from lmscope.lab.race import RaceConfig, parse_budget, resolve_device, run_race
+
+    cfg = RaceConfig(
+        budget_s=parse_budget(args.budget),
+        context=args.context,
+        batch=args.batch,
+        models=tuple(m.strip().lower() for m in args.models.split(",") if m.strip()),
+        data=args.data,
+        gpt_layers=args.gpt_layers,
+        gpt_heads=args.gpt_heads,
+        gpt_dim=args.gpt_dim,
+        rnn_layers=args.rnn_layers,
+        device=resolve_device(args.device),
+        clock=args.clock,
+        threads=args.threads,
+        eval_points=args.eval_points,
+        eval_batches=args.eval_batches,
+        seed=args.seed,
+    )
+    _set_threads(args.threads)
+    console = _console(stderr=args.json)
+    with make_progress(console) as progress:
+        result = run_race(cfg, args.out, progress)
+    return _finish(result.to_dict(), args, console)
