@@ -348,6 +348,10 @@ def create_app(
         return store.stats()
 
     interpret.register(app, model, store, app.state.compare, ERRORS)
+    # the "Why Transformers" page over the lab's saved results
+    from lmscope.web import lab_routes
+
+    lab_routes.register(app, STATIC)
     # the char-RNN page: ``rnn`` are the char models it offers (lmscope serve --rnn)
     from lmscope.web import rnn as rnn_page
 

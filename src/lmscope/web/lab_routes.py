@@ -1,0 +1,214 @@
+"""The "Why Transformers" page (``/why``) and its API (``/api/lab/...``): the lab's saved
+results (serial depth, memory wall, the race, gradient flow) as JSON, and their plots.
+
+Two sources of results:
+
+- ``shipped``: the examples that come with lmscope, measured when it was built (each file
+  names its hardware);
+- ``local``: results the user made on their own machine with the CLI, read from
+  ``<results_dir>/<name>``; ``results_dir`` defaults to ``./lmscope-results`` of the folder
+  the server started in, which is where every experiment writes by default.
+
+Nothing is re-run by the server: the page shows the exact command that re-runs an
+experiment on the user's machine (with its progress bar in the terminal), and the new result
+appears here on reload. Only known experiment names, and only the plot files a result names,
+are served, so no request can reach another file.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal
+
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import FileResponse
+from pydantic import BaseModel
+
+from lmscope.errors import InvalidInputError, LmscopeError
+from lmscope.lab.results import RESULT_FILE, machine_line, read_result
+
+# The lesson's order. Each command reproduces the experiment; the first is the quickest.
+EXPERIMENTS: dict[str, list[tuple[str, str, str]]] = {
+    "serial-depth": [
+        (
+            "lmscope lab serial-depth --quick",
+            "quick: about 10 s on 2 cores",
+            "快速版：2 核约 10 秒",
+        ),
+        (
+            "lmscope lab serial-depth --threads 1 --clock cpu --repeats 5",
+            "as the shipped example was measured (minutes)",
+            "与随附示例相同的测量方式（需几分钟）",
+        ),
+    ],
+    "memory-wall": [
+        (
+            "lmscope lab memory-wall --threads 1 --clock cpu --budget 4GB",
+            "as the shipped example was measured (stops where 4 GB runs out)",
+            "与随附示例相同的测量方式（在 4 GB 用完处停止）",
+        ),
+    ],
+    "race": [
+        ("lmscope race", "about 10 min on 2 cores", "2 核约 10 分钟"),
+        (
+            "lmscope race --threads 1 --clock cpu",
+            "as the shipped example was measured: CPU time, steady on a busy machine",
+            "与随附示例相同：按 CPU 时间计，机器繁忙时也稳定",
+        ),
+        ("lmscope race --device cuda --batch 64", "on an NVIDIA GPU", "在 NVIDIA GPU 上"),
+    ],
+    "gradient-flow": [
+        ("lmscope lab gradients", "gradient norms k steps back", "k 步之前的梯度范数"),
+    ],
+}
+SOURCES = ("shipped", "local")
+_PLOT_NAME = re.compile(r"[A-Za-z0-9_.-]+\.(png|svg)")
+
+
+class Command(BaseModel):
+    command: str
+    note: dict[str, str]
+
+
+class SourceInfo(BaseModel):
+    source: Literal["shipped", "local"]
+    created: str | None
+    machine: str  # the hardware line, as the plots' footnote names it
+
+
+class LabEntry(BaseModel):
+    name: str
+    title: dict[str, str]
+    sources: list[SourceInfo]
+    commands: list[Command]
+
+
+class LabIndex(BaseModel):
+    results: list[LabEntry]
+    local_dir: str  # where the server looks for the user's own results
+
+
+def shipped_root() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("lmscope") / "assets" / "lab"))
+
+
+class LabResults:
+    """Finds and reads results by (name, source); never builds a path from other input."""
+
+    def __init__(self, results_dir: str | Path | None = None, shipped: Path | None = None):
+        self.roots = {
+            "shipped": Path(shipped) if shipped is not None else shipped_root(),
+            # fixed when the server starts, whatever the process's folder later becomes
+            "local": Path(results_dir if results_dir is not None else "lmscope-results").absolute(),
+        }
+
+    def names(self) -> list[str]:
+        """Known experiments first, in the lesson's order, then any other shipped result."""
+        root = self.roots["shipped"]
+        others = sorted(
+            p.name
+            for p in (root.iterdir() if root.is_dir() else ())
+            if p.name not in EXPERIMENTS and (p / RESULT_FILE).is_file()
+        )
+        return [*EXPERIMENTS, *others]
+
+    def folder(self, name: str, source: str) -> Path | None:
+        if source not in SOURCES:
+            raise InvalidInputError(f"source must be shipped or local, got {source!r}")
+        if name not in self.names():
+            known = ", ".join(self.names())
+            raise InvalidInputError(f"no lab experiment named {name!r}; known: {known}")
+        folder = self.roots[source] / name
+        return folder if (folder / RESULT_FILE).is_file() else None
+
+    def read(self, name: str, source: str) -> dict:
+        folder = self.folder(name, source)
+        if folder is None:
+            hint = f"run it with: {EXPERIMENTS[name][0][0]}" if name in EXPERIMENTS else ""
+            raise InvalidInputError(f"no {source} result for {name!r} yet; {hint}".rstrip("; "))
+        return read_result(folder)
+
+    def plot(self, name: str, source: str, file: str) -> Path:
+        """A plot file named by the result itself (so only its own figures are served)."""
+        doc = self.read(name, source)
+        named = {
+            f
+            for s in doc.get("sections", [])
+            if isinstance(s.get("plot"), dict)
+            for f in s["plot"].values()
+            if isinstance(f, str) and _PLOT_NAME.fullmatch(f)
+        }
+        path = self.folder(name, source) / file
+        if file not in named or not path.is_file():
+            raise InvalidInputError(f"{name} ({source}) has no plot named {file!r}")
+        return path
+
+    def index(self) -> dict:
+        entries = []
+        for name in self.names():
+            sources, title = [], None
+            for source in SOURCES:
+                if self.folder(name, source) is None:
+                    continue
+                try:
+                    doc = self.read(name, source)
+                except LmscopeError:
+                    continue  # a damaged local file: leave it out rather than break the page
+                title = title or doc.get("title")
+                hw = doc.get("hardware")
+                sources.append(
+                    {
+                        "source": source,
+                        "created": doc.get("created"),
+                        "machine": machine_line(hw) if hw else "unknown",
+                    }
+                )
+            if not sources and name not in EXPERIMENTS:
+                continue
+            commands = [
+                {"command": c, "note": {"en": en, "zh": zh}}
+                for c, en, zh in EXPERIMENTS.get(name, [])
+            ]
+            entries.append(
+                {
+                    "name": name,
+                    "title": title or {"en": name, "zh": name},
+                    "sources": sources,
+                    "commands": commands,
+                }
+            )
+        return {"results": entries, "local_dir": str(self.roots["local"].resolve())}
+
+
+def register(app: FastAPI, static: Path, results_dir: str | Path | None = None) -> LabResults:
+    """Add ``/why`` and ``/api/lab/...`` to ``app``; returns the results finder."""
+    lab = LabResults(results_dir)
+    router = APIRouter(tags=["lab"])
+
+    @router.api_route("/why", methods=["GET", "HEAD"], include_in_schema=False)
+    def why_page():
+        return FileResponse(static / "why.html")
+
+    @router.get("/api/lab", response_model=LabIndex)
+    def lab_index():
+        """The saved lab results: for each experiment, which sources exist (shipped with
+        lmscope, or made on this machine), the hardware each was measured on, and the CLI
+        commands that re-run it."""
+        return lab.index()
+
+    @router.get("/api/lab/{name}")
+    def lab_result(name: str, source: Literal["shipped", "local"] = "shipped") -> dict:
+        """One result file as saved (schema ``lmscope.lab.result/1``): tables, plots,
+        explanations and verdicts in English and Chinese."""
+        return lab.read(name, source)
+
+    @router.get("/api/lab/{name}/plot/{file}", response_class=FileResponse)
+    def lab_plot(name: str, file: str, source: Literal["shipped", "local"] = "shipped"):
+        """A plot (PNG or SVG) that the result names."""
+        return FileResponse(lab.plot(name, source, file))
+
+    app.include_router(router)
+    return lab

@@ -1,0 +1,341 @@
+// The "Why Transformers" page: the lab's saved results (/api/lab) as figures beside the
+// lesson's argument, with their tables, in English or Chinese, and the commands that re-run
+// each experiment on the reader's machine. Every number comes from a result file.
+
+import { getJSON } from "./api.js";
+import { el } from "./draw.js";
+import { lang, setLang, t } from "./i18n.js";
+import "./i18n_why.js";
+
+const LONG_TABLE = 12; // rows; longer tables start folded so the figures stay close together
+
+const state = {
+  index: null, // /api/lab
+  docs: new Map(), // "name:source" -> result document
+  chosen: new Map(), // name -> the source shown
+};
+
+const $ = (id) => document.getElementById(id);
+const key = (name, source) => `${name}:${source}`;
+const q = (params) => new URLSearchParams(params).toString();
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = `${t("error")}: ${message}`;
+  box.hidden = false;
+}
+
+// --- numbers, as the CLI's tables show them (lmscope.commands.lab.format_cell) -------------
+
+function trimmed(v, digits) {
+  return String(Number(v.toPrecision(digits)));
+}
+
+export function formatSeconds(v) {
+  const units = [
+    [1, "s"],
+    [1e-3, "ms"],
+    [1e-6, "µs"],
+    [1e-9, "ns"],
+    [1e-12, "ps"],
+  ];
+  for (const [scale, unit] of units) if (v >= scale) return `${trimmed(v / scale, 3)} ${unit}`;
+  return `${v.toPrecision(1)} s`;
+}
+
+export function formatBytes(v) {
+  const units = [
+    [2 ** 40, "TiB"],
+    [2 ** 30, "GiB"],
+    [2 ** 20, "MiB"],
+    [2 ** 10, "KiB"],
+  ];
+  for (const [scale, unit] of units) if (v >= scale) return `${trimmed(v / scale, 3)} ${unit}`;
+  return `${Math.round(v)} B`;
+}
+
+export function formatCell(value, kind) {
+  if (value === null || value === undefined) return "—";
+  if (typeof value !== "number") {
+    if (kind === "bool") return value ? t("whyYes") : t("whyNo");
+    return String(value);
+  }
+  const grouped = (v, digits = 0) =>
+    v.toLocaleString("en-US", { maximumFractionDigits: digits });
+  switch (kind) {
+    case "int":
+      return grouped(value, Number.isInteger(value) ? 0 : 2);
+    case "seconds":
+      return formatSeconds(value);
+    case "bytes":
+      return formatBytes(value);
+    case "ratio":
+      return value >= 100 ? `${grouped(value)}×` : `${value.toFixed(2)}×`;
+    case "sci":
+      return value.toExponential(1);
+    case "float":
+      return Math.abs(value) >= 1e15 || (value !== 0 && Math.abs(value) < 1e-4)
+        ? value.toExponential(3)
+        : grouped(Number(value.toPrecision(4)), 20);
+    default:
+      return String(value);
+  }
+}
+
+// --- drawing ----------------------------------------------------------------------------
+
+function plotUrl(name, source, file) {
+  return `/api/lab/${encodeURIComponent(name)}/plot/${encodeURIComponent(file)}?${q({ source })}`;
+}
+
+function table(section) {
+  const cols = section.columns;
+  const head = el(
+    "tr",
+    {},
+    cols.map((c) => el("th", { class: c.kind === "text" ? "text" : null, text: c.label })),
+  );
+  const body = section.rows.map((row) =>
+    el(
+      "tr",
+      {},
+      cols.map((c) =>
+        el("td", { class: c.kind === "text" ? "text" : null, text: formatCell(row[c.key], c.kind) }),
+      ),
+    ),
+  );
+  const wrap = el(
+    "div",
+    { class: "why-table-wrap" },
+    el("table", { class: "why-table", "data-testid": "why-table" }, el("thead", {}, head), el("tbody", {}, body)),
+  );
+  if (section.rows.length <= LONG_TABLE) return wrap;
+  return el("details", {}, el("summary", { text: t("whyTable", { n: section.rows.length }) }), wrap);
+}
+
+// A figure of two or more panels is too wide to share a row: it takes the full width and
+// its text goes underneath, explanation and verdict side by side.
+function widen(event) {
+  const img = event.target;
+  if (img.naturalWidth > 2 * img.naturalHeight) img.closest(".why-row")?.classList.add("wide");
+}
+
+function figure(name, source, section) {
+  const title = section.title[lang()] ?? section.title.en;
+  const png = plotUrl(name, source, section.plot.png);
+  const svgUrl = plotUrl(name, source, section.plot.svg);
+  return el(
+    "figure",
+    { class: "why-figure" },
+    el(
+      "a",
+      { href: png, target: "_blank", rel: "noopener" },
+      el("img", {
+        src: png,
+        alt: t("whyPlotAlt", { title }),
+        "data-testid": "why-plot",
+        onload: widen,
+      }),
+    ),
+    el(
+      "figcaption",
+      {},
+      el("a", { href: png, target: "_blank", rel: "noopener", text: "PNG" }),
+      " · ",
+      el("a", { href: svgUrl, target: "_blank", rel: "noopener", text: "SVG" }),
+    ),
+  );
+}
+
+function sectionView(name, source, section) {
+  const L = lang();
+  const text = el(
+    "div",
+    { class: "why-text" },
+    el("p", { class: "why-explain", text: section.explain?.[L] ?? section.explain?.en ?? "" }),
+    section.verdict
+      ? el("p", {
+          class: "why-verdict",
+          "data-testid": "why-verdict",
+          text: section.verdict[L] ?? section.verdict.en,
+        })
+      : null,
+  );
+  return el(
+    "section",
+    { class: "why-section", "data-testid": "why-section", "data-key": section.key },
+    el("h3", { text: section.title[L] ?? section.title.en }),
+    el(
+      "div",
+      { class: section.plot ? "why-row" : "why-row noplot" },
+      section.plot ? figure(name, source, section) : null,
+      text,
+    ),
+    section.rows.length ? table(section) : null,
+  );
+}
+
+async function copy(command, button) {
+  try {
+    await navigator.clipboard.writeText(command);
+    button.textContent = t("whyCopied");
+    setTimeout(() => (button.textContent = t("whyCopy")), 1500);
+  } catch {
+    // no clipboard (an insecure origin, or permission refused): select it for Ctrl+C instead
+    const code = button.parentElement.querySelector("code");
+    const range = document.createRange();
+    range.selectNodeContents(code);
+    window.getSelection().removeAllRanges();
+    window.getSelection().addRange(range);
+  }
+}
+
+function rerun(entry, open) {
+  const rows = entry.commands.map((c) => {
+    const button = el("button", { type: "button", text: t("whyCopy") });
+    button.addEventListener("click", () => copy(c.command, button));
+    return el(
+      "div",
+      { class: "why-cmd", "data-testid": "why-command" },
+      el("code", { text: c.command }),
+      button,
+      el("span", { class: "note", text: c.note[lang()] ?? c.note.en }),
+    );
+  });
+  if (!rows.length) return null;
+  return el(
+    "details",
+    { class: "why-rerun", open: open || null },
+    el("summary", { text: t("whyRerun") }),
+    rows,
+  );
+}
+
+function sourceSwitch(entry, shown) {
+  const label = (s) => (s === "local" ? t("whyLocal") : t("whyShipped"));
+  if (entry.sources.length < 2) return shown ? el("span", { text: label(shown) }) : null;
+  return el(
+    "span",
+    { class: "why-sources" },
+    entry.sources.map((s) =>
+      el("button", {
+        type: "button",
+        class: s.source === shown ? "on" : null,
+        "data-testid": `why-source-${s.source}`,
+        text: label(s.source),
+        onclick: () => choose(entry, s.source),
+      }),
+    ),
+  );
+}
+
+function claimText(name) {
+  const k = `claim_${name.replace(/-/g, "_")}`;
+  const text = t(k);
+  return text === k ? null : text;
+}
+
+function experimentView(entry) {
+  const source = state.chosen.get(entry.name);
+  const doc = source ? state.docs.get(key(entry.name, source)) : null;
+  const L = lang();
+  const info = entry.sources.find((s) => s.source === source);
+  const claim = claimText(entry.name);
+  return el(
+    "article",
+    {
+      class: "why-exp",
+      id: `exp-${entry.name}`,
+      "data-testid": "why-experiment",
+      "data-name": entry.name,
+      "data-source": source ?? "",
+    },
+    el("h2", { text: (doc ?? entry).title[L] ?? entry.title.en }),
+    claim ? el("p", { class: "why-claim", text: claim }) : null,
+    info
+      ? el(
+          "div",
+          { class: "why-meta", "data-testid": "why-hardware" },
+          sourceSwitch(entry, source),
+          el("span", { text: t("whyMeasured", { machine: info.machine }) }),
+          info.created ? el("span", { text: t("whyCreated", { date: info.created.slice(0, 10) }) }) : null,
+        )
+      : null,
+    rerun(entry, !doc),
+    doc
+      ? doc.sections.map((s) => sectionView(entry.name, source, s))
+      : el("p", { class: "why-empty", text: t("whyNotYet") }),
+  );
+}
+
+function renderToc() {
+  $("why-toc").replaceChildren(
+    ...state.index.results.map((entry) =>
+      el("a", {
+        href: `#exp-${entry.name}`,
+        class: entry.sources.length ? null : "missing",
+        text: entry.title[lang()] ?? entry.title.en,
+      }),
+    ),
+  );
+}
+
+function renderAll() {
+  const dir = state.index?.local_dir ?? "./lmscope-results";
+  document.querySelectorAll("[data-i18n]").forEach((node) => {
+    node.textContent = t(node.dataset.i18n, { dir: `${dir}/<name>` });
+  });
+  document.title = `lmscope · ${t("whyTitle")}`;
+  $("lang").textContent = lang() === "zh" ? "English" : "中文";
+  $("lang").title = lang() === "zh" ? "Switch to English" : "切换到中文";
+  if (!state.index) return;
+  renderToc();
+  $("why-results").replaceChildren(...state.index.results.map(experimentView));
+}
+
+async function load(name, source) {
+  const k = key(name, source);
+  if (!state.docs.has(k)) {
+    state.docs.set(k, await getJSON(`/api/lab/${encodeURIComponent(name)}?${q({ source })}`));
+  }
+}
+
+async function choose(entry, source) {
+  try {
+    await load(entry.name, source);
+  } catch (err) {
+    showError(err.message);
+    return;
+  }
+  state.chosen.set(entry.name, source);
+  $(`exp-${entry.name}`).replaceWith(experimentView(entry));
+}
+
+async function boot() {
+  setLang(lang());
+  $("lang").addEventListener("click", () => {
+    setLang(lang() === "zh" ? "en" : "zh");
+    renderAll();
+  });
+  renderAll();
+  try {
+    state.index = await getJSON("/api/lab");
+    // the reader's own result when there is one: that is what they re-ran it for
+    const picks = state.index.results
+      .filter((e) => e.sources.length)
+      .map((e) => {
+        const source = e.sources.some((s) => s.source === "local") ? "local" : "shipped";
+        state.chosen.set(e.name, source);
+        return load(e.name, source);
+      });
+    await Promise.all(picks);
+  } catch (err) {
+    showError(err.message);
+  }
+  renderAll();
+  if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+  document.body.dataset.ready = "1";
+}
+
+window.lmscopeWhy = { state }; // for the console and for tests
+boot();

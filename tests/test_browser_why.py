@@ -1,0 +1,194 @@
+"""The "Why Transformers" page in headless Chromium: it renders the shipped results (tables,
+plots, verdicts, the hardware), switches between English and Chinese, shows a user's own
+result beside the shipped one, and copies the re-run command. Offline: any request to
+another host fails the test. Screenshots go to test-artifacts/ (gitignored)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
+
+CHROMIUM = next(
+    (
+        c
+        for c in (os.environ.get("LMSCOPE_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
+        if c and Path(c).exists()
+    ),
+    None,
+)
+if CHROMIUM is None:
+    pytest.skip("no Chromium found (set LMSCOPE_CHROMIUM)", allow_module_level=True)
+
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def server(tiny_model, tmp_path_factory):
+    """The app, started in a folder whose ./lmscope-results holds one result of the user's:
+    the race copied from the shipped one, measured on "My Laptop CPU"."""
+    import uvicorn
+
+    from lmscope.lab.results import shipped_dir
+    from lmscope.web import create_app
+
+    home = tmp_path_factory.mktemp("why-home")
+    mine = home / "lmscope-results" / "race"
+    shutil.copytree(shipped_dir("race"), mine)
+    doc = json.loads((mine / "result.json").read_text(encoding="utf-8"))
+    doc["hardware"]["cpu"] = "My Laptop CPU"
+    (mine / "result.json").write_text(json.dumps(doc), encoding="utf-8")
+    before = Path.cwd()
+    os.chdir(home)
+    try:
+        app = create_app(tiny_model)
+    finally:
+        os.chdir(before)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    srv.should_exit = True
+    thread.join(timeout=10)
+    sock.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, server):
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    page = context.new_page()
+    problems = []
+    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
+
+    def offline(route):
+        if route.request.url.startswith(server):
+            route.continue_()
+        else:
+            problems.append(f"external request: {route.request.url}")
+            route.abort()
+
+    page.route("**/*", offline)
+    page.add_init_script("localStorage.setItem('lmscope.lang', 'en')")
+    page.goto(server + "/why")
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.server = server
+    yield page
+    context.close()
+    assert not problems, problems
+
+
+def all_images_loaded(page) -> None:
+    page.wait_for_function(
+        "() => [...document.images].length > 0 && "
+        "[...document.images].every((i) => i.complete && i.naturalWidth > 0)",
+        timeout=20_000,
+    )
+
+
+def result(page, name: str, source: str) -> dict:
+    return page.evaluate(f"fetch('/api/lab/{name}?source={source}').then((r) => r.json())")
+
+
+def test_renders_the_shipped_results_and_switches_language(page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    articles = page.locator("[data-testid=why-experiment]")
+    names = articles.evaluate_all("(nodes) => nodes.map((n) => n.dataset.name)")
+    assert names[:3] == ["serial-depth", "memory-wall", "race"]
+    depth = page.locator("#exp-serial-depth")
+    assert depth.get_attribute("data-source") == "shipped"
+    assert "Xeon" in depth.locator("[data-testid=why-hardware]").inner_text()
+    all_images_loaded(page)
+    shipped = result(page, "serial-depth", "shipped")
+    plots = sum(1 for s in shipped["sections"] if s["plot"])
+    assert depth.locator("[data-testid=why-plot]").count() == plots
+    assert depth.locator("[data-testid=why-section]").count() == len(shipped["sections"])
+    first = shipped["sections"][0]
+    verdict = depth.locator("[data-testid=why-verdict]").first.inner_text()
+    assert verdict == first["verdict"]["en"]
+    table = depth.locator("[data-testid=why-table]").first
+    assert table.locator("tbody tr").count() == len(first["rows"])
+    assert table.locator("tbody tr").first.locator("td").first.inner_text() == f"{64:,}"
+    assert "5–10×" in page.locator("#exp-race .why-claim").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "why-en.png"), full_page=True)
+
+    page.get_by_test_id("lang-toggle").click()
+    assert page.locator("h1").inner_text() == "为什么 Transformer 取代了 RNN"
+    verdict = depth.locator("[data-testid=why-verdict]").first.inner_text()
+    assert verdict == first["verdict"]["zh"] and CJK.search(verdict)
+    assert CJK.search(page.locator("#exp-race .why-claim").inner_text())
+    assert page.get_by_test_id("lang-toggle").inner_text() == "English"
+    all_images_loaded(page)
+    page.screenshot(path=str(ARTIFACTS / "why-zh.png"), full_page=True)
+    page.get_by_test_id("lang-toggle").click()
+    assert page.locator("h1").inner_text() == "Why Transformers replaced RNNs"
+
+
+def test_the_users_own_race_comes_first_and_the_shipped_one_a_click_away(page):
+    race = page.locator("#exp-race")
+    assert race.get_attribute("data-source") == "local"
+    assert "My Laptop CPU" in race.locator("[data-testid=why-hardware]").inner_text()
+    race.get_by_test_id("why-source-shipped").click()
+    race = page.locator("#exp-race")
+    page.wait_for_function("() => document.querySelector('#exp-race').dataset.source === 'shipped'")
+    assert "Xeon" in race.locator("[data-testid=why-hardware]").inner_text()
+    shipped = result(page, "race", "shipped")
+    speed = shipped["sections"][0]
+    assert race.locator("[data-testid=why-verdict]").first.inner_text() == speed["verdict"]["en"]
+    all_images_loaded(page)
+    race.scroll_into_view_if_needed()
+    race.screenshot(path=str(ARTIFACTS / "why-race.png"))
+
+
+def test_copies_the_command_that_re_runs_an_experiment(page):
+    command = page.locator("#exp-race [data-testid=why-command]").first
+    command.locator("xpath=ancestor::details").evaluate("(d) => (d.open = true)")
+    assert command.locator("code").inner_text() == "lmscope race"
+    command.get_by_role("button").click()
+    assert page.evaluate("navigator.clipboard.readText()") == "lmscope race"
+    assert command.get_by_role("button").inner_text() == "Copied"
+
+
+def test_the_explainer_links_to_the_page_in_both_languages(page):
+    page.goto(page.server + "/")
+    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    link = page.locator(".top-actions a[href='/why']")
+    assert link.inner_text() == "Why Transformers"
+    page.get_by_test_id("lang-toggle").click()
+    assert link.inner_text() == "为什么是 Transformer"
+    page.get_by_test_id("lang-toggle").click()

@@ -1,0 +1,101 @@
+"""The "Why Transformers" page's API: saved lab results (shipped, and the user's own from
+./lmscope-results), their plots, and refusals for anything else."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lmscope.lab.results import shipped_dir, shipped_experiments
+from lmscope.web.lab_routes import EXPERIMENTS
+
+
+@pytest.fixture
+def local(tmp_path, monkeypatch):
+    """The server's folder: results the user made go under ./lmscope-results there."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "lmscope-results"
+
+
+@pytest.fixture
+def client(tiny_model, local):
+    from lmscope.web import create_app
+
+    return TestClient(create_app(tiny_model))
+
+
+def test_index_lists_the_experiments_in_the_lessons_order(client, local):
+    body = client.get("/api/lab").json()
+    names = [e["name"] for e in body["results"]]
+    assert names[:4] == ["serial-depth", "memory-wall", "race", "gradient-flow"]
+    assert body["local_dir"] == str(local)
+    by = {e["name"]: e for e in body["results"]}
+    for name in shipped_experiments():
+        sources = by[name]["sources"]
+        assert [s["source"] for s in sources] == ["shipped"]
+        assert "cores" in sources[0]["machine"]  # the hardware is named
+        assert by[name]["title"]["en"] and by[name]["title"]["zh"]
+    assert by["race"]["commands"][0]["command"] == "lmscope race"
+    assert by["serial-depth"]["commands"][0]["command"].endswith("--quick")
+
+
+@pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race"])
+def test_shipped_results_and_every_plot_they_name(client, name):
+    doc = client.get(f"/api/lab/{name}").json()
+    assert doc == json.loads((shipped_dir(name) / "result.json").read_text(encoding="utf-8"))
+    plots = [s["plot"] for s in doc["sections"] if s["plot"]]
+    assert plots
+    for plot in plots:
+        png = client.get(f"/api/lab/{name}/plot/{plot['png']}")
+        assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+        assert png.content[:4] == b"\x89PNG"
+        svg = client.get(f"/api/lab/{name}/plot/{plot['svg']}")
+        assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg")
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "message"),
+    [
+        ("/api/lab/secrets", 400, "no lab experiment named 'secrets'"),
+        ("/api/lab/race?source=local", 400, "no local result for 'race' yet; run it with"),
+        ("/api/lab/race?source=elsewhere", 422, "source"),
+        ("/api/lab/race/plot/result.json", 400, "has no plot named 'result.json'"),
+        ("/api/lab/race/plot/..%2F..%2F..%2Fpyproject.toml", 400, "has no plot named"),
+        ("/api/lab/..%2Fmodels/plot/x.png", 400, "no lab experiment named"),
+    ],
+)
+def test_refuses_anything_but_a_result_and_its_own_plots(client, path, status, message):
+    r = client.get(path)
+    assert r.status_code in (status, 404), r.text
+    if r.status_code == status:
+        assert message in r.json()["error"]
+
+
+def test_the_users_own_result_appears_beside_the_shipped_one(client, local):
+    mine = local / "race"
+    shutil.copytree(shipped_dir("race"), mine)
+    doc = json.loads((mine / "result.json").read_text(encoding="utf-8"))
+    doc["hardware"]["cpu"] = "My Laptop CPU"
+    (mine / "result.json").write_text(json.dumps(doc), encoding="utf-8")
+    entry = next(e for e in client.get("/api/lab").json()["results"] if e["name"] == "race")
+    sources = {s["source"]: s["machine"] for s in entry["sources"]}
+    assert sources["local"].startswith("My Laptop CPU") and "shipped" in sources
+    assert client.get("/api/lab/race?source=local").json()["hardware"]["cpu"] == "My Laptop CPU"
+    png = doc["sections"][0]["plot"]["png"]
+    assert client.get(f"/api/lab/race/plot/{png}?source=local").status_code == 200
+    # a damaged file of the user's is left out of the index instead of breaking the page
+    (mine / "result.json").write_text("{not json", encoding="utf-8")
+    entry = next(e for e in client.get("/api/lab").json()["results"] if e["name"] == "race")
+    assert [s["source"] for s in entry["sources"]] == ["shipped"]
+
+
+def test_the_page_and_its_link_from_the_explainer(client):
+    page = client.get("/why")
+    assert page.status_code == 200 and 'src="/static/js/why.js"' in page.text
+    assert 'href="/why"' in client.get("/").text
+    for asset in ("js/why.js", "js/i18n_why.js", "why.css"):
+        assert client.get(f"/static/{asset}").status_code == 200
+    assert set(EXPERIMENTS) >= {"serial-depth", "memory-wall", "race", "gradient-flow"}
