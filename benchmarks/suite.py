@@ -114,6 +114,12 @@ BENCHMARKS = [
         full=lambda: {"log": _no_log},
         quick=lambda: {"budget_s": 2.0, "threads": 1, "log": _no_log},
     ),
+    Benchmark(
+        "race",
+        "bench_race",
+        full=lambda: {"log": _no_log},
+        quick=lambda: {"budget_s": 2.0, "context": 64, "log": _no_log},
+    ),
 ]
 BY_NAME = {b.name: b for b in BENCHMARKS}
 
