@@ -148,6 +148,10 @@ class Trainer:
         try:
             self._setup()
             result = self._loop()
+            # Leave together: a rank that tears gloo down while its peer is still writing the
+            # final checkpoint can abort ("terminate called without an active exception").
+            # Only on success: after a failure the peer may never arrive.
+            distributed.barrier(self.dist)
         finally:
             if self.reporter is not None:
                 self.reporter.close()
