@@ -47,8 +47,8 @@ def build_models(folder: Path):
 
 
 def run(repeats: int = 7, threads: int = 2, gen_tokens: int = 50) -> dict:
-    from lmscope.generate import generate_ids
-    from lmscope.sampling import SamplingParams
+    from lmscope.engine.generation import generate_ids
+    from lmscope.engine.sampling import SamplingParams
 
     torch.set_num_threads(threads)
     with tempfile.TemporaryDirectory() as tmp:

@@ -41,8 +41,8 @@ CHROMIUM_ARGS = [
 
 def build_model(kind: str):
     import lmscope
-    from lmscope.lm import LanguageModel
-    from lmscope.models.gpt import GPT, GPTConfig
+    from lmscope.engine.transformer import LanguageModel
+    from lmscope.models.gpt2 import GPT, GPTConfig
     from lmscope.tokenizers import gpt2_tokenizer
 
     if kind == "default":

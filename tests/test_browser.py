@@ -373,10 +373,10 @@ def test_long_prompt_up_to_the_context(page, tiny_model):
 
 
 def test_browser_pool_equals_candidate_pool(page):
-    """sampling.js on a LogitsView against lmscope.sampling on the full logits, for many
+    """sampling.js on a LogitsView against lmscope.engine.sampling on the full logits, for many
     settings. Where the page claims exactness it must match; where the pool reaches past the
     tokens it was sent, it must say so."""
-    from lmscope.sampling import SamplingParams, candidate_pool
+    from lmscope.engine.sampling import SamplingParams, candidate_pool
     from lmscope.web.views import logits_view
 
     gen = torch.Generator().manual_seed(0)

@@ -56,9 +56,9 @@ def server():
     import uvicorn
 
     import lmscope
+    from lmscope.engine.rnn_model import RNNLanguageModel
     from lmscope.interpret.planted import plant_quote_cell
     from lmscope.models.rnn import CharRNN, CharRNNConfig
-    from lmscope.rnn_lm import RNNLanguageModel
     from lmscope.tokenizers import CharTokenizer
     from lmscope.web import create_app
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.errors import InvalidInputError
 from lmscope.interpret import features as F
 from lmscope.interpret.cell_finder import (
@@ -23,7 +24,6 @@ from lmscope.interpret.cell_finder import (
 from lmscope.interpret.neurons import neuron_activations
 from lmscope.interpret.planted import plant_quote_cell
 from lmscope.models.rnn import CharRNN, CharRNNConfig
-from lmscope.rnn_lm import RNNLanguageModel
 from lmscope.tokenizers import CharTokenizer
 
 

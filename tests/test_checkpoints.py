@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from lmscope import checkpoints
 from lmscope.errors import CheckpointError
+from lmscope.formats import checkpoints
 from lmscope.tokenizers import CharTokenizer
 
 

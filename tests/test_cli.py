@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from lmscope.cli import main
-from lmscope.explain import explain
-from lmscope.sampling import SamplingParams
+from lmscope.engine.sampling import SamplingParams
+from lmscope.explain.report import explain
 
 PROMPT = "Data visualization empowers users to"
 

@@ -11,10 +11,10 @@ import torch
 import lmscope
 from lmscope.cli import main
 from lmscope.errors import InvalidInputError
+from lmscope.formats.weights import save_model_dir
 from lmscope.interpret.compare import compare, to_html, token_losses
-from lmscope.models.gpt import GPT, GPTConfig
+from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.tokenizers import CharTokenizer
-from lmscope.weights import save_model_dir
 
 TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer"
 

@@ -16,8 +16,13 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lmscope.engine.sampling import (
+    SamplingParams,
+    apply_temperature,
+    candidate_pool,
+    make_generator,
+)
 from lmscope.errors import InvalidInputError
-from lmscope.sampling import SamplingParams, apply_temperature, candidate_pool, make_generator
 from lmscope.web import schemas, views
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lmscope
+from lmscope.engine.sampling import SamplingParams
+from lmscope.engine.steps import STEPS
+from lmscope.engine.transformer import LanguageModel
 from lmscope.errors import LmscopeError
-from lmscope.explain import explain
-from lmscope.lm import LanguageModel
-from lmscope.models.gpt import GPT, GPTConfig
-from lmscope.sampling import SamplingParams
-from lmscope.steps import STEPS
+from lmscope.explain.report import explain
+from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.tokenizers import CharTokenizer
 
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
@@ -38,7 +38,9 @@ def tiny(dtype: str) -> LanguageModel:
         gpt.wte.weight[:, 0] = 300.0
         gpt.h[0].mlp.c_fc.weight[:5] *= 50
     tokenizer = CharTokenizer.from_text("".join(chr(97 + i) for i in range(26)) + " .,!?\n")
-    return LanguageModel(gpt.to(lmscope.lm.parse_dtype(dtype)), tokenizer, f"tiny-{dtype}")
+    return LanguageModel(
+        gpt.to(lmscope.engine.transformer.parse_dtype(dtype)), tokenizer, f"tiny-{dtype}"
+    )
 
 
 INTS = st.one_of(st.integers(0, CONFIG.vocab_size - 1), st.integers(-(2**64), 2**64))

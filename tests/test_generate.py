@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from lmscope.engine.generation import generate, generate_ids
+from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError
-from lmscope.generate import generate, generate_ids
-from lmscope.sampling import SamplingParams
 
 GREEDY = SamplingParams(greedy=True)
 
@@ -69,13 +69,13 @@ def test_stops_at_end_of_text(tiny_model, monkeypatch):
     eot = tiny_model.tokenizer.eot_id
 
     def always_eot(logits, params):
-        from lmscope.sampling import candidate_pool
+        from lmscope.engine.sampling import candidate_pool
 
         forced = torch.full_like(logits, -1e9)
         forced[eot] = 0.0
         return candidate_pool(forced, params)
 
-    monkeypatch.setattr("lmscope.generate.candidate_pool", always_eot)
+    monkeypatch.setattr("lmscope.engine.generation.candidate_pool", always_eot)
     tokens = list(generate(tiny_model, "x", 10, GREEDY))
     assert [t.id for t in tokens] == [eot]
 

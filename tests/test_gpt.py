@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from lmscope.errors import InvalidInputError
-from lmscope.models.gpt import GPT, GPTConfig
-from lmscope.weights import lmscope_to_hf_state, load_hf_dir
+from lmscope.formats.weights import lmscope_to_hf_state, load_hf_dir
+from lmscope.models.gpt2 import GPT, GPTConfig
 
 TOL = 1e-4
 

@@ -11,7 +11,7 @@ import torch
 
 from lmscope.cli import main
 from lmscope.errors import InvalidInputError
-from lmscope.interpret.gradient_flow import (
+from lmscope.lab.gradient_flow import (
     GradientFlowConfig,
     build_models,
     embedding_grads,

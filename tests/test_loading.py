@@ -9,7 +9,7 @@ import torch
 
 import lmscope
 from lmscope.errors import CheckpointError, ModelNotFoundError
-from lmscope.weights import save_model_dir
+from lmscope.formats.weights import save_model_dir
 
 
 def test_load_hf_folder(tiny_model, tiny_hf_dir):
@@ -53,7 +53,7 @@ def test_save_replaces_atomically(tiny_model, tmp_path):
 
     # A failure half-way through writing leaves the previous checkpoint untouched.
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("lmscope.weights.save_file", explode)
+        mp.setattr("lmscope.formats.weights.save_file", explode)
         with pytest.raises(Boom):
             save_model_dir(tiny_model.gpt, out)
     assert (out / "model.safetensors").read_bytes() == before

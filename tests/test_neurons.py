@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
+from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.errors import InvalidInputError
 from lmscope.interpret.neurons import KINDS, neuron_activations, parse_cell
 from lmscope.interpret.planted import plant_quote_cell
 from lmscope.models.rnn import CharRNN, CharRNNConfig
-from lmscope.rnn_lm import RNNLanguageModel
 from lmscope.tokenizers import CharTokenizer
 
 CHARS = '\n !"(),.?abcdefghijklmnopqrstuvwxyz'

@@ -10,10 +10,10 @@ import torch
 from fastapi.testclient import TestClient
 
 import lmscope
+from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.interpret.neurons import neuron_activations
 from lmscope.interpret.planted import plant_quote_cell
 from lmscope.models.rnn import CharRNN, CharRNNConfig
-from lmscope.rnn_lm import RNNLanguageModel
 from lmscope.tokenizers import CharTokenizer
 from lmscope.web import create_app
 
@@ -125,7 +125,7 @@ def test_serve_loads_char_models_at_start(monkeypatch, tmp_path, capsys):
 
     from lmscope.cli import main
     from lmscope.commands import serve
-    from lmscope.rnn_lm import save_rnn_dir
+    from lmscope.engine.rnn_model import save_rnn_dir
 
     calls = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.update(app=app))

@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from lmscope.cli import main
+from lmscope.engine.rnn_model import save_rnn_dir
 from lmscope.interpret.planted import plant_quote_cell
 from lmscope.models.rnn import CharRNN, CharRNNConfig
-from lmscope.rnn_lm import save_rnn_dir
 from lmscope.tokenizers import CharTokenizer
 
 CHARS = '\n "abcdefghijklmnopqrstuvwxyz'

@@ -8,15 +8,15 @@ import torch
 import torch.nn.functional as F
 
 import lmscope
+from lmscope.engine.generation import generate
+from lmscope.engine.rnn_model import RNNLanguageModel, is_rnn_dir, load_rnn_dir, save_rnn_dir
+from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import CheckpointError, InvalidInputError, TokenizerError
-from lmscope.generate import generate
+from lmscope.formats.weights import save_model_dir
 from lmscope.interpret.compare import compare, token_losses
-from lmscope.models.gpt import GPT, GPTConfig
+from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.models.rnn import CharRNN, CharRNNConfig
-from lmscope.rnn_lm import RNNLanguageModel, is_rnn_dir, load_rnn_dir, save_rnn_dir
-from lmscope.sampling import SamplingParams
 from lmscope.tokenizers import CharTokenizer
-from lmscope.weights import save_model_dir
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n"
 

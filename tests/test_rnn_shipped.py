@@ -12,7 +12,7 @@ import torch
 import lmscope
 from lmscope.cli import main
 from lmscope.data import load_corpus
-from lmscope.rnn_lm import RNNLanguageModel
+from lmscope.engine.rnn_model import RNNLanguageModel
 
 NAME = "warpeace-lstm"
 FOLDER = resources.files("lmscope") / "assets" / "models" / NAME
@@ -41,7 +41,7 @@ def test_loads_by_name_with_its_card_and_timeline(lstm):
     assert isinstance(lstm, RNNLanguageModel) and lstm.name == NAME
     info = lstm.info()
     assert (info.arch, info.n_layer, info.hidden, info.vocab_size) == ("lstm", 2, 384, 82)
-    assert NAME in lmscope.lm.shipped_models()
+    assert NAME in lmscope.engine.transformer.shipped_models()
     size = sum(p.stat().st_size for p in FOLDER.iterdir())
     assert size < 10_000_000
     card = (FOLDER / "MODEL_CARD.md").read_text(encoding="utf-8")

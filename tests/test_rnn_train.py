@@ -14,7 +14,7 @@ import torch
 import lmscope
 from lmscope.cli import main
 from lmscope.data import load_corpus
-from lmscope.rnn_lm import RNNLanguageModel
+from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.train import ARCHS, TrainConfig, train
 from lmscope.train.rnn_adapter import RNN_DEFAULTS, LSTMAdapter
 

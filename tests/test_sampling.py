@@ -1,4 +1,4 @@
-"""Tests for lmscope.sampling: validation, hand-worked examples, numerics and properties."""
+"""Tests for lmscope.engine.sampling: validation, hand-worked examples, numerics and properties."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lmscope.errors import InvalidInputError
-from lmscope.sampling import (
+from lmscope.engine.sampling import (
     GREEDY_TEMPERATURE,
     CandidatePool,
     SamplingParams,
@@ -21,6 +20,7 @@ from lmscope.sampling import (
     make_generator,
     sample_token,
 )
+from lmscope.errors import InvalidInputError
 
 INF = math.inf
 F16_MAX = 65504.0

@@ -8,8 +8,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lmscope.engine.steps import STEPS, find_step
 from lmscope.errors import InvalidInputError
-from lmscope.steps import STEPS, find_step
 
 PROMPT = "Data visualization empowers users to"
 ATOL = 1e-5

@@ -13,9 +13,9 @@ import torch.nn.functional as F
 from torch import nn
 
 import lmscope
-from lmscope import checkpoints
 from lmscope.data import StreamBatches, load_corpus
-from lmscope.models.gpt import GPT, GPTConfig
+from lmscope.formats import checkpoints
+from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.train import (
     ARCHS,
     GPTAdapter,

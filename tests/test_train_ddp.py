@@ -11,14 +11,14 @@ import textwrap
 
 import pytest
 
-from lmscope import checkpoints
 from lmscope.data import load_corpus
+from lmscope.formats import checkpoints
 
 WORKER = textwrap.dedent(
     """
     import hashlib, json, os, sys
 
-    from lmscope import checkpoints
+    from lmscope.formats import checkpoints
     from lmscope.train import TrainConfig, Trainer
 
     data, out, reports = sys.argv[1:4]

@@ -14,7 +14,7 @@ import torch
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from lmscope.sampling import SamplingParams, candidate_pool  # noqa: E402
+from lmscope.engine.sampling import SamplingParams, candidate_pool  # noqa: E402
 from lmscope.web import create_app  # noqa: E402
 from lmscope.web.generation import position_seed, sample_at  # noqa: E402
 from lmscope.web.store import TraceStore, full_trace_bytes  # noqa: E402
@@ -419,8 +419,8 @@ def test_long_prompts_trace_layers_on_demand(tiny_model):
 
 
 def small_model(tokenizer, vocab_size: int):
-    from lmscope.lm import LanguageModel
-    from lmscope.models.gpt import GPT, GPTConfig
+    from lmscope.engine.transformer import LanguageModel
+    from lmscope.models.gpt2 import GPT, GPTConfig
 
     torch.manual_seed(0)
     config = GPTConfig(vocab_size=vocab_size, n_ctx=32, n_embd=32, n_layer=1, n_head=2)

@@ -15,10 +15,10 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 import lmscope  # noqa: E402
 from conftest import save_random_hf_gpt2  # noqa: E402
+from lmscope.engine.transformer import LanguageModel  # noqa: E402
 from lmscope.interpret.ablation import ablation_effect  # noqa: E402
 from lmscope.interpret.compare import compare  # noqa: E402
-from lmscope.lm import LanguageModel  # noqa: E402
-from lmscope.models.gpt import GPT, GPTConfig  # noqa: E402
+from lmscope.models.gpt2 import GPT, GPTConfig  # noqa: E402
 from lmscope.tokenizers import CharTokenizer  # noqa: E402
 from lmscope.web import create_app  # noqa: E402
 

@@ -6,6 +6,8 @@ trace = model.trace("Data visualization empowers users to")
 trace["blocks.0.attn.hook_pattern"]   # [head, query, key], the model's real numbers
 """
 
+from lmscope.engine.trace import Trace
+from lmscope.engine.transformer import LanguageModel, load
 from lmscope.errors import (
     CheckpointError,
     InvalidInputError,
@@ -13,8 +15,6 @@ from lmscope.errors import (
     ModelNotFoundError,
     TokenizerError,
 )
-from lmscope.lm import LanguageModel, load
-from lmscope.trace import Trace
 
 __version__ = "0.1.0"
 

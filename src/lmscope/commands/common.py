@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lmscope.sampling import SamplingParams
+from lmscope.engine.sampling import SamplingParams
 
 
 def add_model_option(parser: argparse.ArgumentParser):
@@ -61,7 +61,7 @@ def load_model(args, *, any_family: bool = False):
 
     model = lmscope.load(args.model)
     if not any_family and getattr(model, "family", "gpt") != "gpt":
-        from lmscope.rnn_lm import ARCH_NAMES
+        from lmscope.engine.rnn_model import ARCH_NAMES
 
         raise InvalidInputError(
             f"{model.name} is a {ARCH_NAMES.get(model.arch, model.arch)}; 'lmscope "

@@ -57,7 +57,7 @@ def register(sub):
 
 
 def run(args) -> int:
-    from lmscope.explain import explain
+    from lmscope.explain.report import explain
 
     params = sampling_params(args)
     model = load_model(args)

@@ -40,7 +40,7 @@ def register(sub):
 
 def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = None) -> Path:
     import lmscope
-    from lmscope.weights import LMSCOPE_CONFIG, save_model_dir
+    from lmscope.formats.weights import LMSCOPE_CONFIG, save_model_dir
 
     if Path(out_dir).resolve() == Path(run_dir).resolve():
         raise InvalidInputError("export needs a different output folder than the run folder")
@@ -55,7 +55,7 @@ def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = No
         }
     meta["name"] = name or meta.get("name") or Path(out_dir).name
     if getattr(model, "family", "gpt") != "gpt":  # a char-RNN/LSTM/GRU
-        from lmscope.rnn_lm import save_rnn_dir
+        from lmscope.engine.rnn_model import save_rnn_dir
 
         return save_rnn_dir(model.net, model.tokenizer, out_dir, meta=meta, dtype=DTYPES[dtype])
     extra = {}

@@ -35,7 +35,7 @@ def register(sub):
 
 
 def run(args) -> int:
-    from lmscope.generate import generate
+    from lmscope.engine.generation import generate
 
     params = sampling_params(args)  # validate before the (slow) model load
     model = load_model(args, any_family=True)  # char-RNNs generate too

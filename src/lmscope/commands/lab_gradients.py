@@ -1,5 +1,5 @@
 """``lmscope lab gradients``: how the gradient fades with distance in an RNN, an LSTM, a GRU
-and a Transformer of about the same size (``lmscope.interpret.gradient_flow``)."""
+and a Transformer of about the same size (``lmscope.lab.gradient_flow``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 def register(lab) -> None:
     """Add the ``gradients`` experiment to the ``lmscope lab`` subparsers."""
-    from lmscope.interpret.gradient_flow import ARCHS
+    from lmscope.lab.gradient_flow import ARCHS
 
     p = lab.add_parser(
         "gradients",
@@ -67,7 +67,7 @@ def register(lab) -> None:
 
 def run(args) -> int:
     from lmscope.commands.lab import _console, _finish, _set_threads
-    from lmscope.interpret.gradient_flow import GradientFlowConfig, run_gradient_flow
+    from lmscope.lab.gradient_flow import GradientFlowConfig, run_gradient_flow
     from lmscope.lab.progress import make_progress
 
     states = ("init", "trained") if args.state == "both" else (args.state,)

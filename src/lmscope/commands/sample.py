@@ -56,8 +56,8 @@ def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
 
 def run(args) -> int:
     import lmscope
+    from lmscope.engine.generation import generate
     from lmscope.errors import InvalidInputError
-    from lmscope.generate import generate
 
     if args.length < 0:
         raise InvalidInputError(f"--length must be 0 or more, got {args.length}")

@@ -155,7 +155,7 @@ def is_out_of_memory(err: BaseException) -> bool:
 
 
 def run(args) -> int:
-    from lmscope import checkpoints
+    from lmscope.formats import checkpoints
     from lmscope.train import train
     from lmscope.train.distributed import world_from_env
 

@@ -3,8 +3,8 @@ RNN/LSTM/GRUs, neuron activations (``neurons``, coloured text in ``cell_views``)
 interpretable-cell finder (``features``, ``cell_finder``); gradient flow through time
 (``gradient_flow``)."""
 
+from lmscope.engine.lens import LogitLens, logit_lens
 from lmscope.interpret.ablation import Ablation, AblationEffect, ablation_effect, parse_ablations
-from lmscope.interpret.lens import LogitLens, logit_lens
 
 __all__ = [
     "Ablation",

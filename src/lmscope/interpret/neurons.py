@@ -278,8 +278,8 @@ def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
 
 def shipped_char_models() -> list[str]:
     """Shipped char-RNN/LSTM/GRU model names, LSTMs first (the default for neuron views)."""
-    from lmscope.lm import ASSET_MODELS, shipped_models
-    from lmscope.weights import LMSCOPE_CONFIG, read_json
+    from lmscope.engine.transformer import ASSET_MODELS, shipped_models
+    from lmscope.formats.weights import LMSCOPE_CONFIG, read_json
 
     found = []
     for name in shipped_models():
@@ -297,8 +297,8 @@ def load_char_model(name: str | None):
     import lmscope
 
     if name is None:
-        from lmscope.lm import ASSET_MODELS
-        from lmscope.rnn_lm import load_rnn
+        from lmscope.engine.rnn_model import load_rnn
+        from lmscope.engine.transformer import ASSET_MODELS
 
         shipped = shipped_char_models()
         if not shipped:

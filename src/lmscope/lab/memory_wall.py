@@ -112,7 +112,7 @@ def kv_cache_bytes_per_token(n_layer: int, d_model: int, bytes_per_element: int)
 
 
 def kv_cache_rows(dtypes=("float32", "float16"), n_ctx: int = 1024) -> list[dict]:
-    from lmscope.models.gpt import GPTConfig
+    from lmscope.models.gpt2 import GPTConfig
 
     rows = []
     for name, (layers, width, heads) in GPT2_FAMILY.items():

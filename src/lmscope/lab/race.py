@@ -156,7 +156,7 @@ def vocab_and_epoch(cfg: RaceConfig) -> tuple[int, int, int]:
 
 
 def gpt_params(cfg: RaceConfig, vocab: int) -> int:
-    from lmscope.models.gpt import GPT, GPTConfig
+    from lmscope.models.gpt2 import GPT, GPTConfig
 
     config = GPTConfig(
         vocab_size=vocab,

@@ -1,5 +1,5 @@
 """Model architectures. Each is plain PyTorch; loading and tokenizers live elsewhere."""
 
-from lmscope.models.gpt import GPT, GPTConfig, KVCache
+from lmscope.models.gpt2 import GPT, GPTConfig, KVCache
 
 __all__ = ["GPT", "GPTConfig", "KVCache"]

@@ -11,7 +11,7 @@ then clip the gradient norm, set the learning rate (linear warm-up, cosine decay
 ``min_lr``) and step the optimizer (AdamW, Adam or RMSprop; weight decay on matrices only).
 Every ``eval_every`` steps it averages the loss over a fixed set of ``eval_iters`` train and
 val batches, prints a sample every ``sample_every`` steps, and writes a checkpoint
-(``lmscope.checkpoints``: safetensors + JSON, atomic, never pickled). A NaN or infinite loss
+(``lmscope.formats.checkpoints``: safetensors + JSON, atomic, never pickled). A NaN or infinite loss
 stops the run and leaves the last good checkpoint in place.
 
 The model protocol (``adapters.ModelAdapter``): the trainer knows a model family only through

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from lmscope.errors import InvalidInputError
-from lmscope.models.gpt import GPT, GPTConfig
+from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.train.config import TrainConfig
 
 
@@ -99,9 +99,9 @@ class GPTAdapter(ModelAdapter):
         return logits, loss, state
 
     def sample(self, model, tokenizer, prompt_ids, length, seed):
-        from lmscope.generate import generate
-        from lmscope.lm import LanguageModel
-        from lmscope.sampling import SamplingParams
+        from lmscope.engine.generation import generate
+        from lmscope.engine.sampling import SamplingParams
+        from lmscope.engine.transformer import LanguageModel
 
         lm = LanguageModel(model, tokenizer)  # puts the model in eval mode; the trainer undoes it
         params = SamplingParams(temperature=0.8, top_k=200)  # nanoGPT's sample.py choice

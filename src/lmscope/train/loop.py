@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from lmscope import checkpoints
 from lmscope.data import encode_corpus, load_corpus
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
+from lmscope.formats import checkpoints
 from lmscope.train import distributed, timeline
 from lmscope.train.adapters import get_adapter
 from lmscope.train.batches import eval_batches, make_batches, min_tokens
@@ -92,7 +92,7 @@ def resume_config(out: str | Path, **overrides) -> TrainConfig:
         raise CheckpointError(
             f"{out} holds no lmscope checkpoint to resume; drop --resume to start a new run there"
         )
-    from lmscope.weights import read_json
+    from lmscope.formats.weights import read_json
 
     stored = read_json(out / checkpoints.TRAINER_FILE).get("config")
     return TrainConfig.from_dict(stored).with_overrides(out=str(out), **overrides)

@@ -67,8 +67,8 @@ class CharRNNAdapter(ModelAdapter):
         return f"{cfg.layers} layers, hidden {cfg.dim}, chunks of {cfg.context}"
 
     def sample(self, model, tokenizer, prompt_ids, length, seed):
-        from lmscope.rnn_lm import RNNLanguageModel
-        from lmscope.sampling import SamplingParams
+        from lmscope.engine.rnn_model import RNNLanguageModel
+        from lmscope.engine.sampling import SamplingParams
 
         lm = RNNLanguageModel(model, tokenizer)  # eval mode; the trainer switches it back
         params = SamplingParams(temperature=self.sample_temperature)

@@ -22,8 +22,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from lmscope import __version__
+from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError, LmscopeError
-from lmscope.sampling import SamplingParams
 from lmscope.web import generation, interpret, schemas, views
 from lmscope.web.limits import Admission, Busy, busy_response
 from lmscope.web.store import TraceStore

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import torch
 
-from lmscope.sampling import SamplingParams, candidate_pool, make_generator
+from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator
 
 _MASK64 = (1 << 64) - 1
 

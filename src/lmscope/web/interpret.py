@@ -15,11 +15,11 @@ from collections.abc import Mapping
 import torch
 from fastapi import FastAPI
 
+from lmscope.engine.lens import logit_lens
+from lmscope.engine.trace import Trace
 from lmscope.errors import InvalidInputError
 from lmscope.interpret.ablation import ablation_effect, parse_ablations
 from lmscope.interpret.compare import compare
-from lmscope.interpret.lens import logit_lens
-from lmscope.trace import Trace
 from lmscope.web import interpret_schemas as s
 from lmscope.web.views import token_text, tokens
 

@@ -220,7 +220,7 @@ def register(app: FastAPI, models: Sequence, errors: dict) -> None:
         and settings give the same text."""
         import secrets
 
-        from lmscope.sampling import SamplingParams
+        from lmscope.engine.sampling import SamplingParams
 
         name, model = pick(req.model)
         seed = req.seed if req.seed is not None else secrets.randbits(52)

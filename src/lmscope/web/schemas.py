@@ -60,7 +60,7 @@ class AttentionRequest(PositionRequest):
 
 
 class Sampling(Strict):
-    """The same controls as lmscope.sampling.SamplingParams."""
+    """The same controls as lmscope.engine.sampling.SamplingParams."""
 
     temperature: float = Field(1.0, ge=0.0, le=100.0)
     top_k: int | None = Field(None, ge=0, description="0 or null: off")

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from lmscope.trace import Trace
+from lmscope.engine.trace import Trace
 from lmscope.web.limits import Gate
 
 BASE_PROBES = (

@@ -14,10 +14,10 @@ import math
 import numpy as np
 import torch
 
-from lmscope.explain import _stats as activation_stats
-from lmscope.sampling import SamplingParams, candidate_pool
-from lmscope.steps import STEPS
-from lmscope.trace import Trace
+from lmscope.engine.sampling import SamplingParams, candidate_pool
+from lmscope.engine.steps import STEPS
+from lmscope.engine.trace import Trace
+from lmscope.explain.report import _stats as activation_stats
 from lmscope.web.numbers import number, rounded
 
 TOP_N = 300  # top logits sent per position; the rest travel as log-sum-exps
@@ -106,7 +106,7 @@ def position_logits(model, trace: Trace, position: int) -> torch.Tensor:
 
 def logits_view(logits: torch.Tensor, position: int) -> dict:
     """Top logits plus, per temperature, the log-sum-exp of the others: with these the browser
-    computes exactly the probabilities lmscope.sampling would for the top tokens."""
+    computes exactly the probabilities lmscope.engine.sampling would for the top tokens."""
     x = logits.detach().float().cpu()
     n = min(TOP_N, x.numel())
     values, ids = torch.topk(x, n)

@@ -89,7 +89,7 @@ def _at_least(cfg, name: str, low: int) -> None:
 
 def build_models(cfg: GradientFlowConfig, vocab_size: int) -> dict:
     """Fresh models: the GPT first, then recurrent ones matched to its parameter count."""
-    from lmscope.models.gpt import GPT, GPTConfig
+    from lmscope.models.gpt2 import GPT, GPTConfig
     from lmscope.models.rnn import CharRNN, CharRNNConfig
 
     torch.manual_seed(cfg.seed)
@@ -135,7 +135,7 @@ def train_models(cfg: GradientFlowConfig, fresh: dict, workdir: Path, progress=N
     """Train each model of ``fresh`` (for its shape) ``cfg.train_iters`` steps with lmscope's
     trainer on ``cfg.data``, with the family's usual settings; return the trained models."""
     import lmscope
-    from lmscope.rnn_lm import load_rnn_dir
+    from lmscope.engine.rnn_model import load_rnn_dir
     from lmscope.train import TrainConfig, train
     from lmscope.train.rnn_adapter import RNN_DEFAULTS
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import torch
 
+from lmscope.engine.steps import find_step
 from lmscope.errors import InvalidInputError
-from lmscope.models.gpt import GPTConfig
-from lmscope.steps import find_step
+from lmscope.models.gpt2 import GPTConfig
 
 _LAYER_RE = re.compile(r"^blocks\.(\d+)\.")
 # Probes that cost real compute or memory and can be rebuilt exactly from others; recorded only
@@ -177,7 +177,7 @@ class Trace:
 
     def logit_lens(self, k: int = 5, positions=None):
         """Top-k predictions from the residual stream after every layer (see interpret.lens)."""
-        from lmscope.interpret.lens import logit_lens
+        from lmscope.engine.lens import logit_lens
 
         return logit_lens(self, k=k, positions=positions)
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator
 from lmscope.errors import CheckpointError, InvalidInputError, TokenizerError
+from lmscope.formats.weights import LMSCOPE_CONFIG, WEIGHTS_FILE, read_json, read_tensors
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig, LayerRecord
-from lmscope.sampling import SamplingParams, candidate_pool, make_generator
-from lmscope.weights import LMSCOPE_CONFIG, WEIGHTS_FILE, read_json, read_tensors
 
 ARCH_NAMES = {"rnn": "char-RNN", "lstm": "char-LSTM", "gru": "char-GRU"}
 
@@ -211,7 +211,7 @@ class RNNLanguageModel:
         truncate: bool = False,
         skip_unknown: bool = False,
     ) -> Iterator:
-        """Stream sampled tokens (``lmscope.generate.GeneratedToken``): the prompt is read once,
+        """Stream sampled tokens (``lmscope.engine.generation.GeneratedToken``): the prompt is read once,
         then each sampled character is fed back in, carrying the hidden state."""
         if max_new_tokens < 0:
             raise InvalidInputError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
@@ -221,7 +221,7 @@ class RNNLanguageModel:
 
     @torch.inference_mode()
     def _stream(self, ids: list[int], max_new: int, params: SamplingParams, generator):
-        from lmscope.generate import GeneratedToken
+        from lmscope.engine.generation import GeneratedToken
 
         if max_new == 0:
             return

@@ -15,11 +15,10 @@ from pathlib import Path
 
 import torch
 
-from lmscope.atomic import readable
+from lmscope.engine.trace import Predictions, Recorder, Trace
 from lmscope.errors import InvalidInputError, ModelNotFoundError, TokenizerError
-from lmscope.models.gpt import GPT, GPTConfig
-from lmscope.trace import Predictions, Recorder, Trace
-from lmscope.weights import (
+from lmscope.formats.atomic import readable
+from lmscope.formats.weights import (
     HUB_MODELS,
     download_from_hub,
     is_hf_dir,
@@ -27,8 +26,9 @@ from lmscope.weights import (
     load_hf_dir,
     load_lmscope_dir,
 )
+from lmscope.models.gpt2 import GPT, GPTConfig
 
-ASSET_MODELS = Path(__file__).parent / "assets" / "models"
+ASSET_MODELS = Path(__file__).parent.parent / "assets" / "models"
 DEFAULT_MODEL = "shakespeare"
 GPT2_VOCAB = 50257
 
@@ -228,8 +228,8 @@ class LanguageModel:
         return self.gpt(idx, last_only=True)[0][0, -1].float()
 
     def generate(self, prompt: str | Sequence[int], max_new_tokens: int = 20, **kwargs):
-        """Stream generated tokens; see ``lmscope.generate.generate`` for the options."""
-        from lmscope.generate import generate
+        """Stream generated tokens; see ``lmscope.engine.generation.generate`` for the options."""
+        from lmscope.engine.generation import generate
 
         return generate(self, prompt, max_new_tokens, **kwargs)
 
@@ -285,7 +285,7 @@ def load(
     """Load a model: a shipped one by name (default: the bundled Shakespeare GPT), a GPT-2 hub id
     (``gpt2``, ``distilgpt2``, ``openai-community/gpt2``...), a local Hugging Face folder, or a
     folder written by ``lmscope train``. Char-RNN/LSTM/GRU folders give an
-    ``lmscope.rnn_lm.RNNLanguageModel`` (tokenizer, info, logits, generate, activations).
+    ``lmscope.engine.rnn_model.RNNLanguageModel`` (tokenizer, info, logits, generate, activations).
 
     ``dtype`` ("float16", "bfloat16", a torch dtype; default float32) casts a GPT's weights:
     half the memory, while traces, logits and probabilities stay finite (statistics and
@@ -315,7 +315,7 @@ def load(
     if not path.is_dir():
         raise ModelNotFoundError(f"{path} is not a folder; pass a folder holding a model")
     if is_lmscope_dir(path):
-        from lmscope.rnn_lm import is_rnn_dir, load_rnn
+        from lmscope.engine.rnn_model import is_rnn_dir, load_rnn
 
         if is_rnn_dir(path):  # a char-RNN/LSTM/GRU: its own wrapper, same basics
             if dtype not in (None, torch.float32):

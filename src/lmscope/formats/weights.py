@@ -14,9 +14,9 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from lmscope.atomic import write_folder
 from lmscope.errors import CheckpointError, ModelNotFoundError
-from lmscope.models.gpt import GPT, GPTConfig
+from lmscope.formats.atomic import write_folder
+from lmscope.models.gpt2 import GPT, GPTConfig
 
 # Short names people type, mapped to the hub's canonical repositories.
 HUB_MODELS = {
@@ -159,7 +159,7 @@ def save_model_dir(
     dtype: torch.dtype = torch.float32,
     extra_files: dict[str, bytes] | None = None,
 ) -> Path:
-    """Write an lmscope model folder atomically (``lmscope.atomic``): a crash never leaves a
+    """Write an lmscope model folder atomically (``lmscope.formats.atomic``): a crash never leaves a
     half-written model, and the previous folder survives any failure."""
 
     def fill(tmp: Path):

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator
 from lmscope.errors import InvalidInputError
-from lmscope.sampling import SamplingParams, candidate_pool, make_generator
 
 
 @dataclass

@@ -11,7 +11,7 @@
 
 Nothing is pickled: tensors go to safetensors, everything else to JSON.
 
-Writes are atomic at the folder level (``lmscope.atomic``): a crash, even ``kill -9``, at any
+Writes are atomic at the folder level (``lmscope.formats.atomic``): a crash, even ``kill -9``, at any
 moment leaves either the new checkpoint or the previous one, which ``recover`` (called before
 every read and write) puts back in place.
 """
@@ -29,9 +29,9 @@ import numpy as np
 import torch
 from safetensors.torch import save_file
 
-from lmscope.atomic import recover, write_folder
 from lmscope.errors import CheckpointError
-from lmscope.weights import LMSCOPE_CONFIG, WEIGHTS_FILE, read_json, read_tensors
+from lmscope.formats.atomic import recover, write_folder
+from lmscope.formats.weights import LMSCOPE_CONFIG, WEIGHTS_FILE, read_json, read_tensors
 
 TRAINER_FILE = "trainer.json"
 TRAINER_TENSORS = "trainer.safetensors"

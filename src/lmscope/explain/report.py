@@ -11,10 +11,10 @@ import math
 
 import torch
 
+from lmscope.engine.sampling import SamplingParams, candidate_pool
+from lmscope.engine.steps import STEPS
+from lmscope.engine.trace import Trace
 from lmscope.errors import InvalidInputError
-from lmscope.sampling import SamplingParams, candidate_pool
-from lmscope.steps import STEPS
-from lmscope.trace import Trace
 
 SNIPPET = 8  # how many leading vector entries to show
 TOP = 10
