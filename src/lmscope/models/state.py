@@ -1,0 +1,27 @@
+"""Putting weights into a model: the one check that a state dict fits before it is loaded."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from lmscope.errors import CheckpointError
+
+
+def load_checked(model: nn.Module, state: dict[str, torch.Tensor], source: str) -> nn.Module:
+    """Load ``state`` into ``model`` (as float32) after checking that every name is there, no
+    name is extra and every shape matches; a mismatch is one line naming the first culprit."""
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(state))
+    unexpected = sorted(set(state) - set(expected))
+    if missing or unexpected:
+        detail = f"missing {missing[:3]}" if missing else f"unexpected {unexpected[:3]}"
+        raise CheckpointError(f"the weights in {source} do not fit the model: {detail}")
+    for key, tensor in state.items():
+        if tensor.shape != expected[key].shape:
+            raise CheckpointError(
+                f"the weights in {source} do not fit the model: {key} has shape "
+                f"{tuple(tensor.shape)}, the config implies {tuple(expected[key].shape)}"
+            )
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    return model.eval()
