@@ -20,7 +20,7 @@ import lmscope
 from lmscope.web import create_app
 from lmscope.web.limits import Busy, Gate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 

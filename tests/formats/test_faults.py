@@ -27,7 +27,7 @@ import lmscope
 from lmscope.errors import LmscopeError
 from lmscope.formats import checkpoints
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "lmscope"
+SRC = Path(__file__).resolve().parents[2] / "src" / "lmscope"
 KILL_AT = 4  # the save this run is killed in; the one before is at 2
 ITERS = 6
 SURVIVED = 3  # a child's exit code when the kill point lies past the save
