@@ -1,0 +1,675 @@
+"""The Llama architecture (also Mistral, Qwen2 and SmolLM), written to be read, with a named probe
+on every step.
+
+Decoder-only Transformer like GPT-2 (``lmscope.models.gpt2``), with four changes:
+
+- no position vectors are added to the embeddings: positions enter attention by rotating each
+  query and key (RoPE), so the score between two positions depends only on their distance;
+- RMSNorm instead of LayerNorm: divide by the root mean square, multiply by a gain, no centring
+  and no bias;
+- grouped-query attention (GQA): ``n_head`` query heads share ``n_kv_head`` key/value heads,
+  ``n_head // n_kv_head`` query heads to each, so the KV cache is that many times smaller;
+- a gated MLP (SwiGLU): down(SiLU(gate(x)) * up(x)), three matrices and no biases.
+
+The unembedding is a separate ``lm_head`` unless ``tie_word_embeddings`` ties it to the token
+embedding (SmolLM, small Qwen2 models).
+
+Every intermediate tensor passes through ``hook(name, tensor)`` when a hook is given. Names
+follow TransformerLens's hook points (``blocks.3.attn.hook_rot_q``). Without a hook the model
+takes the fast path (PyTorch's scaled_dot_product_attention) and computes the same numbers.
+
+RoPE uses Hugging Face's "rotate_half" layout: dimension i of a head is paired with dimension
+i + d_head / 2. Weights come from Hugging Face folders in that layout; GGUF files, which
+interleave the pairs, are converted by the GGUF reader before they get here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, fields
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.gpt2 import Hook, KVCache, _wants
+from lmscope.models.state import load_checked
+
+HF_MODEL_TYPES = ("llama", "mistral", "qwen2")
+_HF_ARCHITECTURES = {
+    "llama": "LlamaForCausalLM",
+    "mistral": "MistralForCausalLM",
+    "qwen2": "Qwen2ForCausalLM",
+}
+# Context lengths transformers assumes when a config.json leaves max_position_embeddings out.
+_HF_DEFAULT_CTX = {"llama": 2048, "mistral": 131072, "qwen2": 32768}
+_LLAMA3_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+
+
+@dataclass
+class LlamaConfig:
+    vocab_size: int = 32000
+    n_ctx: int = 2048  # context length (Hugging Face: max_position_embeddings)
+    n_embd: int = 4096  # d_model (hidden_size)
+    n_layer: int = 32
+    n_head: int = 32  # query heads
+    n_kv_head: int | None = None  # key/value heads (num_key_value_heads); None means n_head
+    head_dim: int | None = None  # size of one head; None means n_embd // n_head
+    n_inner: int = 11008  # MLP width (intermediate_size)
+    rms_norm_eps: float = 1e-6
+    rope_theta: float = 10000.0
+    rope_scaling: dict | None = None  # None, or Llama-3's {"rope_type": "llama3", ...}
+    attention_bias: bool = False  # biases on q_proj, k_proj, v_proj
+    attention_out_bias: bool = False  # a bias on o_proj (Llama's attention_bias; not Qwen2)
+    mlp_bias: bool = False
+    tie_word_embeddings: bool = False
+    sliding_window: int | None = None  # Mistral: each query sees at most this many keys
+    activation: str = "silu"
+    dropout: float = 0.0  # on attention weights and residual branches, as GPTConfig
+    model_type: str = "llama"  # which Hugging Face family to_hf writes: llama, mistral, qwen2
+
+    def __post_init__(self):
+        if self.n_kv_head is None:
+            self.n_kv_head = self.n_head
+        for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head", "n_kv_head", "n_inner"):
+            if getattr(self, name) < 1:
+                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.head_dim is None:
+            if self.n_embd % self.n_head:
+                raise InvalidInputError(
+                    f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head}) "
+                    "unless head_dim is given"
+                )
+            self.head_dim = self.n_embd // self.n_head
+        if self.head_dim < 2:
+            raise InvalidInputError(f"head_dim must be >= 2, got {self.head_dim}")
+        if self.d_head % 2:
+            raise InvalidInputError(f"RoPE needs an even head size, got d_head {self.d_head}")
+        if self.n_head % self.n_kv_head:
+            raise InvalidInputError(
+                f"n_head ({self.n_head}) must be divisible by n_kv_head ({self.n_kv_head})"
+            )
+        if self.rms_norm_eps <= 0:
+            raise InvalidInputError(f"rms_norm_eps must be > 0, got {self.rms_norm_eps}")
+        if self.rope_theta <= 1:
+            raise InvalidInputError(f"rope_theta must be > 1, got {self.rope_theta}")
+        if self.rope_scaling is not None:
+            _check_rope_scaling(self.rope_scaling)
+            self.rope_scaling = dict(self.rope_scaling)
+        if self.sliding_window is not None and self.sliding_window < 1:
+            raise InvalidInputError(f"sliding_window must be >= 1, got {self.sliding_window}")
+        if self.activation != "silu":
+            raise InvalidInputError(
+                f"unknown activation {self.activation!r}; Llama-family models use 'silu'"
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise InvalidInputError(f"dropout must be in [0, 1), got {self.dropout}")
+        if self.model_type not in HF_MODEL_TYPES:
+            raise InvalidInputError(
+                f"model_type must be one of {', '.join(HF_MODEL_TYPES)}, got {self.model_type!r}"
+            )
+
+    @property
+    def d_head(self) -> int:
+        return self.head_dim
+
+    @property
+    def d_mlp(self) -> int:
+        return self.n_inner
+
+    @property
+    def n_kv_groups(self) -> int:
+        """Query heads per key/value head."""
+        return self.n_head // self.n_kv_head
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> LlamaConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @classmethod
+    def from_hf(cls, hf: dict) -> LlamaConfig:
+        """Build from a Hugging Face ``config.json`` dict of a llama, mistral or qwen2 model
+        (SmolLM and SmolLM2 checkpoints are plain llama)."""
+        model_type = hf.get("model_type")
+        if model_type not in HF_MODEL_TYPES:
+            raise CheckpointError(
+                f"config.json describes a {model_type!r} model; the Llama code runs "
+                f"{', '.join(HF_MODEL_TYPES)}"
+            )
+        act = hf.get("hidden_act", "silu")
+        if act not in ("silu", "swish"):
+            raise CheckpointError(f"config.json asks for activation {act!r}; Llama uses silu")
+        theta, scaling = _hf_rope(hf)
+        if model_type == "qwen2":  # biases on q, k, v; none on o_proj
+            qkv_bias, out_bias, mlp_bias = True, False, False
+        elif model_type == "mistral":
+            qkv_bias = out_bias = mlp_bias = False
+        else:
+            qkv_bias = out_bias = bool(hf.get("attention_bias", False))
+            mlp_bias = bool(hf.get("mlp_bias", False))
+        try:
+            config = dict(
+                vocab_size=hf["vocab_size"],
+                n_ctx=hf.get("max_position_embeddings") or _HF_DEFAULT_CTX[model_type],
+                n_embd=hf["hidden_size"],
+                n_layer=hf["num_hidden_layers"],
+                n_head=hf["num_attention_heads"],
+                n_kv_head=hf.get("num_key_value_heads") or hf["num_attention_heads"],
+                head_dim=hf.get("head_dim"),
+                n_inner=hf["intermediate_size"],
+            )
+        except KeyError as missing:
+            raise CheckpointError(f"config.json lacks the {model_type} field {missing}") from None
+        try:
+            return cls(
+                **config,
+                rms_norm_eps=hf.get("rms_norm_eps", 1e-6),
+                rope_theta=theta,
+                rope_scaling=scaling,
+                attention_bias=qkv_bias,
+                attention_out_bias=out_bias,
+                mlp_bias=mlp_bias,
+                tie_word_embeddings=bool(hf.get("tie_word_embeddings", False)),
+                sliding_window=_hf_sliding_window(hf, model_type),
+                activation="silu",
+                dropout=0.0,
+                model_type=model_type,
+            )
+        except (InvalidInputError, TypeError) as err:
+            raise CheckpointError(f"config.json: {err}") from None
+
+    def to_hf(self) -> dict:
+        """A ``config.json`` dict that transformers loads as this model's family."""
+        kind = self.model_type
+        if kind == "qwen2" and not (self.attention_bias and not self.attention_out_bias):
+            raise InvalidInputError("a qwen2 config.json always has q/k/v biases and no o bias")
+        if kind == "mistral" and (self.attention_bias or self.attention_out_bias or self.mlp_bias):
+            raise InvalidInputError("a mistral config.json cannot express biases")
+        if kind == "llama" and self.attention_bias != self.attention_out_bias:
+            raise InvalidInputError("a llama config.json puts attention biases on q, k, v and o")
+        if kind != "mistral" and self.sliding_window is not None:
+            raise InvalidInputError(f"export a sliding-window model as mistral, not {kind}")
+        out = {
+            "model_type": kind,
+            "architectures": [_HF_ARCHITECTURES[kind]],
+            "vocab_size": self.vocab_size,
+            "max_position_embeddings": self.n_ctx,
+            "hidden_size": self.n_embd,
+            "num_hidden_layers": self.n_layer,
+            "num_attention_heads": self.n_head,
+            "num_key_value_heads": self.n_kv_head,
+            "head_dim": self.d_head,
+            "intermediate_size": self.n_inner,
+            "hidden_act": self.activation,
+            "rms_norm_eps": self.rms_norm_eps,
+            "rope_theta": self.rope_theta,
+            "rope_scaling": dict(self.rope_scaling) if self.rope_scaling else None,
+            "tie_word_embeddings": self.tie_word_embeddings,
+            "attention_dropout": self.dropout,
+        }
+        if kind == "llama":
+            out.update(attention_bias=self.attention_bias, mlp_bias=self.mlp_bias)
+        elif kind == "mistral":
+            out["sliding_window"] = self.sliding_window
+        else:
+            out.update(use_sliding_window=False, sliding_window=None)
+        return out
+
+
+def _check_rope_scaling(scaling: dict):
+    kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
+    if kind != "llama3":
+        raise InvalidInputError(
+            f"RoPE scaling {kind!r} is not supported; lmscope runs plain and 'llama3' RoPE"
+        )
+    missing = [k for k in _LLAMA3_KEYS if k not in scaling]
+    if missing:
+        raise InvalidInputError(f"llama3 RoPE scaling lacks {', '.join(missing)}")
+    if scaling["high_freq_factor"] <= scaling["low_freq_factor"] or scaling["factor"] <= 0:
+        raise InvalidInputError(
+            "llama3 RoPE scaling needs factor > 0 and high_freq_factor > low_freq_factor"
+        )
+
+
+def _hf_rope(hf: dict) -> tuple[float, dict | None]:
+    """(rope_theta, rope_scaling) from either config.json style: transformers 5's
+    ``rope_parameters`` or the older ``rope_theta`` + ``rope_scaling``."""
+    params = hf.get("rope_parameters") or {}
+    scaling = hf.get("rope_scaling") or params
+    theta = params.get("rope_theta", hf.get("rope_theta", 10000.0))
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if scaling.get("partial_rotary_factor", params.get("partial_rotary_factor", 1.0)) != 1.0:
+        raise CheckpointError("config.json asks for partial rotary embeddings; not supported")
+    if kind in ("default", None):
+        return theta, None
+    if kind != "llama3":
+        raise CheckpointError(
+            f"config.json asks for RoPE scaling {kind!r}; lmscope runs plain and 'llama3' RoPE"
+        )
+    missing = [k for k in _LLAMA3_KEYS if k not in scaling]
+    if missing:
+        raise CheckpointError(f"config.json's llama3 RoPE scaling lacks {', '.join(missing)}")
+    return theta, {"rope_type": "llama3", **{k: scaling[k] for k in _LLAMA3_KEYS}}
+
+
+def _hf_sliding_window(hf: dict, model_type: str) -> int | None:
+    if model_type == "llama":
+        return None
+    if model_type == "mistral":
+        return hf.get("sliding_window")
+    # qwen2: the window applies only with use_sliding_window, and only to some layers
+    if not hf.get("use_sliding_window"):
+        return None
+    layer_types = hf.get("layer_types") or [
+        "sliding_attention" if i >= hf.get("max_window_layers", 28) else "full_attention"
+        for i in range(hf.get("num_hidden_layers", 0))
+    ]
+    if set(layer_types) == {"full_attention"}:
+        return None
+    if set(layer_types) == {"sliding_attention"}:
+        return hf.get("sliding_window")
+    raise CheckpointError("this qwen2 model mixes sliding-window and full layers; not supported")
+
+
+# ----------------------------------------------------------------------------------------------
+# Rotary position embeddings
+
+
+def rope_inv_freq(config: LlamaConfig) -> torch.Tensor:
+    """The rotation speed (radians per position) of each of the d_head / 2 dimension pairs,
+    float32, after Llama-3's rescaling when the config asks for it.
+
+    Pair i turns by theta^(-2i / d_head) per position: pair 0 a full radian, the last pair
+    barely at all. Llama 3 slows the slow pairs further (by ``factor``) so that a context longer
+    than the one it was trained on does not show them angles they never saw, leaves the fast
+    pairs alone, and blends smoothly in between.
+    """
+    d = config.d_head
+    inv_freq = 1.0 / config.rope_theta ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
+    s = config.rope_scaling
+    if s is None:
+        return inv_freq
+    old_ctx = s["original_max_position_embeddings"]
+    wavelength = 2 * math.pi / inv_freq  # positions per full turn
+    long_wave = old_ctx / s["low_freq_factor"]  # slower than this: divide by factor
+    short_wave = old_ctx / s["high_freq_factor"]  # faster than this: keep
+    blend = (old_ctx / wavelength - s["low_freq_factor"]) / (
+        s["high_freq_factor"] - s["low_freq_factor"]
+    )
+    blended = (1 - blend) * inv_freq / s["factor"] + blend * inv_freq
+    out = torch.where(wavelength > long_wave, inv_freq / s["factor"], blended)
+    return torch.where(wavelength < short_wave, inv_freq, out)
+
+
+def rope_cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor):
+    """cos and sin of every (position, dimension) angle, float32, shaped [pos, 1, d_head] to
+    broadcast over heads. Both halves of a head share the angles of their pair."""
+    angles = positions.float()[:, None] * inv_freq.to(positions.device)[None, :]
+    angles = torch.cat([angles, angles], dim=-1)
+    return angles.cos()[:, None, :], angles.sin()[:, None, :]
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """(x1, x2) -> (-x2, x1) over the two halves of the last dimension."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([-x2, x1], dim=-1)
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate each pair (x_i, x_{i + d/2}) of a [..., pos, head, d_head] tensor by its angle."""
+    return x * cos.to(x.dtype) + rotate_half(x) * sin.to(x.dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# The layers
+
+
+class RMSNorm(nn.Module):
+    """RMSNorm that can show its work: scale (the root mean square), normalized, then the gain."""
+
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor, hook: Hook | None, name: str) -> torch.Tensor:
+        # Statistics in float32 for half-precision models: in float16 the square of an
+        # activation past 256 overflows to inf.
+        x32 = x.float()
+        scale = (x32.pow(2).mean(-1, keepdim=True) + self.eps).sqrt()
+        if hook is None:
+            return (x32 / scale).to(x.dtype) * self.weight
+        scale = hook(f"{name}.hook_scale", scale)
+        normalized = hook(f"{name}.hook_normalized", x32 / scale)
+        return hook(f"{name}.hook_out", normalized.to(x.dtype) * self.weight)
+
+
+class CausalSelfAttention(nn.Module):
+    """Grouped-query attention with rotary positions (and, for Mistral, a sliding window).
+
+    With ``sliding_window`` set, query i sees keys i - window + 1 .. i, as Mistral does; the
+    cache still keeps every position (simple, not memory-optimal), the mask does the windowing.
+    """
+
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        self.n_head, self.n_kv_head, self.d_head = config.n_head, config.n_kv_head, config.d_head
+        self.n_kv_groups = config.n_kv_groups
+        self.window = config.sliding_window
+        d_q, d_kv = config.n_head * config.d_head, config.n_kv_head * config.d_head
+        self.q_proj = nn.Linear(config.n_embd, d_q, bias=config.attention_bias)
+        self.k_proj = nn.Linear(config.n_embd, d_kv, bias=config.attention_bias)
+        self.v_proj = nn.Linear(config.n_embd, d_kv, bias=config.attention_bias)
+        self.o_proj = nn.Linear(d_q, config.n_embd, bias=config.attention_out_bias)  # W_O
+        self.attn_dropout = nn.Dropout(config.dropout)
+        self.dropout = config.dropout
+
+    def kv_head_of(self, query_head: int) -> int:
+        """The key/value head a query head reads: query heads come in consecutive groups."""
+        return query_head // self.n_kv_groups
+
+    def forward(self, x, hook: Hook | None, name: str, layer: int, cache: KVCache | None, rope):
+        B, T, _ = x.shape
+        cos, sin = rope
+        # [batch, position, head, d_head]: TransformerLens's layout for hook_q/k/v and hook_z
+        q = self.q_proj(x).view(B, T, self.n_head, self.d_head)
+        k = self.k_proj(x).view(B, T, self.n_kv_head, self.d_head)
+        v = self.v_proj(x).view(B, T, self.n_kv_head, self.d_head)
+        if hook is not None:
+            q = hook(f"{name}.hook_q", q)
+            k = hook(f"{name}.hook_k", k)
+            v = hook(f"{name}.hook_v", v)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        if hook is not None:
+            q = hook(f"{name}.hook_rot_q", q)
+            k = hook(f"{name}.hook_rot_k", k)
+        q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [batch, head, position, d_head]
+        if cache is not None:
+            k, v = cache.extend(layer, k, v)  # the cache holds the n_kv_head rotated keys
+        past = k.shape[2] - T  # positions that came from the cache
+        # each query head reads its group's key/value head
+        k, v = (t.repeat_interleave(self.n_kv_groups, dim=1) for t in (k, v))
+
+        if hook is None:
+            z = self._fast_attention(q, k, v, past)
+        else:
+            z = self._explicit_attention(q, k, v, hook, name)
+        z = z.transpose(1, 2)  # [batch, position, head, d_head]
+        if hook is not None:
+            z = hook(f"{name}.hook_z", z)
+            if _wants(hook, f"{name}.hook_result"):
+                hook(f"{name}.hook_result", self.head_results(z))
+        return self.o_proj(z.reshape(B, T, self.n_head * self.d_head))
+
+    def scale_scores(self, raw: torch.Tensor) -> torch.Tensor:
+        return raw / math.sqrt(self.d_head)
+
+    def masked_scores(self, raw: torch.Tensor) -> torch.Tensor:
+        """Raw QK^T -> scaled and masked (causal, and the sliding window if any), exactly as
+        the forward pass computes it."""
+        return self._mask(self.scale_scores(raw))
+
+    @torch.no_grad()
+    def head_results(self, z: torch.Tensor) -> torch.Tensor:
+        """Each head's own contribution to attn_out, z_h @ W_O[h] (any bias not included):
+        [..., position, head, d_head] -> [..., position, head, d_model]."""
+        w_o = self.o_proj.weight.T.reshape(self.n_head, self.d_head, -1)
+        return torch.einsum("...phd,hdm->...phm", z, w_o)
+
+    def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
+        T, S = q.shape[2], k.shape[2]
+        dropout = self.dropout if self.training else 0.0
+        unwindowed = self.window is None or self.window >= S
+        if unwindowed and (past == 0 or T == 1):
+            # a single new token may attend to every cached position: no mask needed
+            return F.scaled_dot_product_attention(
+                q, k, v, is_causal=past == 0 and T > 1, dropout_p=dropout
+            )
+        mask = _allowed(T, S, self.window, q.device)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+
+    def _explicit_attention(self, q, k, v, hook: Hook, name: str) -> torch.Tensor:
+        # Scores, softmax and the weighted sum in float32 for half-precision models, as the
+        # fused kernel accumulates them.
+        raw = hook(f"{name}.hook_attn_scores_raw", q.float() @ k.float().transpose(-2, -1))
+        scaled = hook(f"{name}.hook_attn_scores_scaled", self.scale_scores(raw))
+        scores = hook(f"{name}.hook_attn_scores", self._mask(scaled))
+        pattern = hook(f"{name}.hook_pattern", torch.softmax(scores, dim=-1))
+        return (self.attn_dropout(pattern) @ v.float()).to(v.dtype)
+
+    def _mask(self, scaled: torch.Tensor) -> torch.Tensor:
+        """Keys a query may not see get -inf, so softmax gives them exactly zero weight."""
+        T, S = scaled.shape[-2:]
+        return scaled.masked_fill(~_allowed(T, S, self.window, scaled.device), float("-inf"))
+
+
+def _allowed(T: int, S: int, window: int | None, device) -> torch.Tensor:
+    """True where query i (the last T of S positions) may look at key j: j <= i, and with a
+    sliding window also i - j < window."""
+    mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T)
+    if window is not None:
+        mask = mask.triu(diagonal=S - T - window + 1)
+    return mask
+
+
+class MLP(nn.Module):
+    """SwiGLU: the gate's SiLU decides how much of each up-projected feature passes."""
+
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        self.gate_proj = nn.Linear(config.n_embd, config.d_mlp, bias=config.mlp_bias)
+        self.up_proj = nn.Linear(config.n_embd, config.d_mlp, bias=config.mlp_bias)
+        self.down_proj = nn.Linear(config.d_mlp, config.n_embd, bias=config.mlp_bias)
+
+    def forward(self, x, hook: Hook | None, name: str):
+        gate, up = self.gate_proj(x), self.up_proj(x)
+        if hook is not None:
+            gate = hook(f"{name}.hook_pre", gate)
+            up = hook(f"{name}.hook_pre_linear", up)
+        post = F.silu(gate) * up
+        if hook is not None:
+            post = hook(f"{name}.hook_post", post)
+        return self.down_proj(post)
+
+
+class Block(nn.Module):
+    def __init__(self, config: LlamaConfig, layer: int):
+        super().__init__()
+        self.layer = layer
+        self.ln_1 = RMSNorm(config.n_embd, config.rms_norm_eps)
+        self.attn = CausalSelfAttention(config)
+        self.ln_2 = RMSNorm(config.n_embd, config.rms_norm_eps)
+        self.mlp = MLP(config)
+        self.resid_dropout = nn.Dropout(config.dropout)
+
+    def forward(self, x, hook: Hook | None, cache: KVCache | None, rope):
+        p = f"blocks.{self.layer}"
+        if hook is None:
+            attn_out = self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache, rope)
+            x = x + self.resid_dropout(attn_out)
+            return x + self.resid_dropout(self.mlp(self.ln_2(x, None, ""), None, ""))
+        x = hook(f"{p}.hook_resid_pre", x)
+        attn_out = self.attn(
+            self.ln_1(x, hook, f"{p}.ln1"), hook, f"{p}.attn", self.layer, cache, rope
+        )
+        attn_out = hook(f"{p}.hook_attn_out", self.resid_dropout(attn_out))
+        x = hook(f"{p}.hook_resid_mid", x + attn_out)
+        mlp_out = hook(
+            f"{p}.hook_mlp_out",
+            self.resid_dropout(self.mlp(self.ln_2(x, hook, f"{p}.ln2"), hook, f"{p}.mlp")),
+        )
+        return hook(f"{p}.hook_resid_post", x + mlp_out)
+
+
+class Llama(nn.Module):
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        self.config = config
+        self.wte = nn.Embedding(config.vocab_size, config.n_embd)
+        self.h = nn.ModuleList(Block(config, i) for i in range(config.n_layer))
+        self.ln_f = RMSNorm(config.n_embd, config.rms_norm_eps)
+        self.lm_head = (
+            None
+            if config.tie_word_embeddings
+            else nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        )
+        # A plain float32 tensor, not a buffer: .to(float16) must not round the frequencies,
+        # and it is derived from the config, so it has no place in a state dict.
+        self.inv_freq = rope_inv_freq(config)
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(module):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def num_params(self) -> int:
+        """Parameters, a tied embedding/unembedding counted once."""
+        return sum(p.numel() for p in self.parameters())
+
+    def kv_head_of(self, query_head: int) -> int:
+        """The key/value head that query head ``query_head`` shares with its group."""
+        if not 0 <= query_head < self.config.n_head:
+            raise InvalidInputError(f"query head {query_head} outside 0..{self.config.n_head - 1}")
+        return query_head // self.config.n_kv_groups
+
+    def rotate(self, x: torch.Tensor, positions) -> torch.Tensor:
+        """RoPE applied to a [..., pos, head, d_head] tensor of queries or keys at ``positions``
+        (a sequence of ints, one per pos), exactly as the forward pass rotates them."""
+        positions = torch.as_tensor(positions, device=x.device)
+        return apply_rope(x, *rope_cos_sin(positions, self.inv_freq))
+
+    def forward(
+        self,
+        idx: torch.Tensor,
+        targets: torch.Tensor | None = None,
+        *,
+        hook: Hook | None = None,
+        cache: KVCache | None = None,
+        last_only: bool = False,
+    ):
+        """Return (logits, loss). ``idx`` is [batch, T] token ids.
+
+        ``cache`` continues from the positions it holds; ``last_only`` computes logits for the
+        final position alone (what generation needs). ``loss`` is the mean cross-entropy against
+        ``targets`` ([batch, T]; -1 entries ignored), else None.
+        """
+        B, T = idx.shape
+        past = cache.length if cache is not None else 0
+        if past + T > self.config.n_ctx:
+            raise InvalidInputError(
+                f"sequence of {past + T} tokens exceeds the model's context of {self.config.n_ctx}"
+            )
+        rope = rope_cos_sin(torch.arange(past, past + T, device=idx.device), self.inv_freq)
+        x = self.wte(idx)
+        if hook is not None:
+            x = hook("hook_embed", x)
+        for block in self.h:
+            x = block(x, hook, cache, rope)
+        x = self.ln_f(x, hook, "ln_final")
+        if last_only:
+            x = x[:, -1:, :]
+        logits = self.unembed(x)
+        if hook is not None:
+            logits = hook("logits", logits)
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(
+                logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-1
+            )
+        return logits, loss
+
+    def unembed(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits from final-RMSNorm outputs: lm_head, or the token embedding when tied."""
+        weight = self.wte.weight if self.lm_head is None else self.lm_head.weight
+        logits = F.linear(x, weight)
+        if logits.dtype == torch.float16 and not torch.isfinite(logits).all():
+            # float16 tops out at 65504: say so, rather than hand inf and NaN to softmax
+            raise InvalidInputError(
+                "this float16 model's activations overflowed (float16 holds at most 65504) on "
+                "this input; load it in bfloat16 or float32 instead"
+            )
+        return logits
+
+    def new_cache(self) -> KVCache:
+        return KVCache(self.config.n_layer)
+
+
+# ----------------------------------------------------------------------------------------------
+# Hugging Face weights
+
+# HF module names inside a layer -> ours (the projections keep their HF names).
+_HF_LAYER_PARTS = {
+    "input_layernorm.": "ln_1.",
+    "post_attention_layernorm.": "ln_2.",
+    "self_attn.": "attn.",
+    "mlp.": "mlp.",
+}
+
+
+def llama_state_from_hf(state: dict[str, torch.Tensor], config: LlamaConfig) -> dict:
+    """Rename a Hugging Face Llama/Mistral/Qwen2 state dict to this module's names.
+
+    Rotary ``inv_freq`` buffers are dropped (the config determines them). With tied embeddings
+    ``lm_head.weight`` may be absent or equal to the embedding, never different. Names this code
+    does not know pass through unchanged, so ``load_checked`` names them.
+    """
+    out = {}
+    for key, tensor in state.items():
+        if key.endswith("rotary_emb.inv_freq"):
+            continue
+        name = key.removeprefix("model.")
+        if name == "embed_tokens.weight":
+            name = "wte.weight"
+        elif name.startswith("norm."):
+            name = "ln_f." + name.removeprefix("norm.")
+        elif name.startswith("layers."):
+            _, layer, rest = name.split(".", 2)
+            for hf_part, ours in _HF_LAYER_PARTS.items():
+                if rest.startswith(hf_part):
+                    rest = ours + rest.removeprefix(hf_part)
+                    break
+            name = f"h.{layer}.{rest}"
+        elif name == "lm_head.weight" and config.tie_word_embeddings:
+            continue  # tied to wte; checked below
+        out[name] = tensor.contiguous()
+    lm_head = state.get("lm_head.weight")
+    embedding = out.get("wte.weight")
+    tied = config.tie_word_embeddings and lm_head is not None and embedding is not None
+    if tied and (lm_head.shape != embedding.shape or not torch.equal(lm_head, embedding)):
+        raise CheckpointError(
+            "lm_head.weight differs from the token embedding, but the config ties them"
+        )
+    return out
+
+
+def llama_state_to_hf(model: Llama) -> dict[str, torch.Tensor]:
+    """Our weights under Hugging Face *ForCausalLM names (for export and comparisons). A tied
+    model has no ``lm_head.weight`` entry, as transformers writes it to disk."""
+    reverse = {ours: hf for hf, ours in _HF_LAYER_PARTS.items()}
+    out = {}
+    for key, tensor in model.state_dict().items():
+        if key == "wte.weight":
+            name = "model.embed_tokens.weight"
+        elif key.startswith("ln_f."):
+            name = "model.norm." + key.removeprefix("ln_f.")
+        elif key.startswith("h."):
+            _, layer, part, rest = key.split(".", 3)
+            name = f"model.layers.{layer}.{reverse[part + '.']}{rest}"
+        else:
+            name = key  # lm_head.weight
+        out[name] = tensor.detach().contiguous()
+    return out
+
+
+def build_llama(hf_config: dict, hf_state: dict[str, torch.Tensor], source: str) -> Llama:
+    """A float32 Llama in eval mode from a Hugging Face config.json dict and state dict."""
+    config = LlamaConfig.from_hf(hf_config)
+    return load_checked(Llama(config), llama_state_from_hf(hf_state, config), source)
