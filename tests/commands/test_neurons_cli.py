@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lmscope.cli import main
-from lmscope.engine.rnn_model import save_rnn_dir
+from lmscope.engine.loading import save_model
 from lmscope.interpret.planted import plant_quote_cell
 from lmscope.models.rnn import CharRNN, CharRNNConfig
 from lmscope.tokenizers import CharTokenizer
@@ -24,7 +24,7 @@ def model_dir(tmp_path_factory):
     net = CharRNN(CharRNNConfig(vocab_size=len(CHARS), cell="lstm", hidden=12, layers=1))
     plant_quote_cell(net, CHARS.index('"'), unit=5)
     folder = tmp_path_factory.mktemp("models") / "quote-lstm"
-    return save_rnn_dir(net, CharTokenizer(CHARS), folder, meta={"name": "quote-lstm"})
+    return save_model(net, folder, tokenizer=CharTokenizer(CHARS), meta={"name": "quote-lstm"})
 
 
 @pytest.fixture()

@@ -6,7 +6,7 @@ import torch
 
 import lmscope
 from lmscope.data import load_corpus
-from lmscope.engine.transformer import shipped_models
+from lmscope.engine.loading import shipped_models
 
 
 def test_default_model_loads_offline():
@@ -43,5 +43,5 @@ def test_default_model_splits_modern_words():
 
 
 def test_default_model_card_is_there():
-    card = lmscope.engine.transformer.ASSET_MODELS / "shakespeare" / "MODEL_CARD.md"
+    card = lmscope.engine.loading.ASSET_MODELS / "shakespeare" / "MODEL_CARD.md"
     assert "scripts/train_default_model.sh" in card.read_text()

@@ -39,7 +39,7 @@ def tiny(dtype: str) -> LanguageModel:
         gpt.h[0].mlp.c_fc.weight[:5] *= 50
     tokenizer = CharTokenizer.from_text("".join(chr(97 + i) for i in range(26)) + " .,!?\n")
     return LanguageModel(
-        gpt.to(lmscope.engine.transformer.parse_dtype(dtype)), tokenizer, f"tiny-{dtype}"
+        gpt.to(lmscope.engine.loading.parse_dtype(dtype)), tokenizer, f"tiny-{dtype}"
     )
 
 

@@ -8,8 +8,8 @@ import pytest
 import torch
 
 import lmscope
+from lmscope.engine.loading import save_model
 from lmscope.errors import CheckpointError, ModelNotFoundError
-from lmscope.formats.weights import save_model_dir
 
 
 def test_load_hf_folder(tiny_model, tiny_hf_dir):
@@ -27,14 +27,14 @@ def test_load_hf_folder(tiny_model, tiny_hf_dir):
 
 def test_lmscope_checkpoint_round_trip(tiny_model, tmp_path):
     out = tmp_path / "ckpt"
-    save_model_dir(tiny_model.gpt, out, meta={"name": "copy"})
+    save_model(tiny_model.gpt, out, meta={"name": "copy"})
     again = lmscope.load(out)
     assert again.name == "copy"
     ids = torch.randint(0, 50257, (1, 12))
     with torch.no_grad():
         assert torch.equal(again.gpt(ids)[0], tiny_model.gpt(ids)[0])
     # float16 on disk: half the size, logits within float16 rounding
-    save_model_dir(tiny_model.gpt, tmp_path / "half", dtype=torch.float16)
+    save_model(tiny_model.gpt, tmp_path / "half", dtype=torch.float16)
     half = lmscope.load(tmp_path / "half")
     with torch.no_grad():
         assert (half.gpt(ids)[0] - tiny_model.gpt(ids)[0]).abs().max() < 0.05
@@ -42,7 +42,7 @@ def test_lmscope_checkpoint_round_trip(tiny_model, tmp_path):
 
 def test_save_replaces_atomically(tiny_model, tmp_path):
     out = tmp_path / "ckpt"
-    save_model_dir(tiny_model.gpt, out)
+    save_model(tiny_model.gpt, out)
     before = (out / "model.safetensors").read_bytes()
 
     class Boom(Exception):
@@ -55,7 +55,7 @@ def test_save_replaces_atomically(tiny_model, tmp_path):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("lmscope.formats.weights.save_file", explode)
         with pytest.raises(Boom):
-            save_model_dir(tiny_model.gpt, out)
+            save_model(tiny_model.gpt, out)
     assert (out / "model.safetensors").read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt"]  # no temp folders left behind
     lmscope.load(out)
@@ -146,7 +146,7 @@ def test_a_save_killed_between_renames_still_loads(tiny_model, tmp_path, monkeyp
     import os
 
     out = tmp_path / "model"
-    save_model_dir(tiny_model.gpt, out, meta={"name": "first"})
+    save_model(tiny_model.gpt, out, meta={"name": "first"})
     real_replace, calls = os.replace, []
 
     def dies_on_second_rename(src, dst):
@@ -157,17 +157,17 @@ def test_a_save_killed_between_renames_still_loads(tiny_model, tmp_path, monkeyp
 
     monkeypatch.setattr(os, "replace", dies_on_second_rename)
     with pytest.raises(KeyboardInterrupt):
-        save_model_dir(tiny_model.gpt, out, meta={"name": "second"})
+        save_model(tiny_model.gpt, out, meta={"name": "second"})
     monkeypatch.setattr(os, "replace", real_replace)
     assert not out.exists()
     assert lmscope.load(out).name == "first"  # read from .model.old, nothing moved
     assert (tmp_path / ".model.old").is_dir()
-    save_model_dir(tiny_model.gpt, out, meta={"name": "third"})  # the next write recovers
+    save_model(tiny_model.gpt, out, meta={"name": "third"})  # the next write recovers
     assert lmscope.load(out).name == "third" and not (tmp_path / ".model.old").exists()
 
 
 def test_saved_folders_get_normal_permissions(tiny_model, tmp_path):
-    out = save_model_dir(tiny_model.gpt, tmp_path / "m")
+    out = save_model(tiny_model.gpt, tmp_path / "m")
     assert out.stat().st_mode & 0o777 == 0o777 & ~_umask()
     assert (out / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~_umask()
 

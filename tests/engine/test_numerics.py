@@ -83,7 +83,7 @@ def test_masked_attention_is_exactly_zero_in_every_dtype(dtype):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_load_in_half_precision(dtype):
     model = lmscope.load(dtype=dtype)
-    assert model.gpt.wte.weight.dtype == lmscope.engine.transformer.parse_dtype(dtype)
+    assert model.gpt.wte.weight.dtype == lmscope.engine.loading.parse_dtype(dtype)
     reference = lmscope.load()
     ours, full = model.trace(PROMPT), reference.trace(PROMPT)
     assert ours.predictions.top_ids[-1, 0] == full.predictions.top_ids[-1, 0]

@@ -9,10 +9,10 @@ import torch.nn.functional as F
 
 import lmscope
 from lmscope.engine.generation import generate
-from lmscope.engine.rnn_model import RNNLanguageModel, is_rnn_dir, load_rnn_dir, save_rnn_dir
+from lmscope.engine.loading import is_rnn_dir, load_rnn_dir, save_model
+from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import CheckpointError, InvalidInputError, TokenizerError
-from lmscope.formats.weights import save_model_dir
 from lmscope.interpret.compare import compare, token_losses
 from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.models.rnn import CharRNN, CharRNNConfig
@@ -40,7 +40,7 @@ def lstm_dir(tmp_path_factory, tokenizer):
     torch.manual_seed(0)
     net = CharRNN(CharRNNConfig(tokenizer.vocab_size, "lstm", 24, 2, embed=8))
     folder = tmp_path_factory.mktemp("models") / "tiny-lstm"
-    save_rnn_dir(net, tokenizer, folder, meta={"name": "tiny-lstm"})
+    save_model(net, folder, tokenizer=tokenizer, meta={"name": "tiny-lstm"})
     return folder
 
 
@@ -69,14 +69,14 @@ def test_logits_are_the_fused_forward_from_a_zero_state(lm):
 
 def test_step_carries_state_like_one_long_pass(lm):
     ids = lm.tokenizer.encode("Before we proceed")
-    whole, _ = lm.step(ids)
-    first, state = lm.step(ids[:6])
-    rest, _ = lm.step(ids[6:], state)
+    whole, _ = lm.run(ids)
+    first, state = lm.run(ids[:6])
+    rest, _ = lm.run(ids[6:], state)
     torch.testing.assert_close(torch.cat([first, rest]), whole, atol=1e-5, rtol=1e-5)
 
 
 def test_float16_folder_loads_close_to_float32(lm, tmp_path):
-    save_rnn_dir(lm.net, lm.tokenizer, tmp_path / "half", dtype=torch.float16)
+    save_model(lm.net, tmp_path / "half", tokenizer=lm.tokenizer, dtype=torch.float16)
     half = lmscope.load(tmp_path / "half")
     torch.testing.assert_close(half.logits("speak."), lm.logits("speak."), atol=2e-2, rtol=0)
     assert half.net.head.weight.dtype == torch.float32  # computed in float32
@@ -123,16 +123,25 @@ def test_compare_scores_an_rnn_per_character(lm):
     assert result.mean_a == pytest.approx(result.mean_b)
 
 
-def test_gpt_only_features_say_so_in_one_line(lm):
-    with pytest.raises(InvalidInputError, match="char-LSTM; a trace"):
+def test_transformer_only_features_say_so_in_one_line(lm):
+    with pytest.raises(InvalidInputError, match="char-LSTM; a trace of the 20 steps needs a Tr"):
         lm.trace("hear")
-    with pytest.raises(InvalidInputError, match="needs a GPT"):
-        _ = lm.gpt
+    assert not lm.capabilities.trace and lm.capabilities.activations
+
+
+def test_start_and_step_continue_like_one_long_pass(lm):
+    ids = lm.encode("hear the heart")
+    whole, _ = lm.run(ids)
+    logits, state = lm.start(ids[:6])
+    torch.testing.assert_close(logits, whole[5], atol=1e-5, rtol=0)
+    for i, token in enumerate(ids[6:], start=6):
+        logits, state = lm.step(state, token)
+        torch.testing.assert_close(logits, whole[i], atol=1e-5, rtol=0)
 
 
 def test_a_gpt_folder_is_not_an_rnn(tmp_path, tokenizer):
     gpt = GPT(GPTConfig(vocab_size=tokenizer.vocab_size, n_ctx=16, n_embd=8, n_layer=1, n_head=2))
-    save_model_dir(gpt, tmp_path / "gpt")
+    save_model(gpt, tmp_path / "gpt")
     assert not is_rnn_dir(tmp_path / "gpt")
     with pytest.raises(CheckpointError, match="holds a 'gpt' model, not a char-RNN"):
         load_rnn_dir(tmp_path / "gpt")
@@ -140,11 +149,11 @@ def test_a_gpt_folder_is_not_an_rnn(tmp_path, tokenizer):
 
 
 def test_damaged_or_mismatched_folders_fail_clearly(lm, tmp_path):
-    folder = save_rnn_dir(lm.net, CharTokenizer("abc"), tmp_path / "mixed")
+    folder = save_model(lm.net, tmp_path / "mixed", tokenizer=CharTokenizer("abc"))
     with pytest.raises(CheckpointError, match="the tokenizer has 3 tokens"):
         lmscope.load(folder)
     other = CharRNN(CharRNNConfig(lm.config.vocab_size, "gru", 24, 2, embed=8))
-    folder = save_rnn_dir(other, lm.tokenizer, tmp_path / "gru")
+    folder = save_model(other, tmp_path / "gru", tokenizer=lm.tokenizer)
     text = (folder / "lmscope.json").read_text().replace('"arch": "gru"', '"arch": "lstm"')
     (folder / "lmscope.json").write_text(text)
     with pytest.raises(CheckpointError, match="lacks a valid lstm"):
@@ -168,7 +177,7 @@ def test_export_writes_a_lean_float16_rnn_folder(lm, lstm_dir, tmp_path):
 def test_saved_folders_are_readable_by_everyone_the_umask_allows(lm, tmp_path):
     import os
 
-    folder = save_rnn_dir(lm.net, lm.tokenizer, tmp_path / "perm")
+    folder = save_model(lm.net, tmp_path / "perm", tokenizer=lm.tokenizer)
     mask = os.umask(0o022)
     os.umask(mask)
     for path in [folder, *folder.iterdir()]:

@@ -41,7 +41,7 @@ def test_loads_by_name_with_its_card_and_timeline(lstm):
     assert isinstance(lstm, RNNLanguageModel) and lstm.name == NAME
     info = lstm.info()
     assert (info.arch, info.n_layer, info.hidden, info.vocab_size) == ("lstm", 2, 384, 82)
-    assert NAME in lmscope.engine.transformer.shipped_models()
+    assert NAME in lmscope.engine.loading.shipped_models()
     size = sum(p.stat().st_size for p in FOLDER.iterdir())
     assert size < 10_000_000
     card = (FOLDER / "MODEL_CARD.md").read_text(encoding="utf-8")

@@ -10,8 +10,8 @@ import torch
 
 import lmscope
 from lmscope.cli import main
+from lmscope.engine.loading import save_model
 from lmscope.errors import InvalidInputError
-from lmscope.formats.weights import save_model_dir
 from lmscope.interpret.compare import compare, to_html, token_losses
 from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.tokenizers import CharTokenizer
@@ -25,7 +25,7 @@ def char_model_dir(tmp_path_factory):
     torch.manual_seed(0)
     gpt = GPT(GPTConfig(vocab_size=tok.vocab_size, n_ctx=32, n_embd=32, n_layer=1, n_head=2))
     folder = tmp_path_factory.mktemp("char-gpt")
-    save_model_dir(gpt, folder, meta={"name": "char-gpt"})
+    save_model(gpt, folder, meta={"name": "char-gpt"})
     tok.save(folder)
     return folder
 

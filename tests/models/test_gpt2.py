@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from lmscope.engine.loading import load_hf_gpt2
 from lmscope.errors import InvalidInputError
-from lmscope.formats.weights import lmscope_to_hf_state, load_hf_dir
-from lmscope.models.gpt2 import GPT, GPTConfig
+from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_to_hf
 
 TOL = 1e-4
 
@@ -18,7 +18,7 @@ def hf_logits(hf, ids):
 
 
 def test_logits_match_transformers(tiny_hf_dir, tiny_hf_reference):
-    model = load_hf_dir(tiny_hf_dir)
+    model = load_hf_gpt2(tiny_hf_dir)
     ids = torch.randint(0, 50257, (3, 50), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         fast = model(ids)[0]
@@ -42,7 +42,7 @@ def test_config_variants_match(make_hf_gpt2, activation):
     from transformers import GPT2LMHeadModel
 
     hf = GPT2LMHeadModel.from_pretrained(d).eval()
-    model = load_hf_dir(d)
+    model = load_hf_gpt2(d)
     ids = torch.randint(0, 300, (1, 100))
     assert (model(ids)[0] - hf_logits(hf, ids)).abs().max() < TOL
 
@@ -53,7 +53,7 @@ def test_gpt2_small_full_shape_matches(make_hf_gpt2):
     from transformers import GPT2LMHeadModel
 
     d = make_hf_gpt2(n_positions=1024, n_embd=768, n_layer=12, n_head=12, initializer_range=0.02)
-    model = load_hf_dir(d)
+    model = load_hf_gpt2(d)
     assert model.num_params() == 124_439_808
     hf = GPT2LMHeadModel.from_pretrained(d).eval()
     ids = torch.randint(0, 50257, (1, 64))
@@ -106,8 +106,8 @@ def test_loss_is_cross_entropy(tiny_model, tiny_hf_reference):
 
 
 def test_export_to_hf_layout_round_trips(tiny_hf_dir, tiny_hf_reference):
-    model = load_hf_dir(tiny_hf_dir)
-    exported = lmscope_to_hf_state(model)
+    model = load_hf_gpt2(tiny_hf_dir)
+    exported = gpt2_state_to_hf(model)
     ref_state = tiny_hf_reference.state_dict()
     for key, tensor in exported.items():
         assert torch.equal(tensor, ref_state[key]), key

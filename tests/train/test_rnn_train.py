@@ -255,5 +255,5 @@ def test_another_architecture_is_refused_in_one_line(corpus, tmp_path, capsys):
     capsys.readouterr()
     assert main(["explain", "the", "--model", str(tmp_path / "lstm")]) == 2
     err = capsys.readouterr().err
-    assert "char-LSTM" in err and "needs a GPT" in err and err.count("\n") == 1
+    assert "char-LSTM" in err and "needs a Transformer" in err and err.count("\n") == 1
     assert main(["generate", "ROMEO", "--model", str(tmp_path / "lstm"), "--tokens", "3"]) == 0

@@ -14,7 +14,6 @@ import time
 
 import httpx
 import pytest
-
 from test_browser import ARTIFACTS, api, browser, chip_ids, page, wait_for_trace, wait_idle
 
 pytestmark = pytest.mark.browser
@@ -24,11 +23,11 @@ __all__ = ["browser", "page"]  # fixtures, imported so pytest finds them here
 @pytest.fixture(scope="module")
 def server(tiny_model, tmp_path_factory):
     import uvicorn
+    from test_web_interpret_api import char_model
 
     import lmscope
     from conftest import save_random_hf_gpt2
     from lmscope.web import create_app
-    from test_web_interpret_api import char_model
 
     other = lmscope.load(save_random_hf_gpt2(tmp_path_factory.mktemp("b") / "other-gpt2", seed=5))
     app = create_app(tiny_model, compare=[other, char_model()])

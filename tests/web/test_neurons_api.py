@@ -125,12 +125,14 @@ def test_serve_loads_char_models_at_start(monkeypatch, tmp_path, capsys):
 
     from lmscope.cli import main
     from lmscope.commands import serve
-    from lmscope.engine.rnn_model import save_rnn_dir
+    from lmscope.engine.loading import save_model
 
     calls = {}
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.update(app=app))
     monkeypatch.setattr(serve, "_check_free", lambda host, port: None)
-    folder = save_rnn_dir(planted().net, CharTokenizer(CHARS), tmp_path / "q", meta={"name": "q"})
+    folder = save_model(
+        planted().net, tmp_path / "q", tokenizer=CharTokenizer(CHARS), meta={"name": "q"}
+    )
     assert main(["serve", "--model", "shakespeare", "--rnn", str(folder)]) == 0
     assert list(calls["app"].state.rnn) == ["q"]
     assert "char-RNN neurons of q at http://127.0.0.1:8000/rnn" in capsys.readouterr().err

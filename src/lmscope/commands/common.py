@@ -60,12 +60,10 @@ def load_model(args, *, any_family: bool = False):
     from lmscope.errors import InvalidInputError
 
     model = lmscope.load(args.model)
-    if not any_family and getattr(model, "family", "gpt") != "gpt":
-        from lmscope.engine.rnn_model import ARCH_NAMES
-
+    if not any_family and not model.capabilities.trace:
         raise InvalidInputError(
-            f"{model.name} is a {ARCH_NAMES.get(model.arch, model.arch)}; 'lmscope "
-            f"{getattr(args, 'command', '')}' needs a GPT (char-RNNs work with generate, "
-            "sample and compare)"
+            f"{model.name} is a char-{model.capabilities.family.upper()}; 'lmscope "
+            f"{getattr(args, 'command', '')}' needs a Transformer (char-RNNs work with "
+            "generate, sample and compare)"
         )
     return model

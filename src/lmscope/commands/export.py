@@ -7,7 +7,6 @@ state; float16 halves the size. The result loads with ``lmscope.load(OUT)``.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import torch
@@ -40,7 +39,8 @@ def register(sub):
 
 def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = None) -> Path:
     import lmscope
-    from lmscope.formats.weights import LMSCOPE_CONFIG, save_model_dir
+    from lmscope.engine.loading import save_model
+    from lmscope.formats.weights import LMSCOPE_CONFIG
 
     if Path(out_dir).resolve() == Path(run_dir).resolve():
         raise InvalidInputError("export needs a different output folder than the run folder")
@@ -54,16 +54,7 @@ def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = No
             if k not in ("format", "arch", "model")
         }
     meta["name"] = name or meta.get("name") or Path(out_dir).name
-    if getattr(model, "family", "gpt") != "gpt":  # a char-RNN/LSTM/GRU
-        from lmscope.engine.rnn_model import save_rnn_dir
-
-        return save_rnn_dir(model.net, model.tokenizer, out_dir, meta=meta, dtype=DTYPES[dtype])
-    extra = {}
-    if model.tokenizer is not None:
-        with tempfile.TemporaryDirectory() as tmp:
-            model.tokenizer.save(tmp)
-            extra = {p.name: p.read_bytes() for p in Path(tmp).iterdir()}
-    save_model_dir(model.gpt, out_dir, meta=meta, dtype=DTYPES[dtype], extra_files=extra)
+    save_model(model.net, out_dir, tokenizer=model.tokenizer, meta=meta, dtype=DTYPES[dtype])
     return Path(out_dir)
 
 

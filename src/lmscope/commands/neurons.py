@@ -95,7 +95,7 @@ def _text(args) -> tuple[str, str]:
 
 
 def run(args) -> int:
-    from lmscope.interpret.neurons import load_char_model
+    from lmscope.engine.loading import load_char_model
 
     if not args.find and args.cell is None:
         raise InvalidInputError(

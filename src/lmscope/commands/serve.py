@@ -120,8 +120,8 @@ def run(args) -> int:
 
 def _rnn_models(names: list[str]) -> list:
     """The char models for /rnn: those named, else the shipped char-LSTM if any."""
+    from lmscope.engine.loading import load_char_model, shipped_char_models
     from lmscope.errors import LmscopeError
-    from lmscope.interpret.neurons import load_char_model, shipped_char_models
 
     if [n.lower() for n in names] == ["none"]:
         return []

@@ -1,12 +1,20 @@
-"""Autoregressive generation with a KV cache, as a stream of tokens.
+"""The one generation loop: read the prompt once, then sample a token and feed it back.
 
-Each step feeds only the newest token: keys and values of earlier positions come from the cache,
-so a step costs O(context) instead of re-running the whole prompt. When the context window is
-full the window slides: the cache is rebuilt from the last ``n_ctx // 2`` tokens.
+It runs over the model protocol's ``start``/``step`` (next-token logits plus a state: a KV cache
+for a Transformer, the hidden state for an RNN), so GPT-2, Llama-family models and char-RNNs,
+the CLI, the Python API and the web stream all generate through this code.
+
+Two ways to seed: one generator for the whole run (``seed``), or ``per_position=True``, where
+each token is drawn with its own generator seeded from (seed, position). Then a token depends
+only on the seed, the settings and the text before it: generating 1 token five times gives the
+same text as generating 5 at once, which the page relies on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import numbers
+import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -14,6 +22,8 @@ import torch
 
 from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator
 from lmscope.errors import InvalidInputError
+
+_MASK64 = (1 << 64) - 1
 
 
 @dataclass
@@ -29,6 +39,14 @@ class GeneratedToken:
         return dict(self.__dict__)
 
 
+def position_seed(seed: int, position: int) -> int:
+    """SplitMix64 of (seed, position): neighbouring positions get unrelated random streams."""
+    z = (seed + (position + 1) * 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
+
+
 def generate(
     model,
     prompt: str | Sequence[int],
@@ -36,45 +54,74 @@ def generate(
     params: SamplingParams | None = None,
     *,
     seed: int | None = None,
-    stop_at_eot: bool = True,
+    stop_at_eot: bool | None = None,
     truncate: bool = False,
+    per_position: bool = False,
+    stop_when_full: bool = False,
+    lock=None,
+    **encode_options,
 ) -> Iterator[GeneratedToken]:
-    """Yield up to ``max_new_tokens`` tokens sampled from ``model`` (a LanguageModel)."""
-    if getattr(model, "family", "gpt") != "gpt":  # a char-RNN carries a state, not a KV cache
-        return model.generate(
-            prompt, max_new_tokens, params, seed=seed, stop_at_eot=stop_at_eot, truncate=truncate
-        )
+    """Yield up to ``max_new_tokens`` tokens sampled from ``model`` (any ``lmscope.load`` model).
+
+    ``stop_at_eot`` (default: on for Transformers, off for char-RNNs) ends at the end-of-text
+    token. When a Transformer's context fills up, the window slides (the cache is rebuilt from
+    the last half), or generation ends with ``stop_when_full``. ``lock`` (a context manager) is
+    held around each model step, so other work can interleave with a long run."""
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, numbers.Integral):
+        raise InvalidInputError(f"max_new_tokens must be an integer, got {max_new_tokens!r}")
     if max_new_tokens < 0:
         raise InvalidInputError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-    params = params or SamplingParams()
-    ids = model.to_ids(prompt, truncate=truncate)
-    return _stream(model, ids, max_new_tokens, params, make_generator(seed), stop_at_eot)
-
-
-@torch.inference_mode()
-def _stream(model, ids: list[int], max_new: int, params, generator, stop_at_eot: bool):
-    gpt, n_ctx = model.gpt, model.config.n_ctx
+    if params is not None and not isinstance(params, SamplingParams):
+        raise InvalidInputError(
+            f"params must be lmscope's SamplingParams, got {type(params).__name__}"
+        )
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
+        raise InvalidInputError(f"seed must be an integer or None, got {seed!r}")
+    ids = model.to_ids(prompt, truncate=truncate, **encode_options)
+    if stop_at_eot is None:
+        stop_at_eot = model.capabilities.kind == "transformer"
     eot = getattr(model.tokenizer, "eot_id", None) if stop_at_eot else None
-    cache = gpt.new_cache()
-    pending = ids  # tokens not yet in the cache
-    for _ in range(max_new):
-        if cache.length + len(pending) > n_ctx:
-            cache, pending = gpt.new_cache(), ids[-(n_ctx // 2) :]
-        idx = torch.tensor([pending], device=model.device)
-        logits = gpt(idx, cache=cache, last_only=True)[0][0, -1].float().cpu()
+    return _stream(
+        model,
+        ids,
+        int(max_new_tokens),
+        params or SamplingParams(),
+        seed,
+        eot,
+        per_position,
+        stop_when_full,
+        lock or contextlib.nullcontext(),
+    )
+
+
+def _stream(model, ids, max_new, params, seed, eot, per_position, stop_when_full, lock):
+    context = model.capabilities.context
+    if per_position and seed is None:
+        seed = secrets.randbits(63)
+    generator = None if per_position else make_generator(seed)
+    state = logits = None
+    for n in range(max_new):
+        position = len(ids)
+        if stop_when_full and context is not None and position >= context:
+            return
+        with lock, torch.inference_mode():
+            if n == 0:
+                logits, state = model.start(ids)
+            else:
+                logits, state = model.step(state, ids[-1])
+        if per_position:
+            generator = make_generator(position_seed(seed, position))
         pool = candidate_pool(logits, params)
         token = pool.sample(generator)
-        where = (pool.token_ids == token).nonzero()[0, 0]
-        ids = ids + [token]
-        pending = [token]
-        piece = model.tokenizer.piece(token).text if model.tokenizer is not None else None
+        where = int((pool.token_ids == token).nonzero()[0, 0])
+        ids.append(token)
         yield GeneratedToken(
             token,
-            piece,
+            model.tokenizer.piece(token).text if model.tokenizer is not None else None,
             float(pool.probs[where]),
             float(pool.original_probs[where]),
             len(pool.token_ids),
-            len(ids) - 1,
+            position,
         )
         if eot is not None and token == eot:
             return

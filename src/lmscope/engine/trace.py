@@ -10,20 +10,15 @@ output through the same unembedding, on first access.
 from __future__ import annotations
 
 import difflib
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
+from lmscope.engine.lens import logit_lens
 from lmscope.engine.steps import find_step
 from lmscope.errors import InvalidInputError
-from lmscope.models.gpt2 import GPTConfig
-
-_LAYER_RE = re.compile(r"^blocks\.(\d+)\.")
-# Probes that cost real compute or memory and can be rebuilt exactly from others; recorded only
-# when asked for by name, otherwise derived on first access (see Trace.derived).
-ON_REQUEST = ("hook_result", "hook_attn_scores_scaled", "hook_attn_scores")
 
 
 @dataclass
@@ -49,65 +44,10 @@ class Predictions:
         return cls(top_ids, top_logp.exp(), logits.float().gather(-1, top_ids), next_prob, entropy)
 
 
-class Recorder:
-    """The hook that fills a Trace: keeps the probes asked for, passes every tensor through."""
-
-    def __init__(
-        self,
-        names: Iterable[str] | None = None,
-        layers: Iterable[int] | None = None,
-        keep_logits: str = "last",
-    ):
-        if keep_logits not in ("all", "last", "none"):
-            raise InvalidInputError(
-                f"keep_logits must be 'all', 'last' or 'none', got {keep_logits!r}"
-            )
-        self.patterns = [_compile(n) for n in names] if names is not None else None
-        self.layers = set(layers) if layers is not None else None
-        self.keep_logits = keep_logits
-        self.tensors: dict[str, torch.Tensor] = {}
-        self.last_logits: torch.Tensor | None = None
-        self.all_logits: torch.Tensor | None = None  # only when keep_logits == "all"
-        self.final_normalized: torch.Tensor | None = None  # ln_final output, for predictions
-
-    def wants(self, name: str) -> bool:
-        if self.layers is not None:
-            match = _LAYER_RE.match(name)
-            if match and int(match.group(1)) not in self.layers:
-                return False
-        if name.endswith(ON_REQUEST):
-            return self.patterns is not None and any(
-                p.fullmatch(name) and name.rsplit(".", 1)[-1] in p.pattern for p in self.patterns
-            )
-        return self.patterns is None or any(p.fullmatch(name) for p in self.patterns)
-
-    def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
-        if name == "logits":
-            self._record_logits(tensor[0].detach())
-        else:
-            if name == "ln_final.hook_out":
-                self.final_normalized = tensor[0].detach()
-            if self.wants(name):
-                self.tensors[name] = tensor[0].detach()
-        return tensor
-
-    def _record_logits(self, logits: torch.Tensor):
-        self.last_logits = logits[-1].float().clone()
-        if self.keep_logits == "all":
-            self.all_logits = logits
-            if self.wants("logits"):
-                self.tensors["logits"] = logits
-
-
-def _compile(pattern: str) -> re.Pattern:
-    """Probe filters accept exact names or shell-style '*' wildcards (``blocks.*.hook_z``)."""
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
-
-
 @dataclass
 class Trace:
     ids: list[int]
-    config: GPTConfig
+    config: Any  # the model's config: n_layer, n_head, d_head, vocab_size, ...
     tensors: dict[str, torch.Tensor]
     last_logits: torch.Tensor  # full-vocabulary logits after the last position
     pieces: list | None = None  # TokenPiece per id, when the model has a tokenizer
@@ -177,8 +117,6 @@ class Trace:
 
     def logit_lens(self, k: int = 5, positions=None):
         """Top-k predictions from the residual stream after every layer (see interpret.lens)."""
-        from lmscope.engine.lens import logit_lens
-
         return logit_lens(self, k=k, positions=positions)
 
     def head_result_sum(self, layer: int) -> torch.Tensor:

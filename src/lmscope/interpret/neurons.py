@@ -148,7 +148,7 @@ class NeuronRun:
 
 def char_vocab(model) -> tuple[str, ...]:
     """The characters a char model reads (one token each), or a readable refusal."""
-    if getattr(model, "family", "gpt") != "rnn":
+    if not model.capabilities.activations:
         raise InvalidInputError(
             f"{getattr(model, 'name', 'this model')} is not a char-RNN/LSTM/GRU; neuron views "
             "read one recurrent state per character"
@@ -274,39 +274,3 @@ def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
     if not text:
         raise InvalidInputError(f"{path} is empty; give a file with some text")
     return text[:max_chars] if max_chars else text
-
-
-def shipped_char_models() -> list[str]:
-    """Shipped char-RNN/LSTM/GRU model names, LSTMs first (the default for neuron views)."""
-    from lmscope.engine.transformer import ASSET_MODELS, shipped_models
-    from lmscope.formats.weights import LMSCOPE_CONFIG, read_json
-
-    found = []
-    for name in shipped_models():
-        try:
-            arch = read_json(ASSET_MODELS / name / LMSCOPE_CONFIG).get("arch")
-        except Exception:  # a half-written folder is simply not offered
-            continue
-        if arch in KINDS:
-            found.append((arch != "lstm", name))
-    return [name for _, name in sorted(found)]
-
-
-def load_char_model(name: str | None):
-    """The char model ``name`` names, or the shipped char-LSTM when there is one."""
-    import lmscope
-
-    if name is None:
-        from lmscope.engine.rnn_model import load_rnn
-        from lmscope.engine.transformer import ASSET_MODELS
-
-        shipped = shipped_char_models()
-        if not shipped:
-            raise InvalidInputError(
-                "no char-RNN/LSTM/GRU is shipped with this copy of lmscope; pass --model with a "
-                "folder written by 'lmscope train --arch lstm'"
-            )
-        return load_rnn(ASSET_MODELS / shipped[0], source=f"shipped model {shipped[0]}")
-    model = lmscope.load(name)
-    char_vocab(model)  # refuses GPTs in one line
-    return model

@@ -135,7 +135,7 @@ def train_models(cfg: GradientFlowConfig, fresh: dict, workdir: Path, progress=N
     """Train each model of ``fresh`` (for its shape) ``cfg.train_iters`` steps with lmscope's
     trainer on ``cfg.data``, with the family's usual settings; return the trained models."""
     import lmscope
-    from lmscope.engine.rnn_model import load_rnn_dir
+    from lmscope.engine.loading import load_rnn_dir
     from lmscope.train import TrainConfig, train
     from lmscope.train.rnn_adapter import RNN_DEFAULTS
 

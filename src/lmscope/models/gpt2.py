@@ -384,3 +384,42 @@ class GPT(nn.Module):
 
     def new_cache(self) -> KVCache:
         return KVCache(self.config.n_layer)
+
+
+# --- Hugging Face GPT2LMHeadModel weights ---------------------------------------------------
+
+# HF GPT-2 stores these projections as Conv1D, i.e. [in, out]; nn.Linear wants [out, in].
+_CONV1D_SUFFIXES = (
+    "attn.c_attn.weight",
+    "attn.c_proj.weight",
+    "mlp.c_fc.weight",
+    "mlp.c_proj.weight",
+)
+
+
+def gpt2_state_from_hf(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Rename HF GPT-2 keys to ours and turn Conv1D weights into Linear layout."""
+    out = {}
+    for key, tensor in state.items():
+        key = key.removeprefix("transformer.")
+        if key.endswith((".attn.bias", ".attn.masked_bias")):
+            continue  # HF's precomputed causal-mask buffers, not parameters
+        if key == "lm_head.weight":
+            continue  # tied to wte; checked below
+        if key.endswith(_CONV1D_SUFFIXES):
+            tensor = tensor.t()
+        out[key] = tensor.contiguous()
+    lm_head = state.get("lm_head.weight")
+    if lm_head is not None and "wte.weight" in out and not torch.equal(lm_head, out["wte.weight"]):
+        raise CheckpointError("lm_head.weight differs from wte.weight: GPT-2 ties them")
+    return out
+
+
+def gpt2_state_to_hf(model: GPT) -> dict[str, torch.Tensor]:
+    """Our weights under HF GPT2LMHeadModel names (for export and reference comparisons)."""
+    out = {}
+    for key, tensor in model.state_dict().items():
+        if key.endswith(_CONV1D_SUFFIXES):
+            tensor = tensor.t()
+        out[f"transformer.{key}"] = tensor.contiguous()
+    return out

@@ -1,0 +1,170 @@
+"""Hooks: what sees every probe of a forward pass. ``Recorder`` keeps the tensors a Trace holds;
+``Ablator`` switches parts of the model off (and hands every tensor on to a recorder).
+
+An ablation is a probe-level intervention, not a modified copy of the model: the hook replaces
+a head's z (before the output projection), a whole attention output or a whole MLP output with
+zeros or with its mean over the prompt's positions, and the forward pass carries on from there.
+
+Specs people type: ``L5H3`` or ``5.3`` (head 3 of layer 5), ``L5H*`` (every head of layer 5),
+``attn5`` / ``L5.attn`` (the whole attention output of layer 5), ``mlp5`` / ``L5.mlp``,
+``attn*`` / ``mlp*`` / ``L*H*`` (every layer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import torch
+
+from lmscope.errors import InvalidInputError
+
+_LAYER_RE = re.compile(r"^blocks\.(\d+)\.")
+# Probes that cost real compute or memory and can be rebuilt exactly from others; recorded only
+# when asked for by name, otherwise derived on first access (see Trace.derived).
+ON_REQUEST = ("hook_result", "hook_attn_scores_scaled", "hook_attn_scores")
+
+
+class Recorder:
+    """The hook that fills a Trace: keeps the probes asked for, passes every tensor through."""
+
+    def __init__(
+        self,
+        names: Iterable[str] | None = None,
+        layers: Iterable[int] | None = None,
+        keep_logits: str = "last",
+    ):
+        if keep_logits not in ("all", "last", "none"):
+            raise InvalidInputError(
+                f"keep_logits must be 'all', 'last' or 'none', got {keep_logits!r}"
+            )
+        self.patterns = [_compile(n) for n in names] if names is not None else None
+        self.layers = set(layers) if layers is not None else None
+        self.keep_logits = keep_logits
+        self.tensors: dict[str, torch.Tensor] = {}
+        self.last_logits: torch.Tensor | None = None
+        self.all_logits: torch.Tensor | None = None  # only when keep_logits == "all"
+        self.final_normalized: torch.Tensor | None = None  # ln_final output, for predictions
+
+    def wants(self, name: str) -> bool:
+        if self.layers is not None:
+            match = _LAYER_RE.match(name)
+            if match and int(match.group(1)) not in self.layers:
+                return False
+        if name.endswith(ON_REQUEST):
+            return self.patterns is not None and any(
+                p.fullmatch(name) and name.rsplit(".", 1)[-1] in p.pattern for p in self.patterns
+            )
+        return self.patterns is None or any(p.fullmatch(name) for p in self.patterns)
+
+    def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        if name == "logits":
+            self._record_logits(tensor[0].detach())
+        else:
+            if name == "ln_final.hook_out":
+                self.final_normalized = tensor[0].detach()
+            if self.wants(name):
+                self.tensors[name] = tensor[0].detach()
+        return tensor
+
+    def _record_logits(self, logits: torch.Tensor):
+        self.last_logits = logits[-1].float().clone()
+        if self.keep_logits == "all":
+            self.all_logits = logits
+            if self.wants("logits"):
+                self.tensors["logits"] = logits
+
+
+def _compile(pattern: str) -> re.Pattern:
+    """Probe filters accept exact names or shell-style '*' wildcards (``blocks.*.hook_z``)."""
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
+
+
+MODES = ("zero", "mean")
+_HEAD = re.compile(r"^(?:L(\d+|\*)H(\d+|\*)|(\d+)\.(\d+|\*))$", re.IGNORECASE)
+_PART = re.compile(r"^(?:(attn|mlp)(\d+|\*)|L(\d+|\*)\.(attn|mlp))$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Ablation:
+    kind: str  # "head", "attn" or "mlp"
+    layer: int
+    head: int | None = None
+
+    def __str__(self) -> str:
+        return f"L{self.layer}H{self.head}" if self.kind == "head" else f"{self.kind}{self.layer}"
+
+    @property
+    def probe(self) -> str:
+        return {
+            "head": f"blocks.{self.layer}.attn.hook_z",
+            "attn": f"blocks.{self.layer}.hook_attn_out",
+            "mlp": f"blocks.{self.layer}.hook_mlp_out",
+        }[self.kind]
+
+
+def _expand(value: str | None, count: int, what: str, spec: str) -> list[int]:
+    if value == "*":
+        return list(range(count))
+    index = int(value)
+    if not 0 <= index < count:
+        raise InvalidInputError(f"{spec!r}: {what} {index} does not exist (0..{count - 1})")
+    return [index]
+
+
+def parse_ablations(specs, config) -> list[Ablation]:
+    """Turn specs (strings or Ablation objects) into validated Ablations for ``config``."""
+    if isinstance(specs, str | Ablation):
+        specs = [specs]
+    out: list[Ablation] = []
+    for spec in specs:
+        if isinstance(spec, Ablation):
+            spec = str(spec)
+        text = str(spec).strip()
+        if m := _HEAD.match(text):
+            layer_s, head_s = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            for layer in _expand(layer_s, config.n_layer, "layer", text):
+                for head in _expand(head_s, config.n_head, "head", text):
+                    out.append(Ablation("head", layer, head))
+        elif m := _PART.match(text):
+            kind, layer_s = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+            for layer in _expand(layer_s, config.n_layer, "layer", text):
+                out.append(Ablation(kind.lower(), layer))
+        else:
+            raise InvalidInputError(
+                f"cannot read ablation {text!r}; use L5H3 (a head), L5H* (a layer's heads), "
+                "attn5 or mlp5 (a whole sublayer), attn* / mlp* (every layer)"
+            )
+    return list(dict.fromkeys(out))  # drop repeats, keep order
+
+
+class Ablator:
+    """A hook that applies ablations, then hands every tensor on to ``inner`` (a recorder)."""
+
+    def __init__(self, ablations: list[Ablation], mode: str = "zero", inner=None):
+        if mode not in MODES:
+            raise InvalidInputError(f"ablation mode must be 'zero' or 'mean', got {mode!r}")
+        self.mode, self.inner = mode, inner
+        self.targets: dict[str, list[int | None]] = {}
+        for a in ablations:
+            self.targets.setdefault(a.probe, []).append(a.head)
+
+    def wants(self, name: str) -> bool:
+        return self.inner is not None and getattr(self.inner, "wants", lambda n: True)(name)
+
+    def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        heads = self.targets.get(name)
+        if heads is not None:
+            tensor = self._ablate(tensor, heads)
+        return self.inner(name, tensor) if self.inner is not None else tensor
+
+    def _ablate(self, t: torch.Tensor, heads: list[int | None]) -> torch.Tensor:
+        t = t.clone()
+        # heads index dim 2 of hook_z [batch, pos, head, d_head]; a sublayer output goes whole
+        index = (slice(None), slice(None), heads) if heads[0] is not None else (slice(None),)
+        if self.mode == "zero":
+            t[index] = 0.0
+        else:
+            t[index] = t[index].mean(dim=1, keepdim=True)  # broadcast over positions
+        return t

@@ -1,0 +1,274 @@
+"""``load``: any model lmscope runs, by name, path or hub id, as one ``Model``; and ``save_model``.
+
+Names: a shipped model (``shakespeare``, ``warpeace-lstm``), a GPT-2 hub id (``gpt2``,
+``distilgpt2``, ``openai-community/gpt2``...), a local Hugging Face folder (``config.json`` +
+``model.safetensors``), or a folder written by ``lmscope train``/``export``. Files come through
+``lmscope.formats``; the architecture through ``lmscope.models``; the wrapper is
+``LanguageModel`` for Transformers and ``RNNLanguageModel`` for char-RNNs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+from lmscope.engine.rnn_model import RNNLanguageModel
+from lmscope.engine.transformer import LanguageModel
+from lmscope.errors import CheckpointError, InvalidInputError, ModelNotFoundError, TokenizerError
+from lmscope.formats.atomic import readable
+from lmscope.formats.hub import HUB_MODELS, download_from_hub
+from lmscope.formats.weights import (
+    LMSCOPE_CONFIG,
+    is_hf_dir,
+    is_lmscope_dir,
+    read_json,
+    read_tensors,
+    save_model_dir,
+    weights_file,
+)
+from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
+from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
+from lmscope.models.state import load_checked
+from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer
+
+ASSET_MODELS = Path(__file__).parent.parent / "assets" / "models"
+DEFAULT_MODEL = "shakespeare"
+GPT2_VOCAB = 50257
+DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+}
+
+
+def shipped_models() -> list[str]:
+    if not ASSET_MODELS.is_dir():
+        return []
+    return sorted(p.name for p in ASSET_MODELS.iterdir() if is_lmscope_dir(p))
+
+
+def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
+    """None, a torch floating dtype, or one of the names in DTYPES."""
+    if dtype is None or dtype in DTYPES.values():
+        return dtype
+    found = DTYPES.get(str(dtype).lower().removeprefix("torch."))
+    if found is None:
+        raise InvalidInputError(
+            f"unknown dtype {dtype!r}; use float32, float16 or bfloat16 (or None to keep float32)"
+        )
+    return found
+
+
+def load(
+    name_or_path: str | os.PathLike | None = None,
+    *,
+    device: str = "cpu",
+    dtype: str | torch.dtype | None = None,
+) -> LanguageModel | RNNLanguageModel:
+    """Load a model: a shipped one by name (default: the bundled Shakespeare GPT), a GPT-2 hub id,
+    a local Hugging Face folder, or a folder written by ``lmscope train``. Char-RNN/LSTM/GRU
+    folders give an ``RNNLanguageModel``; both follow ``lmscope.engine.protocol.Model``.
+
+    ``dtype`` ("float16", "bfloat16", a torch dtype; default float32) casts a Transformer's
+    weights: half the memory, while traces, logits and probabilities stay finite (statistics and
+    softmax are computed in float32)."""
+    dtype = parse_dtype(dtype)
+    if name_or_path is not None and not isinstance(name_or_path, str | os.PathLike):
+        raise ModelNotFoundError(
+            f"a model is named by text or a path, got {type(name_or_path).__name__}"
+        )
+    name = DEFAULT_MODEL if name_or_path is None else os.fspath(name_or_path)
+    if not name.strip():
+        raise ModelNotFoundError("model name is empty")
+    path, source = _locate(name, default=name_or_path is None)
+    display = None if path.name == name else name
+    if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
+        if dtype not in (None, torch.float32):
+            raise InvalidInputError(f"{path} is a char-RNN; it runs in float32 only")
+        return load_rnn(path, name=display, source=source, device=device)
+    if is_lmscope_dir(path):
+        net, meta = load_lmscope_gpt(path)
+    elif is_hf_dir(path):
+        net, meta = load_hf_gpt2(path), {}
+    else:
+        raise ModelNotFoundError(
+            f"{path} holds neither lmscope.json nor config.json; it is not a model folder"
+        )
+    tokenizer = _tokenizer_for(path, net.config)
+    shown = meta.get("name") or display or path.name
+    return LanguageModel(net.to(device=device, dtype=dtype), tokenizer, shown, source, meta)
+
+
+def _locate(name: str, *, default: bool) -> tuple[Path, str]:
+    """The folder a name stands for, and how to describe where it came from."""
+    path = readable(Path(name).expanduser())  # a write killed mid-swap leaves .NAME.old
+    if name in shipped_models():
+        path, source = ASSET_MODELS / name, f"shipped model {name}"
+    elif path.exists():
+        source = str(path)
+    elif name in HUB_MODELS or (name.count("/") == 1 and not name.startswith((".", "/", "~"))):
+        path, source = download_from_hub(name), f"hub:{HUB_MODELS.get(name, name)}"
+    elif default:
+        raise ModelNotFoundError(
+            "the default model is not installed in this copy of lmscope; pass --model "
+            "with a GPT-2 id or a local model folder"
+        )
+    else:
+        shipped = ", ".join(shipped_models()) or "none installed"
+        raise ModelNotFoundError(
+            f"unknown model {name!r}: not a folder, a shipped model ({shipped}) or a GPT-2 hub id "
+            f"({', '.join(HUB_MODELS)})"
+        )
+    if not path.is_dir():
+        raise ModelNotFoundError(f"{path} is not a folder; pass a folder holding a model")
+    return path, source
+
+
+def _tokenizer_for(directory: Path | None, config):
+    if directory is not None:
+        try:
+            return load_tokenizer(directory)
+        except TokenizerError:
+            if any((directory / f).exists() for f in ("vocab.json", "encoder.json", "chars.json")):
+                raise  # files are there but broken: say so rather than guess another tokenizer
+    # Every GPT-2-family checkpoint shares GPT-2's tokenizer (padded vocabularies too).
+    return gpt2_tokenizer() if config.vocab_size >= GPT2_VOCAB else None
+
+
+# --- GPT-2 -------------------------------------------------------------------------------
+
+
+def load_hf_gpt2(directory: Path) -> GPT:
+    """A Hugging Face GPT2LMHeadModel folder as lmscope's GPT."""
+    hf_config = read_json(directory / "config.json")
+    if hf_config.get("model_type", "gpt2") != "gpt2":
+        raise CheckpointError(
+            f"{directory} holds a {hf_config.get('model_type')!r} model; lmscope runs GPT-2 models"
+        )
+    config = GPTConfig.from_hf(hf_config)
+    state = gpt2_state_from_hf(read_tensors(weights_file(directory)))
+    return load_checked(GPT(config), state, str(directory))
+
+
+def load_lmscope_gpt(directory: Path) -> tuple[GPT, dict]:
+    """A GPT from a folder written by ``lmscope train`` or ``save_model``, and its metadata."""
+    meta = read_json(directory / LMSCOPE_CONFIG)
+    if meta.get("arch", "gpt") != "gpt":
+        raise CheckpointError(f"{directory} holds a {meta.get('arch')!r} model, not a GPT")
+    try:
+        config = GPTConfig.from_dict(meta["model"])
+    except (KeyError, TypeError) as err:
+        raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid 'model' entry") from err
+    state = read_tensors(weights_file(directory))
+    return load_checked(GPT(config), state, str(directory)), meta
+
+
+# --- char-RNNs -----------------------------------------------------------------------------
+
+
+def is_rnn_dir(path: Path) -> bool:
+    """True when the folder's lmscope.json names a char-RNN architecture."""
+    try:
+        return read_json(Path(path) / LMSCOPE_CONFIG).get("arch") in CELLS
+    except CheckpointError:
+        return False
+
+
+def load_rnn_dir(directory: str | os.PathLike, *, device: str = "cpu") -> tuple[CharRNN, dict]:
+    """Build the CharRNN a model folder (or training checkpoint) holds; float32 weights."""
+    directory = Path(directory)
+    meta = read_json(directory / LMSCOPE_CONFIG)
+    arch = meta.get("arch", "gpt")
+    if arch not in CELLS:
+        raise CheckpointError(
+            f"{directory} holds a {arch!r} model, not a char-RNN ({', '.join(CELLS)})"
+        )
+    model_config = meta.get("model")
+    if not isinstance(model_config, dict) or model_config.get("cell", arch) != arch:
+        raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid {arch} 'model' entry")
+    try:
+        config = CharRNNConfig.from_dict(model_config)
+    except InvalidInputError as err:
+        raise CheckpointError(f"{directory / LMSCOPE_CONFIG}: {err}") from None
+    net = load_checked(CharRNN(config), read_tensors(weights_file(directory)), str(directory))
+    return net.to(device).eval(), meta
+
+
+def load_rnn(
+    directory: str | os.PathLike, *, name: str | None = None, source: str = "", device: str = "cpu"
+) -> RNNLanguageModel:
+    """An RNNLanguageModel from a folder (see ``load`` for names and shipped models)."""
+    directory = Path(directory)
+    net, meta = load_rnn_dir(directory, device=device)
+    try:
+        tokenizer = load_tokenizer(directory)
+    except TokenizerError:
+        if (directory / "chars.json").exists():
+            raise
+        tokenizer = None
+    if tokenizer is not None and tokenizer.vocab_size != net.config.vocab_size:
+        raise CheckpointError(
+            f"{directory}: the tokenizer has {tokenizer.vocab_size} tokens, the model "
+            f"{net.config.vocab_size}; the folder mixes two models"
+        )
+    display = meta.get("name") or name or directory.name
+    return RNNLanguageModel(net, tokenizer, display, source or str(directory), meta)
+
+
+def shipped_char_models() -> list[str]:
+    """Shipped char-RNN/LSTM/GRU model names, LSTMs first (the default for neuron views)."""
+    found = []
+    for name in shipped_models():
+        try:
+            arch = read_json(ASSET_MODELS / name / LMSCOPE_CONFIG).get("arch")
+        except CheckpointError:  # a half-written folder is simply not offered
+            continue
+        if arch in CELLS:
+            found.append((arch != "lstm", name))
+    return [name for _, name in sorted(found)]
+
+
+def load_char_model(name: str | None) -> RNNLanguageModel:
+    """The char model ``name`` names, or the shipped char-LSTM when there is one."""
+    if name is None:
+        shipped = shipped_char_models()
+        if not shipped:
+            raise InvalidInputError(
+                "no char-RNN/LSTM/GRU is shipped with this copy of lmscope; pass --model with a "
+                "folder written by 'lmscope train --arch lstm'"
+            )
+        return load_rnn(ASSET_MODELS / shipped[0], source=f"shipped model {shipped[0]}")
+    model = load(name)
+    if not model.capabilities.activations:
+        raise InvalidInputError(
+            f"{model.name} is not a char-RNN/LSTM/GRU; neuron views read one recurrent state "
+            "per character"
+        )
+    return model
+
+
+# --- saving --------------------------------------------------------------------------------
+
+
+def save_model(
+    net: torch.nn.Module,
+    directory: str | os.PathLike,
+    *,
+    tokenizer=None,
+    meta: dict | None = None,
+    dtype: torch.dtype = torch.float32,
+    extra_files: dict[str, bytes] | None = None,
+) -> Path:
+    """Write a network (a GPT, a Llama-family model or a CharRNN) as an lmscope model folder,
+    atomically, with its tokenizer's files when one is given."""
+    arch = getattr(net.config, "cell", None) or getattr(net.config, "family", "gpt")
+    arch = "gpt" if arch == "gpt2" else arch
+    full = {"arch": arch, "model": net.config.to_dict(), **(meta or {})}
+    write_more = tokenizer.save if tokenizer is not None else None
+    return save_model_dir(net.state_dict(), full, directory, dtype, extra_files, write_more)

@@ -1,0 +1,111 @@
+"""What every model wrapper shares: a name, a tokenizer, and checked text <-> ids.
+
+Prompts are checked once, here, for every family: text must be text and not empty, ids must be
+integers inside the vocabulary, and a model with a context window refuses (or, asked to,
+truncates) prompts that do not fit.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import torch
+
+from lmscope.engine.generation import generate
+from lmscope.engine.protocol import Capabilities
+from lmscope.errors import InvalidInputError, TokenizerError
+
+
+class TextModel:
+    """Base of ``LanguageModel`` and ``RNNLanguageModel``; subclasses set ``capabilities``,
+    ``config`` (with ``vocab_size``), ``device``, ``info``, ``logits``, ``start`` and ``step``."""
+
+    capabilities: Capabilities
+
+    def __init__(self, tokenizer=None, name: str = "", source: str = "", meta: dict | None = None):
+        self.tokenizer = tokenizer
+        self.name, self.source, self.meta = name, source, meta or {}
+
+    @property
+    def vocab_size(self) -> int:
+        return self.config.vocab_size
+
+    def _need_tokenizer(self):
+        if self.tokenizer is None:
+            raise TokenizerError(
+                f"model {self.name!r} has no tokenizer files; pass token ids instead of text"
+            )
+        return self.tokenizer
+
+    def _tokenize(self, text: str, **options) -> list[int]:
+        return self._need_tokenizer().encode(text)
+
+    def encode(self, text: str, *, truncate: bool = False, room: int = 0, **options) -> list[int]:
+        """Text to ids, checked against the vocabulary and the context. ``room`` reserves
+        positions for tokens still to be generated; ``truncate`` keeps the last tokens that fit
+        instead of failing."""
+        if not isinstance(text, str):
+            raise InvalidInputError(f"prompt must be text, got {type(text).__name__}")
+        if not text:
+            raise InvalidInputError("the prompt is empty; type some text")
+        ids = self._tokenize(text, **options)
+        if not ids:
+            raise InvalidInputError("no character of the prompt is in the model's vocabulary")
+        return self.check_ids(ids, truncate=truncate, room=room)
+
+    def check_ids(self, ids: Sequence[int], *, truncate: bool = False, room: int = 0) -> list[int]:
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+            raise InvalidInputError(
+                f"token ids must be a list of integers, got {type(ids).__name__}"
+            )
+        for i in ids:
+            if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+                raise InvalidInputError(f"token ids must be integers, got {i!r}")
+        ids = [int(i) for i in ids]
+        if not ids:
+            raise InvalidInputError("the prompt is empty; give at least one token")
+        bad = [i for i in ids if not 0 <= i < self.vocab_size]
+        if bad:
+            raise InvalidInputError(
+                f"token id {bad[0]} is outside the vocabulary (0..{self.vocab_size - 1})"
+            )
+        context = self.capabilities.context
+        if context is None:
+            return ids
+        limit = context - room
+        if len(ids) > limit:
+            if not truncate:
+                extra = f" plus {room} to generate" if room else ""
+                raise InvalidInputError(
+                    f"the prompt is {len(ids):,} tokens{extra}; the model's context is "
+                    f"{context:,}. Shorten it or use truncate to keep the last {limit:,}"
+                )
+            ids = ids[-limit:]
+        return ids
+
+    def to_ids(self, text_or_ids, *, truncate: bool = False, **options) -> list[int]:
+        if isinstance(text_or_ids, str):
+            return self.encode(text_or_ids, truncate=truncate, **options)
+        if isinstance(text_or_ids, torch.Tensor):
+            if text_or_ids.is_floating_point() or text_or_ids.is_complex():
+                raise InvalidInputError(
+                    f"token ids must be integers, got a {text_or_ids.dtype} tensor"
+                )
+            text_or_ids = text_or_ids.flatten().tolist()
+        if text_or_ids is None:
+            raise InvalidInputError("give a prompt: text or a list of token ids")
+        return self.check_ids(text_or_ids, truncate=truncate)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self._need_tokenizer().decode(list(ids))
+
+    def pieces(self, ids: Sequence[int]):
+        return self.tokenizer.pieces(list(ids)) if self.tokenizer is not None else None
+
+    def next_token_logits(self, text_or_ids) -> torch.Tensor:
+        return self.start(self.to_ids(text_or_ids))[0]
+
+    def generate(self, prompt, max_new_tokens: int = 20, params=None, **options):
+        """Stream generated tokens; see ``lmscope.engine.generation.generate``."""
+        return generate(self, prompt, max_new_tokens, params, **options)

