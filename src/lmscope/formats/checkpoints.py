@@ -11,8 +11,8 @@
 
 Nothing is pickled: tensors go to safetensors, everything else to JSON.
 
-Writes are atomic at the folder level (``lmscope.formats.atomic``): a crash, even ``kill -9``, at any
-moment leaves either the new checkpoint or the previous one, which ``recover`` (called before
+Writes are atomic at the folder level (``lmscope.formats.atomic``): a crash, even ``kill -9``,
+at any moment leaves either the new checkpoint or the previous one, which ``recover`` (called before
 every read and write) puts back in place.
 """
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from lmscope.engine.hooks import MODES, Ablation, Ablator, parse_ablations
+from lmscope.errors import InvalidInputError
 
 __all__ = ["MODES", "Ablation", "AblationEffect", "Ablator", "ablation_effect", "parse_ablations"]
 
