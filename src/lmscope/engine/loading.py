@@ -29,6 +29,7 @@ from lmscope.formats.weights import (
     weights_file,
 )
 from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
+from lmscope.models.llama import Llama, LlamaConfig, build_llama
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
 from lmscope.models.state import load_checked
 from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer
@@ -93,9 +94,9 @@ def load(
             raise InvalidInputError(f"{path} is a char-RNN; it runs in float32 only")
         return load_rnn(path, name=display, source=source, device=device)
     if is_lmscope_dir(path):
-        net, meta = load_lmscope_gpt(path)
+        net, meta = load_lmscope_transformer(path)
     elif is_hf_dir(path):
-        net, meta = load_hf_gpt2(path), {}
+        net, meta = load_hf_transformer(path), {}
     else:
         raise ModelNotFoundError(
             f"{path} holds neither lmscope.json nor config.json; it is not a model folder"
@@ -141,7 +142,25 @@ def _tokenizer_for(directory: Path | None, config):
     return gpt2_tokenizer() if config.vocab_size >= GPT2_VOCAB else None
 
 
-# --- GPT-2 -------------------------------------------------------------------------------
+# --- Transformers: GPT-2 and the Llama family ---------------------------------------------
+
+LLAMA_TYPES = ("llama", "mistral", "qwen2")
+# lmscope.json "arch" -> (config class, network class)
+TRANSFORMER_ARCHS = {"gpt": (GPTConfig, GPT), "llama": (LlamaConfig, Llama)}
+
+
+def load_hf_transformer(directory: Path) -> GPT | Llama:
+    """A Hugging Face folder (config.json + safetensors) of a GPT-2 or a Llama-family model."""
+    model_type = read_json(directory / "config.json").get("model_type", "gpt2")
+    if model_type in LLAMA_TYPES:
+        return load_hf_llama(directory)
+    return load_hf_gpt2(directory)
+
+
+def load_hf_llama(directory: Path) -> Llama:
+    hf_config = read_json(directory / "config.json")
+    return build_llama(hf_config, read_tensors(weights_file(directory)), str(directory))
+
 
 
 def load_hf_gpt2(directory: Path) -> GPT:
@@ -149,24 +168,28 @@ def load_hf_gpt2(directory: Path) -> GPT:
     hf_config = read_json(directory / "config.json")
     if hf_config.get("model_type", "gpt2") != "gpt2":
         raise CheckpointError(
-            f"{directory} holds a {hf_config.get('model_type')!r} model; lmscope runs GPT-2 models"
+            f"{directory} holds a {hf_config.get('model_type')!r} model; lmscope runs gpt2, "
+            f"{', '.join(LLAMA_TYPES)} models"
         )
     config = GPTConfig.from_hf(hf_config)
     state = gpt2_state_from_hf(read_tensors(weights_file(directory)))
     return load_checked(GPT(config), state, str(directory))
 
 
-def load_lmscope_gpt(directory: Path) -> tuple[GPT, dict]:
-    """A GPT from a folder written by ``lmscope train`` or ``save_model``, and its metadata."""
+def load_lmscope_transformer(directory: Path) -> tuple[GPT | Llama, dict]:
+    """A Transformer from a folder written by ``lmscope train`` or ``save_model``, and its
+    metadata."""
     meta = read_json(directory / LMSCOPE_CONFIG)
-    if meta.get("arch", "gpt") != "gpt":
-        raise CheckpointError(f"{directory} holds a {meta.get('arch')!r} model, not a GPT")
+    arch = meta.get("arch", "gpt")
+    if arch not in TRANSFORMER_ARCHS:
+        raise CheckpointError(f"{directory} holds a {arch!r} model, not a Transformer")
+    config_class, net_class = TRANSFORMER_ARCHS[arch]
     try:
-        config = GPTConfig.from_dict(meta["model"])
+        config = config_class.from_dict(meta["model"])
     except (KeyError, TypeError) as err:
         raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid 'model' entry") from err
     state = read_tensors(weights_file(directory))
-    return load_checked(GPT(config), state, str(directory)), meta
+    return load_checked(net_class(config), state, str(directory)), meta
 
 
 # --- char-RNNs -----------------------------------------------------------------------------

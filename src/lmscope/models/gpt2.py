@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +29,8 @@ Hook = Callable[[str, torch.Tensor], torch.Tensor]
 
 @dataclass
 class GPTConfig:
+    family: ClassVar[str] = "gpt2"  # what the explainer says this architecture does
+
     vocab_size: int = 50257
     n_ctx: int = 1024  # context length (Hugging Face: n_positions)
     n_embd: int = 768

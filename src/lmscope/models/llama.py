@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, fields
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -49,6 +50,7 @@ _LLAMA3_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_p
 
 @dataclass
 class LlamaConfig:
+    family: ClassVar[str] = "llama"  # what the explainer says this architecture does
     vocab_size: int = 32000
     n_ctx: int = 2048  # context length (Hugging Face: max_position_embeddings)
     n_embd: int = 4096  # d_model (hidden_size)
