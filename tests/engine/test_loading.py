@@ -178,3 +178,20 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def test_hub_unreachable_fails_at_once_without_retries(monkeypatch, tmp_path):
+    """Offline but not told so (no HF_HUB_OFFLINE): one probe, then one line, instead of the hub
+    client's retries (they took about 23 s here before)."""
+    import time
+
+    from lmscope.formats import hub
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))  # an empty cache
+    monkeypatch.setattr(hub, "HUB_HOST", ("127.0.0.1", 9))  # nothing listens: refused at once
+    start = time.monotonic()
+    with pytest.raises(ModelNotFoundError, match="not reachable") as err:
+        lmscope.load("gpt2")
+    assert "\n" not in str(err.value)
+    assert time.monotonic() - start < 10  # a hang guard, not a benchmark
