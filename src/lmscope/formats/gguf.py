@@ -248,12 +248,12 @@ class _HeaderScan:
             raw_type = self.u32(f"the type of tensor '{name}'")
             try:
                 ggml_type = GGMLQuantizationType(raw_type)
-            except ValueError:
+                block, type_size = GGML_QUANT_SIZES[ggml_type]
+            except (ValueError, KeyError):
                 raise self.fail(
                     f"tensor '{name}' has unknown data type {raw_type} (a garbled header, or a "
                     "quantization newer than the installed gguf package)"
                 ) from None
-            block, type_size = GGML_QUANT_SIZES[ggml_type]
             if dims[0] % block:
                 raise self.fail(
                     f"tensor '{name}' has rows of {dims[0]} values, not a multiple of the "
@@ -328,7 +328,13 @@ class _Fields:
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
         if not ok:
-            want = {int: "a whole number", float: "a number", str: "text", bool: "true/false"}
+            want = {
+                int: "a whole number",
+                float: "a number",
+                str: "text",
+                bool: "true/false",
+                list: "a list",
+            }
             raise CheckpointError(
                 f"{self.label}: metadata '{key}' should be {want.get(kind, kind)}, "
                 f"found {str(value)[:60]!r}"
@@ -627,9 +633,10 @@ def _open_reader(path: Path, label: str) -> Any:
 def read_gguf(path: str | Path) -> GGUFModel:
     """Read a GGUF file: config, float32 tensors under Hugging Face names, tokenizer fields.
 
-    Every tensor is dequantized (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and the K-quants
-    through ``gguf.quants``) and checked to be finite. Raises ``ModelNotFoundError`` when the
-    file does not exist and ``CheckpointError`` (one line) for anything wrong inside it.
+    Every tensor is dequantized (F32, F16 and F64 here; BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the
+    K-quants and the other types ``gguf.quants.dequantize`` knows through it) and checked to be
+    finite. Raises ``ModelNotFoundError`` when the file does not exist and ``CheckpointError``
+    (one line) for anything wrong inside it.
     """
     label = str(path)
     path = Path(path)
@@ -788,10 +795,10 @@ def load_gguf(path: str | Path, *, cache_dir: str | Path | None = None) -> GGUFM
         "file_type": model.file_type,
         "metadata": model.metadata,
     }
-    written = weight_cache.write_entry(entry, meta, model.tensors)
-    if not written:
+    problem = weight_cache.write_entry(entry, meta, model.tensors)
+    if problem is not None:
         print(
-            f"lmscope: warning: cannot write the weight cache in {root}; "
+            f"lmscope: warning: cannot write the weight cache in {root} ({problem}); "
             f"{path.name} will be dequantized again next time",
             file=sys.stderr,
         )

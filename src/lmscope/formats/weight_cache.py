@@ -49,8 +49,8 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 def read_entry(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, torch.Tensor]] | None:
     """(meta, tensors) from a cache entry, or None if it is absent, incomplete or damaged."""
-    folder = readable(folder)
     try:
+        folder = readable(folder)
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
         if not isinstance(meta, dict):
             return None
@@ -69,8 +69,9 @@ def read_entry(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, tor
 
 def write_entry(
     folder: str | os.PathLike, meta: dict[str, Any], tensors: dict[str, torch.Tensor]
-) -> bool:
-    """Write a cache entry atomically; False (and nothing left behind) if it cannot be written."""
+) -> str | None:
+    """Write a cache entry atomically. Returns None, or why it could not be written (then
+    nothing of it is left behind); a cache that cannot be written never fails a load."""
 
     def fill(tmp: Path) -> None:
         target = tmp / TENSORS_FILE
@@ -84,6 +85,7 @@ def write_entry(
 
     try:
         write_folder(Path(folder), fill)
-    except (OSError, ValueError):
-        return False
-    return True
+    except Exception as err:  # full disk, read-only folder, a concurrent writer, ...
+        text = str(err).strip().splitlines()
+        return (text[0] if text else type(err).__name__)[:200]
+    return None
