@@ -3,38 +3,16 @@
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import pytest
 import torch
 
+from helpers_hf import save_random_hf_gpt2
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 torch.set_num_threads(min(2, torch.get_num_threads()))
-
-
-def save_random_hf_gpt2(directory: Path, seed: int = 0, **config) -> Path:
-    """Build a GPT2LMHeadModel with random weights and save_pretrained it (safetensors)."""
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    defaults = dict(
-        vocab_size=50257,
-        n_positions=128,
-        n_embd=64,
-        n_layer=2,
-        n_head=4,
-        initializer_range=0.2,
-        bos_token_id=None,
-        eos_token_id=None,
-    )
-    defaults.update(config)
-    torch.manual_seed(seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = GPT2LMHeadModel(GPT2Config(**defaults)).eval()
-    model.save_pretrained(directory)
-    return directory
 
 
 @pytest.fixture

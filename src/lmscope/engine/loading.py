@@ -71,6 +71,7 @@ def load(
     *,
     device: str = "cpu",
     dtype: str | torch.dtype | None = None,
+    allow_nonfinite: bool = False,
 ) -> LanguageModel | RNNLanguageModel:
     """Load a model: a shipped one by name (default: the bundled Shakespeare GPT), a GPT-2 hub id,
     a local Hugging Face folder, or a folder written by ``lmscope train``. Char-RNN/LSTM/GRU
@@ -78,8 +79,10 @@ def load(
 
     ``dtype`` ("float16", "bfloat16", a torch dtype; default float32) casts a Transformer's
     weights: half the memory, while traces, logits and probabilities stay finite (statistics and
-    softmax are computed in float32)."""
+    softmax are computed in float32). Weights holding NaN or infinities are refused in one line,
+    unless ``allow_nonfinite`` (for studying broken models: every view then shows NaN as NaN)."""
     dtype = parse_dtype(dtype)
+    checked = {"allow_nonfinite": bool(allow_nonfinite)}
     if name_or_path is not None and not isinstance(name_or_path, str | os.PathLike):
         raise ModelNotFoundError(
             f"a model is named by text or a path, got {type(name_or_path).__name__}"
@@ -92,11 +95,11 @@ def load(
     if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
         if dtype not in (None, torch.float32):
             raise InvalidInputError(f"{path} is a char-RNN; it runs in float32 only")
-        return load_rnn(path, name=display, source=source, device=device)
+        return load_rnn(path, name=display, source=source, device=device, **checked)
     if is_lmscope_dir(path):
-        net, meta = load_lmscope_transformer(path)
+        net, meta = load_lmscope_transformer(path, **checked)
     elif is_hf_dir(path):
-        net, meta = load_hf_transformer(path), {}
+        net, meta = load_hf_transformer(path, **checked), {}
     else:
         raise ModelNotFoundError(
             f"{path} holds neither lmscope.json nor config.json; it is not a model folder"
@@ -149,21 +152,21 @@ LLAMA_TYPES = ("llama", "mistral", "qwen2")
 TRANSFORMER_ARCHS = {"gpt": (GPTConfig, GPT), "llama": (LlamaConfig, Llama)}
 
 
-def load_hf_transformer(directory: Path) -> GPT | Llama:
+def load_hf_transformer(directory: Path, *, allow_nonfinite: bool = False) -> GPT | Llama:
     """A Hugging Face folder (config.json + safetensors) of a GPT-2 or a Llama-family model."""
     model_type = read_json(directory / "config.json").get("model_type", "gpt2")
     if model_type in LLAMA_TYPES:
-        return load_hf_llama(directory)
-    return load_hf_gpt2(directory)
+        return load_hf_llama(directory, allow_nonfinite=allow_nonfinite)
+    return load_hf_gpt2(directory, allow_nonfinite=allow_nonfinite)
 
 
-def load_hf_llama(directory: Path) -> Llama:
+def load_hf_llama(directory: Path, *, allow_nonfinite: bool = False) -> Llama:
     hf_config = read_json(directory / "config.json")
-    return build_llama(hf_config, read_tensors(weights_file(directory)), str(directory))
+    state = read_tensors(weights_file(directory))
+    return build_llama(hf_config, state, str(directory), allow_nonfinite=allow_nonfinite)
 
 
-
-def load_hf_gpt2(directory: Path) -> GPT:
+def load_hf_gpt2(directory: Path, *, allow_nonfinite: bool = False) -> GPT:
     """A Hugging Face GPT2LMHeadModel folder as lmscope's GPT."""
     hf_config = read_json(directory / "config.json")
     if hf_config.get("model_type", "gpt2") != "gpt2":
@@ -173,10 +176,12 @@ def load_hf_gpt2(directory: Path) -> GPT:
         )
     config = GPTConfig.from_hf(hf_config)
     state = gpt2_state_from_hf(read_tensors(weights_file(directory)))
-    return load_checked(GPT(config), state, str(directory))
+    return load_checked(GPT(config), state, str(directory), allow_nonfinite=allow_nonfinite)
 
 
-def load_lmscope_transformer(directory: Path) -> tuple[GPT | Llama, dict]:
+def load_lmscope_transformer(
+    directory: Path, *, allow_nonfinite: bool = False
+) -> tuple[GPT | Llama, dict]:
     """A Transformer from a folder written by ``lmscope train`` or ``save_model``, and its
     metadata."""
     meta = read_json(directory / LMSCOPE_CONFIG)
@@ -189,7 +194,8 @@ def load_lmscope_transformer(directory: Path) -> tuple[GPT | Llama, dict]:
     except (KeyError, TypeError) as err:
         raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid 'model' entry") from err
     state = read_tensors(weights_file(directory))
-    return load_checked(net_class(config), state, str(directory)), meta
+    net = load_checked(net_class(config), state, str(directory), allow_nonfinite=allow_nonfinite)
+    return net, meta
 
 
 # --- char-RNNs -----------------------------------------------------------------------------
@@ -203,7 +209,9 @@ def is_rnn_dir(path: Path) -> bool:
         return False
 
 
-def load_rnn_dir(directory: str | os.PathLike, *, device: str = "cpu") -> tuple[CharRNN, dict]:
+def load_rnn_dir(
+    directory: str | os.PathLike, *, device: str = "cpu", allow_nonfinite: bool = False
+) -> tuple[CharRNN, dict]:
     """Build the CharRNN a model folder (or training checkpoint) holds; float32 weights."""
     directory = Path(directory)
     meta = read_json(directory / LMSCOPE_CONFIG)
@@ -219,16 +227,22 @@ def load_rnn_dir(directory: str | os.PathLike, *, device: str = "cpu") -> tuple[
         config = CharRNNConfig.from_dict(model_config)
     except InvalidInputError as err:
         raise CheckpointError(f"{directory / LMSCOPE_CONFIG}: {err}") from None
-    net = load_checked(CharRNN(config), read_tensors(weights_file(directory)), str(directory))
+    state = read_tensors(weights_file(directory))
+    net = load_checked(CharRNN(config), state, str(directory), allow_nonfinite=allow_nonfinite)
     return net.to(device).eval(), meta
 
 
 def load_rnn(
-    directory: str | os.PathLike, *, name: str | None = None, source: str = "", device: str = "cpu"
+    directory: str | os.PathLike,
+    *,
+    name: str | None = None,
+    source: str = "",
+    device: str = "cpu",
+    allow_nonfinite: bool = False,
 ) -> RNNLanguageModel:
     """An RNNLanguageModel from a folder (see ``load`` for names and shipped models)."""
     directory = Path(directory)
-    net, meta = load_rnn_dir(directory, device=device)
+    net, meta = load_rnn_dir(directory, device=device, allow_nonfinite=allow_nonfinite)
     try:
         tokenizer = load_tokenizer(directory)
     except TokenizerError:

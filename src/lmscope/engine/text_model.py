@@ -29,7 +29,11 @@ class TextModel:
 
     @property
     def vocab_size(self) -> int:
-        return self.config.vocab_size
+        """Ids a prompt may hold: the tokenizer's tokens. A network's embedding may have more rows
+        (padded to a round number for speed); those padding ids are never real tokens."""
+        size = self.config.vocab_size
+        tokens = getattr(self.tokenizer, "vocab_size", None)
+        return min(size, tokens) if isinstance(tokens, int) and tokens > 0 else size
 
     def _need_tokenizer(self):
         if self.tokenizer is None:
@@ -67,8 +71,14 @@ class TextModel:
             raise InvalidInputError("the prompt is empty; give at least one token")
         bad = [i for i in ids if not 0 <= i < self.vocab_size]
         if bad:
+            padding = (
+                f"; ids {self.vocab_size}..{self.config.vocab_size - 1} are padding rows of the "
+                "embedding, not tokens"
+                if self.vocab_size <= bad[0] < self.config.vocab_size
+                else ""
+            )
             raise InvalidInputError(
-                f"token id {bad[0]} is outside the vocabulary (0..{self.vocab_size - 1})"
+                f"token id {bad[0]} is outside the vocabulary (0..{self.vocab_size - 1}){padding}"
             )
         context = self.capabilities.context
         if context is None:

@@ -106,7 +106,10 @@ class Trace:
         """The recorded tensors that show one of the 20 explainer steps, for one layer."""
         if not 0 <= layer < self.config.n_layer:
             raise InvalidInputError(f"layer must be in 0..{self.config.n_layer - 1}, got {layer}")
-        found = find_step(step)
+        try:
+            found = find_step(step)
+        except KeyError as err:
+            raise InvalidInputError(err.args[0]) from None
         out = {}
         for name in found.probe_names(layer):
             if name == "logits":

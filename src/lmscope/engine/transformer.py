@@ -145,7 +145,7 @@ class LanguageModel(TextModel):
             ids,
             self.config,
             recorder.tensors,
-            recorder.last_logits,
+            self._mask_padding(recorder.last_logits),
             self.pieces(ids),
             {"model": self.name, "family": self.capabilities.family},
             self._derived_probes(recorder.tensors),
@@ -157,7 +157,7 @@ class LanguageModel(TextModel):
     def _predictions(self, logits, final_normalized, ids, top_k: int) -> Predictions:
         if logits is None:  # only the last position's logits were computed in the pass
             logits = self.net.unembed(final_normalized)
-        return Predictions.from_logits(logits, torch.tensor(ids), top_k)
+        return Predictions.from_logits(self._mask_padding(logits), torch.tensor(ids), top_k)
 
     @torch.no_grad()
     def readout(self, resid: torch.Tensor) -> torch.Tensor:
@@ -206,4 +206,10 @@ class LanguageModel(TextModel):
     def _feed(self, state: _Continuation, new: list[int]) -> torch.Tensor:
         idx = torch.tensor([new], device=self.device)
         state.ids.extend(new)
-        return self.net(idx, cache=state.cache, last_only=True)[0][0, -1].float().cpu()
+        logits = self.net(idx, cache=state.cache, last_only=True)[0][0, -1].float().cpu()
+        return self._mask_padding(logits)
+
+    def _mask_padding(self, logits: torch.Tensor) -> torch.Tensor:
+        """Padding rows of the embedding are not tokens: their logits are dropped, so they can
+        never be sampled, ranked or shown."""
+        return logits[..., : self.vocab_size]

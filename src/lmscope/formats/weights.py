@@ -31,12 +31,16 @@ def is_hf_dir(path: Path) -> bool:
 
 
 def read_json(path: Path) -> dict:
+    """A JSON object from a file; anything else (a list, a number, broken text) is one line."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CheckpointError(f"{path} is missing") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise CheckpointError(f"{path} is not valid JSON ({err}); the file is corrupt") from None
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path} must hold a JSON object, not a {type(data).__name__}")
+    return data
 
 
 def read_tensors(path: Path) -> dict[str, torch.Tensor]:

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.fields import check_field_types, require_mapping
 
 # A hook sees (probe name, tensor) and returns the tensor the model continues with.
 Hook = Callable[[str, torch.Tensor], torch.Tensor]
@@ -42,6 +43,7 @@ class GPTConfig:
     dropout: float = 0.0  # one rate for embeddings, attention weights and residual branches
 
     def __post_init__(self):
+        check_field_types(self, "the GPT-2 config")
         for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -69,12 +71,14 @@ class GPTConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> GPTConfig:
+        data = require_mapping(data, "the model config")
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
     @classmethod
     def from_hf(cls, hf: dict) -> GPTConfig:
         """Build from a Hugging Face GPT-2 ``config.json`` dict."""
+        hf = require_mapping(hf, "config.json")
         if hf.get("scale_attn_by_inverse_layer_idx") or hf.get("reorder_and_upcast_attn"):
             raise CheckpointError(
                 "this GPT-2 variant scales attention by layer index or upcasts it; "
@@ -92,10 +96,12 @@ class GPTConfig:
                 n_inner=hf.get("n_inner"),
                 layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5),
                 activation=hf.get("activation_function", "gelu_new"),
-                dropout=0.0,
+                dropout=hf.get("resid_pdrop", 0.0),  # HF's three rates are equal in GPT-2
             )
         except KeyError as missing:
             raise CheckpointError(f"config.json lacks the GPT-2 field {missing}") from None
+        except InvalidInputError as err:
+            raise CheckpointError(f"config.json: {err}") from None
 
     def to_hf(self) -> dict:
         return {

@@ -34,6 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.fields import check_field_types, require_mapping
 from lmscope.models.gpt2 import Hook, KVCache, _wants
 from lmscope.models.state import load_checked
 
@@ -72,6 +73,7 @@ class LlamaConfig:
     model_type: str = "llama"  # which Hugging Face family to_hf writes: llama, mistral, qwen2
 
     def __post_init__(self):
+        check_field_types(self, "the Llama config")
         if self.n_kv_head is None:
             self.n_kv_head = self.n_head
         for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head", "n_kv_head", "n_inner"):
@@ -130,6 +132,7 @@ class LlamaConfig:
 
     @classmethod
     def from_dict(cls, data: dict) -> LlamaConfig:
+        data = require_mapping(data, "the model config")
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -137,6 +140,7 @@ class LlamaConfig:
     def from_hf(cls, hf: dict) -> LlamaConfig:
         """Build from a Hugging Face ``config.json`` dict of a llama, mistral or qwen2 model
         (SmolLM and SmolLM2 checkpoints are plain llama)."""
+        hf = require_mapping(hf, "config.json")
         model_type = hf.get("model_type")
         if model_type not in HF_MODEL_TYPES:
             raise CheckpointError(
@@ -671,7 +675,14 @@ def llama_state_to_hf(model: Llama) -> dict[str, torch.Tensor]:
     return out
 
 
-def build_llama(hf_config: dict, hf_state: dict[str, torch.Tensor], source: str) -> Llama:
+def build_llama(
+    hf_config: dict,
+    hf_state: dict[str, torch.Tensor],
+    source: str,
+    *,
+    allow_nonfinite: bool = False,
+) -> Llama:
     """A float32 Llama in eval mode from a Hugging Face config.json dict and state dict."""
     config = LlamaConfig.from_hf(hf_config)
-    return load_checked(Llama(config), llama_state_from_hf(hf_state, config), source)
+    state = llama_state_from_hf(hf_state, config)
+    return load_checked(Llama(config), state, source, allow_nonfinite=allow_nonfinite)

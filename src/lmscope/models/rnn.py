@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.fields import check_field_types
 
 CELLS = ("rnn", "lstm", "gru")
 GATES = {"lstm": ("i", "f", "g", "o"), "gru": ("r", "z", "n"), "rnn": ()}
@@ -51,6 +52,7 @@ class CharRNNConfig:
         self.validate()
 
     def validate(self) -> None:
+        check_field_types(self, f"the {self.cell} model config")
         if self.cell not in CELLS:
             raise InvalidInputError(f"unknown cell {self.cell!r}; use one of {', '.join(CELLS)}")
         for name, low in (("vocab_size", 1), ("hidden", 1), ("layers", 1), ("embed", 0)):

@@ -1,0 +1,72 @@
+"""Config fields checked against their declared types, once, for every architecture.
+
+A config comes from JSON someone wrote (config.json, lmscope.json, GGUF metadata): ``64.0``,
+``"64"``, ``null`` or ``true`` where a whole number belongs must be refused in one line that
+names the field, the value and what was expected, before any tensor is built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+
+from lmscope.errors import CheckpointError, InvalidInputError
+
+_NAMES = {
+    int: "a whole number",
+    float: "a number",
+    str: "text",
+    bool: "true or false",
+    dict: "a mapping",
+}
+
+
+def _allowed(annotation) -> tuple[set[type], bool]:
+    """The plain types an annotation admits, and whether None is one of them."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        kinds, optional = set(), False
+        for arg in typing.get_args(annotation):
+            if arg is type(None):
+                optional = True
+            else:
+                kinds |= _allowed(arg)[0]
+        return kinds, optional
+    return {origin or annotation}, False
+
+
+def _fits(value, kinds: set[type]) -> bool:
+    if isinstance(value, bool):
+        return bool in kinds
+    if isinstance(value, int):
+        return int in kinds or float in kinds
+    if isinstance(value, float):
+        return float in kinds and math.isfinite(value)
+    return any(isinstance(value, k) for k in kinds if isinstance(k, type))
+
+
+def check_field_types(config, what: str = "config", error: type = InvalidInputError) -> None:
+    """Raise CheckpointError naming the first field whose value its annotation does not admit.
+    Floats given as integers are accepted (and converted); nothing else is coerced."""
+    hints = typing.get_type_hints(type(config))
+    for field in dataclasses.fields(config):
+        value = getattr(config, field.name)
+        kinds, optional = _allowed(hints[field.name])
+        if value is None and optional:
+            continue
+        if not _fits(value, kinds):
+            names = (_NAMES.get(k, getattr(k, "__name__", str(k))) for k in kinds)
+            expected = " or ".join(sorted(names))
+            expected += " or null" if optional else ""
+            raise error(f"{what}: {field.name} must be {expected}, got {value!r:.60}")
+        if float in kinds and int not in kinds and isinstance(value, int):
+            setattr(config, field.name, float(value))
+
+
+def require_mapping(data, what: str) -> dict:
+    """A parsed JSON document that must be an object."""
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{what} must be a JSON object, got {type(data).__name__}")
+    return data
