@@ -57,7 +57,7 @@ def test_models_have_about_the_same_size():
         assert abs(counts[arch] - counts["gpt"]) / counts["gpt"] < 0.03, counts
         assert models[arch].config.embed == 16
     assert models["gpt"].config.n_ctx == 25
-    h = matched_hidden("lstm", 40, 16, 1, 10_000)
+    h = matched_hidden("lstm", 40, 1, 10_000, embed=16)
     gaps = [abs(param_count("lstm", 40, x, 1, 16) - 10_000) for x in (h - 1, h, h + 1)]
     assert gaps[1] == min(gaps)
 

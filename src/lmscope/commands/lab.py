@@ -10,14 +10,28 @@ Each experiment writes result.json and its plots (PNG and SVG) to --out.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
+from lmscope.commands import lab_gradients
+from lmscope.commands.lab_common import (
+    add_clock_option,
+    add_out_option,
+    add_report_options,
+    add_threads_option,
+    make_console,
+    print_json,
+    render,
+    run_experiment,
+)
 from lmscope.errors import InvalidInputError
+from lmscope.lab.configs import MemoryWallConfig, SerialDepthConfig
+from lmscope.lab.results import (
+    read_result,
+    resolve_device,
+    resolve_devices,
+    shipped_dir,
+    shipped_experiments,
+)
 
 
 def register(sub):
@@ -38,7 +52,7 @@ def register(sub):
         "(64-wide state, Hillis-Steele and Blelloch scans, a PyTorch sweep of loop vs "
         "reduction vs parallel scan on CPU and CUDA).",
     )
-    _out_option(sd, "serial-depth")
+    add_out_option(sd, "serial-depth")
     sd.add_argument(
         "--quick", action="store_true", help="smaller sizes and sweeps (about 10 s on 2 cores)"
     )
@@ -62,7 +76,7 @@ def register(sub):
         "cell's O(1) state, next to the theoretical N^2 x heads x bytes. Each method stops at "
         "the first N that does not fit the memory budget. Plus GPT-2 KV-cache sizes.",
     )
-    _out_option(mw, "memory-wall")
+    add_out_option(mw, "memory-wall")
     mw.add_argument("--min-n", type=int, default=256, help="smallest N (default 256)")
     mw.add_argument("--max-n", type=int, default=16_384, help="largest N (default 16384)")
     mw.add_argument("--heads", type=int, default=12, help="attention heads (default 12)")
@@ -96,9 +110,7 @@ def register(sub):
     show.add_argument("--json", action="store_true", help="print the result file as is")
     show.set_defaults(run=run_show)
 
-    from lmscope.commands import lab_gradients  # gradient flow: RNN vs LSTM vs GRU vs GPT
-
-    lab_gradients.register(lab)
+    lab_gradients.register(lab)  # gradient flow: RNN vs LSTM vs GRU vs GPT
 
 
 def _help(parser) -> int:
@@ -106,42 +118,14 @@ def _help(parser) -> int:
     return 0
 
 
-def _out_option(parser, name: str) -> None:
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("lmscope-results") / name,
-        help=f"folder for result.json and plots (default ./lmscope-results/{name})",
-    )
-
-
 def _common_options(parser) -> None:
-    parser.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
-    parser.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="wall: elapsed time (default); cpu: this process's CPU time, steadier on a busy "
-        "machine (needs --threads 1, CPU only)",
-    )
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
-    parser.add_argument("--json", action="store_true", help="print result.json instead of tables")
-
-
-def _set_threads(threads: int | None) -> None:
-    if threads is None:
-        return
-    if threads < 1:
-        raise InvalidInputError(f"--threads must be >= 1, got {threads}")
-    import torch
-
-    torch.set_num_threads(threads)
+    add_threads_option(parser)
+    add_clock_option(parser)
+    add_report_options(parser)
 
 
 def run_serial_depth(args) -> int:
-    from lmscope.lab.progress import make_progress
-    from lmscope.lab.results import resolve_devices
-    from lmscope.lab.serial_depth import SerialDepthConfig, run_serial_depth
+    from lmscope.lab.serial_depth import run_serial_depth  # lazy: see lmscope.commands
 
     cfg = SerialDepthConfig(
         max_n=args.max_n,
@@ -153,22 +137,13 @@ def run_serial_depth(args) -> int:
         clock=args.clock,
         threads=args.threads,
     )
-    _set_threads(args.threads)
-    console = _console(stderr=args.json)
-    with make_progress(console) as progress:
-        result = run_serial_depth(cfg, args.out, progress)
-    return _finish(result.to_dict(), args, console)
+    return run_experiment(run_serial_depth, cfg, args)
 
 
 def run_memory_wall(args) -> int:
-    from lmscope.lab.memory_wall import MemoryWallConfig, parse_size, run_memory_wall
-    from lmscope.lab.progress import make_progress
-    from lmscope.lab.results import resolve_devices
+    from lmscope.lab.memory_wall import parse_size, run_memory_wall  # lazy: see lmscope.commands
 
-    devices = resolve_devices(args.device)
-    device = devices[-1] if args.device == "auto" else devices[0]
-    if len(devices) > 1 and args.device != "auto":
-        raise InvalidInputError("memory-wall measures one device at a time: --device cpu or cuda")
+    refusal = "memory-wall measures one device at a time: --device cpu or cuda"
     cfg = MemoryWallConfig(
         min_n=args.min_n,
         max_n=args.max_n,
@@ -176,22 +151,17 @@ def run_memory_wall(args) -> int:
         d_head=args.d_head,
         batch=args.batch,
         dtype=args.dtype,
-        device=device,
+        device=resolve_device(args.device, refusal),
         budget_bytes=parse_size(args.budget) if args.budget is not None else None,
         repeats=args.repeats,
         methods=tuple(m.strip() for m in args.methods.split(",") if m.strip()),
         threads=args.threads,
         clock=args.clock,
     )
-    console = _console(stderr=args.json)
-    with make_progress(console) as progress:
-        result = run_memory_wall(cfg, args.out, progress)
-    return _finish(result.to_dict(), args, console)
+    return run_experiment(run_memory_wall, cfg, args)
 
 
 def run_show(args) -> int:
-    from lmscope.lab.results import read_result, shipped_dir, shipped_experiments
-
     if args.result is None:
         names = ", ".join(shipped_experiments()) or "none"
         raise InvalidInputError(f"name a result to show: {names}, or a folder with result.json")
@@ -199,73 +169,10 @@ def run_show(args) -> int:
     folder = path if path.exists() else shipped_dir(args.result)
     doc = read_result(folder)
     if args.json:
-        print(json.dumps(doc, ensure_ascii=False, indent=1))
+        print_json(doc)
         return 0
-    console = _console()
+    console = make_console()
     render(doc, console, args.lang)
     plot_dir = folder if folder.is_dir() else folder.parent
     console.print(f"[dim]plots and result.json in {plot_dir}[/]")
     return 0
-
-
-def _console(stderr: bool = False) -> Console:
-    """Tables are wide: when the output is a file or a pipe, do not squeeze them to 80."""
-    console = Console(stderr=stderr)
-    if not console.is_terminal:
-        console = Console(stderr=stderr, width=max(console.width, 150))
-    return console
-
-
-def _finish(doc: dict, args, console: Console) -> int:
-    if args.json:
-        print(json.dumps(doc, ensure_ascii=False, indent=1))
-        return 0
-    render(doc, console, args.lang)
-    console.print(f"[green]wrote[/] {Path(args.out) / 'result.json'} and its plots")
-    return 0
-
-
-# --- rendering a result document ------------------------------------------------------------
-def format_cell(value, kind: str) -> str:
-    from lmscope.lab.plots import format_bytes, format_seconds
-
-    if value is None:
-        return "—"
-    if kind == "int":
-        return f"{value:,}"
-    if kind == "seconds":
-        return format_seconds(value)
-    if kind == "bytes":
-        return format_bytes(value)
-    if kind == "ratio":
-        return f"{value:,.0f}×" if value >= 100 else f"{value:.2f}×"
-    if kind == "sci":
-        return f"{value:.1e}"
-    if kind == "bool":
-        return "yes" if value else "NO"
-    if kind == "float":
-        return f"{value:,.4g}"
-    text = str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def render(doc: dict, console: Console, lang: str = "en") -> None:
-    from lmscope.lab.results import machine_line
-
-    hw = doc["hardware"]
-    console.print(Text(doc["title"][lang], style="bold"))
-    machine = machine_line(hw, sep=" · ")
-    console.print(Text(machine, style="dim"))
-    for section in doc["sections"]:
-        table = Table(title=section["title"][lang], title_justify="left", title_style="bold")
-        for col in section["columns"]:
-            table.add_column(col["label"], justify="left" if col["kind"] == "text" else "right")
-        for row in section["rows"]:
-            table.add_row(*(format_cell(row.get(c["key"]), c["kind"]) for c in section["columns"]))
-        console.print()
-        console.print(table)
-        console.print(Text(section["explain"][lang], style="dim"))
-        if section.get("verdict"):
-            console.print(Text(section["verdict"][lang], style="bold cyan"))
-        if section.get("plot"):
-            console.print(Text(f"plot: {section['plot']['png']}", style="dim"))

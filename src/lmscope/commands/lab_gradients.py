@@ -3,13 +3,17 @@ and a Transformer of about the same size (``lmscope.lab.gradient_flow``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from lmscope.commands.lab_common import (
+    add_out_option,
+    add_report_options,
+    add_threads_option,
+    run_experiment,
+)
+from lmscope.lab.configs import GRADIENT_MODELS, GradientFlowConfig
 
 
 def register(lab) -> None:
     """Add the ``gradients`` experiment to the ``lmscope lab`` subparsers."""
-    from lmscope.lab.gradient_flow import ARCHS
-
     p = lab.add_parser(
         "gradients",
         help="gradient norm k steps back: vanilla RNN vs LSTM vs GRU vs Transformer",
@@ -19,12 +23,7 @@ def register(lab) -> None:
         "of parameters: fresh (--state init), after a short training run (--state trained), "
         "or both. Writes result.json and log-scale plots (PNG, SVG) to --out.",
     )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=Path("lmscope-results") / "gradient-flow",
-        help="folder for result.json and plots (default ./lmscope-results/gradient-flow)",
-    )
+    add_out_option(p, "gradient-flow")
     p.add_argument(
         "--state",
         choices=("init", "trained", "both"),
@@ -53,22 +52,19 @@ def register(lab) -> None:
     )
     p.add_argument(
         "--models",
-        default=",".join(ARCHS),
-        help=f"comma list of {', '.join(ARCHS)} (default: all four)",
+        default=",".join(GRADIENT_MODELS),
+        help=f"comma list of {', '.join(GRADIENT_MODELS)} (default: all four)",
     )
     p.add_argument("--batches", type=int, default=4, help="batches averaged over (default 4)")
     p.add_argument("--batch-size", type=int, default=8, help="windows per batch (default 8)")
     p.add_argument("--seed", type=int, default=0, help="seed for weights and windows")
-    p.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
-    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
-    p.add_argument("--json", action="store_true", help="print result.json instead of tables")
+    add_threads_option(p)
+    add_report_options(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from lmscope.commands.lab import _console, _finish, _set_threads
-    from lmscope.lab.gradient_flow import GradientFlowConfig, run_gradient_flow
-    from lmscope.lab.progress import make_progress
+    from lmscope.lab.gradient_flow import run_gradient_flow  # lazy: see lmscope.commands
 
     states = ("init", "trained") if args.state == "both" else (args.state,)
     cfg = GradientFlowConfig(
@@ -86,8 +82,4 @@ def run(args) -> int:
         seed=args.seed,
         threads=args.threads,
     )
-    _set_threads(args.threads)
-    console = _console(stderr=args.json)
-    with make_progress(console) as progress:
-        result = run_gradient_flow(cfg, args.out, progress)
-    return _finish(result.to_dict(), args, console)
+    return run_experiment(run_gradient_flow, cfg, args)

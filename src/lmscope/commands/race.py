@@ -11,12 +11,18 @@ tables and the verdict on the lesson's "5-10x faster per epoch at N = 512".
 
 from __future__ import annotations
 
-from pathlib import Path
+from lmscope.commands.lab_common import (
+    add_clock_option,
+    add_out_option,
+    add_report_options,
+    add_threads_option,
+    run_experiment,
+)
+from lmscope.lab.configs import RACE_MODELS, RaceConfig
+from lmscope.lab.results import resolve_device
 
 
 def register(sub):
-    from lmscope.lab.race import ARCHS, RaceConfig
-
     d = RaceConfig()
     p = sub.add_parser(
         "race",
@@ -46,7 +52,7 @@ def register(sub):
     p.add_argument(
         "--models",
         default=",".join(d.models),
-        help=f"comma list of {', '.join(ARCHS)}; gpt and a recurrent one (default lstm,gpt)",
+        help=f"comma list of {', '.join(RACE_MODELS)}; gpt and a recurrent one (default lstm,gpt)",
     )
     p.add_argument("--data", default=d.data, help=f"corpus name or text file (default {d.data})")
     p.add_argument("--gpt-layers", type=int, default=d.gpt_layers, help="GPT blocks (default 4)")
@@ -60,14 +66,8 @@ def register(sub):
         "parameter count (default 2)",
     )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, or auto")
-    p.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
-    p.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default="wall",
-        help="wall: elapsed time (default); cpu: this process's CPU time, steadier on a busy "
-        "machine (needs --threads 1, CPU only)",
-    )
+    add_threads_option(p)
+    add_clock_option(p)
     p.add_argument(
         "--eval-points",
         type=int,
@@ -81,21 +81,13 @@ def register(sub):
         help=f"validation batches per evaluation (default {d.eval_batches})",
     )
     p.add_argument("--seed", type=int, default=d.seed, help="seed for the initial weights")
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=Path("lmscope-results") / "race",
-        help="folder for result.json and plots (default ./lmscope-results/race)",
-    )
-    p.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
-    p.add_argument("--json", action="store_true", help="print result.json instead of tables")
+    add_out_option(p, "race")
+    add_report_options(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from lmscope.commands.lab import _console, _finish, _set_threads
-    from lmscope.lab.progress import make_progress
-    from lmscope.lab.race import RaceConfig, parse_budget, resolve_device, run_race
+    from lmscope.lab.race import parse_budget, run_race  # lazy: see lmscope.commands
 
     cfg = RaceConfig(
         budget_s=parse_budget(args.budget),
@@ -107,15 +99,13 @@ def run(args) -> int:
         gpt_heads=args.gpt_heads,
         gpt_dim=args.gpt_dim,
         rnn_layers=args.rnn_layers,
-        device=resolve_device(args.device),
+        device=resolve_device(
+            args.device, "the race runs on one device: --device cpu or --device cuda"
+        ),
         clock=args.clock,
         threads=args.threads,
         eval_points=args.eval_points,
         eval_batches=args.eval_batches,
         seed=args.seed,
     )
-    _set_threads(args.threads)
-    console = _console(stderr=args.json)
-    with make_progress(console) as progress:
-        result = run_race(cfg, args.out, progress)
-    return _finish(result.to_dict(), args, console)
+    return run_experiment(run_race, cfg, args)

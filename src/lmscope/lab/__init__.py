@@ -2,8 +2,13 @@
 
 - ``serial_depth``: recurrence vs reduction vs scans (depth, pure-Python and PyTorch timings)
 - ``memory_wall``: peak memory and time of naive attention, fused attention and an LSTM
+- ``gradient_flow``: how the gradient fades with distance in an RNN, LSTM, GRU and a GPT
+- ``race``: a char LSTM and a char GPT of equal size train for the same time
 - ``scans`` / ``linear_scan``: the prefix scans themselves, pure Python and PyTorch
-- ``results`` / ``plots``: the result file every experiment writes, and its figures
+- ``configs``: every experiment's settings (light: the CLI reads their defaults for --help)
+- ``sizes``: recurrent models matched to a GPT's parameter count
+- ``results`` / ``plots`` / ``texts``: the result file every experiment writes, its figures
+  and its bilingual explanations
 """
 
 from lmscope.lab.results import read_result, shipped_dir, shipped_experiments

@@ -23,19 +23,26 @@ from __future__ import annotations
 import copy
 import math
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
+from lmscope.data import load_corpus
+from lmscope.engine.loading import load
 from lmscope.errors import InvalidInputError
+from lmscope.lab.configs import GradientFlowConfig
+from lmscope.lab.plots import Panel, Series, save_panels
 from lmscope.lab.progress import stage
 from lmscope.lab.results import Column, Result, Section, bilingual, hardware_info, machine_line
+from lmscope.lab.sizes import matched_hidden
+from lmscope.models.gpt2 import GPT, GPTConfig
+from lmscope.models.rnn import CharRNN, CharRNNConfig
+from lmscope.tokenizers import CharTokenizer
+from lmscope.train import TrainConfig, train
+from lmscope.train.rnn_adapter import RNN_DEFAULTS
 
-ARCHS = ("rnn", "lstm", "gru", "gpt")
-STATES = ("init", "trained")
 LABELS = {"rnn": "vanilla RNN", "lstm": "LSTM", "gru": "GRU", "gpt": "Transformer (char GPT)"}
 LABELS_ZH = {"rnn": "朴素 RNN", "lstm": "LSTM", "gru": "GRU", "gpt": "Transformer（字符级 GPT）"}
 COLORS = {"rnn": "#d62728", "lstm": "#1f77b4", "gru": "#2ca02c", "gpt": "#9467bd"}
@@ -43,55 +50,11 @@ TABLE_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 EXPERIMENT = "gradient-flow"
 
 
-@dataclass
-class GradientFlowConfig:
-    max_k: int = 256
-    data: str = "warpeace-novel"  # where the measured sequences (and training text) come from
-    embed: int = 64  # input embedding width of every model (the GPT's d_model)
-    gpt_layers: int = 4
-    gpt_heads: int = 4
-    rnn_layers: int = 1
-    batches: int = 4
-    batch_size: int = 8
-    states: tuple[str, ...] = ("init",)
-    train_iters: int = 300  # for state "trained"
-    archs: tuple[str, ...] = ARCHS
-    seed: int = 0
-    threads: int | None = None
-    extra: dict = field(default_factory=dict)  # recorded in params as is
-
-    def __post_init__(self):
-        for name in ("max_k", "embed", "gpt_layers", "gpt_heads", "rnn_layers", "batches"):
-            _at_least(self, name, 1)
-        _at_least(self, "batch_size", 1)
-        _at_least(self, "train_iters", 1)
-        if self.embed % self.gpt_heads:
-            raise InvalidInputError(
-                f"--embed ({self.embed}) must be divisible by --gpt-heads ({self.gpt_heads})"
-            )
-        bad = [s for s in self.states if s not in STATES] or ([] if self.states else ["none"])
-        if bad:
-            raise InvalidInputError(f"--state {bad[0]!r}: use init, trained or both")
-        bad = [a for a in self.archs if a not in ARCHS] or ([] if self.archs else ["none"])
-        if bad:
-            raise InvalidInputError(f"unknown model {bad[0]!r}; use some of {', '.join(ARCHS)}")
-
-
-def _at_least(cfg, name: str, low: int) -> None:
-    value = getattr(cfg, name)
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        flag = "--" + name.replace("_", "-")
-        raise InvalidInputError(f"{flag} must be a whole number >= {low}, got {value!r}")
-
-
 # --- the models -----------------------------------------------------------------------------
 
 
 def build_models(cfg: GradientFlowConfig, vocab_size: int) -> dict:
     """Fresh models: the GPT first, then recurrent ones matched to its parameter count."""
-    from lmscope.models.gpt2 import GPT, GPTConfig
-    from lmscope.models.rnn import CharRNN, CharRNNConfig
-
     torch.manual_seed(cfg.seed)
     gpt_config = GPTConfig(
         vocab_size=vocab_size,
@@ -103,7 +66,7 @@ def build_models(cfg: GradientFlowConfig, vocab_size: int) -> dict:
     models = {"gpt": GPT(gpt_config)}
     target = models["gpt"].num_params()
     for arch in ("rnn", "lstm", "gru"):
-        hidden = matched_hidden(arch, vocab_size, cfg.embed, cfg.rnn_layers, target)
+        hidden = matched_hidden(arch, vocab_size, cfg.rnn_layers, target, embed=cfg.embed)
         config = CharRNNConfig(
             vocab_size=vocab_size, cell=arch, hidden=hidden, layers=cfg.rnn_layers, embed=cfg.embed
         )
@@ -112,33 +75,9 @@ def build_models(cfg: GradientFlowConfig, vocab_size: int) -> dict:
     return {a: models[a].eval() for a in cfg.archs}
 
 
-def matched_hidden(arch: str, vocab: int, embed: int, layers: int, target: int) -> int:
-    """The hidden size whose parameter count is closest to ``target``."""
-    from lmscope.models.rnn import param_count
-
-    def gap(h: int) -> int:
-        return abs(param_count(arch, vocab, h, layers, embed) - target)
-
-    lo, hi = 1, 1
-    while param_count(arch, vocab, hi, layers, embed) < target:
-        hi *= 2
-    while hi - lo > 1:  # the count grows with h: bisect for the crossing
-        mid = (lo + hi) // 2
-        if param_count(arch, vocab, mid, layers, embed) < target:
-            lo = mid
-        else:
-            hi = mid
-    return min((lo, hi), key=gap)
-
-
 def train_models(cfg: GradientFlowConfig, fresh: dict, workdir: Path, progress=None) -> dict:
     """Train each model of ``fresh`` (for its shape) ``cfg.train_iters`` steps with lmscope's
     trainer on ``cfg.data``, with the family's usual settings; return the trained models."""
-    import lmscope
-    from lmscope.engine.loading import load_rnn_dir
-    from lmscope.train import TrainConfig, train
-    from lmscope.train.rnn_adapter import RNN_DEFAULTS
-
     models = {}
     advance = stage(progress, f"training {cfg.train_iters} steps", len(fresh))
     for arch, net in fresh.items():
@@ -168,10 +107,7 @@ def train_models(cfg: GradientFlowConfig, fresh: dict, workdir: Path, progress=N
             settings = {**RNN_DEFAULTS, "layers": net.config.layers, "dim": net.config.hidden}
             tc = TrainConfig(arch=arch, **settings, **common)
         train(tc, overwrite=True, progress=False, log=lambda _: None)
-        if arch == "gpt":
-            models[arch] = lmscope.load(workdir / arch).gpt.eval()
-        else:
-            models[arch] = load_rnn_dir(workdir / arch)[0].eval()
+        models[arch] = load(workdir / arch).net  # in eval mode
         advance(arch)
     return models
 
@@ -182,7 +118,7 @@ def train_models(cfg: GradientFlowConfig, fresh: dict, workdir: Path, progress=N
 def embedding_grads(net, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """||dL/dx_t|| for every position t of every sequence: [B, T]. L is the cross-entropy at
     the last position (summed over the batch, so each sequence gets its own gradient)."""
-    if hasattr(net, "rnn"):  # a CharRNN: x is its input embedding
+    if isinstance(net, CharRNN):  # x is its input embedding
         if net.embedding is None:
             raise InvalidInputError("gradient flow needs a model with an input embedding")
         x = net.embedding(ids).detach().requires_grad_(True)
@@ -243,9 +179,6 @@ def measure(models: dict, windows: np.ndarray, batch_size: int, progress=None) -
 
 def run_gradient_flow(cfg: GradientFlowConfig, out_dir: str | Path, progress=None) -> Result:
     """Measure every state and model, write result.json and the plots to ``out_dir``."""
-    from lmscope.data import load_corpus
-    from lmscope.tokenizers import CharTokenizer
-
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     out_dir = Path(out_dir)
@@ -356,8 +289,6 @@ def flow_section(state: str, curves: dict, counts: dict, sizes: dict, cfg) -> Se
 
 
 def plot_section(section: Section, hw: dict, out_dir: Path) -> None:
-    from lmscope.lab.plots import Panel, Series, save_panels
-
     data = section.data
     ks = data["k"]
 

@@ -17,23 +17,31 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import torch
 
 from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.lab import texts
-from lmscope.lab.plots import Mark, Panel, Series, format_bytes, save_panels
+from lmscope.lab.configs import DTYPE_BYTES, MEMORY_METHODS, MemoryWallConfig
+from lmscope.lab.plots import Mark, Panel, Series, save_panels
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Column, Result, Section, hardware_info, machine_line
-from lmscope.lab.timing import CLOCK_LABELS, check_clock
+from lmscope.lab.results import (
+    Column,
+    Result,
+    Section,
+    format_bytes,
+    hardware_info,
+    machine_line,
+)
+from lmscope.lab.timing import CLOCK_LABELS
+from lmscope.models.gpt2 import GPTConfig
 
-METHODS = ("naive", "sdpa", "lstm")
 METHOD_LABELS = {
     "naive": "naive attention (N×N scores)",
     "sdpa": "scaled_dot_product_attention",
     "lstm": "LSTM cell, O(1) state",
 }
-DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
 BUDGET_FRACTION = 0.25  # default budget: this share of the memory available right now
 CLEAR_REFS = "/proc/self/clear_refs"
 PAGE = 4096  # resident memory is counted in pages: smaller peaks read as 0
@@ -45,54 +53,6 @@ GPT2_FAMILY = {
     "gpt2-large": (36, 1280, 20),
     "gpt2-xl": (48, 1600, 25),
 }
-
-
-@dataclass
-class MemoryWallConfig:
-    min_n: int = 256
-    max_n: int = 16_384
-    heads: int = 12
-    d_head: int = 64
-    batch: int = 1
-    dtype: str = "float32"
-    device: str = "cpu"
-    budget_bytes: int | None = None  # None: BUDGET_FRACTION of the available memory
-    repeats: int = 1
-    methods: tuple[str, ...] = METHODS
-    threads: int | None = None
-    clock: str = "wall"  # or "cpu": see lmscope.lab.timing
-    kv_dtypes: tuple[str, ...] = field(default=("float32", "float16"))
-
-    def __post_init__(self):
-        for name in ("min_n", "max_n", "heads", "d_head", "batch", "repeats"):
-            value = getattr(self, name)
-            if value < 1:
-                flag = "--" + name.replace("_", "-")
-                raise InvalidInputError(f"{flag} must be >= 1, got {value}")
-        if self.min_n > self.max_n:
-            raise InvalidInputError(f"--min-n ({self.min_n}) is larger than --max-n ({self.max_n})")
-        if self.dtype not in DTYPE_BYTES:
-            raise InvalidInputError(f"--dtype must be one of {', '.join(DTYPE_BYTES)}")
-        if self.budget_bytes is not None and self.budget_bytes <= 0:
-            raise InvalidInputError(f"--budget must be more than 0 bytes, got {self.budget_bytes}")
-        unknown = [m for m in self.methods if m not in METHODS]
-        if unknown or not self.methods:
-            raise InvalidInputError(f"--methods takes a comma list of {', '.join(METHODS)}")
-        if self.threads is not None and self.threads < 1:
-            raise InvalidInputError(f"--threads must be >= 1, got {self.threads}")
-        check_clock(self.clock, [self.device], self.threads)
-
-    @property
-    def bytes_per_element(self) -> int:
-        return DTYPE_BYTES[self.dtype]
-
-    def sizes(self) -> list[int]:
-        """min_n, 2*min_n, 4*min_n, ... up to max_n."""
-        out, n = [], self.min_n
-        while n <= self.max_n:
-            out.append(n)
-            n *= 2
-        return out
 
 
 # --- theory --------------------------------------------------------------------------------
@@ -112,8 +72,6 @@ def kv_cache_bytes_per_token(n_layer: int, d_model: int, bytes_per_element: int)
 
 
 def kv_cache_rows(dtypes=("float32", "float16"), n_ctx: int = 1024) -> list[dict]:
-    from lmscope.models.gpt2 import GPTConfig
-
     rows = []
     for name, (layers, width, heads) in GPT2_FAMILY.items():
         config = GPTConfig(n_layer=layers, n_embd=width, n_head=heads, n_ctx=n_ctx)
@@ -156,8 +114,6 @@ def parse_size(text: str) -> int:
 
 def available_bytes(device: str) -> int:
     if device.startswith("cuda"):
-        import torch
-
         return torch.cuda.mem_get_info()[0]
     try:
         with open("/proc/meminfo") as fh:
@@ -289,7 +245,7 @@ def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Resu
             "theory_bytes": scores_bytes(n, cfg.heads, cfg.batch, bpe),
             "lstm_state_bytes": lstm_state_bytes(width, cfg.batch, bpe),
         }
-        for method in METHODS:
+        for method in MEMORY_METHODS:
             point = found.get(method, {}).get("points", {}).get(n)
             row[f"{method}_peak"] = point["peak_bytes"] if point else None
             row[f"{method}_s"] = point["seconds"] if point else None

@@ -12,6 +12,8 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from lmscope.lab.results import format_bytes, format_seconds
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
 
@@ -66,20 +68,6 @@ def format_decimal(v: float) -> str:
         if v >= div:
             return f"{v / div:g}{suffix}"
     return f"{v:g}"
-
-
-def format_seconds(v: float) -> str:
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"), (1e-12, "ps")):
-        if v >= scale:
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:.1g} s"
-
-
-def format_bytes(v: float) -> str:
-    for scale, unit in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
-        if v >= scale:
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:.0f} B"
 
 
 _FORMATTERS = {

@@ -23,18 +23,30 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from lmscope.data import StreamBatches, load_corpus
 from lmscope.errors import InvalidInputError
-from lmscope.lab.results import Column, Result, Section, hardware_info, machine_line
-from lmscope.lab.timing import CLOCK_LABELS, check_clock
+from lmscope.lab import texts
+from lmscope.lab.configs import RECURRENT, RaceConfig
+from lmscope.lab.plots import Panel, Series, save_panels
+from lmscope.lab.results import (
+    Column,
+    Result,
+    Section,
+    format_seconds,
+    hardware_info,
+    machine_line,
+)
+from lmscope.lab.sizes import matched_hidden
+from lmscope.lab.timing import CLOCK_LABELS
+from lmscope.models.gpt2 import GPT, GPTConfig
+from lmscope.tokenizers import CharTokenizer
+from lmscope.train import TrainConfig, Trainer, get_adapter
 
 EXPERIMENT = "race"
-ARCHS = ("lstm", "gpt", "gru", "rnn")
-RECURRENT = ("lstm", "gru", "rnn")
 LABELS = {"lstm": "LSTM", "gru": "GRU", "rnn": "vanilla RNN", "gpt": "GPT"}
 COLORS = {"lstm": "#1f77b4", "gpt": "#d62728", "gru": "#2ca02c", "rnn": "#9467bd"}
 GATE_ROWS = {"rnn": 1, "lstm": 4, "gru": 3}  # weight rows per hidden unit (PyTorch's layout)
@@ -45,64 +57,6 @@ GPT_WARMUP = 30  # steps; the trainer's default 100 would spend much of a short 
 GRAD_CLIP = 1.0
 BETA2 = 0.99
 NEVER = 10**12  # "iters" and "eval_every" for a run that ends on time, not on a step count
-
-
-@dataclass
-class RaceConfig:
-    budget_s: float = 240.0  # training time per model, on ``clock``
-    context: int = 512  # N: characters per training window
-    batch: int = 8
-    models: tuple[str, ...] = ("lstm", "gpt")
-    data: str = "shakespeare"
-    gpt_layers: int = 4
-    gpt_heads: int = 4
-    gpt_dim: int = 128
-    rnn_layers: int = 2
-    device: str = "cpu"
-    clock: str = "wall"
-    threads: int | None = None  # torch CPU threads; the caller sets them, this records them
-    eval_points: int = 12  # evaluations spread evenly over the budget (the last at the end)
-    eval_batches: int = 8  # validation batches per evaluation
-    seed: int = 1337
-    extra: dict = field(default_factory=dict)
-
-    def __post_init__(self):
-        if not isinstance(self.budget_s, (int, float)) or not math.isfinite(self.budget_s):
-            raise InvalidInputError(f"--budget must be a number of seconds, got {self.budget_s!r}")
-        if self.budget_s <= 0:
-            raise InvalidInputError(
-                f"--budget must be above 0 seconds (e.g. 240 or 4m), got {self.budget_s:g}"
-            )
-        for name, flag in (
-            ("context", "--context (N)"),
-            ("batch", "--batch"),
-            ("gpt_layers", "--gpt-layers"),
-            ("gpt_heads", "--gpt-heads"),
-            ("gpt_dim", "--gpt-dim"),
-            ("rnn_layers", "--rnn-layers"),
-            ("eval_points", "--eval-points"),
-            ("eval_batches", "--eval-batches"),
-        ):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InvalidInputError(f"{flag} must be a whole number >= 1, got {value!r}")
-        if self.gpt_dim % self.gpt_heads:
-            raise InvalidInputError(
-                f"--gpt-dim ({self.gpt_dim}) must be divisible by --gpt-heads ({self.gpt_heads})"
-            )
-        unknown = [m for m in self.models if m not in ARCHS]
-        if unknown:
-            raise InvalidInputError(
-                f"unknown model {unknown[0]!r} in --models; use {', '.join(ARCHS)}"
-            )
-        if "gpt" not in self.models or not any(m in RECURRENT for m in self.models):
-            raise InvalidInputError(
-                "--models needs gpt and at least one of lstm, gru, rnn (e.g. lstm,gpt)"
-            )
-        self.models = tuple(dict.fromkeys(self.models))
-        if self.threads is not None and self.threads < 1:
-            raise InvalidInputError(f"--threads must be >= 1, got {self.threads}")
-        check_clock(self.clock, [self.device], self.threads)
 
 
 def parse_budget(text: str) -> float:
@@ -124,22 +78,9 @@ def parse_budget(text: str) -> float:
     return value
 
 
-def resolve_device(spec: str) -> str:
-    """One device: cpu, cuda (or cuda:K), or auto; an absent GPU is one clear line."""
-    from lmscope.lab.results import resolve_devices
-
-    devices = resolve_devices(spec)
-    if len(devices) > 1 and (spec or "").strip().lower() != "auto":
-        raise InvalidInputError("the race runs on one device: --device cpu or --device cuda")
-    return devices[-1]
-
-
 # --- model sizes ---------------------------------------------------------------------------
 def vocab_and_epoch(cfg: RaceConfig) -> tuple[int, int, int]:
     """(vocabulary size, training tokens, steps per epoch) as the trainer will see them."""
-    from lmscope.data import StreamBatches, load_corpus
-    from lmscope.tokenizers import CharTokenizer
-
     corpus = load_corpus(cfg.data)
     tokenizer = CharTokenizer.from_text(corpus.text)
     need = cfg.batch * (cfg.context + 1)  # one window per stream, plus its last target
@@ -156,8 +97,6 @@ def vocab_and_epoch(cfg: RaceConfig) -> tuple[int, int, int]:
 
 
 def gpt_params(cfg: RaceConfig, vocab: int) -> int:
-    from lmscope.models.gpt2 import GPT, GPTConfig
-
     config = GPTConfig(
         vocab_size=vocab,
         n_ctx=cfg.context,
@@ -166,22 +105,6 @@ def gpt_params(cfg: RaceConfig, vocab: int) -> int:
         n_head=cfg.gpt_heads,
     )
     return GPT(config).num_params()
-
-
-def matched_hidden(cell: str, vocab: int, layers: int, target: int) -> int:
-    """The hidden size whose parameter count is nearest ``target`` (counts grow with it)."""
-    from lmscope.models.rnn import param_count
-
-    low, high = 1, 1
-    while param_count(cell, vocab, high, layers) < target:
-        high *= 2
-    while high - low > 1:  # bisect for the first size at or above the target
-        mid = (low + high) // 2
-        if param_count(cell, vocab, mid, layers) < target:
-            low = mid
-        else:
-            high = mid
-    return min((low, high), key=lambda h: abs(param_count(cell, vocab, h, layers) - target))
 
 
 def flops_per_token(arch: str, cfg: RaceConfig, vocab: int, hidden: int) -> int:
@@ -214,8 +137,6 @@ def _count(n: int, noun: str) -> str:
 
 def train_config(arch: str, cfg: RaceConfig, hidden: int, out: Path):
     """The shared trainer's settings: the race's common ones over each family's defaults."""
-    from lmscope.train import TrainConfig, get_adapter
-
     family = dict(get_adapter(arch).defaults)
     lr = family.get("lr", TrainConfig.lr)
     return TrainConfig(
@@ -277,8 +198,6 @@ class Stopwatch:
 
 def run_model(arch: str, cfg: RaceConfig, hidden: int, progress=None) -> dict:
     """Train one model for the budget; return its step count, time and evaluations."""
-    from lmscope.train import Trainer
-
     show = None
     if progress is not None:
         label = f"{LABELS[arch]} ({shape_text(arch, cfg, hidden)})"
@@ -413,8 +332,6 @@ def plot_result(doc: dict, out_dir: Path) -> None:
 
 
 def plot_speed(rows, curves, summary: dict, params: dict, hw: dict, out_dir: Path) -> None:
-    from lmscope.lab.plots import Panel, Series, format_seconds, save_panels  # matplotlib
-
     low, high = summary["claim"]
     rival = LABELS[summary["rival"]]
     ratio = summary["ratio"]
@@ -459,8 +376,6 @@ def plot_speed(rows, curves, summary: dict, params: dict, hw: dict, out_dir: Pat
 
 
 def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path) -> None:
-    from lmscope.lab.plots import Panel, Series, save_panels
-
     def panel(x_key: str, title: str, xlabel: str, x_unit: str) -> Panel:
         series = [
             Series(
@@ -502,8 +417,6 @@ def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path) -> None:
 # --- the whole race ------------------------------------------------------------------------------
 def run_race(cfg: RaceConfig, out_dir: Path, progress=None) -> Result:
     """Train every model for the budget, write result.json and the plots, return the Result."""
-    from lmscope.lab import texts
-
     out_dir = Path(out_dir)
     vocab, n_train, epoch_steps = vocab_and_epoch(cfg)
     target = gpt_params(cfg, vocab)

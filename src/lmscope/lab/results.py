@@ -31,6 +31,42 @@ def bilingual(en: str, zh: str) -> dict[str, str]:
     return {"en": en, "zh": zh}
 
 
+def format_seconds(v: float) -> str:
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"), (1e-12, "ps")):
+        if v >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.1g} s"
+
+
+def format_bytes(v: float) -> str:
+    for scale, unit in ((1 << 40, "TiB"), (1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")):
+        if v >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.0f} B"
+
+
+def format_cell(value, kind: str) -> str:
+    """One table cell as a reader sees it, by its column's kind (the JSON keeps the raw value)."""
+    if value is None:
+        return "—"
+    if kind == "int":
+        return f"{value:,}"
+    if kind == "seconds":
+        return format_seconds(value)
+    if kind == "bytes":
+        return format_bytes(value)
+    if kind == "ratio":
+        return f"{value:,.0f}×" if value >= 100 else f"{value:.2f}×"
+    if kind == "sci":
+        return f"{value:.1e}"
+    if kind == "bool":
+        return "yes" if value else "NO"
+    if kind == "float":
+        return f"{value:,.4g}"
+    text = str(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 @dataclass
 class Column:
     key: str
@@ -181,7 +217,7 @@ def _load_average() -> float | None:
 
 def hardware_info(devices: list[str] | tuple[str, ...] = ("cpu",)) -> dict:
     """What the numbers were measured on: they mean little without it."""
-    import numpy
+    import numpy  # here, not at the top: reading a result (lmscope lab show) needs neither
     import torch
 
     cpuinfo = _cpuinfo()
@@ -225,7 +261,7 @@ def machine_line(hw: dict, sep: str = ", ") -> str:
 
 def resolve_devices(spec: str) -> list[str]:
     """'auto' (CPU, plus CUDA when present), 'cpu', 'cuda', or a comma list of those."""
-    import torch
+    import torch  # only when an experiment runs (see hardware_info)
 
     spec = (spec or "auto").strip().lower()
     if spec == "auto":
@@ -244,3 +280,12 @@ def resolve_devices(spec: str) -> list[str]:
     if not devices:
         raise InvalidInputError("--device is empty; use auto, cpu or cuda")
     return list(dict.fromkeys(devices))
+
+
+def resolve_device(spec: str, refusal: str) -> str:
+    """One device for an experiment that measures on one: cpu, cuda (or cuda:K), or auto (CUDA
+    when present); a list of several is refused with ``refusal``."""
+    devices = resolve_devices(spec)
+    if len(devices) > 1 and (spec or "").strip().lower() != "auto":
+        raise InvalidInputError(refusal)
+    return devices[-1]

@@ -10,13 +10,13 @@ hard: PyTorch sweep of loop vs reduction vs parallel scans (``torch_sweep``).
 
 from __future__ import annotations
 
-import math
 import random
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmscope.errors import InvalidInputError
-from lmscope.lab import texts
+import numpy as np
+
+from lmscope.lab import texts, torch_sweep
+from lmscope.lab.configs import SerialDepthConfig
 from lmscope.lab.plots import Panel, Series, save_panels
 from lmscope.lab.progress import stage
 from lmscope.lab.results import Column, Result, Section, hardware_info, machine_line
@@ -32,7 +32,7 @@ from lmscope.lab.scans import (
     serial_scan,
     tree_reduce,
 )
-from lmscope.lab.timing import CLOCK_LABELS, best_time, check_clock
+from lmscope.lab.timing import CLOCK_LABELS, best_time
 
 DEPTH_SIZES = [4**k for k in range(3, 10)]  # 64 .. 262,144
 PYTHON_SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -41,37 +41,6 @@ VECTOR_SIZES = [10_000, 100_000]
 SCAN_SIZES = [8, 1_000, 1_024, 4_096]
 HIDDEN = 64  # the easy exercise's hidden-state width
 RANDOM_TRIALS = 20  # random inputs (random lengths) each scan must match the serial scan on
-
-
-@dataclass
-class SerialDepthConfig:
-    max_n: int | None = None  # cap on every size list
-    repeats: int = 3
-    quick: bool = False  # smaller sizes, for a first look or a slow machine
-    devices: list[str] = field(default_factory=lambda: ["cpu"])
-    a: float = 0.9
-    seed: int = 0
-    clock: str = "wall"  # or "cpu": see lmscope.lab.timing
-    threads: int | None = None  # torch CPU threads; the caller sets them, this records them
-
-    def __post_init__(self):
-        if self.max_n is not None and self.max_n < 1:
-            raise InvalidInputError(f"--max-n must be >= 1, got {self.max_n}")
-        if self.repeats < 1:
-            raise InvalidInputError(f"--repeats must be >= 1, got {self.repeats}")
-        if not (math.isfinite(self.a) and -1.0 <= self.a <= 1.0):
-            # |a| > 1 makes h grow like a^N: every method overflows long before N = 65,536
-            raise InvalidInputError(f"--a must be between -1 and 1, got {self.a}")
-        if self.threads is not None and self.threads < 1:
-            raise InvalidInputError(f"--threads must be >= 1, got {self.threads}")
-        check_clock(self.clock, self.devices, self.threads)
-
-    def sizes(self, full: list[int], quick: list[int] | None = None) -> list[int]:
-        """The size list in use: the quick one when asked, capped at --max-n."""
-        chosen = quick if (self.quick and quick is not None) else full
-        if self.max_n is None:
-            return list(chosen)
-        return [n for n in chosen if n <= self.max_n] or [self.max_n]
 
 
 # --- the lesson's two functions --------------------------------------------------------------
@@ -227,8 +196,6 @@ def _diff(xs, ys):
 
 
 def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
-    import numpy as np
-
     sizes = cfg.sizes(VECTOR_SIZES, VECTOR_SIZES[:1])
     advance = stage(progress, "64-wide hidden state", len(sizes))
     rng = random.Random(cfg.seed + 2)
@@ -401,8 +368,6 @@ def plot_python(section: Section, out_dir: Path, hardware: dict, clock: str) -> 
 # --- the whole experiment ----------------------------------------------------------------------
 def run_serial_depth(cfg: SerialDepthConfig, out_dir: Path, progress=None) -> Result:
     """Run every part, write result.json and the plots into ``out_dir``, return the Result."""
-    from lmscope.lab import torch_sweep
-
     out_dir = Path(out_dir)
     hardware = hardware_info(cfg.devices)
     result = Result(

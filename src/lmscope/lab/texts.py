@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 import statistics
 
-from lmscope.lab.plots import format_bytes, format_seconds
 from lmscope.lab.results import bilingual as bi
+from lmscope.lab.results import format_bytes, format_seconds
 
 SERIAL_DEPTH_TITLE = bi(
     "Why Transformers: serial depth of recurrences vs parallel reductions and scans",

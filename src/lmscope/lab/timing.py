@@ -40,7 +40,7 @@ def check_clock(name: str, devices, threads: int | None) -> None:
 def sync_for(device: str) -> Callable[[], None]:
     """A function that waits for queued device work, so the clock measures the work itself."""
     if device.startswith("cuda"):
-        import torch
+        import torch  # here: lmscope.lab.configs imports this module, and --help needs no torch
 
         return torch.cuda.synchronize
     return lambda: None

@@ -18,9 +18,9 @@ from lmscope.lab.linear_scan import (
     recurrence_loop,
     relative_error,
 )
-from lmscope.lab.plots import Panel, Series, format_seconds, save_panels
+from lmscope.lab.plots import Panel, Series, save_panels
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Column, Section, machine_line
+from lmscope.lab.results import Column, Section, format_seconds, machine_line
 from lmscope.lab.timing import CLOCK_LABELS, best_time, sync_for
 
 SWEEP_SIZES = [2**k for k in range(6, 17)]  # 64 .. 65,536

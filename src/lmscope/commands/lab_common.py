@@ -1,0 +1,107 @@
+"""What the experiment commands (``lmscope lab ...``, ``lmscope race``) share: their output
+options, running an experiment under a progress bar, and printing its result document as
+tables (or as the JSON it wrote)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from lmscope.errors import InvalidInputError
+from lmscope.lab.progress import make_progress
+from lmscope.lab.results import format_cell, machine_line
+
+
+# --- options ---------------------------------------------------------------------------------
+def add_out_option(parser, name: str) -> None:
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("lmscope-results") / name,
+        help=f"folder for result.json and plots (default ./lmscope-results/{name})",
+    )
+
+
+def add_threads_option(parser) -> None:
+    parser.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
+
+
+def add_clock_option(parser) -> None:
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="wall: elapsed time (default); cpu: this process's CPU time, steadier on a busy "
+        "machine (needs --threads 1, CPU only)",
+    )
+
+
+def add_report_options(parser) -> None:
+    """--lang and --json: how the result is printed."""
+    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
+    parser.add_argument("--json", action="store_true", help="print result.json instead of tables")
+
+
+# --- running ---------------------------------------------------------------------------------
+def set_threads(threads: int | None) -> None:
+    if threads is None:
+        return
+    if threads < 1:
+        raise InvalidInputError(f"--threads must be >= 1, got {threads}")
+    import torch  # lazy: see lmscope.commands
+
+    torch.set_num_threads(threads)
+
+
+def run_experiment(experiment, cfg, args) -> int:
+    """Run ``experiment(cfg, args.out, progress)`` with ``--threads`` applied and a progress bar
+    (on stderr when --json prints the result), then print the result it returns."""
+    set_threads(args.threads)
+    console = make_console(stderr=args.json)
+    with make_progress(console) as progress:
+        result = experiment(cfg, args.out, progress)
+    return finish(result.to_dict(), args, console)
+
+
+def make_console(stderr: bool = False) -> Console:
+    """Tables are wide: when the output is a file or a pipe, do not squeeze them to 80."""
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, width=max(console.width, 150))
+    return console
+
+
+def finish(doc: dict, args, console: Console) -> int:
+    if args.json:
+        print_json(doc)
+        return 0
+    render(doc, console, args.lang)
+    console.print(f"[green]wrote[/] {Path(args.out) / 'result.json'} and its plots")
+    return 0
+
+
+# --- printing a result document --------------------------------------------------------------
+def print_json(doc: dict) -> None:
+    print(json.dumps(doc, ensure_ascii=False, indent=1))
+
+
+def render(doc: dict, console: Console, lang: str = "en") -> None:
+    console.print(Text(doc["title"][lang], style="bold"))
+    console.print(Text(machine_line(doc["hardware"], sep=" · "), style="dim"))
+    for section in doc["sections"]:
+        table = Table(title=section["title"][lang], title_justify="left", title_style="bold")
+        for col in section["columns"]:
+            table.add_column(col["label"], justify="left" if col["kind"] == "text" else "right")
+        for row in section["rows"]:
+            table.add_row(*(format_cell(row.get(c["key"]), c["kind"]) for c in section["columns"]))
+        console.print()
+        console.print(table)
+        console.print(Text(section["explain"][lang], style="dim"))
+        if section.get("verdict"):
+            console.print(Text(section["verdict"][lang], style="bold cyan"))
+        if section.get("plot"):
+            console.print(Text(f"plot: {section['plot']['png']}", style="dim"))
