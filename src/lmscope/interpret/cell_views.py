@@ -5,7 +5,8 @@ tanh(c) for an LSTM cell state (as in Karpathy's figures: c itself is unbounded)
 the sigmoid gates (i f o r z: blue means closed, red open), and the value itself for the
 tanh-bounded h, g and n. Hovering a character (HTML) shows the exact value and the model's
 top-5 next characters. Characters the model skipped (outside its vocabulary) are grey and
-struck through. These views only draw numbers a ``NeuronRun`` already holds.
+struck through. These views only draw the numbers they are given: ``NeuronRun.view`` (in
+``lmscope.interpret.neurons``) lays one unit's values over its text as a ``CellText``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from lmscope.interpret.neurons import KIND_NAMES, NeuronRun
 
 RED = np.array([214, 39, 40])
 BLUE = np.array([31, 119, 180])
@@ -199,14 +198,3 @@ def _legend(fig, kind: str, rect) -> None:
     ax.tick_params(labelsize=7.5, length=0, pad=2)
     for spine in ax.spines.values():
         spine.set_visible(False)
-
-
-def cell_text(run: NeuronRun, layer: int, unit: int, kind: str) -> CellText:
-    values = run.unit(layer, unit, kind)
-    slots: list[int | None] = [None] * len(run.text)
-    for t, i in enumerate(run.kept):
-        slots[int(i)] = t
-    name = KIND_NAMES[kind][0]
-    title = f"{run.model_name}: layer {layer}, unit {unit}, {name} ({kind})"
-    predictions = [run.predictions(t) for t in range(len(run))]
-    return CellText(title, kind, run.text, slots, values, shade(kind, values), predictions)

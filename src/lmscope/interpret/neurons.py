@@ -20,6 +20,7 @@ torch at once.
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ import numpy as np
 import torch
 
 from lmscope.errors import InvalidInputError
+from lmscope.interpret.cell_views import CellText, shade
 
 KINDS = {"lstm": ("h", "c", "i", "f", "g", "o"), "gru": ("h", "r", "z", "n"), "rnn": ("h",)}
 KIND_NAMES = {
@@ -139,18 +141,23 @@ class NeuronRun:
                 labels += [(kind, layer, u) for u in range(self.hidden)]
         return np.concatenate(blocks, axis=1), labels
 
-    def view(self, layer: int, unit: int, kind: str | None = None):
+    def view(self, layer: int, unit: int, kind: str | None = None) -> CellText:
         """Coloured text for one unit (``_repr_html_``, ``to_html``, ``save_png``)."""
-        from lmscope.interpret.cell_views import cell_text
-
-        return cell_text(self, layer, unit, kind or default_kind(self.arch))
+        kind = kind or default_kind(self.arch)
+        values = self.unit(layer, unit, kind)
+        slots: list[int | None] = [None] * len(self.text)
+        for t, i in enumerate(self.kept):
+            slots[int(i)] = t
+        title = f"{self.model_name}: layer {layer}, unit {unit}, {KIND_NAMES[kind][0]} ({kind})"
+        predictions = [self.predictions(t) for t in range(len(self))]
+        return CellText(title, kind, self.text, slots, values, shade(kind, values), predictions)
 
 
 def char_vocab(model) -> tuple[str, ...]:
     """The characters a char model reads (one token each), or a readable refusal."""
     if not model.capabilities.activations:
         raise InvalidInputError(
-            f"{getattr(model, 'name', 'this model')} is not a char-RNN/LSTM/GRU; neuron views "
+            f"{model.name} is not a char-RNN/LSTM/GRU; neuron views "
             "read one recurrent state per character"
         )
     chars = getattr(model.tokenizer, "chars", None)
@@ -173,7 +180,7 @@ def neuron_activations(
     ``kinds`` (default: all of the architecture's) for every unit of every layer, plus the
     top-k next characters after each character."""
     vocab = char_vocab(model)
-    arch, cfg = model.arch, model.config
+    arch, cfg = model.capabilities.family, model.config
     kinds = KINDS[arch] if kinds is None else tuple(dict.fromkeys(kinds))
     bad = [k for k in kinds if k not in KINDS[arch]]
     if bad:
@@ -257,8 +264,6 @@ def parse_cell(spec: str) -> tuple[int, int]:
 
 def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
     """A UTF-8 text file for the neuron views ('-' reads standard input)."""
-    import sys
-
     if str(path) == "-":
         text = sys.stdin.read()
     else:
