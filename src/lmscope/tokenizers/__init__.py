@@ -1,4 +1,5 @@
-"""Tokenizers: GPT-2's byte-level BPE (tiktoken-fast, with a pure-Python reference that
+"""Tokenizers: byte-level BPE (GPT-2's, and Llama-3 / Qwen2 / SmolLM vocabularies from Hugging
+Face tokenizer.json files or GGUF fields; tiktoken-fast, with a pure-Python reference that
 explains its merges), BPE training, and a character vocabulary, behind one interface."""
 
 from lmscope.tokenizers.base import (
@@ -11,8 +12,11 @@ from lmscope.tokenizers.base import (
 )
 from lmscope.tokenizers.bpe import GPT2_PATTERN, ByteLevelBPE
 from lmscope.tokenizers.chars import CharTokenizer
+from lmscope.tokenizers.gguf_fields import tokenizer_from_gguf_fields
 from lmscope.tokenizers.gpt2 import BPETokenizer, gpt2_files_dir, gpt2_tokenizer, load_bpe
+from lmscope.tokenizers.hf_json import tokenizer_from_hf_json
 from lmscope.tokenizers.loading import load_tokenizer, save_tokenizer
+from lmscope.tokenizers.pretokenizers import PreTokenizer
 from lmscope.tokenizers.training import train_bpe
 
 __all__ = [
@@ -22,6 +26,7 @@ __all__ = [
     "ByteLevelBPE",
     "CharTokenizer",
     "MergeStep",
+    "PreTokenizer",
     "TokenExplanation",
     "TokenPiece",
     "Tokenizer",
@@ -31,5 +36,7 @@ __all__ = [
     "load_tokenizer",
     "readable_bytes",
     "save_tokenizer",
+    "tokenizer_from_gguf_fields",
+    "tokenizer_from_hf_json",
     "train_bpe",
 ]

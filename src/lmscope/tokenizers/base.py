@@ -103,6 +103,9 @@ class Tokenizer(ABC):
     name: str
     vocab_size: int
     eot_id: int | None
+    # The model's beginning- and end-of-sequence tokens where the vocabulary names them.
+    bos_id: int | None = None
+    eos_id: int | None = None
 
     @abstractmethod
     def encode(self, text: str, *, allow_special: bool = True) -> list[int]:

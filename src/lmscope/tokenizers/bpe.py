@@ -1,8 +1,10 @@
 """Byte-level BPE written out in plain Python: the reference that explains every merge.
 
-Encoding follows GPT-2: the text is cut into pre-tokens by a regex, each pre-token's UTF-8
-bytes start as single-byte tokens, and the adjacent pair with the lowest merge rank is merged
-(every occurrence at once) until no listed pair is left.
+Encoding follows GPT-2: special tokens are cut out whole, the rest is cut into pre-tokens by
+the pre-tokenizer (GPT-2's regex, Llama-3's, Qwen2's, SmolLM's digits + GPT-2...), each
+pre-token's UTF-8 bytes start as single-byte tokens, and the adjacent pair with the lowest merge
+rank is merged (every occurrence at once) until no listed pair is left. With `ignore_merges`
+(Llama-3) a pre-token that is itself in the vocabulary is one token without merging.
 """
 
 from __future__ import annotations
@@ -16,10 +18,9 @@ from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
 
-import regex
-
 from lmscope.errors import TokenizerError
 from lmscope.tokenizers.base import (
+    EOT_TEXT,
     MergeStep,
     TokenExplanation,
     Tokenizer,
@@ -28,15 +29,22 @@ from lmscope.tokenizers.base import (
     check_text,
     readable_bytes,
 )
-from lmscope.tokenizers.bpe_files import write_bpe_files
+from lmscope.tokenizers.bpe_files import KNOWN_SPECIALS, write_bpe_files
+from lmscope.tokenizers.pretokenizers import (
+    GPT2,
+    GPT2_PATTERN,
+    PreTokenizer,
+    pretokenizer_from_steps,
+)
 
-# GPT-2's pre-tokenizer: English contractions, letter runs, digit runs, other symbols, and
-# whitespace (a run keeps its last space for the word after it).
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+__all__ = ["GPT2_PATTERN", "GPT2_VOCAB_SIZE", "ByteLevelBPE", "default_name"]
 
 GPT2_VOCAB_SIZE = 50257
 
 _NOT_MERGEABLE = float("inf")
+
+# Stands in for a byte the vocabulary lacks when unk_id is set: never merges, encodes as unk_id.
+_UNKNOWN_BYTE = b""
 
 
 def default_name(vocab_size: int) -> str:
@@ -47,9 +55,14 @@ def default_name(vocab_size: int) -> str:
 class ByteLevelBPE(Tokenizer):
     """Pure-Python byte-level BPE with a per-pre-token cache.
 
-    vocab maps token bytes to ids (all 256 single bytes must be there), merges lists the
-    (left, right) pairs earliest first: a pair's index is its rank. special_tokens maps
-    control strings such as "<|endoftext|>" to their ids.
+    vocab maps token bytes to ids, merges lists the (left, right) pairs earliest first: a pair's
+    index is its rank. special_tokens maps strings matched whole before pre-tokenization, such
+    as "<|endoftext|>" or "<|im_start|>", to their ids (a special token may also be in vocab
+    under the same id). `pattern` is a regex or a PreTokenizer.
+
+    All 256 single bytes must be in vocab unless allow_missing_bytes: then a byte the vocabulary
+    lacks is dropped (Hugging Face and llama.cpp do the same) or, with unk_id, becomes unk_id.
+    extra_ids are ids that decode to the given bytes but are never produced by encoding.
     """
 
     def __init__(
@@ -59,21 +72,39 @@ class ByteLevelBPE(Tokenizer):
         *,
         special_tokens: Mapping[str, int] | None = None,
         name: str | None = None,
-        pattern: str = GPT2_PATTERN,
+        pattern: str | PreTokenizer = GPT2_PATTERN,
         cache_size: int = 1 << 16,
+        ignore_merges: bool = False,
+        bos_id: int | None = None,
+        eos_id: int | None = None,
+        unk_id: int | None = None,
+        add_bos: bool = False,
+        allow_missing_bytes: bool = False,
+        extra_ids: Mapping[int, bytes] | None = None,
     ) -> None:
         self._vocab = dict(vocab)
         self._merges = [(bytes(left), bytes(right)) for left, right in merges]
         self._special_tokens = dict(special_tokens or {})
         self._ranks = {pair: rank for rank, pair in enumerate(self._merges)}
-        self._id_to_bytes = _id_table(self._vocab, self._special_tokens)
-        _check_consistent(self._vocab, self._merges)
+        self._id_to_bytes = _id_table(self._vocab, self._special_tokens, extra_ids or {})
+        self.missing_bytes = _check_consistent(self._vocab, self._merges, allow_missing_bytes)
         self.vocab_size = max(self._id_to_bytes) + 1
-        self.eot_id = self._special_tokens.get("<|endoftext|>")
+        for label, token_id in (("bos", bos_id), ("eos", eos_id), ("unk", unk_id)):
+            if token_id is not None and token_id not in self._id_to_bytes:
+                raise TokenizerError(f"{label} id {token_id} is not in the vocabulary")
+        self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
+        self.add_bos = add_bos
+        # The token that ends a text: the model's end-of-sequence token, else <|endoftext|>.
+        self.eot_id = eos_id if eos_id is not None else self._special_tokens.get(EOT_TEXT)
+        self.ignore_merges = ignore_merges
         self.name = name or default_name(self.vocab_size)
-        self.pattern = pattern
-        self._pretokenizer = regex.compile(pattern)
+        if not isinstance(pattern, PreTokenizer):
+            pattern = pretokenizer_from_steps((pattern,))
+        self.pretokenizer = pattern
+        # One regex cutting text like the pre-tokenizer (what tiktoken needs), or None.
+        self.pattern = self.pretokenizer.single_pattern
         self._special_splitter = _special_splitter(self._special_tokens)
+        self._byte_parts = _byte_parts(self._vocab, unk_id)
         # Natural text repeats the same words, so caching whole pre-tokens skips most merging.
         self._encode_chunk = functools.lru_cache(maxsize=cache_size)(self._encode_chunk_uncached)
 
@@ -81,7 +112,7 @@ class ByteLevelBPE(Tokenizer):
 
     @property
     def vocab(self) -> Mapping[bytes, int]:
-        """Token bytes -> id, special tokens excluded."""
+        """Token bytes -> id (special tokens only when the vocabulary lists them too)."""
         return MappingProxyType(self._vocab)
 
     @property
@@ -107,11 +138,11 @@ class ByteLevelBPE(Tokenizer):
     def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
         check_text(text)
         ids: list[int] = []
-        for segment, special_id in self._segments(text, allow_special):
+        for segment, special_id in self.segments(text, allow_special=allow_special):
             if special_id is not None:
                 ids.append(special_id)
                 continue
-            for chunk in self._pretokenizer.findall(segment):
+            for chunk in self.pretokenizer.split(segment):
                 ids.extend(self._encode_chunk(chunk))
         return ids
 
@@ -131,51 +162,89 @@ class ByteLevelBPE(Tokenizer):
         """The chunks BPE works on separately (special tokens stay whole)."""
         check_text(text)
         chunks: list[str] = []
-        for segment, special_id in self._segments(text, allow_special):
+        for segment, special_id in self.segments(text, allow_special=allow_special):
             if special_id is not None:
                 chunks.append(segment)
             else:
-                chunks.extend(self._pretokenizer.findall(segment))
+                chunks.extend(self.pretokenizer.split(segment))
         return chunks
 
     def explain(self, text: str, *, allow_special: bool = True) -> list[TokenExplanation]:
         check_text(text)
         explained: list[TokenExplanation] = []
-        for segment, special_id in self._segments(text, allow_special):
+        for segment, special_id in self.segments(text, allow_special=allow_special):
             if special_id is not None:
                 explained.append(TokenExplanation(special_id, self.piece(special_id), segment))
                 continue
-            for chunk in self._pretokenizer.findall(segment):
+            for chunk in self.pretokenizer.split(segment):
                 explained.extend(self._explain_chunk(chunk))
         return explained
 
     def save(self, directory: str | PathLike[str]) -> None:
-        write_bpe_files(Path(directory), self._vocab, self._merges, self._special_tokens)
+        """GPT-2's encoder.json + vocab.bpe when they can say everything, else tokenizer.json."""
+        if self._fits_gpt2_files():
+            write_bpe_files(Path(directory), self._vocab, self._merges, self._special_tokens)
+            return
+        from lmscope.tokenizers.hf_json import write_hf_json  # it builds on this module
+
+        write_hf_json(self, Path(directory) / "tokenizer.json")
+
+    def _fits_gpt2_files(self) -> bool:
+        """Whether encoder.json + vocab.bpe, which hold only a vocabulary, merges and
+        <|endoftext|>, give this tokenizer back."""
+        specials = self._special_tokens
+        return (
+            self.pretokenizer.steps == GPT2.steps
+            and self.pretokenizer.normalizer is None
+            and not (self.ignore_merges or self.missing_bytes or self.add_bos)
+            and (self.bos_id, self.eos_id, self.unk_id) == (None, None, None)
+            and set(specials) <= set(KNOWN_SPECIALS)
+            and not any(text.encode("utf-8") in self._vocab for text in specials)
+            and set(self._id_to_bytes) == {*self._vocab.values(), *specials.values()}
+        )
 
     # -- the BPE itself ------------------------------------------------------------------------
 
-    def _segments(self, text: str, allow_special: bool) -> Iterator[tuple[str, int | None]]:
-        """Cut text around special tokens: yields (special text, id) or (plain text, None)."""
+    def segments(
+        self, text: str, *, allow_special: bool = True
+    ) -> Iterator[tuple[str, int | None]]:
+        """Cut text around special tokens: yields (special text, id), or (plain text, None)
+        with the plain text already normalized."""
         if not allow_special or self._special_splitter is None:
-            yield text, None
+            if text:
+                yield self.pretokenizer.normalize(text), None
             return
         # A capturing split alternates plain text (even indexes) and special tokens (odd).
         for index, segment in enumerate(self._special_splitter.split(text)):
             if index % 2:
                 yield segment, self._special_tokens[segment]
             elif segment:
-                yield segment, None
+                yield self.pretokenizer.normalize(segment), None
 
     def _encode_chunk_uncached(self, chunk: str) -> tuple[int, ...]:
-        parts, _ = self._apply_merges(chunk.encode("utf-8"), trace=False)
-        return tuple(self._vocab[part] for part in parts)
+        raw = chunk.encode("utf-8")
+        if self.ignore_merges and raw in self._vocab:
+            return (self._vocab[raw],)
+        parts, _ = self._apply_merges(raw, trace=False)
+        return tuple(self._part_id(part) for part in parts)
+
+    def _part_id(self, part: bytes) -> int:
+        if part != _UNKNOWN_BYTE:
+            return self._vocab[part]
+        assert self.unk_id is not None  # the stand-in is only used with an unk_id
+        return self.unk_id
 
     def _explain_chunk(self, chunk: str) -> list[TokenExplanation]:
-        parts, histories = self._apply_merges(chunk.encode("utf-8"), trace=True)
+        raw = chunk.encode("utf-8")
+        parts, histories = self._apply_merges(raw, trace=True)
+        if self.ignore_merges and raw in self._vocab and parts != [raw]:
+            # Taken whole from the vocabulary; the merges alone would not have built it.
+            parts, histories = [raw], [[]]
         explained = []
         for part, history in zip(parts, histories, strict=True):
-            token_id = self._vocab[part]
-            piece = TokenPiece(token_id, readable_bytes(part), part)
+            token_id = self._part_id(part)
+            raw = self._id_to_bytes[token_id]
+            piece = TokenPiece(token_id, readable_bytes(raw), raw)
             explained.append(TokenExplanation(token_id, piece, chunk, history))
         return explained
 
@@ -186,7 +255,10 @@ class ByteLevelBPE(Tokenizer):
 
         With trace, also returns for every final part the merges that built it.
         """
-        parts = [raw[i : i + 1] for i in range(len(raw))]
+        if self._byte_parts is None:
+            parts = [raw[i : i + 1] for i in range(len(raw))]
+        else:  # some bytes are not in the vocabulary: dropped, or the unknown-byte stand-in
+            parts = [part for b in raw if (part := self._byte_parts[b]) is not None]
         histories: list[list[MergeStep]] = [[] for _ in parts] if trace else []
         ranks = self._ranks
         while len(parts) > 1:
@@ -196,6 +268,15 @@ class ByteLevelBPE(Tokenizer):
                 break
             parts, histories = _merge_pair(parts, histories, best, rank)
         return parts, histories
+
+
+def _byte_parts(vocab: Mapping[bytes, int], unk_id: int | None) -> list[bytes | None] | None:
+    """Per byte value, the part it starts as; None when every byte is in the vocabulary."""
+    singles = [bytes((b,)) for b in range(256)]
+    if all(single in vocab for single in singles):
+        return None
+    missing = None if unk_id is None else _UNKNOWN_BYTE
+    return [single if single in vocab else missing for single in singles]
 
 
 def _merge_pair(
@@ -226,12 +307,18 @@ def _merge_pair(
     return new_parts, new_histories
 
 
-def _id_table(vocab: Mapping[bytes, int], specials: Mapping[str, int]) -> dict[int, bytes]:
-    """id -> bytes for every token, refusing two tokens that share an id."""
+def _id_table(
+    vocab: Mapping[bytes, int], specials: Mapping[str, int], extra: Mapping[int, bytes]
+) -> dict[int, bytes]:
+    """id -> bytes for every token, refusing two different tokens that share an id."""
     table: dict[int, bytes] = {}
-    entries = [*vocab.items(), *((text.encode("utf-8"), i) for text, i in specials.items())]
+    entries = [
+        *vocab.items(),
+        *((text.encode("utf-8"), i) for text, i in specials.items()),
+        *((raw, i) for i, raw in extra.items()),
+    ]
     for raw, token_id in entries:
-        if token_id in table:
+        if table.get(token_id, raw) != raw:
             raise TokenizerError(
                 f"tokens {table[token_id]!r} and {raw!r} share id {token_id}; "
                 "the vocabulary is corrupt"
@@ -242,13 +329,16 @@ def _id_table(vocab: Mapping[bytes, int], specials: Mapping[str, int]) -> dict[i
     return table
 
 
-def _check_consistent(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]) -> None:
-    """Every byte and every merge result must have an id, or some text could not be encoded."""
-    missing_bytes = [b for b in range(256) if bytes((b,)) not in vocab]
-    if missing_bytes:
+def _check_consistent(
+    vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]], allow_missing_bytes: bool
+) -> bytes:
+    """Every merge result must have an id, and every byte too unless allow_missing_bytes;
+    returns the byte values the vocabulary lacks."""
+    missing_bytes = bytes(b for b in range(256) if bytes((b,)) not in vocab)
+    if missing_bytes and not allow_missing_bytes:
         raise TokenizerError(
             f"the BPE vocabulary lacks {len(missing_bytes)} of the 256 single-byte tokens "
-            f"(first: {bytes(missing_bytes[:1])!r}); it is not a byte-level vocabulary"
+            f"(first: {missing_bytes[:1]!r}); it is not a byte-level vocabulary"
         )
     for rank, (left, right) in enumerate(merges):
         if left + right not in vocab:
@@ -256,6 +346,7 @@ def _check_consistent(vocab: Mapping[bytes, int], merges: Sequence[tuple[bytes, 
                 f"merge {rank} ({left!r} + {right!r}) makes a token the vocabulary does not "
                 "have; the vocabulary and merges files do not belong together"
             )
+    return missing_bytes
 
 
 def _special_splitter(specials: Mapping[str, int]) -> re.Pattern[str] | None:

@@ -9,6 +9,7 @@ bytes spelled through the GPT-2 byte map.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,18 +54,26 @@ def _read_vocab(path: Path) -> tuple[dict[bytes, int], dict[str, int]]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise TokenizerError(f"cannot read BPE vocabulary {path}: {err}") from None
+    return parse_vocab(data, str(path))
+
+
+def parse_vocab(
+    data: object, where: str, *, specials: Collection[str] = KNOWN_SPECIALS
+) -> tuple[dict[bytes, int], dict[str, int]]:
+    """A JSON map token -> id as bytes -> id, with the tokens named in `specials` kept apart
+    as text -> id."""
     if not isinstance(data, dict) or not data:
-        raise TokenizerError(f"{path} should hold a JSON object mapping tokens to ids")
+        raise TokenizerError(f"{where} should hold a JSON object mapping tokens to ids")
     vocab: dict[bytes, int] = {}
-    specials: dict[str, int] = {}
+    found: dict[str, int] = {}
     for token, token_id in data.items():
         if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
-            raise TokenizerError(f"{path}: token {token!r} has id {token_id!r}, not an id >= 0")
-        if token in KNOWN_SPECIALS:
-            specials[token] = token_id
+            raise TokenizerError(f"{where}: token {token!r} has id {token_id!r}, not an id >= 0")
+        if token in specials:
+            found[token] = token_id
         else:
             vocab[text_to_bytes(token)] = token_id
-    return vocab, specials
+    return vocab, found
 
 
 def _read_merges(path: Path) -> list[tuple[bytes, bytes]]:
@@ -78,14 +87,23 @@ def _read_merges(path: Path) -> list[tuple[bytes, bytes]]:
         # The header ("#version: 0.2") and a trailing empty line carry no merge.
         if not line.strip() or (number == 1 and line.startswith("#version")):
             continue
-        halves = line.split(" ")
-        if len(halves) != 2 or not all(halves):
-            raise TokenizerError(
-                f"{path}, line {number}: expected two tokens separated by one space, "
-                f"got {line!r}; the merges file is corrupt"
-            )
-        merges.append((text_to_bytes(halves[0]), text_to_bytes(halves[1])))
+        merges.append(parse_merge(line, f"{path}, line {number}"))
     return merges
+
+
+def parse_merge(item: object, where: str) -> tuple[bytes, bytes]:
+    """One merge as files spell it, "left right" or ["left", "right"], as bytes."""
+    halves = item.split(" ") if isinstance(item, str) else item
+    if not (
+        isinstance(halves, list | tuple)
+        and len(halves) == 2
+        and all(isinstance(half, str) and half for half in halves)
+    ):
+        raise TokenizerError(
+            f"{where}: expected two tokens separated by one space, got {item!r}; "
+            "the merges are corrupt"
+        )
+    return text_to_bytes(halves[0]), text_to_bytes(halves[1])
 
 
 def write_bpe_files(

@@ -10,25 +10,29 @@ from lmscope.tokenizers.base import Tokenizer
 from lmscope.tokenizers.bpe_files import find_bpe_files
 from lmscope.tokenizers.chars import CHARS_FILE, CharTokenizer
 from lmscope.tokenizers.gpt2 import load_bpe
+from lmscope.tokenizers.hf_json import TOKENIZER_JSON, tokenizer_from_hf_json
 
 
 def load_tokenizer(directory: str | PathLike[str], *, name: str | None = None) -> Tokenizer:
     """Load the tokenizer saved in `directory`.
 
-    Looks for, in order: encoder.json + vocab.bpe (GPT-2), vocab.json + merges.txt (Hugging
-    Face), chars.json (character vocabulary). BPE vocabularies get the tiktoken backend when
-    it is installed.
+    Looks for, in order: tokenizer.json (Hugging Face, byte-level BPE: GPT-2, Llama-3, Qwen2,
+    SmolLM...), encoder.json + vocab.bpe (GPT-2), vocab.json + merges.txt (Hugging Face),
+    chars.json (character vocabulary). BPE vocabularies get the tiktoken backend when it is
+    installed and gives the same tokens.
     """
     directory = Path(directory)
     if not directory.is_dir():
         raise TokenizerError(f"tokenizer directory {directory} does not exist")
+    if (directory / TOKENIZER_JSON).is_file():
+        return tokenizer_from_hf_json(directory / TOKENIZER_JSON, name=name)
     if find_bpe_files(directory) is not None:
         return load_bpe(directory, name=name)
     if (directory / CHARS_FILE).is_file():
         return CharTokenizer.load(directory / CHARS_FILE)
     raise TokenizerError(
-        f"no tokenizer files in {directory}: expected encoder.json + vocab.bpe, "
-        f"vocab.json + merges.txt, or {CHARS_FILE}"
+        f"no tokenizer files in {directory}: expected {TOKENIZER_JSON}, encoder.json + "
+        f"vocab.bpe, vocab.json + merges.txt, or {CHARS_FILE}"
     )
 
 

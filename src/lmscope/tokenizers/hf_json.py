@@ -1,0 +1,328 @@
+"""Hugging Face `tokenizer.json` files of byte-level BPE models (GPT-2, Llama-3, Qwen2,
+SmolLM...): read into lmscope's own BPE, and written back from it.
+
+What is read: the vocabulary and merges ("a b" strings or [a, b] lists), `ignore_merges`, the
+added tokens (matched whole before pre-tokenization), the pre-tokenizer (Split with a regex,
+Digits, ByteLevel, and Sequences of them) and an NFC normalizer. The model's bos/eos tokens come
+from a tokenizer_config.json beside the file, or the post-processor's template. Anything that
+would tokenize differently from what lmscope runs is refused with one TokenizerError line:
+other models (Unigram, WordPiece, SentencePiece-style BPE), normalizers that rewrite the text,
+added tokens that strip spaces, and pre-tokenizers it does not know.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from os import PathLike
+from pathlib import Path
+
+import regex
+
+from lmscope.errors import TokenizerError
+from lmscope.tokenizers.bpe import ByteLevelBPE
+from lmscope.tokenizers.bpe_files import parse_merge, parse_vocab
+from lmscope.tokenizers.bytes_map import bytes_to_text
+from lmscope.tokenizers.gpt2 import BPETokenizer
+from lmscope.tokenizers.pretokenizers import (
+    DIGIT_PATTERN,
+    DIGITS_PATTERN,
+    GPT2_PATTERN,
+    NORMALIZERS,
+    PreTokenizer,
+    pretokenizer_from_steps,
+)
+
+TOKENIZER_JSON = "tokenizer.json"
+TOKENIZER_CONFIG = "tokenizer_config.json"
+
+
+def tokenizer_from_hf_json(
+    path: str | PathLike[str], *, name: str | None = None, backend: str = "auto"
+) -> BPETokenizer:
+    """Load a Hugging Face tokenizer.json (or a folder holding one) of a byte-level BPE."""
+    return BPETokenizer(read_hf_json(path, name=name), backend=backend)
+
+
+def read_hf_json(path: str | PathLike[str], *, name: str | None = None) -> ByteLevelBPE:
+    """The pure-Python reference BPE a tokenizer.json describes."""
+    path = Path(path)
+    if path.is_dir():
+        path = path / TOKENIZER_JSON
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise TokenizerError(f"cannot read tokenizer file {path}: {err}") from None
+    try:
+        return _build(data, path, name)
+    except TokenizerError as err:
+        message = str(err)
+        raise TokenizerError(
+            message if message.startswith(str(path)) else f"{path}: {message}"
+        ) from None
+
+
+def _build(data: object, path: Path, name: str | None) -> ByteLevelBPE:
+    if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+        raise TokenizerError("not a Hugging Face tokenizer file (no 'model' object)")
+    model = data["model"]
+    _check_model(model)
+    added = _added_tokens(data.get("added_tokens") or [])
+    # A model vocabulary may list the added tokens too; those stay text (their spelling need
+    # not be byte-level).
+    vocab, _ = parse_vocab(model.get("vocab"), "the model vocabulary", specials=set(added))
+    merges = model.get("merges")
+    if not isinstance(merges, list):
+        raise TokenizerError("the BPE model has no merges list")
+    pairs = [parse_merge(item, f"merge {rank}") for rank, item in enumerate(merges)]
+    pretokenizer = _pretokenizer(data.get("pre_tokenizer"), _normalizer(data.get("normalizer")))
+    ids = _ids_by_text(vocab, added)
+    bos, eos, add_bos = _bos_eos(data, path.parent / TOKENIZER_CONFIG, ids)
+    return ByteLevelBPE(
+        vocab,
+        pairs,
+        special_tokens=added,
+        name=name,
+        pattern=pretokenizer,
+        ignore_merges=bool(model.get("ignore_merges", False)),
+        bos_id=bos,
+        eos_id=eos,
+        unk_id=ids.get(model["unk_token"]) if isinstance(model.get("unk_token"), str) else None,
+        add_bos=add_bos,
+        allow_missing_bytes=True,  # as Hugging Face does: such bytes are dropped (or unk)
+    )
+
+
+def _check_model(model: dict) -> None:
+    kind = model.get("type", "BPE" if "merges" in model else None)
+    if kind != "BPE":
+        raise TokenizerError(
+            f"the model is {kind!r}, not a byte-level BPE; lmscope reads byte-level BPE "
+            "tokenizers (GPT-2, Llama-3, Qwen2, SmolLM...)"
+        )
+    if model.get("byte_fallback"):
+        raise TokenizerError(
+            "the BPE model uses byte_fallback: it is a SentencePiece-style BPE over characters, "
+            "not a byte-level BPE"
+        )
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise TokenizerError(f"the BPE model sets {key} {model[key]!r}, which lmscope lacks")
+    if model.get("dropout"):
+        raise TokenizerError("the BPE model sets dropout, which makes encoding random")
+
+
+def _added_tokens(entries: object) -> dict[str, int]:
+    if not isinstance(entries, list):
+        raise TokenizerError("'added_tokens' should be a list")
+    added: dict[str, int] = {}
+    for entry in entries:
+        content = entry.get("content") if isinstance(entry, dict) else None
+        token_id = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(content, str) or not content or not isinstance(token_id, int):
+            raise TokenizerError(f"added token {entry!r} needs a 'content' text and an 'id'")
+        stripping = [key for key in ("lstrip", "rstrip", "single_word") if entry.get(key)]
+        if stripping:
+            raise TokenizerError(
+                f"added token {content!r} sets {', '.join(stripping)}, which lmscope does not "
+                "match the way Hugging Face does"
+            )
+        added[content] = token_id
+    return added
+
+
+def _flatten(spec: object, kind: str, key: str) -> Iterator[dict]:
+    """The steps of a normalizer / pre-tokenizer, with Sequences opened up."""
+    if spec is None:
+        return
+    if not isinstance(spec, dict):
+        raise TokenizerError(f"the {kind} should be a JSON object, got {spec!r}")
+    if spec.get("type") == "Sequence":
+        for inner in spec.get(key) or []:
+            yield from _flatten(inner, kind, key)
+    else:
+        yield spec
+
+
+def _normalizer(spec: object) -> str | None:
+    kinds = [step.get("type") for step in _flatten(spec, "normalizer", "normalizers")]
+    if not kinds:
+        return None
+    if len(kinds) == 1 and kinds[0] in NORMALIZERS:
+        return kinds[0]
+    raise TokenizerError(
+        f"the normalizer ({' + '.join(map(str, kinds))}) rewrites the text before it is "
+        f"tokenized; lmscope supports none or {', '.join(NORMALIZERS)}"
+    )
+
+
+def _pretokenizer(spec: object, normalizer: str | None) -> PreTokenizer:
+    steps: list[str] = []
+    byte_level = False
+    for step in _flatten(spec, "pre_tokenizer", "pretokenizers"):
+        kind = step.get("type")
+        if byte_level:
+            raise TokenizerError(f"pre-tokenizer {kind!r} after ByteLevel is not supported")
+        if kind == "ByteLevel":
+            if step.get("add_prefix_space"):
+                raise TokenizerError("ByteLevel with add_prefix_space is not supported")
+            if step.get("use_regex", True):
+                steps.append(GPT2_PATTERN)
+            byte_level = True
+        elif kind == "Split":
+            steps.append(_split_pattern(step))
+        elif kind == "Digits":
+            steps.append(DIGIT_PATTERN if step.get("individual_digits") else DIGITS_PATTERN)
+        else:
+            raise TokenizerError(
+                f"pre-tokenizer {kind!r} is not supported (lmscope runs ByteLevel, Split, "
+                "Digits and Sequences of them)"
+            )
+    if not byte_level:
+        raise TokenizerError(
+            "the pre-tokenizer has no ByteLevel step, so this is not a byte-level BPE"
+        )
+    return pretokenizer_from_steps(tuple(steps), normalizer)
+
+
+def _split_pattern(step: dict) -> str:
+    behavior = str(step.get("behavior", "")).lower()
+    if behavior != "isolated" or step.get("invert"):
+        raise TokenizerError(
+            f"Split with behavior {step.get('behavior')!r}"
+            f"{' and invert' if step.get('invert') else ''} is not supported (only Isolated)"
+        )
+    pattern = step.get("pattern")
+    if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
+        return pattern["Regex"]
+    if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
+        return regex.escape(pattern["String"])
+    raise TokenizerError(f"Split pattern {pattern!r} is neither a Regex nor a String")
+
+
+def _ids_by_text(vocab: Mapping[bytes, int], added: Mapping[str, int]) -> dict[str, int]:
+    """Token text -> id as Hugging Face spells tokens (byte-level text, or added tokens)."""
+    ids = {bytes_to_text(raw): token_id for raw, token_id in vocab.items()}
+    ids.update(added)
+    return ids
+
+
+def _bos_eos(
+    data: dict, config_path: Path, ids: Mapping[str, int]
+) -> tuple[int | None, int | None, bool]:
+    """bos id, eos id and whether a bos goes first: from tokenizer_config.json if it is there,
+    else from the post-processor's template (Llama-3 puts <|begin_of_text|> there)."""
+    template_bos = _template_bos(data.get("post_processor"))
+    config = _read_config(config_path)
+    names = {key: _token_text(config.get(key)) for key in ("bos_token", "eos_token")}
+    bos_name = names["bos_token"] or template_bos
+    add_bos = config.get("add_bos_token")
+    if not isinstance(add_bos, bool):
+        add_bos = template_bos is not None
+    return ids.get(bos_name or ""), ids.get(names["eos_token"] or ""), add_bos
+
+
+def _template_bos(processor: object) -> str | None:
+    for step in _flatten(processor, "post_processor", "processors"):
+        if step.get("type") != "TemplateProcessing":
+            continue
+        single = step.get("single") or []
+        head = single[0] if single and isinstance(single[0], dict) else {}
+        special = head.get("SpecialToken")
+        if isinstance(special, dict) and isinstance(special.get("id"), str):
+            return special["id"]
+    return None
+
+
+def _read_config(path: Path) -> dict:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}  # optional: without it there is just no bos/eos
+    return config if isinstance(config, dict) else {}
+
+
+def _token_text(value: object) -> str | None:
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
+
+
+def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
+    """Write `bpe` as a tokenizer.json that Hugging Face's `tokenizers` and read_hf_json load
+    back (bos/eos go into tokenizer_config.json beside it, keeping what else it holds)."""
+    text_of = {token_id: bytes_to_text(raw) for raw, token_id in bpe.vocab.items()}
+    text_of.update({token_id: text for text, token_id in bpe.special_tokens.items()})
+    ids_of = {text: token_id for token_id, text in sorted(text_of.items())}
+    splits = [
+        {"type": "Split", "pattern": {"Regex": step}, "behavior": "Isolated", "invert": False}
+        for step in bpe.pretokenizer.steps
+    ]
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
+    data = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": token_id,
+                "content": text,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+            for text, token_id in sorted(bpe.special_tokens.items(), key=lambda item: item[1])
+        ],
+        "normalizer": {"type": bpe.pretokenizer.normalizer}
+        if bpe.pretokenizer.normalizer
+        else None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [*splits, {**byte_level, "use_regex": False}],
+        },
+        "post_processor": (
+            _bos_template(text_of[bpe.bos_id], bpe.bos_id)
+            if bpe.add_bos and bpe.bos_id is not None
+            else None
+        ),
+        "decoder": {**byte_level, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None if bpe.unk_id is None else text_of[bpe.unk_id],
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": bpe.ignore_merges,
+            # Hugging Face keeps an added token's id only when the model vocabulary lists it.
+            "vocab": ids_of,
+            "merges": [[bytes_to_text(left), bytes_to_text(right)] for left, right in bpe.merges],
+        },
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    named = {"bos_token": bpe.bos_id, "eos_token": bpe.eos_id}
+    if any(token_id is not None for token_id in named.values()):
+        config_path = path.parent / TOKENIZER_CONFIG
+        config = _read_config(config_path)
+        config.update({key: text_of[i] for key, i in named.items() if i is not None})
+        config_path.write_text(json.dumps(config, ensure_ascii=False, indent=1), "utf-8")
+
+
+def _bos_template(bos: str, bos_id: int) -> dict:
+    """Hugging Face's post-processor that puts `bos` before every text."""
+    token = {"SpecialToken": {"id": bos, "type_id": 0}}
+    return {
+        "type": "TemplateProcessing",
+        "single": [token, {"Sequence": {"id": "A", "type_id": 0}}],
+        "pair": [
+            token,
+            {"Sequence": {"id": "A", "type_id": 0}},
+            token,
+            {"Sequence": {"id": "B", "type_id": 0}},
+        ],
+        "special_tokens": {bos: {"id": bos, "ids": [bos_id], "tokens": [bos]}},
+    }
