@@ -16,7 +16,7 @@ from lmscope.cli import main
 from lmscope.data import load_corpus
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.train import ARCHS, TrainConfig, train
-from lmscope.train.rnn_adapter import RNN_DEFAULTS, LSTMAdapter
+from lmscope.train.adapters import RNN_DEFAULTS, LSTMAdapter
 
 
 @pytest.fixture(autouse=True)

@@ -41,7 +41,7 @@ from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.models.rnn import CharRNN, CharRNNConfig
 from lmscope.tokenizers import CharTokenizer
 from lmscope.train import TrainConfig, train
-from lmscope.train.rnn_adapter import RNN_DEFAULTS
+from lmscope.train.adapters import RNN_DEFAULTS
 
 LABELS = {"rnn": "vanilla RNN", "lstm": "LSTM", "gru": "GRU", "gpt": "Transformer (char GPT)"}
 LABELS_ZH = {"rnn": "朴素 RNN", "lstm": "LSTM", "gru": "GRU", "gpt": "Transformer（字符级 GPT）"}

@@ -30,8 +30,8 @@ trainer then reads ``StreamBatches`` (contiguous streams, one per batch row), ca
 hidden state from chunk to chunk, detaches it after each chunk (truncated BPTT), resets it
 when the streams restart (``Batch.new_epoch``) and stores it in checkpoints so a resumed run
 continues mid-epoch. ``--optimizer rmsprop|adam`` and a constant or decaying learning rate
-(``min_lr``) cover the classic char-rnn recipes. Register a family with ``register_arch``;
-``lmscope.train.rnn_adapter`` registers "rnn", "lstm" and "gru" (``lmscope.models.rnn``).
+(``min_lr``) cover the classic char-rnn recipes. ``lmscope.train.adapters`` holds the
+adapters for "gpt", "rnn", "lstm" and "gru"; register another family with ``register_arch``.
 
 Samples over training: ``sample_at=[100, 300, 1000]`` (``--sample-at``) draws a sample with the
 run's own seed and prime at those iterations and keeps them in the checkpoint folder as
@@ -47,42 +47,48 @@ Distributed: started by ``torchrun``, every process runs the same loop under DDP
 gloo on CPU), draws its own batches and averages gradients; rank 0 alone logs and writes.
 """
 
-from lmscope.train import rnn_adapter  # noqa: F401  (registers rnn, lstm, gru)
-from lmscope.train.adapters import ARCHS, GPTAdapter, ModelAdapter, get_adapter, register_arch
-from lmscope.train.batches import Batch, BatchSource, eval_batches, make_batches
-from lmscope.train.config import FIXED_ON_RESUME, TrainConfig, parse_tokenizer_spec
-from lmscope.train.loop import (
-    StepInfo,
-    Trainer,
-    TrainingDiverged,
-    TrainResult,
-    resolve_device,
-    resume_config,
-    train,
-)
-from lmscope.train.optim import lr_at, make_optimizer, param_groups
+from __future__ import annotations
 
-__all__ = [
-    "ARCHS",
-    "FIXED_ON_RESUME",
-    "Batch",
-    "BatchSource",
-    "GPTAdapter",
-    "ModelAdapter",
-    "StepInfo",
-    "TrainConfig",
-    "TrainResult",
-    "Trainer",
-    "TrainingDiverged",
-    "eval_batches",
-    "get_adapter",
-    "lr_at",
-    "make_batches",
-    "make_optimizer",
-    "param_groups",
-    "parse_tokenizer_spec",
-    "register_arch",
-    "resolve_device",
-    "resume_config",
-    "train",
-]
+import importlib
+
+# Where each name of ``from lmscope.train import ...`` lives. Modules load on first use, so
+# ``lmscope.train.config`` (all that ``lmscope --help`` reads) comes without PyTorch.
+_EXPORTS = {
+    "ARCHS": "adapters",
+    "GPTAdapter": "adapters",
+    "ModelAdapter": "adapters",
+    "get_adapter": "adapters",
+    "register_arch": "adapters",
+    "Batch": "batches",
+    "BatchSource": "batches",
+    "eval_batches": "batches",
+    "make_batches": "batches",
+    "FIXED_ON_RESUME": "config",
+    "TrainConfig": "config",
+    "parse_tokenizer_spec": "config",
+    "StepInfo": "loop",
+    "Trainer": "loop",
+    "TrainingDiverged": "loop",
+    "TrainResult": "loop",
+    "resolve_device": "loop",
+    "resume_config": "loop",
+    "train": "loop",
+    "lr_at": "optim",
+    "make_optimizer": "optim",
+    "param_groups": "optim",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

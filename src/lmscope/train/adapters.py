@@ -21,6 +21,13 @@ windows ("random", GPTs) or contiguous streams ("stream", RNNs) suit the family.
 holds training settings that suit the family better than ``TrainConfig``'s (the CLI applies
 them to flags left out); ``describe(cfg)`` is the model's shape in the run's first line.
 A carried state must be None, a tensor, or a tuple of tensors, so checkpoints can store it.
+An adapter whose ``language_model`` wraps the model for ``lmscope.engine`` gets samples drawn
+with ``sample_params`` by the one generation loop.
+
+Registered here: "gpt" (``lmscope.models.gpt2``, random windows, stateless) and "rnn",
+"lstm", "gru" (``lmscope.models.rnn``: contiguous streams, the state carried from chunk to
+chunk). ``dim`` is a char-RNN's hidden size, ``dropout`` its dropout between layers and
+``embed`` its input embedding (0: one-hot).
 """
 
 from __future__ import annotations
@@ -31,8 +38,13 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 
+from lmscope.engine.generation import generate
+from lmscope.engine.rnn_model import RNNLanguageModel
+from lmscope.engine.sampling import SamplingParams
+from lmscope.engine.transformer import LanguageModel
 from lmscope.errors import InvalidInputError
 from lmscope.models.gpt2 import GPT, GPTConfig
+from lmscope.models.rnn import CharRNN, CharRNNConfig
 from lmscope.train.config import TrainConfig
 
 
@@ -41,6 +53,7 @@ class ModelAdapter(ABC):
     stateful: ClassVar[bool] = False
     default_batches: ClassVar[str] = "random"
     defaults: ClassVar[dict] = {}
+    sample_params: ClassVar[SamplingParams] = SamplingParams(temperature=0.8)
 
     @abstractmethod
     def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict: ...
@@ -48,8 +61,8 @@ class ModelAdapter(ABC):
     @abstractmethod
     def build(self, config: dict) -> nn.Module: ...
 
-    @abstractmethod
-    def config_of(self, model: nn.Module) -> dict: ...
+    def config_of(self, model: nn.Module) -> dict:
+        return model.config.to_dict()
 
     @abstractmethod
     def forward(
@@ -66,8 +79,16 @@ class ModelAdapter(ABC):
             return state.detach()
         return tuple(t.detach() for t in state)
 
-    def sample(self, model: nn.Module, tokenizer, prompt_ids: list[int], length: int, seed: int):
+    def language_model(self, model: nn.Module, tokenizer):
+        """The model as ``lmscope.engine`` runs it, for samples; None: no samples."""
         return None
+
+    def sample(self, model: nn.Module, tokenizer, prompt_ids: list[int], length: int, seed: int):
+        lm = self.language_model(model, tokenizer)  # eval mode; the trainer switches it back
+        if lm is None:
+            return None
+        stream = generate(lm, prompt_ids, length, self.sample_params, seed=seed, stop_at_eot=False)
+        return tokenizer.decode(list(prompt_ids) + [t.id for t in stream])
 
     def describe(self, cfg: TrainConfig) -> str:
         return f"{cfg.layers} layers, {cfg.heads} heads, {cfg.dim} dims"
@@ -77,6 +98,7 @@ class GPTAdapter(ModelAdapter):
     """GPTs see random windows; every batch stands alone, so there is no state."""
 
     arch = "gpt"
+    sample_params = SamplingParams(temperature=0.8, top_k=200)  # nanoGPT's sample.py choice
 
     def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict:
         return GPTConfig(
@@ -91,26 +113,81 @@ class GPTAdapter(ModelAdapter):
     def build(self, config: dict) -> nn.Module:
         return GPT(GPTConfig.from_dict(config))
 
-    def config_of(self, model: nn.Module) -> dict:
-        return model.config.to_dict()
-
     def forward(self, net, x, targets, state):
         logits, loss = net(x, targets)
         return logits, loss, state
 
-    def sample(self, model, tokenizer, prompt_ids, length, seed):
-        from lmscope.engine.generation import generate
-        from lmscope.engine.sampling import SamplingParams
-        from lmscope.engine.transformer import LanguageModel
-
-        lm = LanguageModel(model, tokenizer)  # puts the model in eval mode; the trainer undoes it
-        params = SamplingParams(temperature=0.8, top_k=200)  # nanoGPT's sample.py choice
-        ids = [t.id for t in generate(lm, prompt_ids, length, params, seed=seed, stop_at_eot=False)]
-        return tokenizer.decode(prompt_ids + ids)
+    def language_model(self, model, tokenizer):
+        return LanguageModel(model, tokenizer)
 
 
-ARCHS: dict[str, ModelAdapter] = {"gpt": GPTAdapter()}
-PLANNED_ARCHS = ("rnn", "lstm", "gru")
+# Training settings that suit char-RNNs better than the GPT defaults (``lmscope train --arch
+# lstm`` uses them for flags left out): char-rnn's 2 layers, 50 streams of 50 characters, and
+# a constant-then-decaying Adam step without weight decay or warm-up.
+RNN_DEFAULTS = {
+    "layers": 2,
+    "dim": 128,
+    "context": 50,
+    "batch": 50,
+    "optimizer": "adam",
+    "lr": 2e-3,
+    "min_lr": 2e-4,
+    "warmup": 0,
+    "weight_decay": 0.0,
+    "beta2": 0.99,
+    "grad_clip": 5.0,
+}
+
+
+class CharRNNAdapter(ModelAdapter):
+    """Char-RNNs read contiguous streams and carry (h) or (h, c) from chunk to chunk; the
+    trainer detaches it after each chunk (truncated BPTT) and resets it at epoch boundaries."""
+
+    stateful = True
+    default_batches = "stream"
+    defaults: ClassVar[dict] = RNN_DEFAULTS
+
+    def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict:
+        return CharRNNConfig(
+            vocab_size=vocab_size,
+            cell=self.arch,
+            hidden=cfg.dim,
+            layers=cfg.layers,
+            dropout=cfg.dropout,
+            embed=cfg.embed,
+        ).to_dict()
+
+    def build(self, config: dict) -> nn.Module:
+        return CharRNN(CharRNNConfig.from_dict(config))
+
+    def forward(self, net, x, targets, state):
+        return net(x, state, targets)
+
+    def initial_state(self, model, batch, device):
+        return model.initial_state(batch, device)
+
+    def language_model(self, model, tokenizer):
+        return RNNLanguageModel(model, tokenizer)
+
+    def describe(self, cfg: TrainConfig) -> str:
+        return f"{cfg.layers} layers, hidden {cfg.dim}, chunks of {cfg.context}"
+
+
+class RNNAdapter(CharRNNAdapter):
+    arch = "rnn"
+
+
+class LSTMAdapter(CharRNNAdapter):
+    arch = "lstm"
+
+
+class GRUAdapter(CharRNNAdapter):
+    arch = "gru"
+
+
+ARCHS: dict[str, ModelAdapter] = {
+    adapter.arch: adapter for adapter in (GPTAdapter(), RNNAdapter(), LSTMAdapter(), GRUAdapter())
+}
 
 
 def register_arch(adapter: ModelAdapter) -> ModelAdapter:
@@ -122,7 +199,4 @@ def register_arch(adapter: ModelAdapter) -> ModelAdapter:
 def get_adapter(arch: str) -> ModelAdapter:
     if arch in ARCHS:
         return ARCHS[arch]
-    planned = " (char-RNN, LSTM and GRU training is planned)" if arch in PLANNED_ARCHS else ""
-    raise InvalidInputError(
-        f"unknown --arch {arch!r}{planned}; available: {', '.join(sorted(ARCHS))}"
-    )
+    raise InvalidInputError(f"unknown --arch {arch!r}; available: {', '.join(sorted(ARCHS))}")

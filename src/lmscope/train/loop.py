@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -15,10 +16,15 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 from lmscope.data import encode_corpus, load_corpus
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
 from lmscope.formats import checkpoints
+from lmscope.formats.weights import read_json
+from lmscope.models.state import load_checked
+from lmscope.tokenizers import CharTokenizer, gpt2_tokenizer, load_tokenizer, train_bpe
+from lmscope.tokenizers.gpt2 import BPETokenizer
 from lmscope.train import distributed, timeline
 from lmscope.train.adapters import get_adapter
 from lmscope.train.batches import eval_batches, make_batches, min_tokens
@@ -69,19 +75,10 @@ class TrainResult:
         return self.evals[-1]["val"] if self.evals else None
 
 
-def train(
-    cfg: TrainConfig,
-    *,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool | None = None,
-    log: Callable[[str], None] | None = None,
-    on_step: Callable[[StepInfo], None] | None = None,
-) -> TrainResult:
-    """Train as ``cfg`` says and return the losses; see ``Trainer``."""
-    return Trainer(
-        cfg, resume=resume, overwrite=overwrite, progress=progress, log=log, on_step=on_step
-    ).run()
+def train(cfg: TrainConfig, **options) -> TrainResult:
+    """Train as ``cfg`` says and return the losses; ``options`` are ``Trainer``'s (resume,
+    overwrite, progress, log, on_step)."""
+    return Trainer(cfg, **options).run()
 
 
 def resume_config(out: str | Path, **overrides) -> TrainConfig:
@@ -92,8 +89,6 @@ def resume_config(out: str | Path, **overrides) -> TrainConfig:
         raise CheckpointError(
             f"{out} holds no lmscope checkpoint to resume; drop --resume to start a new run there"
         )
-    from lmscope.formats.weights import read_json
-
     stored = read_json(out / checkpoints.TRAINER_FILE).get("config")
     return TrainConfig.from_dict(stored).with_overrides(out=str(out), **overrides)
 
@@ -254,9 +249,6 @@ class Trainer:
         return None
 
     def _tokenizer(self, corpus, ck):
-        from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer, train_bpe
-        from lmscope.tokenizers.gpt2 import BPETokenizer
-
         if ck is not None:
             try:
                 return load_tokenizer(self.out)
@@ -264,14 +256,12 @@ class Trainer:
                 raise CheckpointError(f"the checkpoint's tokenizer is unusable: {err}") from None
         kind, size = parse_tokenizer_spec(self.cfg.tokenizer)
         if kind == "char":
-            from lmscope.tokenizers import CharTokenizer
-
             return CharTokenizer.from_text(corpus.text)
         if kind == "gpt2":
             return gpt2_tokenizer()
         train_text, _ = corpus.split(self.cfg.val_fraction)
         show = self.dist.is_main and self.progress is not False
-        bpe = train_bpe(train_text, size, show_progress=show and _stderr_is_terminal())
+        bpe = train_bpe(train_text, size, show_progress=show and sys.stderr.isatty())
         return BPETokenizer(bpe)  # tiktoken speed for encoding the corpus
 
     def _check_sizes(self, n_train: int, n_val: int) -> None:
@@ -295,7 +285,7 @@ class Trainer:
                 raise CheckpointError(
                     f"{self.out} holds a {ck.meta.get('arch')!r} model, not {self.cfg.arch!r}"
                 )
-            _load_weights(model, ck.weights, self.out)
+            load_checked(model, ck.weights, str(self.out))
         return model.to(self.device).train()
 
     def _seed_generators(self) -> None:
@@ -334,8 +324,6 @@ class Trainer:
     def _wrap_ddp(self, model: nn.Module) -> nn.Module:
         if not self.dist.enabled:
             return model
-        from torch.nn.parallel import DistributedDataParallel
-
         ids = [self.device.index] if self.device.type == "cuda" else None
         return DistributedDataParallel(model, device_ids=ids)
 
@@ -549,22 +537,6 @@ class Trainer:
         self.saved_iteration = self.iteration
 
 
-def _load_weights(model: nn.Module, weights: dict[str, torch.Tensor], where: Path) -> None:
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(weights))
-    unexpected = sorted(set(weights) - set(expected))
-    if missing or unexpected:
-        detail = f"missing {missing[:3]}" if missing else f"unexpected {unexpected[:3]}"
-        raise CheckpointError(f"the weights in {where} do not fit this model: {detail}")
-    for key, tensor in weights.items():
-        if tensor.shape != expected[key].shape:
-            raise CheckpointError(
-                f"the weights in {where} do not fit this model: {key} has shape "
-                f"{tuple(tensor.shape)}, the settings imply {tuple(expected[key].shape)}"
-            )
-    model.load_state_dict(weights)
-
-
 def _to_device(carry, device: torch.device):
     if carry is None:
         return None
@@ -592,9 +564,3 @@ def _sample_prompt(tokenizer, train_ids) -> list[int]:
     except LmscopeError:
         ids = []
     return ids or [int(train_ids[0])]
-
-
-def _stderr_is_terminal() -> bool:
-    import sys
-
-    return sys.stderr.isatty()
