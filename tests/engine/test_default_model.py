@@ -10,7 +10,7 @@ from lmscope.engine.loading import shipped_models
 
 
 def test_default_model_loads_offline():
-    model = lmscope.load()
+    model = lmscope.load("shakespeare")
     assert model.name == "shakespeare" and "shakespeare" in shipped_models()
     info = model.info()
     assert (info.n_layer, info.n_head, info.d_model, info.n_ctx, info.vocab_size) == (
@@ -26,7 +26,7 @@ def test_default_model_loads_offline():
 
 def test_default_model_is_trained():
     """Far below the uniform-guess loss (ln 2048 = 7.6) on held-out Shakespeare."""
-    model = lmscope.load()
+    model = lmscope.load("shakespeare")
     text = load_corpus("shakespeare").text
     val = text[int(len(text) * 0.9) :][:4000]
     ids = torch.tensor(model.tokenizer.encode(val)[:257])
@@ -36,7 +36,7 @@ def test_default_model_is_trained():
 
 
 def test_default_model_splits_modern_words():
-    model = lmscope.load()
+    model = lmscope.load("shakespeare")
     pieces = [p.text for p in model.pieces(model.encode("Data visualization empowers users to"))]
     assert "".join(pieces) == "Data visualization empowers users to"
     assert len(pieces) > 6  # subword splits are visible

@@ -67,7 +67,7 @@ def test_layernorm_probes_stay_finite_and_match_the_fast_path(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_masked_attention_is_exactly_zero_in_every_dtype(dtype):
-    model = lmscope.load(dtype=dtype)
+    model = lmscope.load("shakespeare", dtype=dtype)
     trace = model.trace(PROMPT)
     n = len(trace)
     upper = torch.ones(n, n, dtype=torch.bool).triu(1)
@@ -82,9 +82,9 @@ def test_masked_attention_is_exactly_zero_in_every_dtype(dtype):
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_load_in_half_precision(dtype):
-    model = lmscope.load(dtype=dtype)
+    model = lmscope.load("shakespeare", dtype=dtype)
     assert model.gpt.wte.weight.dtype == lmscope.engine.loading.parse_dtype(dtype)
-    reference = lmscope.load()
+    reference = lmscope.load("shakespeare")
     ours, full = model.trace(PROMPT), reference.trace(PROMPT)
     assert ours.predictions.top_ids[-1, 0] == full.predictions.top_ids[-1, 0]
     assert torch.allclose(ours.last_logits, full.last_logits, atol=0.15)
@@ -99,7 +99,7 @@ def test_load_refuses_unknown_dtypes():
 
 @pytest.fixture(scope="module", params=["float16", "bfloat16"])
 def half_client(request):
-    model = lmscope.load(dtype=request.param)
+    model = lmscope.load("shakespeare", dtype=request.param)
     with TestClient(create_app(model)) as client:
         yield client, model
 
@@ -164,7 +164,7 @@ def test_extreme_sampling_settings_are_strict_json(half_client, sampling):
 
 
 def test_a_float16_overflow_is_one_readable_error_not_a_crash():
-    model = lmscope.load(dtype="float16")
+    model = lmscope.load("shakespeare", dtype="float16")
     with torch.no_grad():  # logits past float16's 65504
         model.gpt.wte.weight.mul_(100)
         model.gpt.ln_f.weight.mul_(100)

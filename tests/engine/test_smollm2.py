@@ -75,3 +75,17 @@ def test_the_explainers_example_continues_sensibly(ours):
         )
     )
     assert text.startswith(" make informed decisions")
+
+
+def test_a_2048_token_trace_fits_in_4_gib_and_longer_is_refused(ours, monkeypatch):
+    ids = [(i * 7919) % 49000 + 100 for i in range(2048)]
+    trace = ours.trace(ids)
+    assert trace.nbytes() < 4 * 2**30  # the big [head, pos, pos] tensors are derived on demand
+    pattern = trace["blocks.29.attn.hook_pattern"]
+    assert pattern.shape == (9, 2048, 2048)
+    torch.testing.assert_close(pattern.sum(-1), torch.ones(9, 2048), atol=1e-5, rtol=0)
+    del trace, pattern
+    with pytest.raises(lmscope.InvalidInputError, match="limit is 2,048 tokens") as err:
+        ours.trace(ids + [5])
+    assert "LMSCOPE_MAX_TRACE_TOKENS" in str(err.value) and "\n" not in str(err.value)
+    assert ours.trace(ids + [5], layers=[0]).n_tokens == 2049  # one layer is allowed

@@ -202,3 +202,17 @@ def test_predictions_without_full_logits_match(tiny_model, trace):
     assert torch.allclose(lazy.predictions.top_probs, full.top_probs, atol=1e-6)
     assert torch.allclose(lazy.predictions.entropy, full.entropy, atol=1e-5)
     assert torch.allclose(lazy.last_logits, trace["logits"][-1], atol=1e-5)
+
+
+def test_derived_attention_probes_equal_the_recorded_ones(tiny_model):
+    """Scores and pattern are rebuilt from q and k on first read unless asked for by name; both
+    routes give the forward pass's numbers."""
+    prompt = "Data visualization empowers users to"
+    lazy = tiny_model.trace(prompt)
+    stages = ["hook_attn_scores_raw", "hook_attn_scores_scaled", "hook_attn_scores", "hook_pattern"]
+    eager = tiny_model.trace(prompt, names=[f"blocks.*.attn.{s}" for s in stages])
+    for layer in range(tiny_model.config.n_layer):
+        for stage in stages:
+            name = f"blocks.{layer}.attn.{stage}"
+            assert name in eager.tensors and name not in lazy.tensors
+            torch.testing.assert_close(lazy[name], eager[name], atol=1e-6, rtol=0)

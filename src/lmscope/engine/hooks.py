@@ -22,8 +22,16 @@ from lmscope.errors import InvalidInputError
 
 _LAYER_RE = re.compile(r"^blocks\.(\d+)\.")
 # Probes that cost real compute or memory and can be rebuilt exactly from others; recorded only
-# when asked for by name, otherwise derived on first access (see Trace.derived).
-ON_REQUEST = ("hook_result", "hook_attn_scores_scaled", "hook_attn_scores")
+# when asked for by name, otherwise derived on first access (see Trace.derived). The attention
+# scores and pattern are [head, position, position] per layer: on a 2,048-token prompt of
+# SmolLM2 they would be 9 GB of a trace, and are rebuilt from q and k (about 1/60 of that).
+ON_REQUEST = (
+    "hook_result",
+    "hook_attn_scores_raw",
+    "hook_attn_scores_scaled",
+    "hook_attn_scores",
+    "hook_pattern",
+)
 
 
 class Recorder:

@@ -114,8 +114,8 @@ class Trace:
         for name in found.probe_names(layer):
             if name == "logits":
                 out[name] = self.tensors.get("logits", self.last_logits)
-            elif name in self.tensors:
-                out[name] = self.tensors[name]
+            elif name in self:
+                out[name] = self[name]
         return out
 
     def logit_lens(self, k: int = 5, positions=None):

@@ -9,6 +9,7 @@ arguments, call the same hook and have the same parts (``h[i].attn``, ``ln_f``, 
 from __future__ import annotations
 
 import numbers
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -48,6 +49,16 @@ class _Continuation:
 
     cache: object
     ids: list[int]
+
+
+# A full trace keeps every probe of every layer: a 2,048-token trace of SmolLM2 holds about
+# 3 GB. Longer prompts still run (logits, generation); a trace of them is refused unless raised.
+MAX_TRACE_TOKENS = 2048
+
+
+def max_trace_tokens() -> int:
+    value = os.environ.get("LMSCOPE_MAX_TRACE_TOKENS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else MAX_TRACE_TOKENS
 
 
 class LanguageModel(TextModel):
@@ -125,6 +136,13 @@ class LanguageModel(TextModel):
         ``ablate`` switches parts off during the pass (specs like ``L5H3``, ``attn2``, ``mlp*``;
         see ``lmscope.engine.hooks``), with ``ablate_mode`` "zero" or "mean"."""
         ids = self.to_ids(text_or_ids, truncate=truncate)
+        limit = max_trace_tokens()
+        if len(ids) > limit and names is None and layers is None:
+            raise InvalidInputError(
+                f"a full trace of {len(ids):,} tokens is refused: the limit is {limit:,} tokens "
+                "(every probe of every layer is kept). Trace fewer layers or probes (layers=, "
+                "names=), or raise the limit with LMSCOPE_MAX_TRACE_TOKENS"
+            )
         if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
             raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
         if layers is not None:
@@ -166,27 +184,34 @@ class LanguageModel(TextModel):
 
     def _derived_probes(self, tensors: dict) -> dict:
         """Probes that are exact functions of recorded ones, computed when first read: per-head
-        results (z_h @ W_O[h], a d_model-wide tensor per head) and the scaled and masked
-        attention scores (raw / sqrt(d_head), then -inf above the diagonal). On long prompts
-        these would otherwise hold most of a trace's memory."""
+        results (z_h @ W_O[h], a d_model-wide tensor per head) and the attention scores at each
+        stage and the pattern (QK^T from q and k, / sqrt(d_head), masked, softmax). On long
+        prompts these would otherwise hold most of a trace's memory."""
         derived = {}
         for layer, block in enumerate(self.net.h):
-            attn = f"blocks.{layer}.attn"
+            attn, derive = f"blocks.{layer}.attn", block.attn
             if f"{attn}.hook_z" in tensors:
                 derived[f"{attn}.hook_result"] = partial(
-                    block.attn.head_results, tensors[f"{attn}.hook_z"]
+                    derive.head_results, tensors[f"{attn}.hook_z"]
                 )
-            if f"{attn}.hook_attn_scores_raw" in tensors:
-                raw = tensors[f"{attn}.hook_attn_scores_raw"]
-                derived[f"{attn}.hook_attn_scores_scaled"] = partial(block.attn.scale_scores, raw)
-                derived[f"{attn}.hook_attn_scores"] = partial(block.attn.masked_scores, raw)
+            q_name, k_name = (f"{attn}.{n}" for n in derive.score_inputs)
+            raw = partial(_recorded_or, tensors, f"{attn}.hook_attn_scores_raw", None)
+            if f"{attn}.hook_attn_scores_raw" not in tensors:
+                if q_name not in tensors or k_name not in tensors:
+                    continue
+                rebuild = partial(derive.raw_scores, tensors[q_name], tensors[k_name])
+                raw = partial(_recorded_or, tensors, f"{attn}.hook_attn_scores_raw", rebuild)
+                derived[f"{attn}.hook_attn_scores_raw"] = rebuild
+            derived[f"{attn}.hook_attn_scores_scaled"] = _then(derive.scale_scores, raw)
+            derived[f"{attn}.hook_attn_scores"] = _then(derive.masked_scores, raw)
+            derived[f"{attn}.hook_pattern"] = _then(_pattern, _then(derive.masked_scores, raw))
         return {k: v for k, v in derived.items() if k not in tensors}
 
     @torch.no_grad()  # not inference_mode: callers compute freely with the results
     def logits(self, text_or_ids: str | Sequence[int]) -> torch.Tensor:
         """Full-vocabulary logits for every position, [pos, vocab], on the fast path."""
         idx = torch.tensor([self.to_ids(text_or_ids)], device=self.device)
-        return self.net(idx)[0][0].float()
+        return self._mask_padding(self.net(idx)[0][0].float())
 
     # --- generation: the protocol's start/step over a KV cache ------------------------------
     @torch.no_grad()
@@ -213,3 +238,16 @@ class LanguageModel(TextModel):
         """Padding rows of the embedding are not tokens: their logits are dropped, so they can
         never be sampled, ranked or shown."""
         return logits[..., : self.vocab_size]
+
+
+def _recorded_or(tensors: dict, name: str, rebuild):
+    """A probe the trace already holds (recorded, or derived and kept), else rebuilt."""
+    return tensors[name] if name in tensors else rebuild()
+
+
+def _then(function, source):
+    return lambda: function(source())
+
+
+def _pattern(masked: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(masked, dim=-1)

@@ -214,6 +214,14 @@ class CausalSelfAttention(nn.Module):
                 hook(f"{name}.hook_result", self.head_results(z))
         return self.c_proj(z.reshape(B, T, C))
 
+    # the recorded probes QK^T is computed from (see raw_scores)
+    score_inputs = ("hook_q", "hook_k")
+
+    def raw_scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """QK^T from recorded q and k ([position, head, d_head]) -> [head, query, key], as the
+        forward pass computes it (in float32)."""
+        return q.transpose(0, 1).float() @ k.transpose(0, 1).float().transpose(-2, -1)
+
     def scale_scores(self, raw: torch.Tensor) -> torch.Tensor:
         return raw / math.sqrt(self.d_head)
 

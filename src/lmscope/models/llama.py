@@ -412,6 +412,15 @@ class CausalSelfAttention(nn.Module):
                 hook(f"{name}.hook_result", self.head_results(z))
         return self.o_proj(z.reshape(B, T, self.n_head * self.d_head))
 
+    # the recorded probes QK^T is computed from (see raw_scores): q and k after RoPE
+    score_inputs = ("hook_rot_q", "hook_rot_k")
+
+    def raw_scores(self, q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+        """QK^T from recorded rotated q ([position, n_head, d_head]) and k ([position,
+        n_kv_head, d_head]) -> [head, query, key], each query head with its shared key head."""
+        k = k.transpose(0, 1).repeat_interleave(self.n_kv_groups, dim=0)
+        return q.transpose(0, 1).float() @ k.float().transpose(-2, -1)
+
     def scale_scores(self, raw: torch.Tensor) -> torch.Tensor:
         return raw / math.sqrt(self.d_head)
 
