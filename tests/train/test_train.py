@@ -225,7 +225,7 @@ def test_bpe_tokenizer_is_trained_once_and_kept_in_the_checkpoint(corpus, tmp_pa
     def no_training(*args, **kwargs):
         raise AssertionError("resume must reuse the saved tokenizer")
 
-    monkeypatch.setattr("lmscope.tokenizers.train_bpe", no_training)
+    monkeypatch.setattr("lmscope.train.loop.train_bpe", no_training)
     quiet_train(cfg.with_overrides(iters=6), resume=True)
     assert (out / "vocab.bpe").read_bytes() == files["vocab.bpe"]
     assert lmscope.load(out).tokenizer.vocab_size == 300

@@ -42,7 +42,7 @@ def register(sub):
 
 
 def run(args) -> int:
-    from lmscope.interpret import ablation_effect
+    from lmscope.interpret import ablation_effect  # lazy: see lmscope.commands
 
     model = load_model(args)
     effect = ablation_effect(

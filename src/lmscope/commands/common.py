@@ -1,10 +1,17 @@
-"""Options shared by several subcommands: which model, and the sampling controls."""
+"""What several subcommands share: which model, the sampling controls, streaming text."""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from lmscope.engine.sampling import SamplingParams
+import lmscope
+from lmscope.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from lmscope.engine.sampling import SamplingParams
 
 
 def add_model_option(parser: argparse.ArgumentParser):
@@ -44,6 +51,8 @@ def add_sampling_options(parser: argparse.ArgumentParser):
 
 
 def sampling_params(args) -> SamplingParams:
+    from lmscope.engine.sampling import SamplingParams  # lazy: see lmscope.commands
+
     return SamplingParams(
         temperature=args.temperature,
         top_k=args.top_k,
@@ -56,9 +65,6 @@ def sampling_params(args) -> SamplingParams:
 def load_model(args, *, any_family: bool = False):
     """The model --model names. Commands that look inside a GPT refuse other families
     (char-RNNs) in one line unless ``any_family``."""
-    import lmscope
-    from lmscope.errors import InvalidInputError
-
     model = lmscope.load(args.model)
     if not any_family and not model.capabilities.trace:
         raise InvalidInputError(
@@ -67,3 +73,19 @@ def load_model(args, *, any_family: bool = False):
             "generate, sample and compare)"
         )
     return model
+
+
+def print_stream(model, tokens: Iterable, prefix: str) -> None:
+    """Write ``prefix``, then the generated tokens' text as it comes. The whole continuation
+    is decoded each time, so a character split over several tokens prints whole."""
+    out = sys.stdout
+    out.write(prefix)
+    ids: list[int] = []
+    shown = ""
+    for token in tokens:
+        ids.append(token.id)
+        stable = model.decode(ids).rstrip("\ufffd")
+        out.write(stable[len(shown) :])
+        out.flush()
+        shown = stable
+    out.write(model.decode(ids)[len(shown) :] + "\n")

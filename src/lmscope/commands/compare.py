@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import lmscope
 from lmscope.errors import InvalidInputError
 
 
@@ -48,8 +49,7 @@ def read_text(path: str, max_chars: int) -> str:
 
 
 def run(args) -> int:
-    import lmscope
-    from lmscope.interpret.compare import compare, to_html, to_png
+    from lmscope.interpret.compare import compare, to_html, to_png  # lazy: see lmscope.commands
 
     if len(args.model) != 2:
         raise InvalidInputError(f"give exactly two --model options, got {len(args.model)}")

@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import torch
-
+import lmscope
 from lmscope.errors import InvalidInputError
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
+DTYPES = ("bfloat16", "float16", "float32")
 
 
 def register(sub):
@@ -29,7 +28,7 @@ def register(sub):
     p.add_argument("out", help="the folder to write (replaced atomically)")
     p.add_argument(
         "--dtype",
-        choices=sorted(DTYPES),
+        choices=DTYPES,
         default="float32",
         help="weights on disk (default float32)",
     )
@@ -38,10 +37,10 @@ def register(sub):
 
 
 def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = None) -> Path:
-    import lmscope
-    from lmscope.engine.loading import save_model
+    from lmscope.engine.loading import parse_dtype, save_model  # lazy: see lmscope.commands
     from lmscope.formats.weights import LMSCOPE_CONFIG
 
+    weights = parse_dtype(dtype)
     if Path(out_dir).resolve() == Path(run_dir).resolve():
         raise InvalidInputError("export needs a different output folder than the run folder")
     model = lmscope.load(run_dir)
@@ -54,7 +53,7 @@ def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = No
             if k not in ("format", "arch", "model")
         }
     meta["name"] = name or meta.get("name") or Path(out_dir).name
-    save_model(model.net, out_dir, tokenizer=model.tokenizer, meta=meta, dtype=DTYPES[dtype])
+    save_model(model.net, out_dir, tokenizer=model.tokenizer, meta=meta, dtype=weights)
     return Path(out_dir)
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from lmscope.commands.common import (
     add_model_option,
     add_sampling_options,
     load_model,
+    print_stream,
     sampling_params,
 )
 
@@ -35,7 +35,7 @@ def register(sub):
 
 
 def run(args) -> int:
-    from lmscope.engine.generation import generate
+    from lmscope.engine.generation import generate  # lazy: see lmscope.commands
 
     params = sampling_params(args)  # validate before the (slow) model load
     model = load_model(args, any_family=True)  # char-RNNs generate too
@@ -52,16 +52,5 @@ def run(args) -> int:
         for token in stream:
             print(json.dumps(token.to_dict()), flush=True)
         return 0
-    sys.stdout.write(args.prompt)
-    ids = []
-    shown = ""
-    for token in stream:
-        # Decode the whole continuation each time so multi-token UTF-8 characters print whole.
-        ids.append(token.id)
-        text = model.decode(ids)
-        stable = text.rstrip("\ufffd")
-        sys.stdout.write(stable[len(shown) :])
-        sys.stdout.flush()
-        shown = stable
-    sys.stdout.write(model.decode(ids)[len(shown) :] + "\n")
+    print_stream(model, stream, args.prompt)
     return 0

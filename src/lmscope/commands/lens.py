@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lmscope.commands.common import add_model_option, load_model
+from lmscope.errors import InvalidInputError
 
 
 def register(sub):
@@ -42,8 +43,6 @@ def register(sub):
 def _positions(spec: str | None, n: int) -> list[int]:
     if spec is None:
         return list(range(max(0, n - 12), n))
-    from lmscope.errors import InvalidInputError
-
     try:
         return [int(p) for p in spec.split(",") if p.strip()]
     except ValueError:

@@ -6,6 +6,10 @@ from __future__ import annotations
 import sys
 import time
 
+from rich.console import Console
+
+from lmscope.errors import InvalidInputError
+
 DEFAULT_ITERS = 20_000
 DEFAULT_HIDDEN = 100
 HELLO_ITERS = 300
@@ -64,8 +68,6 @@ def register(sub):
 
 
 def run(args) -> int:
-    from lmscope.errors import InvalidInputError
-
     if args.hidden is not None and args.hidden < 1:
         raise InvalidInputError(f"--hidden must be a whole number >= 1, got {args.hidden}")
     if args.seq < 1:
@@ -82,13 +84,17 @@ def run(args) -> int:
 
 
 def _console():
-    from rich.console import Console
-
     return Console(highlight=False)
 
 
 def _progress(console, label: str, total: int, enabled: bool):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (  # lazy: rich.progress adds 11 ms to --help
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     return Progress(
         TextColumn(f"[bold]{label}"),
@@ -107,7 +113,7 @@ def _show_bar(args, console) -> bool:
 
 
 def _hello(args) -> int:
-    from lmscope.models.numpy_rnn import hello_demo
+    from lmscope.models.numpy_rnn import hello_demo  # lazy: see lmscope.commands
 
     iters = HELLO_ITERS if args.iters is None else args.iters
     hidden = args.hidden
@@ -136,15 +142,14 @@ def _hello(args) -> int:
 
 
 def _load_text(name: str) -> str:
-    from lmscope.data import load_corpus
+    from lmscope.data import load_corpus  # lazy: see lmscope.commands
 
     return load_corpus(name).text
 
 
 def _gradcheck(args) -> int:
-    import numpy as np
+    import numpy as np  # lazy: see lmscope.commands
 
-    from lmscope.errors import InvalidInputError
     from lmscope.models.numpy_rnn import MinCharRNN, Vocab, gradient_check
 
     if args.checks < 0:
@@ -196,8 +201,7 @@ def _gradcheck(args) -> int:
 
 
 def _train(args) -> int:
-    from lmscope.errors import InvalidInputError
-    from lmscope.models.numpy_rnn import train
+    from lmscope.models.numpy_rnn import train  # lazy: see lmscope.commands
 
     iters = DEFAULT_ITERS if args.iters is None else args.iters
     if args.sample_length < 1:

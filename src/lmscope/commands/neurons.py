@@ -7,8 +7,13 @@ lmscope neurons --text FILE --find                      the interpretable-cell f
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
 
 from lmscope.errors import InvalidInputError
 
@@ -78,6 +83,7 @@ def register(sub):
 
 
 def _text(args) -> tuple[str, str]:
+    from lmscope.data import load_corpus  # lazy: see lmscope.commands
     from lmscope.interpret.neurons import read_text
 
     limit = (
@@ -87,15 +93,13 @@ def _text(args) -> tuple[str, str]:
         raise InvalidInputError(f"--max-chars must be at least 1, got {limit}")
     if args.text is not None:
         return read_text(args.text, limit), str(args.text)
-    from lmscope.data import load_corpus
-
     val = load_corpus(args.corpus).split(0.1)[1]
     start = val.find("\n") + 1  # begin at a line start, so line positions are whole
     return val[start : start + limit], f"{args.corpus} (validation split)"
 
 
 def run(args) -> int:
-    from lmscope.engine.loading import load_char_model
+    from lmscope.engine.loading import load_char_model  # lazy: see lmscope.commands
 
     if not args.find and args.cell is None:
         raise InvalidInputError(
@@ -118,10 +122,14 @@ def _note(run) -> None:
 
 
 def _view(model, text: str, args) -> int:
-    from lmscope.interpret.neurons import default_kind, neuron_activations, parse_cell
+    from lmscope.interpret.neurons import (  # lazy: see lmscope.commands
+        default_kind,
+        neuron_activations,
+        parse_cell,
+    )
 
     layer, unit = parse_cell(args.cell)
-    kind = args.kind or default_kind(model.arch)
+    kind = args.kind or default_kind(model.capabilities.family)
     run = neuron_activations(model, text, kinds=(kind,))
     view = run.view(layer, unit, kind)  # checks layer, unit and kind in one line
     _note(run)
@@ -138,18 +146,13 @@ def _view(model, text: str, args) -> int:
     elif suffix == ".html":
         view.save_html(out)
     else:
-        import json
-
         out.write_text(json.dumps(view.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"lmscope: wrote {out}", file=sys.stderr)
     return 0
 
 
 def _print_coloured(view) -> None:
-    from rich.console import Console
-    from rich.text import Text
-
-    from lmscope.interpret.cell_views import rgb
+    from lmscope.interpret.cell_views import rgb  # lazy: see lmscope.commands
 
     line = Text()
     for ch, slot in zip(view.text, view.slots, strict=True):
@@ -166,14 +169,11 @@ def _print_coloured(view) -> None:
 
 
 def _find(model, text: str, source: str, args) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from lmscope.interpret.cell_finder import find_cells
+    from lmscope.interpret.cell_finder import find_cells  # lazy: see lmscope.commands
     from lmscope.interpret.neurons import neuron_activations
 
     features = [f.strip() for f in args.features.split(",")] if args.features else None
-    kinds = ("c", "h") if model.arch == "lstm" else ("h",)
+    kinds = ("c", "h") if model.capabilities.family == "lstm" else ("h",)
     run = neuron_activations(model, text, kinds=kinds)
     _note(run)
     report = find_cells(

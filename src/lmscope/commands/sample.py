@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
-from lmscope.commands.common import add_sampling_options, sampling_params
+import lmscope
+from lmscope.commands.common import add_sampling_options, print_stream, sampling_params
+from lmscope.errors import InvalidInputError
 
 
 def register(sub):
@@ -31,8 +31,7 @@ def register(sub):
 
 def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
     """The prompt as ids; a character vocabulary names the characters it lacks."""
-    from lmscope.errors import InvalidInputError
-    from lmscope.tokenizers import CharTokenizer
+    from lmscope.tokenizers import CharTokenizer  # lazy: regex and tiktoken cost --help 60 ms
 
     tokenizer = model.tokenizer
     if not isinstance(tokenizer, CharTokenizer):
@@ -55,9 +54,7 @@ def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
 
 
 def run(args) -> int:
-    import lmscope
-    from lmscope.engine.generation import generate
-    from lmscope.errors import InvalidInputError
+    from lmscope.engine.generation import generate  # lazy: see lmscope.commands
 
     if args.length < 0:
         raise InvalidInputError(f"--length must be 0 or more, got {args.length}")
@@ -67,16 +64,5 @@ def run(args) -> int:
     model = lmscope.load(args.dir)
     prompt = _prompt_ids(model, args.prompt, args.skip_unknown)
     stream = generate(model, prompt, args.length, params, seed=args.seed, stop_at_eot=False)
-    out = sys.stdout
-    out.write(model.decode(prompt) if args.skip_unknown else args.prompt)
-    ids: list[int] = []
-    shown = ""
-    for token in stream:
-        # Decode the whole continuation so a character split over several tokens prints whole.
-        ids.append(token.id)
-        stable = model.decode(ids).rstrip("\ufffd")
-        out.write(stable[len(shown) :])
-        out.flush()
-        shown = stable
-    out.write(model.decode(ids)[len(shown) :] + "\n")
+    print_stream(model, stream, model.decode(prompt) if args.skip_unknown else args.prompt)
     return 0

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 import sys
+import threading
+import webbrowser
 
+import lmscope
 from lmscope.commands.common import add_model_option, load_model
+from lmscope.errors import InvalidInputError, LmscopeError
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -54,10 +59,6 @@ def register(sub):
 
 def _check_free(host: str, port: int) -> None:
     """Say in one line that the port is taken, before spending time loading the model."""
-    import socket
-
-    from lmscope.errors import InvalidInputError
-
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -70,11 +71,11 @@ def _check_free(host: str, port: int) -> None:
 
 
 def run(args) -> int:
+    import torch  # lazy, as uvicorn and the web app (FastAPI): see lmscope.commands
     import uvicorn
 
-    import lmscope
-    from lmscope.errors import InvalidInputError
     from lmscope.web import create_app
+    from lmscope.web.limits import limit_malloc_arenas
 
     if not 0 <= args.port <= 65535:
         raise InvalidInputError(f"port must be in 0..65535, got {args.port}")
@@ -89,12 +90,8 @@ def run(args) -> int:
             file=sys.stderr,
         )
     _check_free(args.host, args.port)
-    from lmscope.web.limits import limit_malloc_arenas
-
     limit_malloc_arenas()  # before the worker threads exist: keeps resident memory flat
     if args.threads is not None:
-        import torch
-
         torch.set_num_threads(args.threads)
     model = load_model(args)
     others = [lmscope.load(name) for name in args.compare]  # any family: char-RNNs compare too
@@ -110,9 +107,6 @@ def run(args) -> int:
         names = ", ".join(app.state.rnn)
         print(f"lmscope: char-RNN neurons of {names} at {url}rnn", file=sys.stderr)
     if args.open:
-        import threading
-        import webbrowser
-
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
@@ -120,8 +114,10 @@ def run(args) -> int:
 
 def _rnn_models(names: list[str]) -> list:
     """The char models for /rnn: those named, else the shipped char-LSTM if any."""
-    from lmscope.engine.loading import load_char_model, shipped_char_models
-    from lmscope.errors import LmscopeError
+    from lmscope.engine.loading import (  # lazy: see lmscope.commands
+        load_char_model,
+        shipped_char_models,
+    )
 
     if [n.lower() for n in names] == ["none"]:
         return []

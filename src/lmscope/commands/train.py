@@ -106,7 +106,7 @@ def register(sub):
 
 
 def config_from_args(args) -> TrainConfig:
-    from lmscope.data import known_corpora
+    from lmscope.data import known_corpora  # lazy: see lmscope.commands
     from lmscope.train import get_adapter, resume_config
 
     given = {
@@ -155,7 +155,7 @@ def is_out_of_memory(err: BaseException) -> bool:
 
 
 def run(args) -> int:
-    from lmscope.formats import checkpoints
+    from lmscope.formats import checkpoints  # lazy: see lmscope.commands
     from lmscope.train import train
     from lmscope.train.distributed import world_from_env
 
