@@ -1,146 +1,22 @@
 """The page in headless Chromium: tokens, attention values, instant sampling controls,
 generation, inspecting any position, the Chinese interface, and bad input.
 
-The server runs in a thread on a free loopback port with the tiny random model. Every request
-the page makes to anything but that server is aborted and fails the test: the page must work
-offline. Screenshots of every step go to test-artifacts/ (gitignored).
+The server runs in a thread on a free loopback port with the tiny random model (conftest.py).
+Every request the page makes to anything but that server is aborted and fails the test: the
+page must work offline. Screenshots of every step go to test-artifacts/ (gitignored).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
-import socket
-import threading
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 import torch
+from webtools import ARTIFACTS, api, chip_ids, traces, wait_for_trace, wait_idle
 
 pytestmark = pytest.mark.browser
-
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the playwright package is not installed (pip install playwright)"
-)
-
-
-def find_chromium() -> str | None:
-    candidates = [os.environ.get("LMSCOPE_CHROMIUM")]
-    candidates += [shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")]
-    return next((c for c in candidates if c and Path(c).exists()), None)
-
-
-CHROMIUM = find_chromium()
-if CHROMIUM is None:
-    pytest.skip(
-        "no Chromium found (apt-get install chromium, or set LMSCOPE_CHROMIUM)",
-        allow_module_level=True,
-    )
-
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-PROMPT = "Data visualization empowers users to"
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model):
-    import uvicorn
-
-    from lmscope.web import create_app
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(tiny_model), log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    page = context.new_page()
-    problems = []
-    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
-    page.on(
-        "console",
-        lambda msg: (
-            msg.type == "error"
-            and "400" not in msg.text  # a rejected prompt is logged by Chromium as a failed load
-            and "422" not in msg.text
-            and problems.append(f"console: {msg.text}")
-        ),
-    )
-
-    def offline(route):
-        if route.request.url.startswith(server):
-            route.continue_()
-        else:
-            problems.append(f"external request: {route.request.url}")
-            route.abort()
-
-    page.route("**/*", offline)
-    page.goto(server)
-    page.wait_for_selector("body[data-ready='1']", timeout=20_000)
-    page.server = server
-    yield page
-    context.close()
-    assert not problems, problems
-
-
-def api(page, path, body):
-    r = httpx.post(page.server + path, json=body, timeout=30)
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-def traces(page) -> int:
-    return int(page.evaluate("document.body.dataset.traces || 0"))
-
-
-def wait_for_trace(page, before: int):
-    page.wait_for_function(f"() => Number(document.body.dataset.traces || 0) > {before}")
-
-
-def wait_idle(page):
-    page.wait_for_function("() => !document.querySelector('.step-body.loading')")
-
-
-def chip_ids(page) -> list[int]:
-    return [
-        int(x)
-        for x in page.locator("[data-testid=token-chip]").evaluate_all(
-            "els => els.map(e => e.dataset.id)"
-        )
-    ]
 
 
 def bar_data(page) -> list[dict]:
@@ -377,11 +253,11 @@ def test_browser_pool_equals_candidate_pool(page):
     settings. Where the page claims exactness it must match; where the pool reaches past the
     tokens it was sent, it must say so."""
     from lmscope.engine.sampling import SamplingParams, candidate_pool
-    from lmscope.web.views import logits_view
+    from lmscope.explain.logits import logits_view
 
     gen = torch.Generator().manual_seed(0)
     logits = torch.randn(5000, generator=gen) * 2.5  # peaky enough for the filters to bite
-    view = logits_view(logits, 0)
+    view = logits_view(logits, 0).model_dump()
     cases = [
         {"temperature": t, "top_k": k, "top_p": p, "min_p": m, "greedy": g}
         for t in (0.05, 0.35, 1.0, 2.0)

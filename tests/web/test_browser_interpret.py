@@ -2,59 +2,30 @@
 switching heads off and reading the server's KL, the side-by-side comparison (per token and
 per character), scrubbing through generated tokens with the attention tint, and bad input.
 
-Reuses test_browser's browser and page fixtures (offline, no console errors); the server here
+The browser and page fixtures are conftest.py's (offline, no console errors); the server here
 is started with two models to compare with. Screenshots go to test-artifacts/.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-
 import httpx
 import pytest
-from test_browser import ARTIFACTS, api, browser, chip_ids, page, wait_for_trace, wait_idle
+from webtools import api, char_model, chip_ids, shot, wait_for_trace, wait_idle
 
 pytestmark = pytest.mark.browser
-__all__ = ["browser", "page"]  # fixtures, imported so pytest finds them here
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model, tmp_path_factory):
-    import uvicorn
-    from test_web_interpret_api import char_model
-
-    import lmscope
-    from conftest import save_random_hf_gpt2
+def app(tiny_model, other_gpt2):
     from lmscope.web import create_app
 
-    other = lmscope.load(save_random_hf_gpt2(tmp_path_factory.mktemp("b") / "other-gpt2", seed=5))
-    app = create_app(tiny_model, compare=[other, char_model()])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    return create_app(tiny_model, compare=[other_gpt2, char_model()])
 
 
 def open_view(page, key: str):
     page.locator(f"[data-testid=view-nav] button[data-view='{key}']").click()
     page.wait_for_selector(f".step-body[data-view='{key}']")
     wait_idle(page)
-
-
-def shot(page, name: str):
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
 def test_logit_lens_grid_shows_the_servers_numbers(page):

@@ -3,47 +3,19 @@ hover, the finder's list opening a unit with one click, sampling, a bad unit, an
 
 The server serves a small LSTM with a hand-planted quote cell (layer 0, unit 7), so the page
 must find that unit and colour the inside of quotes red. Every request to anything but the
-server fails the test. Screenshots go to test-artifacts/ (gitignored).
+server fails the test (conftest.py). Screenshots go to test-artifacts/ (gitignored).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import threading
 import time
-from pathlib import Path
 
 import pytest
 import torch
+from webtools import ARTIFACTS
 
 pytestmark = pytest.mark.browser
 
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="the playwright package is not installed (pip install playwright)"
-)
-
-
-def find_chromium() -> str | None:
-    candidates = [os.environ.get("LMSCOPE_CHROMIUM")]
-    candidates += [shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")]
-    return next((c for c in candidates if c and Path(c).exists()), None)
-
-
-CHROMIUM = find_chromium()
-if CHROMIUM is None:
-    pytest.skip("no Chromium found (set LMSCOPE_CHROMIUM)", allow_module_level=True)
-
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CHARS = "\n !\"',-.:;?ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 PARAGRAPH = (
     'The prince said "nothing at all" and went out.\n'
@@ -52,9 +24,7 @@ PARAGRAPH = (
 
 
 @pytest.fixture(scope="module")
-def server():
-    import uvicorn
-
+def app():
     import lmscope
     from lmscope.engine.rnn_model import RNNLanguageModel
     from lmscope.interpret.planted import plant_quote_cell
@@ -66,20 +36,12 @@ def server():
     net = CharRNN(CharRNNConfig(vocab_size=len(CHARS), cell="lstm", hidden=16, layers=2))
     plant_quote_cell(net, CHARS.index('"'), unit=7)
     rnn = RNNLanguageModel(net, CharTokenizer(CHARS), name="quote-lstm")
-    app = create_app(lmscope.load("shakespeare"), rnn=[rnn])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    return create_app(lmscope.load("shakespeare"), rnn=[rnn])
+
+
+@pytest.fixture(scope="module")
+def page_options() -> dict:
+    return {"path": "/rnn", "allowed": ("400",)}  # a refused unit is logged as a failed load
 
 
 def rgb_of(locator) -> tuple[int, ...]:
@@ -94,82 +56,56 @@ def wait_until(page, check, timeout_s: float = 30):
         page.wait_for_timeout(50)
 
 
-def test_neurons_page(server):
+def test_neurons_page(page):
     ARTIFACTS.mkdir(exist_ok=True)
-    problems = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
-        page.on(
-            "console",
-            lambda msg: (
-                msg.type == "error"
-                and "400" not in msg.text  # a refused unit is logged as a failed load
-                and problems.append(f"console: {msg.text}")
-            ),
-        )
+    assert "quote-lstm" in page.get_by_test_id("rnn-facts").inner_text()
 
-        def offline(route):
-            if route.request.url.startswith(server):
-                route.continue_()
-            else:
-                problems.append(f"external request: {route.request.url}")
-                route.abort()
+    # the text, and the planted unit picked from the finder's list with one click
+    text = PARAGRAPH * 3
+    page.get_by_test_id("rnn-input").fill(text)
+    wait_until(page, lambda: page.locator("#rnn-colored .ch").count() == len(text))
+    page.get_by_test_id("find-text").click()
+    first = page.locator("[data-testid=cell-unit][data-feature=inside_quotes]").first
+    first.wait_for(timeout=30_000)
+    assert first.locator("code").inner_text() == "0:7 c"
+    first.click()
+    title = page.get_by_test_id("rnn-title")
+    wait_until(page, lambda: title.inner_text().startswith("Layer 0, unit 7"))
 
-        page.route("**/*", offline)
-        page.goto(server + "/rnn")
-        page.wait_for_selector("body[data-ready='1']", timeout=30_000)
-        assert "quote-lstm" in page.get_by_test_id("rnn-facts").inner_text()
+    # inside quotes red, after the closing quote blue: the unit's real values, coloured
+    inside = text.index('"nothing') + 3
+    outside = text.index("went")
+    red = rgb_of(page.locator(f"#rnn-colored [data-step='{inside}']"))
+    blue = rgb_of(page.locator(f"#rnn-colored [data-step='{outside}']"))
+    assert red[0] > 200 and red[1] < 150 and blue[2] > blue[0] + 60, (red, blue)
 
-        # the text, and the planted unit picked from the finder's list with one click
-        text = PARAGRAPH * 3
-        page.get_by_test_id("rnn-input").fill(text)
-        wait_until(page, lambda: page.locator("#rnn-colored .ch").count() == len(text))
-        page.get_by_test_id("find-text").click()
-        first = page.locator("[data-testid=cell-unit][data-feature=inside_quotes]").first
-        first.wait_for(timeout=30_000)
-        assert first.locator("code").inner_text() == "0:7 c"
-        first.click()
-        title = page.get_by_test_id("rnn-title")
-        wait_until(page, lambda: title.inner_text().startswith("Layer 0, unit 7"))
+    # hover: the value and the top-5 next characters
+    page.locator(f"#rnn-colored [data-step='{inside}']").hover()
+    assert page.get_by_test_id("readout-pred").count() == 5
+    value = float(page.get_by_test_id("readout-value").inner_text().replace("−", "-"))
+    assert 0.5 < value <= 1.0
+    page.screenshot(path=str(ARTIFACTS / "rnn-page.png"), full_page=True)
 
-        # inside quotes red, after the closing quote blue: the unit's real values, coloured
-        inside = text.index('"nothing') + 3
-        outside = text.index("went")
-        red = rgb_of(page.locator(f"#rnn-colored [data-step='{inside}']"))
-        blue = rgb_of(page.locator(f"#rnn-colored [data-step='{outside}']"))
-        assert red[0] > 200 and red[1] < 150 and blue[2] > blue[0] + 60, (red, blue)
+    # sampling with a fixed seed, then reading the sample
+    page.get_by_test_id("rnn-n").fill("80")
+    page.get_by_test_id("rnn-sample-go").click()
+    out = page.get_by_test_id("rnn-sample-out")
+    wait_until(page, lambda: len(out.inner_text()) >= 60 and "…" not in out.inner_text())
+    page.get_by_test_id("rnn-sample-use").click()
+    wait_until(page, lambda: page.get_by_test_id("rnn-input").input_value() != text)
 
-        # hover: the value and the top-5 next characters
-        page.locator(f"#rnn-colored [data-step='{inside}']").hover()
-        assert page.get_by_test_id("readout-pred").count() == 5
-        value = float(page.get_by_test_id("readout-value").inner_text().replace("−", "-"))
-        assert 0.5 < value <= 1.0
-        page.screenshot(path=str(ARTIFACTS / "rnn-page.png"), full_page=True)
+    # a unit that does not exist: one readable line
+    page.get_by_test_id("rnn-unit").fill("99")
+    page.get_by_test_id("rnn-unit").press("Enter")
+    error = page.get_by_test_id("error")
+    error.wait_for(state="visible")
+    assert "unit 99 does not exist" in error.inner_text()
 
-        # sampling with a fixed seed, then reading the sample
-        page.get_by_test_id("rnn-n").fill("80")
-        page.get_by_test_id("rnn-sample-go").click()
-        out = page.get_by_test_id("rnn-sample-out")
-        wait_until(page, lambda: len(out.inner_text()) >= 60 and "…" not in out.inner_text())
-        page.get_by_test_id("rnn-sample-use").click()
-        wait_until(page, lambda: page.get_by_test_id("rnn-input").input_value() != text)
-
-        # a unit that does not exist: one readable line
-        page.get_by_test_id("rnn-unit").fill("99")
-        page.get_by_test_id("rnn-unit").press("Enter")
-        error = page.get_by_test_id("error")
-        error.wait_for(state="visible")
-        assert "unit 99 does not exist" in error.inner_text()
-
-        # Chinese
-        page.get_by_test_id("rnn-unit").fill("7")
-        page.get_by_test_id("rnn-unit").press("Enter")
-        wait_until(page, lambda: page.get_by_test_id("error").is_hidden())
-        page.get_by_test_id("lang-toggle").click()
-        wait_until(page, lambda: title.inner_text().startswith("第 0 层"))
-        assert "可解释的细胞" in page.locator("body").inner_text()
-        page.screenshot(path=str(ARTIFACTS / "rnn-page-zh.png"), full_page=True)
-        browser.close()
-    assert not problems, problems
+    # Chinese
+    page.get_by_test_id("rnn-unit").fill("7")
+    page.get_by_test_id("rnn-unit").press("Enter")
+    wait_until(page, lambda: page.get_by_test_id("error").is_hidden())
+    page.get_by_test_id("lang-toggle").click()
+    wait_until(page, lambda: title.inner_text().startswith("第 0 层"))
+    assert "可解释的细胞" in page.locator("body").inner_text()
+    page.screenshot(path=str(ARTIFACTS / "rnn-page-zh.png"), full_page=True)

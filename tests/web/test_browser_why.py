@@ -1,7 +1,7 @@
 """The "Why Transformers" page in headless Chromium: it renders the shipped results (tables,
 plots, verdicts, the hardware), switches between English and Chinese, shows a user's own
 result beside the shipped one, and copies the re-run command. Offline: any request to
-another host fails the test. Screenshots go to test-artifacts/ (gitignored)."""
+another host fails the test (conftest.py). Screenshots go to test-artifacts/ (gitignored)."""
 
 from __future__ import annotations
 
@@ -9,46 +9,20 @@ import json
 import os
 import re
 import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pytest
+from webtools import ARTIFACTS
 
 pytestmark = pytest.mark.browser
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="the playwright package is missing")
-
-CHROMIUM = next(
-    (
-        c
-        for c in (os.environ.get("LMSCOPE_CHROMIUM"), shutil.which("chromium"), "/usr/bin/chromium")
-        if c and Path(c).exists()
-    ),
-    None,
-)
-if CHROMIUM is None:
-    pytest.skip("no Chromium found (set LMSCOPE_CHROMIUM)", allow_module_level=True)
-
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.fixture(scope="module")
-def server(tiny_model, tmp_path_factory):
+def app(tiny_model, tmp_path_factory):
     """The app, started in a folder whose ./lmscope-results holds one result of the user's:
     the race copied from the shipped one, measured on "My Laptop CPU"."""
-    import uvicorn
-
     from lmscope.lab.results import shipped_dir
     from lmscope.web import create_app
 
@@ -61,56 +35,14 @@ def server(tiny_model, tmp_path_factory):
     before = Path.cwd()
     os.chdir(home)
     try:
-        app = create_app(tiny_model)
+        return create_app(tiny_model)
     finally:
         os.chdir(before)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
-    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
-    page = context.new_page()
-    problems = []
-    page.on("pageerror", lambda err: problems.append(f"page error: {err}"))
-    page.on("console", lambda m: m.type == "error" and problems.append(f"console: {m.text}"))
-
-    def offline(route):
-        if route.request.url.startswith(server):
-            route.continue_()
-        else:
-            problems.append(f"external request: {route.request.url}")
-            route.abort()
-
-    page.route("**/*", offline)
-    page.add_init_script("localStorage.setItem('lmscope.lang', 'en')")
-    page.goto(server + "/why")
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
-    page.server = server
-    yield page
-    context.close()
-    assert not problems, problems
+def page_options() -> dict:
+    return {"path": "/why", "allowed": (), "lang": "en", "clipboard": True}
 
 
 def all_images_loaded(page) -> None:

@@ -36,9 +36,8 @@ def models():
 
 
 @pytest.fixture(scope="module")
-def client(models):
-    app = create_app(lmscope.load("shakespeare"), rnn=models)
-    return TestClient(app)
+def app(models):
+    return create_app(lmscope.load("shakespeare"), rnn=models)
 
 
 def test_models_and_page(client):

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from lmscope.lab.results import shipped_dir, shipped_experiments
-from lmscope.web.lab_routes import EXPERIMENTS
+from lmscope.web.lab import EXPERIMENTS
 
 
 @pytest.fixture

@@ -13,20 +13,15 @@ import torch
 
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
+from webtools import assert_readable_error, strict_json  # noqa: E402
 
-from lmscope.engine.sampling import SamplingParams, candidate_pool  # noqa: E402
+from lmscope.engine.generation import position_seed  # noqa: E402
+from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator  # noqa: E402
+from lmscope.explain.logits import TEMPERATURES, TOP_N  # noqa: E402
 from lmscope.web import create_app  # noqa: E402
-from lmscope.web.generation import position_seed, sample_at  # noqa: E402
 from lmscope.web.store import TraceStore, full_trace_bytes  # noqa: E402
-from lmscope.web.views import TEMPERATURES, TOP_N  # noqa: E402
 
 PROMPT = "Data visualization empowers users to"
-
-
-@pytest.fixture(scope="module")
-def client(tiny_model):
-    with TestClient(create_app(tiny_model)) as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +29,6 @@ def traced(client, tiny_model):
     data = client.post("/api/trace", json={"text": PROMPT}).json()
     ids = [t["id"] for t in data["tokens"]]
     return data, ids, tiny_model.trace(ids)
-
-
-def strict_json(text: str):
-    """json.loads that refuses NaN/Infinity, which are not JSON."""
-
-    def refuse(name):
-        raise AssertionError(f"response holds {name}")
-
-    return json.loads(text, parse_constant=refuse)
 
 
 def close(a, b, tol=1e-4):
@@ -128,12 +114,14 @@ def test_layer_equals_trace(client, traced, tiny_model):
     close(d["resid_post"]["values"], trace[f"{p}.hook_resid_post"][pos])
     close(d["ln1"]["gamma"], tiny_model.gpt.h[layer].ln_1.weight.detach())
     assert sum(d["mlp_post_stats"]["histogram"]["counts"]) == tiny_model.config.d_mlp
-    # the dropout example zeroes about 10% and scales the rest by 1/(1-p)
-    drop = d["dropout"]
-    assert drop["model_rate"] == 0.0 and drop["example_rate"] == 0.1
+    # the dropout example zeroes a share p and scales the rest by 1/(1-p): p is the model's
+    # training rate, or 0.1 for a model trained without dropout
+    drop, rate = d["dropout"], tiny_model.config.dropout
+    assert drop["model_rate"] == rate and drop["example_rate"] == (rate or 0.1)
+    keep = 1 - drop["example_rate"]
     zeroed = set(drop["zeroed"])
     for i, (before, after) in enumerate(zip(d["attn_out"]["values"], drop["after"], strict=True)):
-        assert after == (0.0 if i in zeroed else pytest.approx(before / 0.9, rel=1e-4, abs=1e-5))
+        assert after == (0.0 if i in zeroed else pytest.approx(before / keep, rel=1e-4, abs=1e-5))
 
 
 def test_attention_equals_trace(client, traced):
@@ -232,8 +220,8 @@ def test_generate_streams_reproducible_tokens(client, traced, tiny_model):
     assert seq[len(ids) :] == [e["id"] for e in first[:3]]
     # and it is the library's candidate pool, sampled with the position's seed
     params = SamplingParams(temperature=0.9, top_k=50)
-    token, _, _ = sample_at(tiny_model.next_token_logits(ids), params, 7, len(ids))
-    assert token == first[0]["id"]
+    pool = candidate_pool(tiny_model.next_token_logits(ids), params)
+    assert pool.sample(make_generator(position_seed(7, len(ids)))) == first[0]["id"]
 
 
 def test_generate_greedy_takes_the_argmax(client, traced):
@@ -284,10 +272,7 @@ BAD = [
 
 @pytest.mark.parametrize(("path", "body", "status", "words"), BAD)
 def test_bad_input_is_a_readable_4xx(client, path, body, status, words):
-    r = client.post(path, json=body)
-    assert r.status_code == status, r.text
-    error = r.json()["error"]
-    assert isinstance(error, str) and words in error.lower()
+    assert_readable_error(client, path, body, status, words)
 
 
 def test_not_json_and_oversized_bodies(client):
@@ -350,7 +335,7 @@ def test_page_and_offline_docs(client):
 
 
 def test_static_files_need_no_network():
-    from lmscope.web.app import STATIC
+    from lmscope.web.pages import STATIC
 
     for path in STATIC.rglob("*"):
         if path.is_file():
@@ -362,15 +347,12 @@ def test_static_files_need_no_network():
                 )
 
 
-def test_first_response_of_a_64_token_prompt_is_small(tmp_path):
+def test_first_response_of_a_64_token_prompt_is_small(make_hf_gpt2):
     """A GPT-2-small-sized vocabulary and depth (12 layers, 12 heads); width does not change
     the first response, so a narrow model keeps the test fast."""
     import lmscope
-    from conftest import save_random_hf_gpt2
 
-    model = lmscope.load(
-        save_random_hf_gpt2(tmp_path / "deep", n_layer=12, n_head=12, n_embd=96, n_positions=1024)
-    )
+    model = lmscope.load(make_hf_gpt2(n_layer=12, n_head=12, n_embd=96, n_positions=1024))
     ids = model.encode("The quick brown fox jumps over the lazy dog. " * 8)[:64]
     assert len(ids) == 64
     with TestClient(create_app(model)) as c:
@@ -382,13 +364,17 @@ def test_first_response_of_a_64_token_prompt_is_small(tmp_path):
 def test_store_is_a_bounded_lru(tiny_model):
     store = TraceStore(tiny_model, max_bytes=10_000, max_entries=3)
     for i in range(5):
-        store.cached(("k", i), lambda i=i: (i, 1000))
-    assert store.stats()["entries"] == 3
-    assert store._get(("k", 0)) is None and store._get(("k", 4)) == 4
-    store.cached(("big",), lambda: ("x", 20_000))  # larger than the budget: not kept
-    assert store._get(("big",)) is None
-    store.cached(("k", 5), lambda: (5, 9_000))  # evicts the oldest until it fits
-    assert store.stats()["bytes"] <= 10_000
+        store.remember(("k", i), lambda i=i: (i, 1000))
+    assert store.stats().entries == 3
+    assert store.remember(("k", 0), lambda: ("again", 1000)) == ("again", False)  # evicted
+    assert store.remember(("k", 4), lambda: ("again", 1000)) == (4, True)
+    store.remember(("big",), lambda: ("x", 20_000))  # larger than the budget: not kept
+    assert store.remember(("big",), lambda: ("y", 1))[0] == "y"
+    store.remember(("k", 5), lambda: (5, 9_000))  # evicts the oldest until it fits
+    assert store.stats().bytes <= 10_000
+    # a value of None is a value: cached, not computed again
+    assert store.remember(("none",), lambda: (None, 1)) == (None, False)
+    assert store.remember(("none",), lambda: ("other", 1)) == (None, True)
 
 
 def test_concurrent_requests_share_one_forward_pass(tiny_model):
@@ -402,7 +388,7 @@ def test_concurrent_requests_share_one_forward_pass(tiny_model):
         t.start()
     for t in threads:
         t.join()
-    assert store.misses == 1 and store.hits == 5
+    assert store.cache.misses == 1 and store.cache.hits == 5
     assert all(r is results[0] for r in results)
 
 

@@ -5,37 +5,19 @@ error, never a 500."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 import torch
 
 pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
+from webtools import assert_readable_error, char_model, post  # noqa: E402
 
 import lmscope  # noqa: E402
-from conftest import save_random_hf_gpt2  # noqa: E402
-from lmscope.engine.transformer import LanguageModel  # noqa: E402
 from lmscope.interpret.ablation import ablation_effect  # noqa: E402
 from lmscope.interpret.compare import compare  # noqa: E402
-from lmscope.models.gpt2 import GPT, GPTConfig  # noqa: E402
-from lmscope.tokenizers import CharTokenizer  # noqa: E402
 from lmscope.web import create_app  # noqa: E402
 
 PROMPT = "Data visualization empowers users to"
-
-
-def char_model(name: str = "char-gpt") -> LanguageModel:
-    tok = CharTokenizer.from_text("".join(chr(i) for i in range(32, 127)) + "\n")
-    torch.manual_seed(0)
-    config = GPTConfig(vocab_size=len(tok), n_ctx=64, n_embd=32, n_layer=1, n_head=2)
-    return LanguageModel(GPT(config), tok, name)
-
-
-@pytest.fixture(scope="module")
-def other_gpt2(tmp_path_factory):
-    """Same tokenizer as tiny_model, different weights: compared per token."""
-    return lmscope.load(save_random_hf_gpt2(tmp_path_factory.mktemp("other") / "other", seed=5))
 
 
 @pytest.fixture(scope="module")
@@ -44,24 +26,8 @@ def app(tiny_model, other_gpt2):
 
 
 @pytest.fixture(scope="module")
-def client(app):
-    with TestClient(app) as c:
-        yield c
-
-
-@pytest.fixture(scope="module")
 def ids(tiny_model):
     return tiny_model.encode(PROMPT)
-
-
-def post(client, path, body, status=200):
-    r = client.post(path, json=body)
-    assert r.status_code == status, r.text
-
-    def refuse(name):
-        raise AssertionError(f"response holds {name}")
-
-    return json.loads(r.text, parse_constant=refuse)  # NaN / Infinity are not JSON
 
 
 # --- logit lens ---------------------------------------------------------------------------
@@ -247,10 +213,7 @@ BAD = [
 
 @pytest.mark.parametrize(("path", "body", "status", "words"), BAD)
 def test_bad_input_is_a_readable_4xx(client, path, body, status, words):
-    r = client.post(path, json=body)
-    assert r.status_code == status, r.text
-    error = r.json()["error"]
-    assert isinstance(error, str) and words in error.lower()
+    assert_readable_error(client, path, body, status, words)
 
 
 def test_openapi_documents_the_new_endpoints(client):

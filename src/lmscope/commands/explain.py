@@ -15,8 +15,13 @@ from lmscope.commands.common import (
     load_model,
     sampling_params,
 )
+from lmscope.explain import step_data as sd
+from lmscope.explain.block import LayerNormView
+from lmscope.explain.logits import PoolToken
+from lmscope.explain.values import Vector
 
 MAX_ATTN = 16  # attention matrix rows/columns shown in a terminal
+SNIPPET = 8  # leading vector entries shown
 
 
 def register(sub):
@@ -57,14 +62,14 @@ def register(sub):
 
 
 def run(args) -> int:
-    from lmscope.explain.report import explain
+    from lmscope.explain.report import report
 
     params = sampling_params(args)
     model = load_model(args)
     steps = None
     if args.step:
         steps = [int(s) if s.isdigit() else s for s in args.step]
-    report = explain(
+    result = report(
         model,
         args.text,
         layer=args.layer,
@@ -75,35 +80,42 @@ def run(args) -> int:
         ablate=args.ablate,
     )
     if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=1))
+        print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=1))
         return 0
     console = Console()
     console.print(
-        f"[bold]{report['model']}[/] · {report['n_tokens']} tokens · layer "
-        f"{report['layer']} · head {report['head']} · position {report['position']}"
+        f"[bold]{result.model}[/] · {result.n_tokens} tokens · layer "
+        f"{result.layer} · head {result.head} · position {result.position}"
     )
-    for step in report["steps"]:
-        body = RENDER.get(step["key"], _render_generic)(step["data"])
-        title = f"Step {step['number']}/20 · {step['title']}"
+    for step in result.steps:
+        body = render(step.data)
         console.print(
             Panel(
-                Group(Text(step["summary"], style="italic"), body),
-                title=title,
+                Group(Text(step.summary, style="italic"), body),
+                title=f"Step {step.number}/20 · {step.title}",
                 title_align="left",
-                subtitle=", ".join(step["probes"][:3]) or None,
+                subtitle=", ".join(step.probes[:3]) or None,
                 subtitle_align="right",
             )
         )
     return 0
 
 
-# --- renderers: data dict -> rich renderable ------------------------------------------
-def _vec(v: dict) -> str:
-    vals = ", ".join(f"{x:+.3f}" for x in v["values"])
+# --- renderers: one per kind of step data (lmscope.explain.step_data) -> rich renderable ----
+def _vec(v: Vector | None) -> str:
+    if v is None:
+        return "none"
+    vals = ", ".join(f"{x:+.3f}" for x in v.values[:SNIPPET])
     return (
-        f"shape {v['shape']}  [{vals}, ...]  norm {v['norm']:.3f}  "
-        f"mean {v['mean']:+.3f}  std {v['std']:.3f}"
+        f"shape [{len(v.values)}]  [{vals}, ...]  norm {v.norm:.3f}  "
+        f"mean {v.mean:+.3f}  std {v.std:.3f}"
     )
+
+
+def _numbers(values: list[float] | None) -> str:
+    if values is None:
+        return "none"
+    return ", ".join(f"{x:+.3f}" for x in values[:SNIPPET])
 
 
 def _kv(rows: list[tuple[str, str]]) -> Table:
@@ -115,95 +127,92 @@ def _kv(rows: list[tuple[str, str]]) -> Table:
     return table
 
 
-def _tokens_table(rows: list[dict], value_key: str = "prob", label: str = "probability") -> Table:
+def _tokens_table(rows, value: str = "prob", label: str = "probability") -> Table:
+    """Rows of labelled tokens (TokenProb, TokenLogit or PoolToken) with one number each."""
     table = Table(box=None, pad_edge=False)
     table.add_column("#", justify="right")
     table.add_column("token")
     table.add_column("id", justify="right")
     table.add_column(label, justify="right")
     table.add_column("")
-    top = max((r[value_key] for r in rows), default=1) or 1
+    top = max((getattr(r, value) for r in rows), default=1) or 1
     for n, r in enumerate(rows, 1):
-        value = r[value_key]
-        bar = "█" * max(0, round(20 * value / top)) if value_key == "prob" else ""
-        table.add_row(str(n), repr(r["token"]), str(r["id"]), f"{value:.4f}", bar)
+        number = getattr(r, value)
+        bar = "█" * max(0, round(20 * number / top)) if value == "prob" else ""
+        token = r.text if isinstance(r, PoolToken) else r.token
+        table.add_row(str(n), repr(token), str(r.id), f"{number:.4f}", bar)
     return table
 
 
-def _render_transformer(d):
-    m = d["model"]
+def _render_transformer(d: sd.TransformerStep):
+    m = d.model
     return _kv(
         [
             (
                 "model",
-                f"{m['name']}: {m['n_layer']} layers, {m['n_head']} heads, d_model "
-                f"{m['d_model']}, vocab {m['vocab_size']:,}, context {m['n_ctx']:,}, "
-                f"{m['n_params']:,} parameters",
+                f"{m.name}: {m.n_layer} layers, {m.n_head} heads, d_model "
+                f"{m.d_model}, vocab {m.vocab_size:,}, context {m.n_ctx:,}, "
+                f"{m.n_params:,} parameters",
             ),
-            ("next token", f"{d['prediction']['token']!r} (p = {d['prediction']['prob']:.4f})"),
+            ("next token", f"{d.prediction.token!r} (p = {d.prediction.prob:.4f})"),
         ]
     )
 
 
-def _render_how(d):
+def _render_how(d: sd.HowItWorksStep):
     return Group(
-        Text(" → ".join(d["loop"]) + " → repeat"),
-        Text(f"after {d['context_tokens']} tokens the model predicts:"),
-        _tokens_table(d["next"]),
+        Text(" → ".join(d.loop) + " → repeat"),
+        Text(f"after {d.context_tokens} tokens the model predicts:"),
+        _tokens_table(d.next),
     )
 
 
-def _render_architecture(d):
-    norms = ", ".join(f"{n:.1f}" for n in d["resid_norm_by_layer"])
-    return _kv([("flow", " → ".join(d["flow"])), ("residual norm by layer", norms)])
+def _render_architecture(d: sd.ArchitectureStep):
+    norms = ", ".join(f"{n:.1f}" for n in d.resid_norm_by_layer)
+    return _kv([("flow", " → ".join(d.flow)), ("residual norm by layer", norms)])
 
 
-def _render_embedding(d):
+def _render_embedding(d: sd.EmbeddingStep):
     return _kv(
         [
-            ("token embedding", _vec(d["token"])),
-            ("position embedding", _vec(d["position"])),
-            ("sum (block 0 input)", _vec(d["sum"])),
+            ("token embedding", _vec(d.token)),
+            ("position embedding", _vec(d.position)),
+            ("sum (block 0 input)", _vec(d.sum)),
         ]
     )
 
 
-def _render_tokens(d):
+def _render_tokens(d: sd.TokenEmbeddingStep):
     table = Table(box=None, pad_edge=False)
     for col in ("pos", "token", "id", "embedding norm"):
         table.add_column(col, justify="right" if col != "token" else "left")
-    for r in d["tokens"]:
-        table.add_row(str(r["position"]), repr(r["token"]), str(r["id"]), f"{r['norm']:.3f}")
+    for r in d.tokens:
+        table.add_row(str(r.position), repr(r.token), str(r.id), f"{r.norm:.3f}")
     merges = Table(box=None, pad_edge=False)
     merges.add_column("token")
     merges.add_column("BPE merges (left + right → rank)")
-    for m in d["merges"][:24]:
-        steps = " · ".join(f"{a}+{b}#{r}" for a, b, r in m["merges"][-6:])
-        more = "… " if len(m["merges"]) > 6 else ""
-        merges.add_row(repr(m["token"]), more + (steps or "(single byte)"))
+    for m in d.merges[:24]:
+        steps = " · ".join(f"{x.left}+{x.right}#{x.rank}" for x in m.merges[-6:])
+        more = "… " if len(m.merges) > 6 else ""
+        merges.add_row(repr(m.token), more + (steps or "(single byte)"))
     return Group(
         table,
-        Text(f"embedding matrix {d['embedding_matrix']}"),
-        merges if d["merges"] else Text(""),
+        Text(f"embedding matrix {d.embedding_matrix}"),
+        merges if d.merges else Text(""),
     )
 
 
-def _render_positional(d):
-    norms = ", ".join(f"{n:.2f}" for n in d["norms"][:24])
-    return _kv([("position vector", _vec(d["vector"])), ("norm per position", norms)])
+def _render_positional(d: sd.PositionalEncodingStep):
+    norms = ", ".join(f"{n:.2f}" for n in d.norms[:24])
+    return _kv([("position vector", _vec(d.vector)), ("norm per position", norms)])
 
 
-def _render_blocks(d):
+def _render_blocks(d: sd.BlocksStep):
     table = Table(box=None, pad_edge=False)
     for col in ("layer", "input norm", "output norm", "change"):
         table.add_column(col, justify="right")
-    for r in d["layers"]:
-        table.add_row(
-            str(r["layer"]),
-            f"{r['in_norm']:.3f}",
-            f"{r['out_norm']:.3f}",
-            f"{r['change_norm']:.3f}",
-        )
+    for r in d.layers:
+        table.add_row(str(r.layer), f"{r.in_norm:.3f}", f"{r.out_norm:.3f}", f"{r.change_norm:.3f}")
     return table
 
 
@@ -214,8 +223,8 @@ def _heat(v: float | None) -> Text:
     return Text(f"{v:5.2f}", style=f"on color({shade})" + (" black" if v > 0.5 else ""))
 
 
-def _render_attention(d):
-    pattern = d["pattern"]
+def _render_attention(d: sd.SelfAttentionStep):
+    pattern = d.pattern
     n = len(pattern)
     start = max(0, n - MAX_ATTN)
     table = Table(box=None, pad_edge=False, show_header=True)
@@ -224,35 +233,33 @@ def _render_attention(d):
         table.add_column(str(j), justify="right")
     for i in range(start, n):
         table.add_row(str(i), *[_heat(pattern[i][j]) for j in range(start, n)])
-    most = ", ".join(
-        f"{a['token']!r}@{a['position']} ({a['weight']:.2f})" for a in d["attends_most_to"]
-    )
+    most = ", ".join(f"{a.token!r}@{a.position} ({a.weight:.2f})" for a in d.attends_most_to)
     note = f"(last {MAX_ATTN} of {n} positions)" if start else ""
     return Group(
-        Text(f"layer {d['layer']} head {d['head']} attention pattern {note}"),
+        Text(f"layer {d.layer} head {d.head} attention pattern {note}"),
         table,
-        _kv([("attends most to", most), ("attention output", _vec(d["attn_out"]))]),
+        _kv([("attends most to", most), ("attention output", _vec(d.attn_out))]),
     )
 
 
-def _render_qkv(d):
+def _render_qkv(d: sd.QKVStep):
     return _kv(
         [
-            ("LayerNorm output", _vec(d["input"])),
-            ("W_qkv", str(d["W_qkv"])),
-            ("query", _vec(d["q"])),
-            ("key", _vec(d["k"])),
-            ("value", _vec(d["v"])),
+            ("LayerNorm output", _vec(d.input)),
+            ("W_qkv", str(d.W_qkv)),
+            ("query", _vec(d.q)),
+            ("key", _vec(d.k)),
+            ("value", _vec(d.v)),
         ]
     )
 
 
-def _render_heads(d):
-    norms = ", ".join(f"{n:.2f}" for n in d["q_norm_by_head"])
+def _render_heads(d: sd.MultiHeadStep):
+    norms = ", ".join(f"{n:.2f}" for n in d.q_norm_by_head)
     return _kv(
         [
-            ("heads", f"{d['n_head']} heads × d_head {d['d_head']}"),
-            ("Q shape [pos, head, d_head]", str(d["q_shape"])),
+            ("heads", f"{d.n_head} heads × d_head {d.d_head}"),
+            ("Q shape [pos, head, d_head]", str(d.q_shape)),
             ("|q| per head", norms),
         ]
     )
@@ -262,172 +269,169 @@ def _scores(row):
     return " ".join("  -inf" if v is None else f"{v:+6.2f}" for v in row[-MAX_ATTN:])
 
 
-def _render_masked(d):
-    start = d["window_start"]
+def _render_masked(d: sd.MaskedAttentionStep):
+    start = d.window_start
     window = Table(box=None, pad_edge=False)
     window.add_column("q\\k", justify="right")
-    for j in range(start, start + len(d["masked_window"])):
+    for j in range(start, start + len(d.masked_window)):
         window.add_column(str(j), justify="right")
-    for n, row in enumerate(d["masked_window"]):
+    for n, row in enumerate(d.masked_window):
         window.add_row(str(start + n), *("-inf" if v is None else f"{v:+.2f}" for v in row))
     return Group(
         Text("scaled scores with the causal mask (future keys are -inf):"),
         window,
         _kv(
             [
-                ("query position", str(d["query_position"])),
-                ("QKᵀ (raw)", _scores(d["raw"])),
-                (f"÷ √{d['d_head']}", _scores(d["scaled"])),
-                ("+ causal mask", _scores(d["masked"])),
-                ("softmax", _scores(d["softmax"])),
+                ("query position", str(d.query_position)),
+                ("QKᵀ (raw)", _scores(d.raw)),
+                (f"÷ √{d.d_head}", _scores(d.scaled)),
+                ("+ causal mask", _scores(d.masked)),
+                ("softmax", _scores(d.softmax)),
             ]
         ),
     )
 
 
-def _render_attn_out(d):
-    rows = [(f"head {h} z", _vec(v)) for h, v in enumerate(d["z_by_head"][:12])]
+def _render_attn_out(d: sd.AttentionOutputStep):
+    rows = [(f"head {h} z", _vec(v)) for h, v in enumerate(d.z_by_head[:12])]
     rows += [
-        ("concat", f"{d['concat_shape'][0]} values"),
-        ("|head result|", ", ".join(f"{n:.2f}" for n in d["head_result_norms"])),
-        ("projected (attn_out)", _vec(d["projected"])),
+        ("concat", f"{d.concat_shape[0]} values"),
+        ("|head result|", ", ".join(f"{n:.2f}" for n in d.head_result_norms)),
+        ("projected (attn_out)", _vec(d.projected)),
     ]
     return _kv(rows)
 
 
-def _hist(h: dict) -> str:
-    counts = h["counts"]
+def _hist(h) -> str:
+    counts = h.counts
     top = max(counts) or 1
     bars = "▁▂▃▄▅▆▇█"
     return "".join(bars[min(7, int(7 * c / top))] for c in counts)
 
 
-def _render_mlp(d):
-    pre, post = d["pre_gelu"], d["post_gelu"]
+def _render_mlp(d: sd.MLPStep):
+    pre, post = d.pre_gelu, d.post_gelu
     return _kv(
         [
-            ("input", _vec(d["input"])),
+            ("input", _vec(d.input)),
             (
-                f"W1 → {d['d_mlp']}",
-                f"mean {pre['mean']:+.3f} std {pre['std']:.3f} "
-                f"min {pre['min']:+.2f} max {pre['max']:+.2f} "
-                f"{_hist(pre['histogram'])}",
+                f"W1 → {d.d_mlp}",
+                f"mean {pre.mean:+.3f} std {pre.std:.3f} min {pre.min:+.2f} max {pre.max:+.2f} "
+                f"{_hist(pre.histogram)}",
             ),
             (
                 "GELU",
-                f"mean {post['mean']:+.3f} std {post['std']:.3f} "
-                f"positive {post['fraction_positive']:.0%} {_hist(post['histogram'])}",
+                f"mean {post.mean:+.3f} std {post.std:.3f} "
+                f"positive {post.fraction_positive:.0%} {_hist(post.histogram)}",
             ),
-            ("W2 → output", _vec(d["output"])),
+            ("W2 → output", _vec(d.output)),
         ]
     )
 
 
-def _render_logits(d):
-    s = d["stats"]
+def _render_logits(d: sd.LogitsStep):
+    s = d.stats
     return Group(
         _kv(
             [
-                ("final LayerNorm", _vec(d["final_ln"])),
+                ("final LayerNorm", _vec(d.final_ln)),
                 (
                     "logits",
-                    f"{d['vocab_size']:,} scores, mean {s['mean']:+.2f} "
-                    f"std {s['std']:.2f} max {s['max']:+.2f}",
+                    f"{d.vocab_size:,} scores, mean {s.mean:+.2f} std {s.std:.2f} max {s.max:+.2f}",
                 ),
             ]
         ),
-        _tokens_table(d["top"], "logit", "logit"),
+        _tokens_table(d.top, "logit", "logit"),
     )
 
 
-def _render_probs(d):
-    return _tokens_table(d["top"])
+def _render_probs(d: sd.ProbabilitiesStep):
+    return _tokens_table(d.top)
 
 
-def _render_temperature(d):
-    if d["at_t"] == "greedy":
-        return Group(Text("T = 0: greedy"), _tokens_table(d["at_1"]))
+def _render_temperature(d: sd.TemperatureStep):
+    if d.at_t == "greedy":
+        return Group(Text("T = 0: greedy"), _tokens_table(d.at_1))
     table = Table(box=None, pad_edge=False)
-    for col in ("token", "p at T=1", f"p at T={d['temperature']:g}"):
+    for col in ("token", "p at T=1", f"p at T={d.temperature:g}"):
         table.add_column(col, justify="right" if col != "token" else "left")
-    at_t = {r["id"]: r["prob"] for r in d["at_t"]}
-    for r in d["at_1"]:
-        table.add_row(
-            repr(r["token"]), f"{r['prob']:.4f}", f"{at_t[r['id']]:.4f}" if r["id"] in at_t else "-"
-        )
+    at_t = {r.id: r.prob for r in d.at_t}
+    for r in d.at_1:
+        table.add_row(repr(r.token), f"{r.prob:.4f}", f"{at_t[r.id]:.4f}" if r.id in at_t else "-")
     return table
 
 
-def _render_sampling(d):
-    stages = " → ".join(f"{k} {v:,}" for k, v in d["stages"].items())
-    params = ", ".join(f"{k}={v}" for k, v in d["params"].items() if v not in (None, False))
+def _render_sampling(d: sd.SamplingStep):
+    stages = " → ".join(f"{k} {v:,}" for k, v in d.stages.items())
+    params = ", ".join(f"{k}={v}" for k, v in d.params.items() if v not in (None, False))
     return Group(
-        _kv([("params", params or "defaults"), ("survivors", stages)]), _tokens_table(d["pool"])
+        _kv([("params", params or "defaults"), ("survivors", stages)]), _tokens_table(d.pool)
     )
 
 
-def _render_residual(d):
-    rows = [
-        (name, _vec(d[name]))
-        for name in ("resid_pre", "attn_out", "resid_mid", "mlp_out", "resid_post")
-    ]
-    rows.append(("check", f"resid_pre + attn_out − resid_mid = {d['identity_max_error']:.1e}"))
+def _render_residual(d: sd.ResidualStep):
+    names = ("resid_pre", "attn_out", "resid_mid", "mlp_out", "resid_post")
+    rows = [(name, _vec(getattr(d, name))) for name in names]
+    rows.append(("check", f"resid_pre + attn_out − resid_mid = {d.identity_max_error:.1e}"))
     return _kv(rows)
 
 
-def _render_layernorm(d):
+def _render_layernorm(d: LayerNormView):
     return _kv(
         [
-            ("before", _vec(d["before"])),
-            ("std (with eps)", f"{d['std']:.4f}"),
-            ("normalized", _vec(d["normalized"])),
-            ("gamma", ", ".join(f"{x:+.3f}" for x in d["gamma"])),
-            ("beta", ", ".join(f"{x:+.3f}" for x in d["beta"])),
-            ("after", _vec(d["after"])),
+            ("before", _vec(d.input)),
+            ("std (with eps)", f"{d.std:.4f}"),
+            ("normalized", _vec(d.normalized)),
+            ("gamma", _numbers(d.gamma)),
+            ("beta", _numbers(d.beta)),
+            ("after", _vec(d.output)),
         ]
     )
 
 
-def _render_dropout(d):
-    fmt = lambda vs: ", ".join(f"{x:+.3f}" for x in vs)  # noqa: E731
+def _render_dropout(d: sd.DropoutStep):
     return _kv(
         [
-            ("at inference", d["inference"]),
-            ("model's training rate", f"{d['model_rate']:g}"),
+            ("at inference", d.inference),
+            ("model's training rate", f"{d.model_rate:g}"),
             (
-                f"example, p={d['example_rate']:g}",
-                f"{d['zeroed']} of {d['of']} values zeroed, "
-                f"the rest × {1 / (1 - d['example_rate']):.3f}",
+                f"example, p={d.example_rate:g}",
+                f"{len(d.zeroed)} of {len(d.after)} values zeroed, "
+                f"the rest × {1 / (1 - d.example_rate):.3f}",
             ),
-            ("before", fmt(d["before"])),
-            ("after", fmt(d["after"])),
+            ("before", _numbers(d.before)),
+            ("after", _numbers(d.after)),
         ]
     )
-
-
-def _render_generic(d):
-    return Text(json.dumps(d, ensure_ascii=False)[:2000])
 
 
 RENDER = {
-    "transformer": _render_transformer,
-    "how-it-works": _render_how,
-    "architecture": _render_architecture,
-    "embedding": _render_embedding,
-    "token-embedding": _render_tokens,
-    "positional-encoding": _render_positional,
-    "blocks": _render_blocks,
-    "self-attention": _render_attention,
-    "qkv": _render_qkv,
-    "multi-head": _render_heads,
-    "masked-attention": _render_masked,
-    "attention-output": _render_attn_out,
-    "mlp": _render_mlp,
-    "logits": _render_logits,
-    "probabilities": _render_probs,
-    "temperature": _render_temperature,
-    "sampling": _render_sampling,
-    "residual": _render_residual,
-    "layernorm": _render_layernorm,
-    "dropout": _render_dropout,
+    sd.TransformerStep: _render_transformer,
+    sd.HowItWorksStep: _render_how,
+    sd.ArchitectureStep: _render_architecture,
+    sd.EmbeddingStep: _render_embedding,
+    sd.TokenEmbeddingStep: _render_tokens,
+    sd.PositionalEncodingStep: _render_positional,
+    sd.BlocksStep: _render_blocks,
+    sd.SelfAttentionStep: _render_attention,
+    sd.QKVStep: _render_qkv,
+    sd.MultiHeadStep: _render_heads,
+    sd.MaskedAttentionStep: _render_masked,
+    sd.AttentionOutputStep: _render_attn_out,
+    sd.MLPStep: _render_mlp,
+    sd.LogitsStep: _render_logits,
+    sd.ProbabilitiesStep: _render_probs,
+    sd.TemperatureStep: _render_temperature,
+    sd.SamplingStep: _render_sampling,
+    sd.ResidualStep: _render_residual,
+    LayerNormView: _render_layernorm,
+    sd.DropoutStep: _render_dropout,
 }
+
+
+def render(data):
+    """The rich renderable of one step's data; any other data as JSON."""
+    draw = RENDER.get(type(data))
+    if draw is None:
+        return Text(data.model_dump_json()[:2000])
+    return draw(data)

@@ -1,10 +1,12 @@
-"""Streaming generation for the page's Generate buttons, one JSON object per token.
+"""The page's Generate buttons: tokens from the one generation loop
+(``lmscope.engine.generation``), one JSON event per token, then why it stopped.
 
-Each new token is drawn with its own generator, seeded from (seed, position). So a token depends
+Each token is drawn with its own generator, seeded from (seed, position). So a token depends
 only on the seed, the sampling settings and the text before it: pressing "Generate" five times
 gives the same text as "Generate 5", and a page reload with the same seed repeats a run.
 Generation stops at the context length instead of sliding the window, because the page traces
-the whole sequence afterwards.
+the whole sequence afterwards. The model gate is held for one step at a time, so other
+requests interleave with a long run.
 """
 
 from __future__ import annotations
@@ -12,72 +14,62 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 
-import torch
-
-from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator
-
-_MASK64 = (1 << 64) - 1
-
-
-def position_seed(seed: int, position: int) -> int:
-    """SplitMix64 of (seed, position): neighbouring positions get unrelated random streams."""
-    z = (seed + (position + 1) * 0x9E3779B97F4A7C15) & _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
+from lmscope.engine.generation import generate
+from lmscope.engine.sampling import SamplingParams
+from lmscope.errors import InvalidInputError, LmscopeError
+from lmscope.web.schemas import GeneratedEvent
 
 
-def fresh_seed() -> int:
-    return secrets.randbits(63)
+def fresh_seed(bits: int = 63) -> int:
+    return secrets.randbits(bits)
 
 
-def sample_at(logits: torch.Tensor, params: SamplingParams, seed: int, position: int):
-    """The token the page would append at ``position`` given the logits before it."""
-    pool = candidate_pool(logits, params)
-    token = pool.sample(make_generator(position_seed(seed, position)))
-    where = int((pool.token_ids == token).nonzero()[0, 0])
-    return token, pool, where
+def events(
+    model, gate, ids: list[int], n: int, params: SamplingParams, seed: int, stop_at_eot: bool
+) -> Iterator[GeneratedEvent]:
+    """Up to ``n`` token events, then one ``done`` event with the reason it stopped (end of
+    text, context full, done); an error on the way ends the stream with an ``error`` event."""
+    context = model.capabilities.context
+    if context is not None and len(ids) >= context:
+        raise InvalidInputError(
+            f"the sequence already fills the model's context of {context} tokens"
+        )
+    tokens = generate(
+        model,
+        list(ids),
+        n,
+        params,
+        seed=seed,
+        stop_at_eot=stop_at_eot,
+        per_position=True,
+        stop_when_full=True,
+        lock=gate,
+    )
+    return _stream(model, tokens, n, seed, stop_at_eot)
 
 
-def stream(
-    model,
-    gate,
-    ids: list[int],
-    n: int,
-    params: SamplingParams,
-    seed: int,
-    stop_at_eot: bool = True,
-) -> Iterator[dict]:
-    """Yield up to ``n`` token events, then one ``done`` event with the reason it stopped.
-
-    The gate is held for one step at a time, so other requests interleave with a long run.
-    """
-    gpt = model.gpt
+def _stream(model, tokens, n: int, seed: int, stop_at_eot: bool) -> Iterator[GeneratedEvent]:
     eot = getattr(model.tokenizer, "eot_id", None) if stop_at_eot else None
-    room = model.config.n_ctx - len(ids)
-    cache = gpt.new_cache()
-    pending = list(ids)
-    ids = list(ids)
-    for _ in range(min(n, room)):
-        with gate, torch.inference_mode():
-            idx = torch.tensor([pending], device=model.device)
-            logits = gpt(idx, cache=cache, last_only=True)[0][0, -1].float().cpu()
-        position = len(ids)
-        token, pool, where = sample_at(logits, params, seed, position)
-        ids.append(token)
-        pending = [token]
-        yield {
-            "type": "token",
-            "id": token,
-            "text": model.tokenizer.piece(token).text if model.tokenizer else f"#{token}",
-            "position": position,
-            "prob": float(pool.probs[where]),
-            "model_prob": float(pool.original_probs[where]),
-            "pool_size": len(pool),
-            "seed": seed,
-        }
-        if eot is not None and token == eot:
-            yield {"type": "done", "reason": "end of text", "seed": seed}
-            return
-    reason = "context full" if n > room else "done"
-    yield {"type": "done", "reason": reason, "seed": seed}
+    count, last = 0, None
+    try:
+        for t in tokens:
+            count, last = count + 1, t.id
+            text = t.text if t.text is not None else f"#{t.id}"
+            yield GeneratedEvent(
+                type="token",
+                id=t.id,
+                text=text,
+                position=t.position,
+                prob=t.prob,
+                model_prob=t.model_prob,
+                pool_size=t.pool_size,
+                seed=seed,
+            )
+    except LmscopeError as err:
+        yield GeneratedEvent(type="error", error=str(err))
+        return
+    if eot is not None and last == eot:
+        reason = "end of text"
+    else:
+        reason = "context full" if count < n else "done"
+    yield GeneratedEvent(type="done", reason=reason, seed=seed)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StringConstraints, model_validator
+from pydantic import BaseModel, Field, StringConstraints
 
-from lmscope.web.schemas import MAX_IDS, IdsRequest, Strict, Token
+from lmscope.explain.tokens import Token, TokenProb
+from lmscope.web.schemas import IdsRequest, TextOrIds
 
 LENS_MAX_POSITIONS = 32  # columns of one logit-lens answer; the page moves the window
 LENS_MAX_K = 10
@@ -50,31 +51,18 @@ class AblateRequest(IdsRequest):
     k: int = Field(10, ge=1, le=50)
 
 
-class CompareRequest(Strict):
+class CompareRequest(TextOrIds):
     """The text to score, as text or as the served model's token ids (decoded first)."""
 
     model: str = Field(..., max_length=500, description="one of GET /api/compare/models")
     text: str | None = Field(None, max_length=MAX_COMPARE_CHARS)
-    ids: list[int] | None = Field(None, max_length=MAX_IDS)
-
-    @model_validator(mode="after")
-    def _one_of(self):
-        if (self.text is None) == (self.ids is None):
-            raise ValueError("send exactly one of 'text' or 'ids'")
-        return self
 
 
 # --- responses ----------------------------------------------------------------------------
 
 
-class LensToken(BaseModel):
-    id: int
-    token: str
-    prob: float
-
-
 class LensCell(BaseModel):
-    top: list[LensToken] = Field(..., description="top-k at this stage, most likely first")
+    top: list[TokenProb] = Field(..., description="top-k at this stage, most likely first")
     final_rank: int = Field(..., description="rank of the model's final prediction (0 = top)")
     final_prob: float = Field(..., description="its probability at this stage")
 
@@ -99,12 +87,6 @@ class HeadsResponse(BaseModel):
     )
 
 
-class AblationToken(BaseModel):
-    id: int
-    token: str
-    prob: float
-
-
 class AblationChange(BaseModel):
     id: int
     token: str
@@ -117,8 +99,8 @@ class AblateResponse(BaseModel):
     ablations: list[str] = Field(..., description="the parsed specs, one per head or sublayer")
     mode: str
     position: int
-    before: list[AblationToken]
-    after: list[AblationToken]
+    before: list[TokenProb]
+    after: list[TokenProb]
     diff: list[AblationChange]
     kl: float | None = Field(..., description="KL(before || after), nats; null if infinite")
 

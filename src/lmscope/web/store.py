@@ -1,23 +1,21 @@
 """Traces kept on the server, so the browser can ask for one layer, head or position at a time.
 
-Entries are keyed by (model name, token ids) and evicted least-recently-used once their total
-size passes a byte budget. A prompt whose full trace is small records every probe in one
-forward pass; a long one (attention grows with the square of its length) records a light base
-trace first and each layer's probes only when that layer is asked for.
+Entries live in the server's one cache (``web.cache``), keyed by (model name, kind, token ids,
+...). A prompt whose full trace is small records every probe in one forward pass; a long one
+(attention grows with the square of its length) records a light base trace first and each
+layer's probes only when that layer is asked for.
 
 One forward pass runs at a time (``gate``): on a CPU, parallel passes only slow each other
-down. A request that waited for the gate looks in the cache again, so two requests for the same
-new prompt cost one pass. A request that waits longer than ``wait_s`` gives up (``limits.Busy``).
+down. A request that waits longer than ``wait_s`` for it gives up (``limits.Busy``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
 from lmscope.engine.trace import Trace
+from lmscope.web.cache import CacheStats, LRUCache
 from lmscope.web.limits import Gate
 
 BASE_PROBES = (
@@ -63,71 +61,23 @@ class TraceStore:
         wait_s: float | None = None,
     ):
         self.model = model
-        self.max_bytes, self.max_entries = max_bytes, max_entries
+        self.cache = LRUCache(max_bytes, max_entries)
         self.full_limit = max_bytes // 4  # a full trace up to this size is recorded in one go
         # one forward pass at a time (re-entrant: views nest); waits give up after wait_s
         self.gate = Gate(wait_s)
-        self._lock = threading.Lock()  # guards the entries
-        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
-        self._bytes = 0
-        self.hits = self.misses = 0
 
-    # --- the LRU ----------------------------------------------------------------------------
-    def _get(self, key: Hashable):
-        with self._lock:
-            found = self._entries.get(key)
-            if found is None:
-                return None
-            self._entries.move_to_end(key)
-            return found[0]
+    def remember(
+        self, key: tuple[Hashable, ...], compute: Callable[[], tuple[Any, int]], lock=None
+    ) -> tuple[Any, bool]:
+        """(the value for ``key``, whether it was cached): ``key`` starts with what kind of
+        value it is; ``compute`` runs behind the gate (or ``lock``) when it is missing and
+        returns (value, size in bytes)."""
+        return self.cache.cached((self.model.name, *key), compute, lock or self.gate)
 
-    def _put(self, key: Hashable, value, nbytes: int):
-        if nbytes > self.max_bytes:
-            return  # too big to keep: answer this request and forget it
-        with self._lock:
-            if key in self._entries:
-                self._bytes -= self._entries.pop(key)[1]
-            self._entries[key] = (value, nbytes)
-            self._bytes += nbytes
-            while self._bytes > self.max_bytes or len(self._entries) > self.max_entries:
-                _, (_, size) = self._entries.popitem(last=False)
-                self._bytes -= size
-
-    def cached(self, key: Hashable, compute: Callable[[], tuple[Any, int]]) -> tuple[Any, bool]:
-        """The value under ``key``, computing it (behind the gate) when missing."""
-        value = self._get(key)
-        if value is not None:
-            self.hits += 1
-            return value, True
-        with self.gate:
-            value = self._get(key)  # filled while this request waited for the gate?
-            if value is not None:
-                self.hits += 1
-                return value, True
-            self.misses += 1
-            value, nbytes = compute()
-        self._put(key, value, nbytes)
-        return value, False
-
-    def stats(self) -> dict:
-        with self._lock:
-            return {
-                "entries": len(self._entries),
-                "bytes": self._bytes,
-                "max_bytes": self.max_bytes,
-                "hits": self.hits,
-                "misses": self.misses,
-            }
-
-    def clear(self):
-        with self._lock:
-            self._entries.clear()
-            self._bytes = 0
+    def stats(self) -> CacheStats:
+        return self.cache.stats()
 
     # --- traces -------------------------------------------------------------------------------
-    def _key(self, kind: str, ids: tuple[int, ...], *extra) -> tuple:
-        return (self.model.name, kind, ids, *extra)
-
     def is_full(self, ids: tuple[int, ...]) -> bool:
         return full_trace_bytes(self.model.config, len(ids)) <= self.full_limit
 
@@ -139,15 +89,15 @@ class TraceStore:
         """A trace with embeddings, the residual stream at block edges, the final LayerNorm
         and per-position predictions (the full trace when it is small enough)."""
         if self.is_full(ids):
-            return self.cached(self._key("full", ids), lambda: self._trace(ids))
-        return self.cached(self._key("base", ids), lambda: self._trace(ids, names=BASE_PROBES))
+            return self.remember(("full", ids), lambda: self._trace(ids))
+        return self.remember(("base", ids), lambda: self._trace(ids, names=BASE_PROBES))
 
     def layer(self, ids: tuple[int, ...], layer: int) -> Trace:
         """A trace holding every probe of block ``layer``."""
         if self.is_full(ids):
             return self.base(ids)[0]
-        key = self._key("layer", ids, layer)
-        trace, _ = self.cached(
-            key, lambda: self._trace(ids, names=[f"blocks.{layer}.*"], layers=[layer])
+        trace, _ = self.remember(
+            ("layer", ids, layer),
+            lambda: self._trace(ids, names=[f"blocks.{layer}.*"], layers=[layer]),
         )
         return trace

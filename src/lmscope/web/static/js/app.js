@@ -3,13 +3,14 @@
 // in the browser from the logits already received.
 
 import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
+import { setSteps, stepKeys } from "./catalogue.js";
 import { compact, el, fmt, pct, visible } from "./draw.js";
 import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { renderPipeline } from "./pipeline.js";
 import { computePool } from "./sampling.js";
 import { buildScrubber, updateScrubber } from "./scrub.js";
-import { STEP_KEYS, renderStep } from "./steps.js";
+import { renderStep } from "./steps.js";
 
 const EXAMPLES = [
   "Data visualization empowers users to",
@@ -194,7 +195,7 @@ function renderNav() {
     el(
       "ol",
       {},
-      STEP_KEYS.map((key, i) =>
+      stepKeys().map((key, i) =>
         el(
           "li",
           {},
@@ -562,15 +563,18 @@ async function boot() {
   });
   document.addEventListener("keydown", (e) => {
     if (e.target.closest("input, textarea, select")) return;
-    const i = STEP_KEYS.indexOf(state.step);
+    const keys = stepKeys();
+    const i = keys.indexOf(state.step);
     if (i < 0) return; // a "look inside" view is open: arrows are not a tour there
-    if (e.key === "ArrowRight" && i < STEP_KEYS.length - 1) openStep(STEP_KEYS[i + 1]);
-    if (e.key === "ArrowLeft" && i > 0) openStep(STEP_KEYS[i - 1]);
+    if (e.key === "ArrowRight" && i < keys.length - 1) openStep(keys[i + 1]);
+    if (e.key === "ArrowLeft" && i > 0) openStep(keys[i - 1]);
   });
   buildExamples();
   buildScrubber($("scrub"), $("tokens"), selectPosition);
   try {
-    state.model = await getJSON("/api/model");
+    const [model, catalogue] = await Promise.all([getJSON("/api/model"), getJSON("/api/steps")]);
+    state.model = model;
+    setSteps(catalogue.steps);
   } catch (err) {
     showError(err.message);
     return;

@@ -1,14 +1,14 @@
 // Scrubbing through positions: a slider under the token chips and ← → / Home / End on a chip.
 // The readout says what followed each position and what the model predicted there; while an
-// attention step is open, the chips are tinted by the selected position's attention row
+// attention step (one that shows a head) is open, the chips are tinted by the selected position's attention row
 // (layer and head of the step), so stepping through generated text shows where each new
 // token looked.
 
+import { stepInfo } from "./catalogue.js";
 import { el, pct, visible } from "./draw.js";
 import { t } from "./i18n.js";
 import "./i18n_interpret.js";
 
-const ATTENTION_STEPS = new Set(["self-attention", "qkv", "multi-head", "masked-attention", "attention-output"]);
 let tintSeq = 0;
 
 export function buildScrubber(box, tokens, select) {
@@ -81,7 +81,7 @@ async function tintChips(state, post) {
   const seq = ++tintSeq;
   const tokens = document.getElementById("tokens");
   const note = document.getElementById("scrub-note");
-  if (!ATTENTION_STEPS.has(state.step)) {
+  if (!stepInfo(state.step)?.head) {  // an attention step shows one head
     clearTint(tokens);
     note.textContent = t("scrubHint");
     note.title = t("scrubHintLong");

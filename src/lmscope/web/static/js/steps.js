@@ -17,45 +17,10 @@ import {
   colour,
   css,
 } from "./draw.js";
+import { stepInfo, stepKeys } from "./catalogue.js";
 import { stepText, t } from "./i18n.js";
 import { temperatureCurves } from "./sampling.js";
 
-export const STEP_KEYS = [
-  "transformer",
-  "how-it-works",
-  "architecture",
-  "embedding",
-  "token-embedding",
-  "positional-encoding",
-  "blocks",
-  "self-attention",
-  "qkv",
-  "multi-head",
-  "masked-attention",
-  "attention-output",
-  "mlp",
-  "logits",
-  "probabilities",
-  "temperature",
-  "sampling",
-  "residual",
-  "layernorm",
-  "dropout",
-];
-
-const USES_LAYER = new Set([
-  "self-attention",
-  "qkv",
-  "multi-head",
-  "masked-attention",
-  "attention-output",
-  "mlp",
-  "residual",
-  "layernorm",
-  "dropout",
-  "blocks",
-]);
-const USES_HEAD = new Set(["self-attention", "qkv", "multi-head", "masked-attention", "attention-output"]);
 const PALETTE = ["#7c3aed", "#dc2626", "#2563eb", "#059669", "#d97706", "#db2777", "#0891b2", "#4b5563"];
 
 let renderSeq = 0;
@@ -117,13 +82,15 @@ function table(head, rows, attrs = {}) {
 export async function renderStep(container, key, ctx) {
   const seq = ++renderSeq;
   const { state } = ctx;
-  const number = STEP_KEYS.indexOf(key) + 1;
+  const keys = stepKeys();
+  const number = keys.indexOf(key) + 1;
+  const info = stepInfo(key);
   const text = stepText(key);
   const controls = el("div", { class: "step-controls" });
-  if (USES_LAYER.has(key)) {
+  if (info.layer) {
     controls.append(selectBox(t("layer"), state.model.n_layer, state.layer, ctx.setLayer, "layer-select"));
   }
-  if (USES_HEAD.has(key)) {
+  if (info.head) {
     controls.append(selectBox(t("head"), state.model.n_head, state.head, ctx.setHead, "head-select"));
   }
   controls.append(
@@ -136,13 +103,13 @@ export async function renderStep(container, key, ctx) {
     ),
   );
   const body = el("div", { class: "step-body", "data-step": key });
-  const probes = probeNames(state, key, number);
+  const probes = probeNames(state, key);
   const nav = el(
     "div",
     { class: "tour" },
-    el("button", { "data-testid": "tour-prev", disabled: number === 1, text: t("prev"), onclick: () => ctx.openStep(STEP_KEYS[number - 2]) }),
-    el("span", { class: "tour-pos", text: `${number} / ${STEP_KEYS.length}` }),
-    el("button", { "data-testid": "tour-next", disabled: number === STEP_KEYS.length, text: t("next"), onclick: () => ctx.openStep(STEP_KEYS[number]) }),
+    el("button", { "data-testid": "tour-prev", disabled: number === 1, text: t("prev"), onclick: () => ctx.openStep(keys[number - 2]) }),
+    el("span", { class: "tour-pos", text: `${number} / ${keys.length}` }),
+    el("button", { "data-testid": "tour-next", disabled: number === keys.length, text: t("next"), onclick: () => ctx.openStep(keys[number]) }),
   );
   container.replaceChildren(
     el(
@@ -169,8 +136,8 @@ export async function renderStep(container, key, ctx) {
   }
 }
 
-function probeNames(state, key, number) {
-  const names = (state.model.steps[number - 1]?.probes ?? []).map((p) => p.replace("{L}", state.layer));
+function probeNames(state, key) {
+  const names = (stepInfo(key)?.probes ?? []).map((p) => p.replace("{L}", state.layer));
   if (key !== "layernorm" || state.lnWhich === "ln1") return names;
   if (state.lnWhich === "ln2") return names.map((p) => p.replace("ln1", "ln2").replace("hook_resid_pre", "hook_resid_mid"));
   const last = state.model.n_layer - 1;
@@ -280,11 +247,12 @@ const RENDER = {
     return section(
       `${t("position")} ${d.position}: “${visible(d.token.text)}” (id ${d.token.id})`,
       vec(t("tokenEmb", { id: d.token.id }), d.token_embedding, { testid: "embedding-strip" }),
-      op("+"),
-      vec(t("posEmb", { p: d.position }), d.position_embedding),
+      // a model without learned positions (rotary ones act inside attention) adds nothing here
+      d.position_embedding && op("+"),
+      d.position_embedding && vec(t("posEmb", { p: d.position }), d.position_embedding),
       op("="),
       vec(t("sum"), d.sum),
-      el("p", { class: "hint", text: `W_E ${d.embedding_matrix.join(" × ")} · W_P ${d.position_matrix.join(" × ")} · ${t("hoverHint")}` }),
+      el("p", { class: "hint", text: [`W_E ${d.embedding_matrix.join(" × ")}`, d.position_matrix && `W_P ${d.position_matrix.join(" × ")}`, t("hoverHint")].filter(Boolean).join(" · ") }),
     );
   },
 
@@ -343,7 +311,7 @@ const RENDER = {
     const d = await embeddingData(ctx);
     const cos = d.position_cosine_previous;
     return [
-      section("", vec(t("posEmb", { p: d.position }), d.position_embedding)),
+      d.position_embedding && section("", vec(t("posEmb", { p: d.position }), d.position_embedding)),
       cos.length
         ? lineChart(
             cos.map((_, i) => i + 1),
@@ -518,7 +486,7 @@ const RENDER = {
       }),
       section("", strip(layer.z.flat(), { label: t("concat", { d: state.model.d_model }), groups: dh, indexLabel: (i) => `head ${Math.floor(i / dh)}, [${i % dh}]` })),
       section(t("headResults"), barList(layer.head_results.map((r, i) => ({ name: heads[i], value: r.norm, active: i === state.head, onClick: () => ctx.setHead(i) })))),
-      section("", strip(layer.attn_bias, { label: t("attnBias") }), op("→"), vec(t("attnOut"), layer.attn_out)),
+      section("", layer.attn_bias && strip(layer.attn_bias, { label: t("attnBias") }), layer.attn_bias && op("→"), vec(t("attnOut"), layer.attn_out)),
     ];
   },
 
@@ -683,7 +651,7 @@ const RENDER = {
         vec(t("normalized"), ln.normalized),
         op("× γ + β"),
         strip(ln.gamma, { label: t("gamma"), centre: 1 }),
-        strip(ln.beta, { label: t("beta") }),
+        ln.beta && strip(ln.beta, { label: t("beta") }),  // RMSNorm has no β
         op("="),
         vec(t("lnOutput"), ln.output),
       ),

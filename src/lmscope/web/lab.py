@@ -1,4 +1,4 @@
-"""The "Why Transformers" page (``/why``) and its API (``/api/lab/...``): the lab's saved
+"""What the "Why Transformers" page (``/why``, ``web.routers.lab``) shows: the lab's saved
 results (serial depth, memory wall, the race, gradient flow) as JSON, and their plots.
 
 Two sources of results:
@@ -21,8 +21,6 @@ import re
 from pathlib import Path
 from typing import Literal
 
-from fastapi import APIRouter, FastAPI
-from fastapi.responses import FileResponse
 from pydantic import BaseModel
 
 from lmscope.errors import InvalidInputError, LmscopeError
@@ -146,7 +144,7 @@ class LabResults:
             raise InvalidInputError(f"{name} ({source}) has no plot named {file!r}")
         return path
 
-    def index(self) -> dict:
+    def index(self) -> LabIndex:
         entries = []
         for name in self.names():
             sources, title = [], None
@@ -160,55 +158,24 @@ class LabResults:
                 title = title or doc.get("title")
                 hw = doc.get("hardware")
                 sources.append(
-                    {
-                        "source": source,
-                        "created": doc.get("created"),
-                        "machine": machine_line(hw) if hw else "unknown",
-                    }
+                    SourceInfo(
+                        source=source,
+                        created=doc.get("created"),
+                        machine=machine_line(hw) if hw else "unknown",
+                    )
                 )
             if not sources and name not in EXPERIMENTS:
                 continue
             commands = [
-                {"command": c, "note": {"en": en, "zh": zh}}
+                Command(command=c, note={"en": en, "zh": zh})
                 for c, en, zh in EXPERIMENTS.get(name, [])
             ]
             entries.append(
-                {
-                    "name": name,
-                    "title": title or {"en": name, "zh": name},
-                    "sources": sources,
-                    "commands": commands,
-                }
+                LabEntry(
+                    name=name,
+                    title=title or {"en": name, "zh": name},
+                    sources=sources,
+                    commands=commands,
+                )
             )
-        return {"results": entries, "local_dir": str(self.roots["local"].resolve())}
-
-
-def register(app: FastAPI, static: Path, results_dir: str | Path | None = None) -> LabResults:
-    """Add ``/why`` and ``/api/lab/...`` to ``app``; returns the results finder."""
-    lab = LabResults(results_dir)
-    router = APIRouter(tags=["lab"])
-
-    @router.api_route("/why", methods=["GET", "HEAD"], include_in_schema=False)
-    def why_page():
-        return FileResponse(static / "why.html")
-
-    @router.get("/api/lab", response_model=LabIndex)
-    def lab_index():
-        """The saved lab results: for each experiment, which sources exist (shipped with
-        lmscope, or made on this machine), the hardware each was measured on, and the CLI
-        commands that re-run it."""
-        return lab.index()
-
-    @router.get("/api/lab/{name}")
-    def lab_result(name: str, source: Literal["shipped", "local"] = "shipped") -> dict:
-        """One result file as saved (schema ``lmscope.lab.result/1``): tables, plots,
-        explanations and verdicts in English and Chinese."""
-        return lab.read(name, source)
-
-    @router.get("/api/lab/{name}/plot/{file}", response_class=FileResponse)
-    def lab_plot(name: str, file: str, source: Literal["shipped", "local"] = "shipped"):
-        """A plot (PNG or SVG) that the result names."""
-        return FileResponse(lab.plot(name, source, file))
-
-    app.include_router(router)
-    return lab
+        return LabIndex(results=entries, local_dir=str(self.roots["local"].resolve()))

@@ -36,3 +36,6 @@ def rounded(x, digits: int = 6) -> list:
 
 def number(x, digits: int = 6) -> float | None:
     return rounded(np.asarray([as_array(x).item()]), digits)[0]
+
+
+Number = float | None  # None where the model's value is -inf (a masked score) or NaN

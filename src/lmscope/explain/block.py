@@ -1,0 +1,136 @@
+"""One Transformer block at one position: its LayerNorms, Q/K/V and head outputs, the
+projection, the residual additions, the MLP, and what dropout would do in training."""
+
+from __future__ import annotations
+
+import torch
+from pydantic import BaseModel, Field
+
+from lmscope.engine.trace import Trace
+from lmscope.explain.numbers import number, rounded
+from lmscope.explain.values import ActivationStats, Vector, stats, vector
+
+EXAMPLE_DROPOUT = 0.1  # the rate shown when the model was trained without dropout
+
+
+class LayerNormView(BaseModel):
+    input: Vector
+    mean: float
+    std: float = Field(..., description="sqrt(var + eps), the probe hook_scale")
+    normalized: Vector
+    gamma: list[float]
+    beta: list[float] | None = Field(..., description="null: the norm has no shift (RMSNorm)")
+    output: Vector
+    eps: float
+
+
+class DropoutExample(BaseModel):
+    model_rate: float
+    example_rate: float
+    probe: str
+    zeroed: list[int]
+    after: list[float]
+
+
+class LayerResponse(BaseModel):
+    layer: int
+    position: int
+    resid_pre: Vector
+    ln1: LayerNormView
+    q: list[list[float]] = Field(..., description="[head][d_head] at this position")
+    k: list[list[float]]
+    v: list[list[float]]
+    z: list[list[float]] = Field(..., description="[head][d_head]: attention-weighted values")
+    head_results: list[Vector] = Field(..., description="z_h @ W_O[h] per head, bias excluded")
+    attn_bias: list[float] | None = Field(..., description="b_O; null where there is none")
+    attn_out: Vector
+    resid_mid: Vector
+    ln2: LayerNormView
+    mlp_pre: Vector
+    mlp_post: Vector
+    mlp_pre_stats: ActivationStats
+    mlp_post_stats: ActivationStats
+    mlp_out: Vector
+    resid_post: Vector
+    activation: str
+    dropout: DropoutExample
+
+
+def _rounded_or_none(t: torch.Tensor | None) -> list[float] | None:
+    return None if t is None else rounded(t)
+
+
+def output_bias(attn) -> torch.Tensor | None:
+    """The bias the attention output projection adds after the heads (GPT-2's b_O)."""
+    proj = getattr(attn, "c_proj", None)
+    return getattr(proj, "bias", None)
+
+
+def layernorm(model, trace: Trace, position: int, which: str, layer: int = 0) -> LayerNormView:
+    """A LayerNorm at ``position``: ``which`` is "ln1" (before attention) or "ln2" (before the
+    MLP) of block ``layer``, or "final" (after the last block)."""
+    if which == "final":
+        last = model.config.n_layer - 1
+        ln, before, p = model.net.ln_f, f"blocks.{last}.hook_resid_post", "ln_final"
+    else:
+        block, p = model.net.h[layer], f"blocks.{layer}.{which}"
+        ln = block.ln_1 if which == "ln1" else block.ln_2
+        before = f"blocks.{layer}.hook_resid_{'pre' if which == 'ln1' else 'mid'}"
+    x = trace[before][position]
+    return LayerNormView(
+        input=vector(x),
+        mean=number(x.float().mean()),
+        std=number(trace[f"{p}.hook_scale"][position]),
+        normalized=vector(trace[f"{p}.hook_normalized"][position]),
+        gamma=rounded(ln.weight),
+        beta=_rounded_or_none(getattr(ln, "bias", None)),
+        output=vector(trace[f"{p}.hook_out"][position]),
+        eps=ln.eps,
+    )
+
+
+def dropout_example(model, trace: Trace, layer: int, position: int) -> DropoutExample:
+    """A train-mode dropout mask (seeded) on block ``layer``'s attention output: at the
+    model's own rate, or at 0.1 when it was trained without dropout."""
+    rate = model.config.dropout
+    example = rate if rate > 0 else EXAMPLE_DROPOUT
+    probe = f"blocks.{layer}.hook_attn_out"
+    keep, dropped = trace.dropout_example(probe, p=example, seed=0)
+    return DropoutExample(
+        model_rate=rate,
+        example_rate=example,
+        probe=probe,
+        zeroed=(~keep[position]).nonzero().flatten().tolist(),
+        after=rounded(dropped[position]),
+    )
+
+
+def layer_view(model, trace: Trace, layer: int, position: int) -> LayerResponse:
+    p, i = f"blocks.{layer}", position
+
+    def at(name: str) -> torch.Tensor:
+        return trace[f"{p}.{name}"][i]
+
+    return LayerResponse(
+        layer=layer,
+        position=i,
+        resid_pre=vector(at("hook_resid_pre")),
+        ln1=layernorm(model, trace, i, "ln1", layer),
+        q=rounded(at("attn.hook_q")),
+        k=rounded(at("attn.hook_k")),
+        v=rounded(at("attn.hook_v")),
+        z=rounded(at("attn.hook_z")),
+        head_results=[vector(r) for r in at("attn.hook_result")],
+        attn_bias=_rounded_or_none(output_bias(model.net.h[layer].attn)),
+        attn_out=vector(at("hook_attn_out")),
+        resid_mid=vector(at("hook_resid_mid")),
+        ln2=layernorm(model, trace, i, "ln2", layer),
+        mlp_pre=vector(at("mlp.hook_pre")),
+        mlp_post=vector(at("mlp.hook_post")),
+        mlp_pre_stats=stats(at("mlp.hook_pre")),
+        mlp_post_stats=stats(at("mlp.hook_post")),
+        mlp_out=vector(at("hook_mlp_out")),
+        resid_post=vector(at("hook_resid_post")),
+        activation=model.config.activation,
+        dropout=dropout_example(model, trace, layer, i),
+    )

@@ -1,0 +1,31 @@
+"""The one check of what a person asked to see: a layer, a head, a position, a unit. Each
+refusal is one readable line naming what exists. The CLI and every web route use these;
+token ids are checked by the model (``check_ids``) where they enter."""
+
+from __future__ import annotations
+
+from lmscope.errors import InvalidInputError
+
+
+def index(value: int, count: int, what: str, where: str) -> int:
+    """``value`` when it is in 0..count-1; else a readable error."""
+    if not 0 <= value < count:
+        raise InvalidInputError(f"{what} {value} does not exist; {where} 0..{count - 1}")
+    return value
+
+
+def layer(config, value: int) -> int:
+    return index(value, config.n_layer, "layer", "this model has layers")
+
+
+def head(config, value: int) -> int:
+    return index(value, config.n_head, "head", "this model has heads")
+
+
+def position(n_tokens: int, value: int | None) -> int:
+    """A position in a sequence of ``n_tokens``: None is the last, negatives count back."""
+    if value is None:
+        return n_tokens - 1
+    if -n_tokens <= value < 0:
+        return value + n_tokens
+    return index(value, n_tokens, "position", "the sequence has positions")

@@ -1,0 +1,69 @@
+"""Every error is JSON ``{"error": "..."}`` with a 4xx (or 503) status and one readable line:
+user mistakes are expected input, never a traceback."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from lmscope.errors import LmscopeError
+from lmscope.web.limits import Busy, busy_response
+from lmscope.web.schemas import ErrorResponse
+
+ERRORS = {
+    400: {"model": ErrorResponse, "description": "input the model cannot use"},
+    413: {"model": ErrorResponse, "description": "request body too large"},
+    422: {"model": ErrorResponse, "description": "request does not match the schema"},
+    503: {"model": ErrorResponse, "description": "server busy; retry shortly"},
+}
+
+
+def error_response(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:3]:
+        if err.get("type") == "json_invalid":
+            return "the request body is not valid JSON"
+        loc = ".".join(printable(x) for x in err.get("loc", ()) if x != "body")
+        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        parts.append(f"{loc}: {msg}" if loc else msg)
+    return printable("; ".join(parts) or "invalid request", 500)
+
+
+def printable(part, limit: int = 60) -> str:
+    """A field name from the request, shown on one line: control characters escaped (an
+    unknown field may be called "\\n"), long names cut."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(part))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(LmscopeError)
+    async def lmscope_error(request: Request, exc: LmscopeError):
+        return error_response(400, str(exc))
+
+    @app.exception_handler(Busy)
+    async def busy(request: Request, exc: Busy):
+        return busy_response(str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError):
+        return error_response(422, validation_message(exc))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException):
+        message = exc.detail if isinstance(exc.detail, str) else "request failed"
+        if exc.status_code == 404:
+            message = f"not found: {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"{request.method} is not allowed on {request.url.path}"
+        return error_response(exc.status_code, message)
+
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception):
+        return error_response(500, f"internal error ({type(exc).__name__}); please report it")

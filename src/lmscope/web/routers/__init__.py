@@ -1,0 +1,8 @@
+"""The web app's routes, one ``APIRouter`` per page or API area; each gets the served model
+and trace store from the one dependency ``web.served.Serving``."""
+
+from lmscope.web.routers import interpret, lab, pages, rnn, sampling, steps
+
+ROUTERS = (pages.router, steps.router, sampling.router, interpret.router, lab.router, rnn.router)
+
+__all__ = ["ROUTERS"]

@@ -1,0 +1,91 @@
+"""Look inside: logit lens, every head's pattern, ablation and side-by-side models. The second
+model of a comparison is one the server was started with (``lmscope serve --compare``): a
+request can only pick one of those by name, never make the server load anything."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from lmscope.explain.attention import window
+from lmscope.web import interpret_schemas as s
+from lmscope.web.errors import ERRORS
+from lmscope.web.interpret import (
+    LENS_LEAD,
+    ablation_view,
+    canonical,
+    compare_view,
+    heads_view,
+    lens_view,
+)
+from lmscope.web.served import Serving, pick
+
+router = APIRouter(tags=["interpret"])
+
+
+@router.post("/api/lens", response_model=s.LensResponse, responses=ERRORS)
+def lens(req: s.LensRequest, served: Serving):
+    """Logit lens: the residual stream after the embedding and after each block, read out
+    through the final LayerNorm and unembedding, for a window of at most 32 positions.
+    The last row is the model's real output."""
+    model, store, at = served.model, served.store, served.select(req)
+    start, size = window(len(at.ids), at.position, req.start, req.size, LENS_LEAD)
+
+    def compute():  # the trace only when this answer is not cached already
+        view = lens_view(model, store.base(at.ids)[0], start, size, req.k)
+        return view, 96 * req.k * size * (model.config.n_layer + 1)
+
+    return store.remember(("lens", at.ids, start, size, req.k), compute)[0]
+
+
+@router.post("/api/heads", response_model=s.HeadsResponse, responses=ERRORS)
+def heads(req: s.HeadsRequest, served: Serving):
+    """Every head of every layer: its attention pattern over the positions up to
+    ``position`` (at most 32), as bytes, for the ablation grid."""
+    store, at, c = served.store, served.select(req), served.model.config
+
+    def compute():
+        layers = [store.layer(at.ids, i) for i in range(c.n_layer)]
+        return heads_view(layers, at.position, req.size), c.n_layer * c.n_head * req.size**2
+
+    return store.remember(("heads", at.ids, at.position, req.size), compute)[0]
+
+
+@router.post("/api/ablate", response_model=s.AblateResponse, responses=ERRORS)
+def ablate(req: s.AblateRequest, served: Serving):
+    """The next-token distribution at ``position`` with and without the ablations (heads,
+    whole attention or MLP outputs set to zero or to their mean over the positions), and
+    KL(before || after). Same numbers as ``lmscope.interpret.ablation_effect``."""
+    model, at = served.model, served.select(req)
+    specs = canonical(req.ablate, model.config)  # unknown heads or layers: 400 before any work
+    body, _ = served.store.remember(
+        ("ablate", at.ids, tuple(specs), req.mode, at.position, req.k),
+        lambda: (ablation_view(model, at.ids, specs, req.mode, at.position, req.k), 8192),
+    )
+    return body
+
+
+@router.get("/api/compare/models", response_model=s.CompareModels)
+def compare_models(served: Serving):
+    """The models this server was started with for comparison (``--compare``)."""
+    return s.CompareModels(model=served.model.name, models=list(served.compare))
+
+
+@router.post("/api/compare", response_model=s.CompareResponse, responses=ERRORS)
+def compare_text(req: s.CompareRequest, served: Serving):
+    """Per-token loss of the served model (A) and of ``model`` (B) on the text, and B - A;
+    per character when their tokenizers split the text differently."""
+    model = served.model
+    name, other = pick(
+        served.compare,
+        req.model,
+        none="this server has no model to compare with; start it with "
+        "lmscope serve --compare MODEL",
+        unknown="not offered by this server",
+    )
+    # an empty text is refused by compare() itself, with a readable message
+    text = req.text if req.text is not None else model.decode(served.ids(req.ids))
+    body, _ = served.store.remember(
+        ("compare", name, text),
+        lambda: (compare_view(model, other, text), 200 * len(text) + 1024),
+    )
+    return body

@@ -1,0 +1,43 @@
+"""The "Why Transformers" page (``/why``) and its API (``/api/lab/...``): the lab's saved
+results as JSON, and their plots. Nothing is re-run by the server; only known experiment names
+and the plot files a result names are served (see ``web.lab``)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from fastapi import APIRouter
+from fastapi.responses import FileResponse
+
+from lmscope.web.lab import LabIndex
+from lmscope.web.pages import page
+from lmscope.web.served import Serving
+
+router = APIRouter(tags=["lab"])
+Source = Literal["shipped", "local"]
+
+
+@router.api_route("/why", methods=["GET", "HEAD"], include_in_schema=False)
+def why_page():
+    return page("why.html")
+
+
+@router.get("/api/lab", response_model=LabIndex)
+def lab_index(served: Serving):
+    """The saved lab results: for each experiment, which sources exist (shipped with
+    lmscope, or made on this machine), the hardware each was measured on, and the CLI
+    commands that re-run it."""
+    return served.lab.index()
+
+
+@router.get("/api/lab/{name}")
+def lab_result(name: str, served: Serving, source: Source = "shipped") -> dict:
+    """One result file as saved (schema ``lmscope.lab.result/1``): tables, plots,
+    explanations and verdicts in English and Chinese."""
+    return served.lab.read(name, source)
+
+
+@router.get("/api/lab/{name}/plot/{file}", response_class=FileResponse)
+def lab_plot(name: str, file: str, served: Serving, source: Source = "shipped"):
+    """A plot (PNG or SVG) that the result names."""
+    return FileResponse(served.lab.plot(name, source, file))

@@ -1,0 +1,128 @@
+"""The char-RNN page (``/rnn``) and its API (``/api/rnn/...``): one unit's value on a text,
+its gates, the top-5 next characters, the interpretable-cell finder, and sampling.
+
+The server holds the char models it was started with (``lmscope serve --rnn MODEL``); a
+request picks one by name. The stepwise run over a text keeps every gate of every unit, so
+it stays on the server (in the server's one cache) and each answer carries only the unit the
+page shows.
+"""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from lmscope.engine.generation import generate
+from lmscope.engine.sampling import SamplingParams
+from lmscope.errors import InvalidInputError
+from lmscope.explain import checks
+from lmscope.interpret.cell_finder import find_cells
+from lmscope.interpret.neurons import KINDS, NeuronRun, a_model, default_kind, neuron_activations
+from lmscope.web import rnn_schemas as s
+from lmscope.web.errors import ERRORS
+from lmscope.web.generation import fresh_seed
+from lmscope.web.pages import page
+from lmscope.web.rnn import activations_view, corpus_sample, model_facts, run_bytes
+from lmscope.web.served import Served, Serving, pick
+
+router = APIRouter(tags=["rnn"])
+REPORT_BYTES = 64 * 1024  # what a finder report holds, about
+
+
+@router.api_route("/rnn", methods=["GET", "HEAD"], include_in_schema=False)
+def rnn_page():
+    return page("rnn.html")
+
+
+def _model(served: Served, name: str | None):
+    return pick(
+        served.rnn,
+        name,
+        none="this server has no char-RNN/LSTM/GRU; start it with lmscope serve --rnn MODEL",
+        unknown="not served here",
+    )
+
+
+def _run(served: Served, name: str, model, text: str) -> NeuronRun:
+    def compute():
+        run = neuron_activations(model, text)
+        return run, run_bytes(run)
+
+    return served.store.remember(("rnn-run", name, text), compute, lock=served.rnn_lock)[0]
+
+
+@router.get("/api/rnn/models", response_model=s.RNNModels)
+def rnn_models(served: Serving):
+    """The char models this server was started with (``lmscope serve --rnn``)."""
+    return s.RNNModels(models=[model_facts(n, m) for n, m in served.rnn.items()])
+
+
+@router.post("/api/rnn/activations", response_model=s.ActivationsResponse, responses=ERRORS)
+def activations(req: s.ActivationsRequest, served: Serving):
+    """One unit's value after each character of the text (h, c or a gate), the unit's
+    gates (LSTM i f o, GRU r z), and the top-5 next characters after each character.
+    Characters outside the vocabulary are skipped and listed."""
+    name, model = _model(served, req.model)
+    kind = req.kind or default_kind(model.arch)
+    if kind not in KINDS[model.arch]:
+        raise InvalidInputError(
+            f"{a_model(model.arch)} has no {kind!r} values; use one of "
+            f"{', '.join(KINDS[model.arch])}"
+        )
+    checks.index(req.layer, model.config.layers, "layer", "this model has layers")
+    checks.index(req.unit, model.config.hidden, "unit", "each layer has units")
+    run = _run(served, name, model, req.text)
+    return activations_view(name, run, req.layer, req.unit, kind)
+
+
+def _finder_text(name: str, model, text: str | None) -> tuple[str, str]:
+    """(text, where it came from) for the finder: the request's, or the corpus sample."""
+    if text is not None:
+        if len(text) < s.MIN_FIND_TEXT:
+            raise InvalidInputError(
+                f"the finder needs at least {s.MIN_FIND_TEXT} characters of text, got "
+                f"{len(text)}; paste more, or search the model's corpus sample"
+            )
+        return text, "the text on the page"
+    sample = corpus_sample(model)
+    if sample is None:
+        raise InvalidInputError(
+            f"{name} does not name a bundled training corpus; send a text of at least "
+            f"{s.MIN_FIND_TEXT} characters to search"
+        )
+    return sample
+
+
+@router.post("/api/rnn/cells", response_model=s.CellsResponse, responses=ERRORS)
+def cells(req: s.CellsRequest, served: Serving):
+    """The interpretable-cell finder: for each feature (inside quotes, position in line,
+    bracket depth, URL, indentation, comment, word start), the best units, chosen on the
+    first half of the text and scored on the held-out second half."""
+    name, model = _model(served, req.model)
+    text, source = _finder_text(name, model, req.text)
+
+    def compute():
+        kinds = ("c", "h") if model.arch == "lstm" else ("h",)
+        run = neuron_activations(model, text, kinds=kinds)
+        return find_cells(run, top=10, source=source), REPORT_BYTES  # requests trim to top
+
+    report, _ = served.store.remember(("rnn-cells", name, text), compute, lock=served.rnn_lock)
+    body = report.to_dict()
+    for f in body["features"]:
+        f["best"] = f["best"][: req.top]
+    fields = {key: body[key] for key in s.CellsResponse.model_fields if key != "model"}
+    return s.CellsResponse(model=name, **fields)
+
+
+@router.post("/api/rnn/sample", response_model=s.SampleResponse, responses=ERRORS)
+def sample(req: s.SampleRequest, served: Serving):
+    """Sample characters after the prompt at a temperature (0: greedy); the same seed
+    and settings give the same text."""
+    name, model = _model(served, req.model)
+    seed = req.seed if req.seed is not None else fresh_seed(52)  # a whole JS number
+    params = SamplingParams(temperature=req.temperature, greedy=req.temperature == 0)
+    with served.rnn_lock:
+        tokens = generate(model, req.prompt, req.n, params, seed=seed, skip_unknown=True)
+        text = "".join(t.text for t in tokens)
+    return s.SampleResponse(
+        model=name, prompt=req.prompt, sample=text, seed=seed, temperature=req.temperature
+    )

@@ -1,0 +1,125 @@
+"""Helpers shared by the web tests (fixtures live in conftest.py): a server on a free loopback
+port, the headless Chromium they drive, strict JSON, and the page's own readouts."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import torch
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def find_chromium() -> str | None:
+    candidates = [os.environ.get("LMSCOPE_CHROMIUM")]
+    candidates += [shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")]
+    return next((c for c in candidates if c and Path(c).exists()), None)
+
+
+@contextlib.contextmanager
+def serve(app):
+    """Run ``app`` with uvicorn in a thread on a free loopback port; yields its base URL."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    srv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def strict_json(text: str):
+    """json.loads that refuses NaN/Infinity, which are not JSON."""
+
+    def refuse(name):
+        raise AssertionError(f"response holds {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def post(client, path: str, body: dict, status: int = 200):
+    """POST with a TestClient; the strict-JSON answer, after checking its status."""
+    r = client.post(path, json=body)
+    assert r.status_code == status, r.text
+    return strict_json(r.text)
+
+
+def assert_readable_error(client, path: str, body: dict, status: int, words: str) -> None:
+    r = client.post(path, json=body)
+    assert r.status_code == status, r.text
+    error = r.json()["error"]
+    assert isinstance(error, str) and words in error.lower()
+
+
+def char_model(name: str = "char-gpt"):
+    """A one-layer GPT over printable ASCII: its tokenizer splits text per character."""
+    from lmscope.engine.transformer import LanguageModel
+    from lmscope.models.gpt2 import GPT, GPTConfig
+    from lmscope.tokenizers import CharTokenizer
+
+    tok = CharTokenizer.from_text("".join(chr(i) for i in range(32, 127)) + "\n")
+    torch.manual_seed(0)
+    config = GPTConfig(vocab_size=len(tok), n_ctx=64, n_embd=32, n_layer=1, n_head=2)
+    return LanguageModel(GPT(config), tok, name)
+
+
+# --- reading the page -------------------------------------------------------------------------
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def api(page, path: str, body: dict):
+    """What the page's server answers to ``body`` (to compare the page with)."""
+    r = httpx.post(page.server + path, json=body, timeout=30)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def traces(page) -> int:
+    return int(page.evaluate("document.body.dataset.traces || 0"))
+
+
+def wait_for_trace(page, before: int):
+    page.wait_for_function(f"() => Number(document.body.dataset.traces || 0) > {before}")
+
+
+def wait_idle(page):
+    page.wait_for_function("() => !document.querySelector('.step-body.loading')")
+
+
+def chip_ids(page) -> list[int]:
+    return [
+        int(x)
+        for x in page.locator("[data-testid=token-chip]").evaluate_all(
+            "els => els.map(e => e.dataset.id)"
+        )
+    ]
