@@ -8,6 +8,7 @@ lmscope neurons --text FILE --find                      the interpretable-cell f
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -84,7 +85,6 @@ def register(sub):
 
 def _text(args) -> tuple[str, str]:
     from lmscope.data import load_corpus  # lazy: see lmscope.commands
-    from lmscope.interpret.neurons import read_text
 
     limit = (
         args.max_chars if args.max_chars is not None else (FIND_CHARS if args.find else VIEW_CHARS)
@@ -96,6 +96,25 @@ def _text(args) -> tuple[str, str]:
     val = load_corpus(args.corpus).split(0.1)[1]
     start = val.find("\n") + 1  # begin at a line start, so line positions are whole
     return val[start : start + limit], f"{args.corpus} (validation split)"
+
+
+def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
+    """A UTF-8 text file for the neuron views ('-' reads standard input)."""
+    if str(path) == "-":
+        text = sys.stdin.read()
+    else:
+        path = Path(path)
+        if not path.is_file():
+            raise InvalidInputError(f"no text file at {path}")
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"{path} is not UTF-8 text") from None
+        except OSError as err:
+            raise InvalidInputError(f"cannot read {path}: {err.strerror}") from None
+    if not text:
+        raise InvalidInputError(f"{path} is empty; give a file with some text")
+    return text[:max_chars] if max_chars else text
 
 
 def run(args) -> int:

@@ -102,7 +102,7 @@ class CellText:
 
     def figure(self, width: int = 80, max_lines: int = 200):
         """A matplotlib Figure: the text on a grid of coloured cells, wrapped at ``width``."""
-        from matplotlib.figure import Figure
+        from matplotlib.figure import Figure  # here: notebooks and the web app draw HTML only
 
         grid = _layout(self.text, width, max_lines)
         rows = max(1, max(r for r, _, _ in grid) + 1 if grid else 1)
@@ -149,7 +149,7 @@ class CellText:
         return path
 
     def save_svg(self, path: str | Path, width: int = 80) -> Path:
-        from matplotlib import rc_context
+        from matplotlib import rc_context  # see figure()
 
         path = Path(path)
         with rc_context({"svg.hashsalt": "lmscope"}):

@@ -6,9 +6,9 @@ against a character model, say) each token's loss is spread evenly over the char
 covers, so both become per-character losses over the same decoded text and still sum to each
 model's total.
 
-A model here is anything with ``tokenizer`` (encode/decode/pieces), ``logits(ids) -> [T, V]``
-and optionally ``config.n_ctx`` (the context window; texts longer than it are scored with a
-sliding window).
+A model is any ``lmscope.load`` model (``lmscope.engine.protocol.Model``): its ``tokenizer``,
+``logits(ids) -> [T, V]``, ``name``, and ``capabilities.context`` (the context window; texts
+longer than it are scored with a sliding window).
 """
 
 from __future__ import annotations
@@ -51,14 +51,14 @@ def token_losses(model, text: str) -> TokenLosses:
         raise InvalidInputError("the text to compare is empty")
     tok = model.tokenizer
     if tok is None:
-        raise InvalidInputError(f"model {getattr(model, 'name', '?')} has no tokenizer")
+        raise InvalidInputError(f"model {model.name} has no tokenizer")
     ids = tok.encode(text, allow_special=False)  # a literal "<|endoftext|>" is just text here
     bos = getattr(tok, "eot_id", None)
     # GPT-2 models see <|endoftext|> before a document, so even the first token gets a loss
     seq = ([bos] if bos is not None else []) + list(ids)
     offset = 1 if bos is not None else 0
     losses: list[float | None] = [None] * len(ids)
-    n_ctx = getattr(getattr(model, "config", None), "n_ctx", None) or len(seq)
+    n_ctx = model.capabilities.context or len(seq)
     stride = max(1, n_ctx // 2)
     scored_until = 0  # positions in seq whose prediction is already taken
     start = 0
@@ -76,7 +76,7 @@ def token_losses(model, text: str) -> TokenLosses:
     pieces = [tok.decode([i]) for i in ids]
     if "".join(pieces) != text:  # multi-token characters: fall back to byte-exact pieces
         pieces = _split_pieces(tok, ids)
-    return TokenLosses(getattr(model, "name", "model"), pieces, losses)
+    return TokenLosses(model.name, pieces, losses)
 
 
 def _split_pieces(tok, ids) -> list[str]:
@@ -204,7 +204,7 @@ def to_html(c: Comparison) -> str:
 
 def to_png(c: Comparison, path: str | Path, columns: int = 80, max_units: int = 1200):
     """Three panels of coloured text (A, B, B − A) drawn with matplotlib."""
-    import matplotlib
+    import matplotlib  # here: the web app imports this module, and draws no PNGs
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

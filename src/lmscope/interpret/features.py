@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lmscope.errors import InvalidInputError
+
 TAB_WIDTH = 4
 OPENERS, CLOSERS = "([{", ")]}"
 _URL = re.compile(r"(?:https?://|www\.)[^\s<>\"'()\[\]{}]*")
@@ -179,8 +181,6 @@ FEATURES = {
 
 def compute_features(text: str, names: list[str] | None = None) -> dict[str, np.ndarray]:
     """Every feature (or the named ones) of ``text``: name -> float array [len(text)]."""
-    from lmscope.errors import InvalidInputError
-
     names = list(FEATURES) if names is None else names
     unknown = [n for n in names if n not in FEATURES]
     if unknown:

@@ -19,11 +19,8 @@ torch at once.
 
 from __future__ import annotations
 
-import os
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -260,22 +257,3 @@ def parse_cell(spec: str) -> tuple[int, int]:
             f"--cell {spec!r}: write LAYER:UNIT with whole numbers, e.g. 0:42 (layer 0, unit 42)"
         )
     return int(layer), int(unit)
-
-
-def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
-    """A UTF-8 text file for the neuron views ('-' reads standard input)."""
-    if str(path) == "-":
-        text = sys.stdin.read()
-    else:
-        path = Path(path)
-        if not path.is_file():
-            raise InvalidInputError(f"no text file at {path}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise InvalidInputError(f"{path} is not UTF-8 text") from None
-        except OSError as err:
-            raise InvalidInputError(f"cannot read {path}: {err.strerror}") from None
-    if not text:
-        raise InvalidInputError(f"{path} is empty; give a file with some text")
-    return text[:max_chars] if max_chars else text

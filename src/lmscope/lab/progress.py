@@ -23,7 +23,7 @@ def stage(progress, label: str, total: int) -> Callable[[str | None], None]:
 
 def make_progress(console=None):
     """The bar the CLI shows: what runs now, how far, and for how long."""
-    from rich.progress import (
+    from rich.progress import (  # here: rich.progress adds 11 ms to lmscope --help
         BarColumn,
         MofNCompleteColumn,
         Progress,
