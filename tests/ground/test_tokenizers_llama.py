@@ -411,15 +411,22 @@ def test_tokenizer_json_specials_and_bos_eos(trained):
     assert smol.special_tokens == {"<|endoftext|>": 0, "<|im_start|>": 1, "<|im_end|>": 2}
 
 
-def test_llama3_whole_words_skip_merging_but_are_explained(trained):
-    tok = tokenizer_from_hf_json(trained["llama3"][0])
-    words = [raw.decode("utf-8", "replace") for raw in tok.reference.vocab if len(raw) > 4]
-    text = next(word for word in words if regex.fullmatch(r" \p{L}+", word))
-    word = text.encode("utf-8")
-    (explained,) = tok.explain(text)
-    assert explained.id == tok.reference.vocab[word]
-    if explained.merges:  # how the merges alone build it, when they do
-        assert explained.merges[-1].result == word
+def test_llama3_whole_words_skip_merging_but_are_explained(trained, tmp_path):
+    data = json.loads(trained["llama3"][0].read_text("utf-8"))
+    vocab = data["model"]["vocab"]
+    # A word the merges never build: with ignore_merges it is still one token when it comes
+    # whole, as in Hugging Face.
+    vocab["Ġqwxz"] = max([*vocab.values(), *(e["id"] for e in data["added_tokens"])]) + 1
+    path = _write(tmp_path, data)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    tok = tokenizer_from_hf_json(path)
+    text = "The model qwxz, qwxzqwxz and the end"
+    assert tok.encode(text) == hf.encode(text, add_special_tokens=False).ids
+    assert tok.encode(text) == tok.reference.encode(text)
+    explained = {e.piece.text: e for e in tok.explain(text)}
+    assert explained[" qwxz"].id == vocab["Ġqwxz"] and explained[" qwxz"].merges == []
+    the = explained[" the"]  # in the vocabulary and built by the merges: they are shown
+    assert the.merges[-1].result == b" the" and the.id == tok.reference.vocab[b" the"]
 
 
 @pytest.mark.parametrize("kind", KINDS)
