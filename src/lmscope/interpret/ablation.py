@@ -36,6 +36,11 @@ def ablation_effect(
     model, text_or_ids, ablate, *, mode: str = "zero", position: int = -1, k: int = 10
 ) -> AblationEffect:
     """Next-token distribution at ``position`` with and without the ablations."""
+    if not model.capabilities.trace:
+        raise InvalidInputError(
+            f"{model.name} is a char-{model.capabilities.family.upper()}: it has no attention "
+            "heads or MLP layers to switch off"
+        )
     ablations = parse_ablations(ablate, model.config)
     ids = model.to_ids(text_or_ids)
     if not -len(ids) <= position < len(ids):
@@ -48,7 +53,7 @@ def ablation_effect(
     idx = torch.tensor([ids[:end]], device=model.device)
 
     def next_token_logp(ablator: Ablator) -> torch.Tensor:
-        logits = model.gpt(idx, hook=ablator, last_only=end == position + 1)[0][0]
+        logits = model.net(idx, hook=ablator, last_only=end == position + 1)[0][0]
         return torch.log_softmax(logits[-1 if end == position + 1 else position].float(), -1)
 
     # both passes take the probed path, so "ablate nothing" gives bitwise the same numbers
