@@ -1,0 +1,45 @@
+"""Chat templates: a user's message wrapped the way an instruction-tuned model was trained to
+read it, special tokens and all, so learners see what the model really receives.
+
+The template is the model's own (GGUF ``tokenizer.chat_template``, a Jinja2 text), rendered in a
+sandbox: a template is data from a file, and must not reach anything but the messages.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from jinja2 import TemplateError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from lmscope.errors import InvalidInputError
+
+
+@cache
+def _compile(template: str):
+    environment = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    return environment.from_string(template)
+
+
+def chat_template_of(model) -> str | None:
+    return (getattr(model, "meta", None) or {}).get("chat_template")
+
+
+def apply_chat_template(model, text: str, *, system: str | None = None) -> str:
+    """``text`` as one user turn in ``model``'s chat template, ready for the assistant's
+    answer (the generation prompt included)."""
+    template = chat_template_of(model)
+    if not template:
+        raise InvalidInputError(
+            f"{model.name} has no chat template; chat mode needs an instruction-tuned model "
+            "such as smollm2"
+        )
+    if not isinstance(text, str) or not text:
+        raise InvalidInputError("the prompt is empty; type some text")
+    messages = ([{"role": "system", "content": system}] if system else []) + [
+        {"role": "user", "content": text}
+    ]
+    try:
+        return _compile(template).render(messages=messages, add_generation_prompt=True)
+    except TemplateError as err:
+        raise InvalidInputError(f"{model.name}'s chat template failed: {err}") from None
