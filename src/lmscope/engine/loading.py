@@ -171,7 +171,10 @@ def _tokenizer_for(directory: Path | None, config):
         try:
             return load_tokenizer(directory)
         except TokenizerError:
-            if any((directory / f).exists() for f in ("vocab.json", "encoder.json", "chars.json")):
+            if any(
+                (directory / f).exists()
+                for f in ("tokenizer.json", "vocab.json", "encoder.json", "chars.json")
+            ):
                 raise  # files are there but broken: say so rather than guess another tokenizer
     # Every GPT-2-family checkpoint shares GPT-2's tokenizer (padded vocabularies too).
     return gpt2_tokenizer() if config.vocab_size >= GPT2_VOCAB else None
