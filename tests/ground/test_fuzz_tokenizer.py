@@ -32,7 +32,7 @@ RUN_CHARS = st.sampled_from(["a", " ", "\n", "-", "é", "中", "🙂", "1", "!",
 
 @cache
 def shipped_model():
-    return lmscope.load()
+    return lmscope.load("shakespeare")
 
 
 def shipped():
