@@ -145,8 +145,9 @@ def top_probs(model, logits: torch.Tensor, temperature: float, n: int) -> list[T
 
 
 def top_logits(model, logits: torch.Tensor, n: int) -> list[TokenLogit]:
+    """The ``n`` highest logits, as exact as a LogitsView carries them."""
     top = logits.topk(min(n, logits.numel()))
     return [
         TokenLogit(id=int(j), token=token_text(model, int(j)), logit=v)
-        for v, j in zip(rounded(top.values), top.indices.tolist(), strict=True)
+        for v, j in zip(rounded(top.values, 9), top.indices.tolist(), strict=True)
     ]

@@ -1,0 +1,69 @@
+"""The 20 steps are listed once (engine.steps); the explanation layer gives each its titles
+and texts in English and Chinese, per architecture, and the page reads them from GET
+/api/steps. Requests to see a layer, head or position are checked in one place."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lmscope.engine.steps import STEPS
+from lmscope.errors import InvalidInputError
+from lmscope.explain import catalogue as cat
+from lmscope.explain import checks
+
+
+def test_every_step_has_titles_and_texts_in_both_languages():
+    assert list(cat.TEXTS) == [s.key for s in STEPS]
+    for doc in cat.catalogue("gpt2").steps:
+        assert doc.title["en"] and doc.title["zh"] and doc.summary
+        assert len(doc.text["en"]) > 100 and len(doc.text["zh"]) > 50, doc.key
+        assert doc.head <= doc.layer  # a step that shows a head shows its layer
+    heads = [d.key for d in cat.catalogue("gpt2").steps if d.head]
+    assert heads == ["self-attention", "qkv", "multi-head", "masked-attention", "attention-output"]
+
+
+def test_an_architecture_can_say_a_step_differently(monkeypatch):
+    variant = cat.Variant(title={"zh": "旋转位置编码"}, text={"en": "Rotations, not vectors."})
+    monkeypatch.setitem(cat.VARIANTS, "llama", {"positional-encoding": variant})
+    llama = {d.key: d for d in cat.catalogue("llama").steps}["positional-encoding"]
+    gpt2 = {d.key: d for d in cat.catalogue("gpt2").steps}["positional-encoding"]
+    assert llama.title == {"en": "Positional encoding", "zh": "旋转位置编码"}
+    assert llama.text["en"] == "Rotations, not vectors." and llama.text["zh"] == gpt2.text["zh"]
+    assert llama.summary == gpt2.summary and llama.probes == gpt2.probes
+    assert cat.catalogue("llama").family == "llama"
+
+
+def test_the_page_reads_the_steps_from_the_api(tiny_model):
+    from lmscope.web import create_app
+
+    with TestClient(create_app(tiny_model)) as client:
+        served = client.get("/api/steps").json()
+        model = client.get("/api/model").json()
+    assert served == cat.catalogue("gpt2").model_dump(mode="json")
+    assert [s["key"] for s in served["steps"]] == [s.key for s in STEPS]
+    assert served["steps"][10]["title"]["zh"] == "带掩码的自注意力"
+    assert [(s["key"], s["title"]) for s in model["steps"]] == [
+        (s["key"], s["title"]["en"]) for s in served["steps"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda c: checks.layer(c, 2), "layer 2 does not exist; this model has layers 0..1"),
+        (lambda c: checks.layer(c, -1), "layer -1 does not exist"),
+        (lambda c: checks.head(c, 4), "head 4 does not exist; this model has heads 0..3"),
+        (lambda c: checks.position(3, 3), "position 3 does not exist; the sequence has"),
+        (lambda c: checks.position(3, -4), "position -4 does not exist"),
+    ],
+)
+def test_one_readable_line_for_what_does_not_exist(tiny_model, call, message):
+    with pytest.raises(InvalidInputError, match=message):
+        call(tiny_model.config)
+
+
+def test_positions_count_from_the_end_and_default_to_the_last():
+    assert checks.position(5, None) == 4
+    assert checks.position(5, -1) == 4 and checks.position(5, -5) == 0
+    assert checks.position(5, 2) == 2
