@@ -105,6 +105,18 @@ def dropout_example(model, trace: Trace, layer: int, position: int) -> DropoutEx
     )
 
 
+# LayerResponse field -> probe of the block, for the vectors read at the position
+VECTORS = {
+    "resid_pre": "hook_resid_pre",
+    "attn_out": "hook_attn_out",
+    "resid_mid": "hook_resid_mid",
+    "mlp_pre": "mlp.hook_pre",
+    "mlp_post": "mlp.hook_post",
+    "mlp_out": "hook_mlp_out",
+    "resid_post": "hook_resid_post",
+}
+
+
 def layer_view(model, trace: Trace, layer: int, position: int) -> LayerResponse:
     p, i = f"blocks.{layer}", position
 
@@ -114,23 +126,14 @@ def layer_view(model, trace: Trace, layer: int, position: int) -> LayerResponse:
     return LayerResponse(
         layer=layer,
         position=i,
-        resid_pre=vector(at("hook_resid_pre")),
+        **{name: vector(at(probe)) for name, probe in VECTORS.items()},
+        **{name: rounded(at(f"attn.hook_{name}")) for name in ("q", "k", "v", "z")},
         ln1=layernorm(model, trace, i, "ln1", layer),
-        q=rounded(at("attn.hook_q")),
-        k=rounded(at("attn.hook_k")),
-        v=rounded(at("attn.hook_v")),
-        z=rounded(at("attn.hook_z")),
+        ln2=layernorm(model, trace, i, "ln2", layer),
         head_results=[vector(r) for r in at("attn.hook_result")],
         attn_bias=_rounded_or_none(output_bias(model.net.h[layer].attn)),
-        attn_out=vector(at("hook_attn_out")),
-        resid_mid=vector(at("hook_resid_mid")),
-        ln2=layernorm(model, trace, i, "ln2", layer),
-        mlp_pre=vector(at("mlp.hook_pre")),
-        mlp_post=vector(at("mlp.hook_post")),
         mlp_pre_stats=stats(at("mlp.hook_pre")),
         mlp_post_stats=stats(at("mlp.hook_post")),
-        mlp_out=vector(at("hook_mlp_out")),
-        resid_post=vector(at("hook_resid_post")),
         activation=model.config.activation,
         dropout=dropout_example(model, trace, layer, i),
     )

@@ -1,42 +1,40 @@
-"""What the served model is: its sizes, its tokenizer and the choices its architecture made."""
+"""What the served model is: the facts its wrapper reports (``ModelInfo``: sizes, tokenizer,
+family), and the choices its architecture made (activation, dropout, the norm's epsilon)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from dataclasses import MISSING, fields
+from typing import get_type_hints
+
+from pydantic import BaseModel, create_model
+
+from lmscope.engine.transformer import ModelInfo
 
 
-class ModelFacts(BaseModel):
-    name: str
-    source: str
-    n_layer: int
-    n_head: int
-    d_model: int
-    d_head: int
-    d_mlp: int
-    vocab_size: int
-    n_ctx: int
-    n_params: int
-    tokenizer: str | None
-    activation: str
-    dropout: float
-    layer_norm_eps: float
-    tied_unembedding: bool = True
+def _info_fields() -> dict:
+    """ModelInfo's fields as pydantic fields: the list of facts is written once, there."""
+    hints = get_type_hints(ModelInfo)
+    return {
+        f.name: (hints[f.name], ... if f.default is MISSING else f.default)
+        for f in fields(ModelInfo)
+    }
 
 
-def model_facts(model) -> ModelFacts:
-    info, c = model.info(), model.config
+ModelFacts: type[BaseModel] = create_model(
+    "ModelFacts",
+    __doc__="The served model: ModelInfo, and the choices its architecture made.",
+    **_info_fields(),
+    activation=(str, ...),
+    dropout=(float, ...),
+    layer_norm_eps=(float, ...),
+    tied_unembedding=(bool, True),
+)
+
+
+def model_facts(model) -> BaseModel:
+    info, c = model.info().to_dict(), model.config
     return ModelFacts(
-        name=info.name,
-        source=info.source or "",
-        n_layer=c.n_layer,
-        n_head=c.n_head,
-        d_model=c.n_embd,
-        d_head=c.d_head,
-        d_mlp=c.d_mlp,
-        vocab_size=c.vocab_size,
-        n_ctx=c.n_ctx,
-        n_params=info.n_params,
-        tokenizer=info.tokenizer,
+        **{**info, "source": info["source"] or ""},
         activation=c.activation,
         dropout=c.dropout,
         layer_norm_eps=model.net.ln_f.eps,

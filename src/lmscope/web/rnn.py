@@ -31,10 +31,7 @@ def model_facts(name: str, model) -> s.RNNModelFacts:
     return s.RNNModelFacts(
         name=name,
         arch=c.cell,
-        layers=c.layers,
-        hidden=c.hidden,
-        embed=c.embed,
-        vocab_size=c.vocab_size,
+        **{size: getattr(c, size) for size in ("layers", "hidden", "embed", "vocab_size")},
         n_params=model.net.num_params(),
         kinds=list(KINDS[c.cell]),
         gates=list(GATE_KINDS[c.cell]),
