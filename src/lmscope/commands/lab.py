@@ -12,17 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmscope.commands import lab_gradients
-from lmscope.commands.lab_common import (
-    add_clock_option,
-    add_out_option,
-    add_report_options,
-    add_threads_option,
-    make_console,
-    print_json,
-    render,
-    run_experiment,
-)
+from lmscope.commands import lab_common, lab_gradients
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import MemoryWallConfig, SerialDepthConfig
 from lmscope.lab.results import (
@@ -52,7 +42,7 @@ def register(sub):
         "(64-wide state, Hillis-Steele and Blelloch scans, a PyTorch sweep of loop vs "
         "reduction vs parallel scan on CPU and CUDA).",
     )
-    add_out_option(sd, "serial-depth")
+    lab_common.add_out_option(sd, "serial-depth")
     sd.add_argument(
         "--quick", action="store_true", help="smaller sizes and sweeps (about 10 s on 2 cores)"
     )
@@ -76,7 +66,7 @@ def register(sub):
         "cell's O(1) state, next to the theoretical N^2 x heads x bytes. Each method stops at "
         "the first N that does not fit the memory budget. Plus GPT-2 KV-cache sizes.",
     )
-    add_out_option(mw, "memory-wall")
+    lab_common.add_out_option(mw, "memory-wall")
     mw.add_argument("--min-n", type=int, default=256, help="smallest N (default 256)")
     mw.add_argument("--max-n", type=int, default=16_384, help="largest N (default 16384)")
     mw.add_argument("--heads", type=int, default=12, help="attention heads (default 12)")
@@ -119,46 +109,30 @@ def _help(parser) -> int:
 
 
 def _common_options(parser) -> None:
-    add_threads_option(parser)
-    add_clock_option(parser)
-    add_report_options(parser)
+    lab_common.add_threads_option(parser)
+    lab_common.add_clock_option(parser)
+    lab_common.add_report_options(parser)
 
 
 def run_serial_depth(args) -> int:
     from lmscope.lab.serial_depth import run_serial_depth  # lazy: see lmscope.commands
 
-    cfg = SerialDepthConfig(
-        max_n=args.max_n,
-        repeats=args.repeats,
-        quick=args.quick,
-        devices=resolve_devices(args.device),
-        a=args.a,
-        seed=args.seed,
-        clock=args.clock,
-        threads=args.threads,
-    )
-    return run_experiment(run_serial_depth, cfg, args)
+    cfg = lab_common.settings(SerialDepthConfig, args, devices=resolve_devices(args.device))
+    return lab_common.run_experiment(run_serial_depth, cfg, args)
 
 
 def run_memory_wall(args) -> int:
     from lmscope.lab.memory_wall import parse_size, run_memory_wall  # lazy: see lmscope.commands
 
     refusal = "memory-wall measures one device at a time: --device cpu or cuda"
-    cfg = MemoryWallConfig(
-        min_n=args.min_n,
-        max_n=args.max_n,
-        heads=args.heads,
-        d_head=args.d_head,
-        batch=args.batch,
-        dtype=args.dtype,
+    cfg = lab_common.settings(
+        MemoryWallConfig,
+        args,
         device=resolve_device(args.device, refusal),
         budget_bytes=parse_size(args.budget) if args.budget is not None else None,
-        repeats=args.repeats,
-        methods=tuple(m.strip() for m in args.methods.split(",") if m.strip()),
-        threads=args.threads,
-        clock=args.clock,
+        methods=lab_common.comma_list(args.methods),
     )
-    return run_experiment(run_memory_wall, cfg, args)
+    return lab_common.run_experiment(run_memory_wall, cfg, args)
 
 
 def run_show(args) -> int:
@@ -169,10 +143,10 @@ def run_show(args) -> int:
     folder = path if path.exists() else shipped_dir(args.result)
     doc = read_result(folder)
     if args.json:
-        print_json(doc)
+        lab_common.print_json(doc)
         return 0
-    console = make_console()
-    render(doc, console, args.lang)
+    console = lab_common.make_console()
+    lab_common.render(doc, console, args.lang)
     plot_dir = folder if folder.is_dir() else folder.parent
     console.print(f"[dim]plots and result.json in {plot_dir}[/]")
     return 0

@@ -4,6 +4,7 @@ tables (or as the JSON it wrote)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -47,6 +48,20 @@ def add_report_options(parser) -> None:
 
 
 # --- running ---------------------------------------------------------------------------------
+def settings(config_class, args, **given):
+    """An experiment's settings: ``given`` (what needed parsing), the rest from the options of
+    the same names."""
+    names = [f.name for f in dataclasses.fields(config_class) if f.name not in given]
+    return config_class(
+        **{name: getattr(args, name) for name in names if hasattr(args, name)}, **given
+    )
+
+
+def comma_list(text: str) -> tuple[str, ...]:
+    """'lstm, gpt' -> ('lstm', 'gpt')."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
 def set_threads(threads: int | None) -> None:
     if threads is None:
         return

@@ -3,12 +3,7 @@ and a Transformer of about the same size (``lmscope.lab.gradient_flow``)."""
 
 from __future__ import annotations
 
-from lmscope.commands.lab_common import (
-    add_out_option,
-    add_report_options,
-    add_threads_option,
-    run_experiment,
-)
+from lmscope.commands import lab_common
 from lmscope.lab.configs import GRADIENT_MODELS, GradientFlowConfig
 
 
@@ -23,7 +18,7 @@ def register(lab) -> None:
         "of parameters: fresh (--state init), after a short training run (--state trained), "
         "or both. Writes result.json and log-scale plots (PNG, SVG) to --out.",
     )
-    add_out_option(p, "gradient-flow")
+    lab_common.add_out_option(p, "gradient-flow")
     p.add_argument(
         "--state",
         choices=("init", "trained", "both"),
@@ -58,8 +53,8 @@ def register(lab) -> None:
     p.add_argument("--batches", type=int, default=4, help="batches averaged over (default 4)")
     p.add_argument("--batch-size", type=int, default=8, help="windows per batch (default 8)")
     p.add_argument("--seed", type=int, default=0, help="seed for weights and windows")
-    add_threads_option(p)
-    add_report_options(p)
+    lab_common.add_threads_option(p)
+    lab_common.add_report_options(p)
     p.set_defaults(run=run)
 
 
@@ -67,19 +62,7 @@ def run(args) -> int:
     from lmscope.lab.gradient_flow import run_gradient_flow  # lazy: see lmscope.commands
 
     states = ("init", "trained") if args.state == "both" else (args.state,)
-    cfg = GradientFlowConfig(
-        max_k=args.max_k,
-        data=args.data,
-        embed=args.embed,
-        gpt_layers=args.gpt_layers,
-        gpt_heads=args.gpt_heads,
-        rnn_layers=args.rnn_layers,
-        batches=args.batches,
-        batch_size=args.batch_size,
-        states=states,
-        train_iters=args.train_iters,
-        archs=tuple(m.strip() for m in args.models.split(",") if m.strip()),
-        seed=args.seed,
-        threads=args.threads,
+    cfg = lab_common.settings(
+        GradientFlowConfig, args, states=states, archs=lab_common.comma_list(args.models)
     )
-    return run_experiment(run_gradient_flow, cfg, args)
+    return lab_common.run_experiment(run_gradient_flow, cfg, args)

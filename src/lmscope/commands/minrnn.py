@@ -9,6 +9,7 @@ import time
 from rich.console import Console
 
 from lmscope.errors import InvalidInputError
+from lmscope.lab.progress import make_progress
 
 DEFAULT_ITERS = 20_000
 DEFAULT_HIDDEN = 100
@@ -87,24 +88,9 @@ def _console():
     return Console(highlight=False)
 
 
-def _progress(console, label: str, total: int, enabled: bool):
-    from rich.progress import (  # lazy: rich.progress adds 11 ms to --help
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    return Progress(
-        TextColumn(f"[bold]{label}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[note]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not enabled,
-        transient=True,
+def _progress(console, label: str, enabled: bool):
+    return make_progress(
+        console, label=f"[bold]{label}", note=True, transient=True, enabled=enabled
     )
 
 
@@ -174,7 +160,7 @@ def _gradcheck(args) -> int:
         f"one chunk of {args.seq} characters, float64, centered differences (delta 1e-5)."
     )
     started = time.perf_counter()
-    with _progress(out, "gradcheck", total, _show_bar(args, out)) as bar:
+    with _progress(out, "gradcheck", _show_bar(args, out)) as bar:
         task = bar.add_task("check", total=total, note="")
         results = gradient_check(
             model, ids[:-1], ids[1:], h0, per_param=per_param, on_entry=lambda: bar.advance(task)
@@ -227,7 +213,7 @@ def _train(args) -> int:
     event = None
     show_bar = _show_bar(args, out)
     every = max(1, iters // 20)  # loss lines when there is no bar to show it
-    with _progress(out, "minrnn", iters, show_bar) as bar:
+    with _progress(out, "minrnn", show_bar) as bar:
         task = bar.add_task("train", total=iters, note="")
         for event in events:
             loss = f"loss {event.smooth_loss:.2f} ({event.smooth_per_char:.3f}/char)"

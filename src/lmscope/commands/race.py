@@ -11,13 +11,7 @@ tables and the verdict on the lesson's "5-10x faster per epoch at N = 512".
 
 from __future__ import annotations
 
-from lmscope.commands.lab_common import (
-    add_clock_option,
-    add_out_option,
-    add_report_options,
-    add_threads_option,
-    run_experiment,
-)
+from lmscope.commands import lab_common
 from lmscope.lab.configs import RACE_MODELS, RaceConfig
 from lmscope.lab.results import resolve_device
 
@@ -66,8 +60,8 @@ def register(sub):
         "parameter count (default 2)",
     )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, or auto")
-    add_threads_option(p)
-    add_clock_option(p)
+    lab_common.add_threads_option(p)
+    lab_common.add_clock_option(p)
     p.add_argument(
         "--eval-points",
         type=int,
@@ -81,31 +75,20 @@ def register(sub):
         help=f"validation batches per evaluation (default {d.eval_batches})",
     )
     p.add_argument("--seed", type=int, default=d.seed, help="seed for the initial weights")
-    add_out_option(p, "race")
-    add_report_options(p)
+    lab_common.add_out_option(p, "race")
+    lab_common.add_report_options(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from lmscope.lab.race import parse_budget, run_race  # lazy: see lmscope.commands
 
-    cfg = RaceConfig(
+    refusal = "the race runs on one device: --device cpu or --device cuda"
+    cfg = lab_common.settings(
+        RaceConfig,
+        args,
         budget_s=parse_budget(args.budget),
-        context=args.context,
-        batch=args.batch,
-        models=tuple(m.strip().lower() for m in args.models.split(",") if m.strip()),
-        data=args.data,
-        gpt_layers=args.gpt_layers,
-        gpt_heads=args.gpt_heads,
-        gpt_dim=args.gpt_dim,
-        rnn_layers=args.rnn_layers,
-        device=resolve_device(
-            args.device, "the race runs on one device: --device cpu or --device cuda"
-        ),
-        clock=args.clock,
-        threads=args.threads,
-        eval_points=args.eval_points,
-        eval_batches=args.eval_batches,
-        seed=args.seed,
+        models=lab_common.comma_list(args.models.lower()),
+        device=resolve_device(args.device, refusal),
     )
-    return run_experiment(run_race, cfg, args)
+    return lab_common.run_experiment(run_race, cfg, args)

@@ -308,6 +308,7 @@ def plot_section(section: Section, hw: dict, out_dir: Path) -> None:
         return out
 
     state = section.key
+    axes = dict(x_unit="plain", y_unit="plain", logx=False)  # k on a linear axis, norms on a log
     save_panels(
         out_dir,
         section.plot,
@@ -317,18 +318,14 @@ def plot_section(section: Section, hw: dict, out_dir: Path) -> None:
                 xlabel="k (steps back from the predicting position)",
                 ylabel="gradient norm (mean over sequences)",
                 series=series("norm"),
-                x_unit="plain",
-                y_unit="plain",
-                logx=False,
+                **axes,
             ),
             Panel(
                 title="Relative to k = 1",
                 xlabel="k (steps back)",
                 ylabel="norm(k) / norm(1)",
                 series=series("relative"),
-                x_unit="plain",
-                y_unit="plain",
-                logx=False,
+                **axes,
             ),
         ],
         suptitle=f"Gradient flow through time: {STATE_TITLES[state]['en']}",

@@ -21,8 +21,16 @@ def stage(progress, label: str, total: int) -> Callable[[str | None], None]:
     return advance
 
 
-def make_progress(console=None):
-    """The bar the CLI shows: what runs now, how far, and for how long."""
+def make_progress(
+    console=None,
+    *,
+    label: str = "{task.description}",
+    note: bool = False,
+    transient: bool = False,
+    enabled: bool = True,
+):
+    """The bar the CLI shows: what runs now, how far, a task's ``note`` field when asked, and
+    for how long."""
     from rich.progress import (  # here: rich.progress adds 11 ms to lmscope --help
         BarColumn,
         MofNCompleteColumn,
@@ -31,11 +39,13 @@ def make_progress(console=None):
         TimeElapsedColumn,
     )
 
+    columns = [TextColumn(label), BarColumn(), MofNCompleteColumn()]
+    if note:
+        columns.append(TextColumn("{task.fields[note]}"))
     return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
+        *columns,
         TimeElapsedColumn(),
         console=console,
-        transient=False,
+        transient=transient,
+        disable=not enabled,
     )

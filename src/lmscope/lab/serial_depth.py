@@ -11,6 +11,7 @@ hard: PyTorch sweep of loop vs reduction vs parallel scans (``torch_sweep``).
 from __future__ import annotations
 
 import random
+from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
@@ -375,14 +376,7 @@ def run_serial_depth(cfg: SerialDepthConfig, out_dir: Path, progress=None) -> Re
         title=texts.SERIAL_DEPTH_TITLE,
         hardware=hardware,
         params={
-            "a": cfg.a,
-            "repeats": cfg.repeats,
-            "quick": cfg.quick,
-            "max_n": cfg.max_n,
-            "seed": cfg.seed,
-            "devices": cfg.devices,
-            "clock": cfg.clock,
-            "threads": cfg.threads,
+            **asdict(cfg),
             "timing": "best of repeats; fast calls batched to at least 2 ms per repeat",
             "vector_update": "pure-Python lists (element by element) and NumPy (vectorised)",
         },

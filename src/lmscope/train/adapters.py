@@ -101,14 +101,8 @@ class GPTAdapter(ModelAdapter):
     sample_params = SamplingParams(temperature=0.8, top_k=200)  # nanoGPT's sample.py choice
 
     def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict:
-        return GPTConfig(
-            vocab_size=vocab_size,
-            n_ctx=cfg.context,
-            n_embd=cfg.dim,
-            n_layer=cfg.layers,
-            n_head=cfg.heads,
-            dropout=cfg.dropout,
-        ).to_dict()
+        shape = dict(n_layer=cfg.layers, n_head=cfg.heads, n_embd=cfg.dim, n_ctx=cfg.context)
+        return GPTConfig(vocab_size=vocab_size, dropout=cfg.dropout, **shape).to_dict()
 
     def build(self, config: dict) -> nn.Module:
         return GPT(GPTConfig.from_dict(config))
@@ -148,14 +142,8 @@ class CharRNNAdapter(ModelAdapter):
     defaults: ClassVar[dict] = RNN_DEFAULTS
 
     def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict:
-        return CharRNNConfig(
-            vocab_size=vocab_size,
-            cell=self.arch,
-            hidden=cfg.dim,
-            layers=cfg.layers,
-            dropout=cfg.dropout,
-            embed=cfg.embed,
-        ).to_dict()
+        shape = dict(cell=self.arch, layers=cfg.layers, hidden=cfg.dim, embed=cfg.embed)
+        return CharRNNConfig(vocab_size=vocab_size, dropout=cfg.dropout, **shape).to_dict()
 
     def build(self, config: dict) -> nn.Module:
         return CharRNN(CharRNNConfig.from_dict(config))
