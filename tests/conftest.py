@@ -1,4 +1,5 @@
-"""Shared fixtures: random Hugging Face GPT-2 models saved into temporary folders (no network)."""
+"""Shared fixtures: random Hugging Face GPT-2 models saved into temporary folders (no network),
+and what tiny training runs need (one thread, a private corpus cache, a short corpus file)."""
 
 from __future__ import annotations
 
@@ -40,3 +41,26 @@ def tiny_hf_reference(tiny_hf_dir):
     from transformers import GPT2LMHeadModel
 
     return GPT2LMHeadModel.from_pretrained(tiny_hf_dir).eval()
+
+
+@pytest.fixture
+def quiet_fast_cpu(monkeypatch, tmp_path):
+    """Tiny models train fastest on one thread; the corpus cache stays in the test's folder."""
+    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def shakespeare_file(tmp_path):
+    """Factory: the first ``chars`` characters of the bundled Shakespeare as a text file."""
+    from lmscope.data import load_corpus
+
+    def write(chars: int) -> Path:
+        path = tmp_path / "tiny.txt"
+        path.write_text(load_corpus("shakespeare").text[:chars], encoding="utf-8")
+        return path
+
+    return write

@@ -22,6 +22,11 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
+def run_on(capsys, command: str, text: str, model_dir, flags: str = ""):
+    """``lmscope COMMAND TEXT --model DIR FLAGS`` (flags separated by spaces)."""
+    return run_cli(capsys, command, text, "--model", str(model_dir), *flags.split())
+
+
 def test_help_lists_commands(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--help"])
@@ -31,19 +36,7 @@ def test_help_lists_commands(capsys):
 
 
 def test_explain_prints_all_twenty_steps(capsys, tiny_hf_dir):
-    code, out, _ = run_cli(
-        capsys,
-        "explain",
-        PROMPT,
-        "--model",
-        str(tiny_hf_dir),
-        "--layer",
-        "1",
-        "--head",
-        "3",
-        "--top-k",
-        "5",
-    )
+    code, out, _ = run_on(capsys, "explain", PROMPT, tiny_hf_dir, "--layer 1 --head 3 --top-k 5")
     assert code == 0
     for n in range(1, 21):
         assert f"Step {n}/20" in out
@@ -52,21 +45,12 @@ def test_explain_prints_all_twenty_steps(capsys, tiny_hf_dir):
 
 
 def test_explain_json_matches_trace(capsys, tiny_hf_dir, tiny_model):
-    code, out, _ = run_cli(
+    code, out, _ = run_on(
         capsys,
         "explain",
         PROMPT,
-        "--model",
-        str(tiny_hf_dir),
-        "--json",
-        "--layer",
-        "1",
-        "--head",
-        "2",
-        "--temperature",
-        "0.5",
-        "--top-k",
-        "3",
+        tiny_hf_dir,
+        "--json --layer 1 --head 2 --temperature 0.5 --top-k 3",
     )
     assert code == 0
     report = json.loads(out)
@@ -121,17 +105,7 @@ def test_bad_input_is_one_line(capsys, tiny_hf_dir, argv, message):
 
 
 def test_generate_streams_text(capsys, tiny_hf_dir, tiny_model):
-    code, out, _ = run_cli(
-        capsys,
-        "generate",
-        "Hello",
-        "--model",
-        str(tiny_hf_dir),
-        "--tokens",
-        "8",
-        "--greedy",
-        "--no-stop",
-    )
+    code, out, _ = run_on(capsys, "generate", "Hello", tiny_hf_dir, "--tokens 8 --greedy --no-stop")
     assert code == 0
     ids = tiny_model.encode("Hello")
     for _ in range(8):
@@ -140,20 +114,8 @@ def test_generate_streams_text(capsys, tiny_hf_dir, tiny_model):
 
 
 def test_generate_json_lines(capsys, tiny_hf_dir):
-    code, out, _ = run_cli(
-        capsys,
-        "generate",
-        "Hello",
-        "--model",
-        str(tiny_hf_dir),
-        "--tokens",
-        "4",
-        "--seed",
-        "3",
-        "--top-k",
-        "10",
-        "--json",
-        "--no-stop",
+    code, out, _ = run_on(
+        capsys, "generate", "Hello", tiny_hf_dir, "--tokens 4 --seed 3 --top-k 10 --json --no-stop"
     )
     rows = [json.loads(line) for line in out.splitlines()]
     assert code == 0 and len(rows) == 4 and all(1 <= r["pool_size"] <= 10 for r in rows)
@@ -171,18 +133,7 @@ def test_console_script_entry_point(tiny_hf_dir):
 
 
 def test_explain_with_ablation(capsys, tiny_hf_dir, tiny_model):
-    code, out, _ = run_cli(
-        capsys,
-        "explain",
-        PROMPT,
-        "--model",
-        str(tiny_hf_dir),
-        "--json",
-        "--ablate",
-        "L0H*",
-        "--step",
-        "12",
-    )
+    code, out, _ = run_on(capsys, "explain", PROMPT, tiny_hf_dir, "--json --ablate L0H* --step 12")
     report = json.loads(out)
     assert code == 0 and report["ablated"] == ["L0H*"]
     z_norms = [v["norm"] for v in report["steps"][0]["data"]["z_by_head"]]

@@ -8,54 +8,19 @@ import pytest
 import torch
 
 from lmscope.cli import main
-from lmscope.data import load_corpus
 
-
-@pytest.fixture(autouse=True)
-def _quiet_fast_cpu(monkeypatch, tmp_path):
-    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("quiet_fast_cpu")
+TINY = "--layers 1 --heads 2 --dim 16 --context 16 --batch 4 --iters 4 --eval-every 2"
 
 
 @pytest.fixture
-def corpus(tmp_path) -> Path:
-    path = tmp_path / "tiny.txt"
-    path.write_text(load_corpus("shakespeare").text[:8_000], encoding="utf-8")
-    return path
+def corpus(shakespeare_file) -> Path:
+    return shakespeare_file(8_000)
 
 
 def tiny_args(corpus, out, *extra) -> list[str]:
-    return [
-        "train",
-        "--data",
-        str(corpus),
-        "--layers",
-        "1",
-        "--heads",
-        "2",
-        "--dim",
-        "16",
-        "--context",
-        "16",
-        "--batch",
-        "4",
-        "--iters",
-        "4",
-        "--eval-every",
-        "2",
-        "--eval-iters",
-        "1",
-        "--sample-every",
-        "0",
-        "--device",
-        "cpu",
-        "--out",
-        str(out),
-        *extra,
-    ]
+    settings = [*TINY.split(), "--eval-iters", "1", "--sample-every", "0", "--device", "cpu"]
+    return ["train", "--data", str(corpus), *settings, "--out", str(out), *extra]
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

@@ -13,46 +13,22 @@ import torch
 
 import lmscope
 from lmscope.cli import main
-from lmscope.data import load_corpus
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.train import ARCHS, TrainConfig, train
 from lmscope.train.adapters import RNN_DEFAULTS, LSTMAdapter
 
-
-@pytest.fixture(autouse=True)
-def _quiet_fast_cpu(monkeypatch, tmp_path):
-    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("quiet_fast_cpu")
 
 
 @pytest.fixture
-def corpus(tmp_path) -> Path:
-    path = tmp_path / "tiny.txt"
-    path.write_text(load_corpus("shakespeare").text[:6_000], encoding="utf-8")
-    return path
+def corpus(shakespeare_file) -> Path:
+    return shakespeare_file(6_000)
 
 
 def rnn_cfg(corpus: Path, out: Path, arch: str = "lstm", **changes) -> TrainConfig:
-    settings = dict(RNN_DEFAULTS)
-    settings.update(
-        data=str(corpus),
-        arch=arch,
-        layers=2,
-        dim=24,
-        context=16,
-        batch=4,
-        iters=8,
-        eval_every=4,
-        eval_iters=2,
-        sample_every=0,
-        out=str(out),
-        device="cpu",
-    )
-    settings.update(changes)
-    return TrainConfig(**settings)
+    shape = dict(arch=arch, layers=2, dim=24, context=16, batch=4)
+    run = dict(iters=8, eval_every=4, eval_iters=2, sample_every=0, out=str(out), device="cpu")
+    return TrainConfig(**{**RNN_DEFAULTS, **shape, **run, "data": str(corpus), **changes})
 
 
 def quiet(cfg: TrainConfig, **kwargs):
@@ -159,34 +135,12 @@ def test_timeline_survives_a_resume(corpus, tmp_path):
 # --- the CLI ------------------------------------------------------------------------------------
 
 
+LSTM = "--arch lstm --layers 1 --hidden 16 --seq 12 --batch 4 --iters 4 --eval-every 2"
+
+
 def cli_args(corpus: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "train",
-        "--arch",
-        "lstm",
-        "--data",
-        str(corpus),
-        "--layers",
-        "1",
-        "--hidden",
-        "16",
-        "--seq",
-        "12",
-        "--batch",
-        "4",
-        "--iters",
-        "4",
-        "--eval-every",
-        "2",
-        "--eval-iters",
-        "1",
-        "--sample-every",
-        "0",
-        "--out",
-        str(out),
-        "--no-progress",
-        *extra,
-    ]
+    settings = [*LSTM.split(), "--eval-iters", "1", "--sample-every", "0", "--no-progress"]
+    return ["train", "--data", str(corpus), *settings, "--out", str(out), *extra]
 
 
 def test_cli_trains_an_lstm_with_rnn_defaults_then_samples(corpus, tmp_path, capsys):

@@ -30,48 +30,33 @@ from lmscope.train import (
     train,
 )
 
-
-@pytest.fixture(autouse=True)
-def _quiet_fast_cpu(monkeypatch, tmp_path):
-    # Tiny models run fastest on one thread, and the corpus cache stays in the test's folder.
-    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("quiet_fast_cpu")
 
 
 @pytest.fixture
-def corpus(tmp_path) -> Path:
-    path = tmp_path / "tiny.txt"
-    path.write_text(load_corpus("shakespeare").text[:12_000], encoding="utf-8")
-    return path
+def corpus(shakespeare_file) -> Path:
+    return shakespeare_file(12_000)
 
 
 def tiny(corpus: Path, out: Path, **changes) -> TrainConfig:
-    settings = dict(
-        data=str(corpus),
-        layers=1,
-        heads=2,
-        dim=16,
-        context=16,
-        batch=4,
-        iters=12,
-        lr=3e-3,
-        min_lr=3e-4,
-        warmup=2,
-        eval_every=4,
-        eval_iters=2,
-        sample_every=0,
-        out=str(out),
-        device="cpu",
-    )
-    settings.update(changes)
-    return TrainConfig(**settings)
+    shape = dict(layers=1, heads=2, dim=16, context=16, batch=4)
+    schedule = dict(iters=12, lr=3e-3, min_lr=3e-4, warmup=2, eval_every=4, eval_iters=2)
+    run = dict(data=str(corpus), sample_every=0, out=str(out), device="cpu")
+    return TrainConfig(**{**shape, **schedule, **run, **changes})
 
 
 def quiet_train(cfg: TrainConfig, **kwargs):
     return train(cfg, progress=False, log=lambda text: None, **kwargs)
+
+
+def crash_at(iteration: int):
+    """An ``on_step`` hook that stops the run after ``iteration`` steps, as Ctrl-C would."""
+
+    def hook(info):
+        if info.iteration == iteration:
+            raise KeyboardInterrupt
+
+    return hook
 
 
 # --- schedule and optimizer ----------------------------------------------------------------------
@@ -166,14 +151,9 @@ def test_resume_continues_exactly_where_the_run_stopped(corpus, tmp_path):
     # Dropout (torch RNG), accumulation and clipping all take part.
     settings = dict(iters=12, eval_every=4, dropout=0.1, accum=2, grad_clip=0.5)
     whole = quiet_train(tiny(corpus, tmp_path / "whole", **settings))
-
-    def crash_at_6(info):
-        if info.iteration == 6:
-            raise KeyboardInterrupt
-
     cut = tiny(corpus, tmp_path / "cut", **settings)
     with pytest.raises(KeyboardInterrupt):
-        quiet_train(cut, on_step=crash_at_6)
+        quiet_train(cut, on_step=crash_at(6))
     assert checkpoints.checkpoint_iteration(tmp_path / "cut") == 4
 
     resumed = quiet_train(cut, resume=True)
@@ -298,13 +278,9 @@ def test_a_stateful_model_streams_resets_per_epoch_and_resumes_exactly(tmp_path,
     assert adapter.training_resets == math.ceil(40 / chunks) > 1  # once per epoch
     assert sum(whole.losses[-8:]) < sum(whole.losses[:8])
 
-    def crash_at_20(info):
-        if info.iteration == 20:
-            raise KeyboardInterrupt
-
     cut = tiny(corpus, tmp_path / "cut", **settings)
     with pytest.raises(KeyboardInterrupt):
-        quiet_train(cut, on_step=crash_at_20)
+        quiet_train(cut, on_step=crash_at(20))
     ck = checkpoints.load_checkpoint(tmp_path / "cut")
     assert ck.iteration == 16 and ck.carry.shape == (1, 4, 16)  # the hidden state is kept
     resumed = quiet_train(cut, resume=True)
