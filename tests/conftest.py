@@ -56,7 +56,7 @@ def quiet_fast_cpu(monkeypatch, tmp_path):
 @pytest.fixture
 def shakespeare_file(tmp_path):
     """Factory: the first ``chars`` characters of the bundled Shakespeare as a text file."""
-    from lmscope.data import load_corpus
+    from lmscope.data import load_corpus  # here: lmscope loads after HF_HUB_OFFLINE is set
 
     def write(chars: int) -> Path:
         path = tmp_path / "tiny.txt"

@@ -24,6 +24,16 @@ def add_model_option(parser: argparse.ArgumentParser):
     )
 
 
+def add_ablate_option(parser: argparse.ArgumentParser):
+    parser.add_argument(
+        "--ablate",
+        action="append",
+        default=None,
+        metavar="SPEC",
+        help="switch parts off first: L5H3, attn2, mlp*, ... (repeatable)",
+    )
+
+
 def add_sampling_options(parser: argparse.ArgumentParser):
     group = parser.add_argument_group("sampling")
     group.add_argument(

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lmscope.commands.common import add_model_option, load_model
+from lmscope.commands.common import add_ablate_option, add_model_option, load_model
 from lmscope.errors import InvalidInputError
 
 
@@ -29,13 +29,7 @@ def register(sub):
         default=None,
         help="comma-separated positions (default: the last 12)",
     )
-    p.add_argument(
-        "--ablate",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help="switch parts off first: L5H3, attn2, mlp*, ... (repeatable)",
-    )
+    add_ablate_option(p)
     p.add_argument("--json", action="store_true", help="print the lens as JSON")
     p.set_defaults(run=run)
 
