@@ -71,21 +71,30 @@ def tokenizer_identity(tokenizer: object) -> str:
 
     It combines name, vocab size and a hash of the files `tokenizer.save(dir)` writes.
     """
-    name = getattr(tokenizer, "name", type(tokenizer).__name__)
     vocab_size = getattr(tokenizer, "vocab_size", None)
+    digest = hash_saved_files(tokenizer, hashlib.sha256())
+    return f"{_name(tokenizer)}|{vocab_size}|{digest.hexdigest()}"
+
+
+def hash_saved_files(tokenizer: object, digest):
+    """``digest`` (a hashlib object) updated with the name and bytes of every file
+    ``tokenizer.save(dir)`` writes, in name order; returned for ``.hexdigest()``."""
     save = getattr(tokenizer, "save", None)
     if not callable(save):
         raise InvalidInputError(
-            f"Tokenizer {name!r} has no save() to identify it by; pass tokenizer_key=... instead."
+            f"Tokenizer {_name(tokenizer)!r} has no save() to identify it by; pass "
+            "tokenizer_key=... instead."
         )
-    digest = hashlib.sha256()
     with tempfile.TemporaryDirectory(prefix="lmscope-tok-") as tmp:
         save(tmp)
         for path in sorted(Path(tmp).rglob("*")):
             if path.is_file():
-                digest.update(path.relative_to(tmp).as_posix().encode() + b"\0")
-                digest.update(path.read_bytes() + b"\0")
-    return f"{name}|{vocab_size}|{digest.hexdigest()}"
+                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest
+
+
+def _name(tokenizer: object) -> str:
+    return getattr(tokenizer, "name", type(tokenizer).__name__)
 
 
 def _cache_key(corpus: Corpus, tok_key: str, vocab_size: int, val_fraction: float) -> str:
@@ -134,7 +143,7 @@ def encode_corpus(
         arrays = _build_entry(entry, corpus, tokenizer, val_fraction, key, dtype)
     return EncodedCorpus(
         corpus_name=corpus.name,
-        tokenizer_name=getattr(tokenizer, "name", type(tokenizer).__name__),
+        tokenizer_name=_name(tokenizer),
         vocab_size=vocab_size,
         train=arrays["train"],
         val=arrays["val"],
@@ -159,7 +168,7 @@ def _build_entry(
         "key": key,
         "corpus": corpus.name,
         "source": corpus.source,
-        "tokenizer": getattr(tokenizer, "name", type(tokenizer).__name__),
+        "tokenizer": _name(tokenizer),
         "vocab_size": vocab_size,
         "val_fraction": val_fraction,
         "dtype": dtype.name,

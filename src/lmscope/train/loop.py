@@ -6,7 +6,6 @@ import hashlib
 import math
 import random
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -19,6 +18,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from lmscope.data import encode_corpus, load_corpus
+from lmscope.data.cache import hash_saved_files
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
 from lmscope.formats import checkpoints
 from lmscope.formats.weights import read_json
@@ -549,12 +549,7 @@ def _tokenizer_key(tokenizer) -> str:
     """A hash of the tokenizer's files (not its display name), so a tokenizer read back from a
     checkpoint maps the corpus to the same cache entry as the one that was trained."""
     digest = hashlib.sha256(f"vocab={tokenizer.vocab_size}".encode())
-    with tempfile.TemporaryDirectory(prefix="lmscope-tok-") as tmp:
-        tokenizer.save(tmp)
-        for path in sorted(Path(tmp).rglob("*")):
-            if path.is_file():
-                digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return f"files:{digest.hexdigest()}"
+    return f"files:{hash_saved_files(tokenizer, digest).hexdigest()}"
 
 
 def _sample_prompt(tokenizer, train_ids) -> list[int]:
