@@ -22,10 +22,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.common import (
+    Hook,
+    KVCache,
+    check_fits,
+    checked_logits,
+    head_of_model,
+    wants,
+)
 from lmscope.models.fields import check_field_types, require_mapping
-
-# A hook sees (probe name, tensor) and returns the tensor the model continues with.
-Hook = Callable[[str, torch.Tensor], torch.Tensor]
 
 
 @dataclass
@@ -133,29 +138,6 @@ ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
-class KVCache:
-    """Keys and values of the positions seen so far, one (k, v) pair per layer.
-
-    Tensors are [batch, head, position, d_head]. The model appends to it in place, so a
-    generation loop feeds only the new token each step.
-    """
-
-    def __init__(self, n_layer: int):
-        self.keys: list[torch.Tensor | None] = [None] * n_layer
-        self.values: list[torch.Tensor | None] = [None] * n_layer
-
-    @property
-    def length(self) -> int:
-        return 0 if self.keys[0] is None else self.keys[0].shape[2]
-
-    def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor):
-        if self.keys[layer] is not None:
-            k = torch.cat([self.keys[layer], k], dim=2)
-            v = torch.cat([self.values[layer], v], dim=2)
-        self.keys[layer], self.values[layer] = k, v
-        return k, v
-
-
 class LayerNorm(nn.Module):
     """LayerNorm that can show its work: mean, scale (std), normalized, then gamma/beta."""
 
@@ -210,7 +192,7 @@ class CausalSelfAttention(nn.Module):
         z = z.transpose(1, 2)  # [batch, position, head, d_head]
         if hook is not None:
             z = hook(f"{name}.hook_z", z)
-            if _wants(hook, f"{name}.hook_result"):
+            if wants(hook, f"{name}.hook_result"):
                 hook(f"{name}.hook_result", self.head_results(z))
         return self.c_proj(z.reshape(B, T, C))
 
@@ -266,12 +248,6 @@ def _mask(scaled: torch.Tensor) -> torch.Tensor:
 def _causal_mask(T: int, S: int, device) -> torch.Tensor:
     """True where query i (the last T of S positions) may look at key j: j <= i."""
     return torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T)
-
-
-def _wants(hook: Hook, name: str) -> bool:
-    """Costly optional probes (hook_result) run only for hooks whose ``wants(name)`` says yes."""
-    wants = getattr(hook, "wants", None)
-    return False if wants is None else wants(name)
 
 
 class MLP(nn.Module):
@@ -363,10 +339,7 @@ class GPT(nn.Module):
         """
         B, T = idx.shape
         past = cache.length if cache is not None else 0
-        if past + T > self.config.n_ctx:
-            raise InvalidInputError(
-                f"sequence of {past + T} tokens exceeds the model's context of {self.config.n_ctx}"
-            )
+        check_fits(past, T, self.config.n_ctx)
         pos = torch.arange(past, past + T, device=idx.device)
         tok_emb, pos_emb = self.wte(idx), self.wpe(pos).unsqueeze(0)
         if hook is not None:
@@ -375,29 +348,11 @@ class GPT(nn.Module):
         x = self.drop(tok_emb + pos_emb)
         for block in self.h:
             x = block(x, hook, cache)
-        x = self.ln_f(x, hook, "ln_final")
-        if last_only:
-            x = x[:, -1:, :]
-        logits = self.unembed(x)
-        if hook is not None:
-            logits = hook("logits", logits)
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(
-                logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-1
-            )
-        return logits, loss
+        return head_of_model(self, x, hook, targets, last_only)
 
     def unembed(self, x: torch.Tensor) -> torch.Tensor:
         """Logits from final-LayerNorm outputs: the unembedding, tied to the token embedding."""
-        logits = F.linear(x, self.wte.weight)
-        if logits.dtype == torch.float16 and not torch.isfinite(logits).all():
-            # float16 tops out at 65504: say so, rather than hand inf and NaN to softmax
-            raise InvalidInputError(
-                "this float16 model's activations overflowed (float16 holds at most 65504) on "
-                "this input; load it in bfloat16 or float32 instead"
-            )
-        return logits
+        return checked_logits(x, self.wte.weight)
 
     def new_cache(self) -> KVCache:
         return KVCache(self.config.n_layer)

@@ -34,8 +34,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.common import (
+    Hook,
+    KVCache,
+    check_fits,
+    checked_logits,
+    head_of_model,
+    wants,
+)
 from lmscope.models.fields import check_field_types, require_mapping
-from lmscope.models.gpt2 import Hook, KVCache, _wants
 from lmscope.models.state import load_checked
 
 HF_MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -408,7 +415,7 @@ class CausalSelfAttention(nn.Module):
         z = z.transpose(1, 2)  # [batch, position, head, d_head]
         if hook is not None:
             z = hook(f"{name}.hook_z", z)
-            if _wants(hook, f"{name}.hook_result"):
+            if wants(hook, f"{name}.hook_result"):
                 hook(f"{name}.hook_result", self.head_results(z))
         return self.o_proj(z.reshape(B, T, self.n_head * self.d_head))
 
@@ -578,40 +585,19 @@ class Llama(nn.Module):
         """
         B, T = idx.shape
         past = cache.length if cache is not None else 0
-        if past + T > self.config.n_ctx:
-            raise InvalidInputError(
-                f"sequence of {past + T} tokens exceeds the model's context of {self.config.n_ctx}"
-            )
+        check_fits(past, T, self.config.n_ctx)
         rope = rope_cos_sin(torch.arange(past, past + T, device=idx.device), self.inv_freq)
         x = self.wte(idx)
         if hook is not None:
             x = hook("hook_embed", x)
         for block in self.h:
             x = block(x, hook, cache, rope)
-        x = self.ln_f(x, hook, "ln_final")
-        if last_only:
-            x = x[:, -1:, :]
-        logits = self.unembed(x)
-        if hook is not None:
-            logits = hook("logits", logits)
-        loss = None
-        if targets is not None:
-            loss = F.cross_entropy(
-                logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=-1
-            )
-        return logits, loss
+        return head_of_model(self, x, hook, targets, last_only)
 
     def unembed(self, x: torch.Tensor) -> torch.Tensor:
         """Logits from final-RMSNorm outputs: lm_head, or the token embedding when tied."""
         weight = self.wte.weight if self.lm_head is None else self.lm_head.weight
-        logits = F.linear(x, weight)
-        if logits.dtype == torch.float16 and not torch.isfinite(logits).all():
-            # float16 tops out at 65504: say so, rather than hand inf and NaN to softmax
-            raise InvalidInputError(
-                "this float16 model's activations overflowed (float16 holds at most 65504) on "
-                "this input; load it in bfloat16 or float32 instead"
-            )
-        return logits
+        return checked_logits(x, weight)
 
     def new_cache(self) -> KVCache:
         return KVCache(self.config.n_layer)

@@ -30,6 +30,7 @@ from lmscope.tokenizers.base import (
     readable_bytes,
 )
 from lmscope.tokenizers.bpe_files import KNOWN_SPECIALS, write_bpe_files
+from lmscope.tokenizers.hf_files import write_hf_json
 from lmscope.tokenizers.pretokenizers import (
     GPT2,
     GPT2_PATTERN,
@@ -185,8 +186,6 @@ class ByteLevelBPE(Tokenizer):
         if self._fits_gpt2_files():
             write_bpe_files(Path(directory), self._vocab, self._merges, self._special_tokens)
             return
-        from lmscope.tokenizers.hf_json import write_hf_json  # it builds on this module
-
         write_hf_json(self, Path(directory) / "tokenizer.json")
 
     def _fits_gpt2_files(self) -> bool:

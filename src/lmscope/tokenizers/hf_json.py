@@ -24,6 +24,7 @@ from lmscope.tokenizers.bpe import ByteLevelBPE
 from lmscope.tokenizers.bpe_files import parse_merge, parse_vocab
 from lmscope.tokenizers.bytes_map import bytes_to_text
 from lmscope.tokenizers.gpt2 import BPETokenizer
+from lmscope.tokenizers.hf_files import TOKENIZER_CONFIG, TOKENIZER_JSON, read_config
 from lmscope.tokenizers.pretokenizers import (
     DIGIT_PATTERN,
     DIGITS_PATTERN,
@@ -32,9 +33,6 @@ from lmscope.tokenizers.pretokenizers import (
     PreTokenizer,
     pretokenizer_from_steps,
 )
-
-TOKENIZER_JSON = "tokenizer.json"
-TOKENIZER_CONFIG = "tokenizer_config.json"
 
 
 def tokenizer_from_hf_json(
@@ -213,7 +211,7 @@ def _bos_eos(
     """bos id, eos id and whether a bos goes first: from tokenizer_config.json if it is there,
     else from the post-processor's template (Llama-3 puts <|begin_of_text|> there)."""
     template_bos = _template_bos(data.get("post_processor"))
-    config = _read_config(config_path)
+    config = read_config(config_path)
     names = {key: _token_text(config.get(key)) for key in ("bos_token", "eos_token")}
     bos_name = names["bos_token"] or template_bos
     add_bos = config.get("add_bos_token")
@@ -234,95 +232,7 @@ def _template_bos(processor: object) -> str | None:
     return None
 
 
-def _read_config(path: Path) -> dict:
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}  # optional: without it there is just no bos/eos
-    return config if isinstance(config, dict) else {}
-
-
 def _token_text(value: object) -> str | None:
     if isinstance(value, dict):
         value = value.get("content")
     return value if isinstance(value, str) else None
-
-
-def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
-    """Write `bpe` as a tokenizer.json that Hugging Face's `tokenizers` and read_hf_json load
-    back (bos/eos go into tokenizer_config.json beside it, keeping what else it holds)."""
-    text_of = {token_id: bytes_to_text(raw) for raw, token_id in bpe.vocab.items()}
-    text_of.update({token_id: text for text, token_id in bpe.special_tokens.items()})
-    ids_of = {text: token_id for token_id, text in sorted(text_of.items())}
-    splits = [
-        {"type": "Split", "pattern": {"Regex": step}, "behavior": "Isolated", "invert": False}
-        for step in bpe.pretokenizer.steps
-    ]
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
-    data = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [
-            {
-                "id": token_id,
-                "content": text,
-                "single_word": False,
-                "lstrip": False,
-                "rstrip": False,
-                "normalized": False,
-                "special": True,
-            }
-            for text, token_id in sorted(bpe.special_tokens.items(), key=lambda item: item[1])
-        ],
-        "normalizer": {"type": bpe.pretokenizer.normalizer}
-        if bpe.pretokenizer.normalizer
-        else None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [*splits, {**byte_level, "use_regex": False}],
-        },
-        "post_processor": (
-            _bos_template(text_of[bpe.bos_id], bpe.bos_id)
-            if bpe.add_bos and bpe.bos_id is not None
-            else None
-        ),
-        "decoder": {**byte_level, "use_regex": True},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None if bpe.unk_id is None else text_of[bpe.unk_id],
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": bpe.ignore_merges,
-            # Hugging Face keeps an added token's id only when the model vocabulary lists it.
-            "vocab": ids_of,
-            "merges": [[bytes_to_text(left), bytes_to_text(right)] for left, right in bpe.merges],
-        },
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    named = {"bos_token": bpe.bos_id, "eos_token": bpe.eos_id}
-    if any(token_id is not None for token_id in named.values()):
-        config_path = path.parent / TOKENIZER_CONFIG
-        config = _read_config(config_path)
-        config.update({key: text_of[i] for key, i in named.items() if i is not None})
-        config_path.write_text(json.dumps(config, ensure_ascii=False, indent=1), "utf-8")
-
-
-def _bos_template(bos: str, bos_id: int) -> dict:
-    """Hugging Face's post-processor that puts `bos` before every text."""
-    token = {"SpecialToken": {"id": bos, "type_id": 0}}
-    return {
-        "type": "TemplateProcessing",
-        "single": [token, {"Sequence": {"id": "A", "type_id": 0}}],
-        "pair": [
-            token,
-            {"Sequence": {"id": "A", "type_id": 0}},
-            token,
-            {"Sequence": {"id": "B", "type_id": 0}},
-        ],
-        "special_tokens": {bos: {"id": bos, "ids": [bos_id], "tokens": [bos]}},
-    }

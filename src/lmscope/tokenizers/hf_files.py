@@ -1,0 +1,104 @@
+"""Hugging Face ``tokenizer.json`` files: their names, and writing one for a byte-level BPE
+(read back by Hugging Face's ``tokenizers`` and by ``lmscope.tokenizers.hf_json``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lmscope.tokenizers.bytes_map import bytes_to_text
+
+if TYPE_CHECKING:  # only for the annotation: the BPE itself imports this module to save
+    from lmscope.tokenizers.bpe import ByteLevelBPE
+
+TOKENIZER_JSON = "tokenizer.json"
+TOKENIZER_CONFIG = "tokenizer_config.json"
+
+
+def read_config(path: Path) -> dict:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return {}  # optional: without it there is just no bos/eos
+    return config if isinstance(config, dict) else {}
+
+
+def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
+    """Write `bpe` as a tokenizer.json that Hugging Face's `tokenizers` and read_hf_json load
+    back (bos/eos go into tokenizer_config.json beside it, keeping what else it holds)."""
+    text_of = {token_id: bytes_to_text(raw) for raw, token_id in bpe.vocab.items()}
+    text_of.update({token_id: text for text, token_id in bpe.special_tokens.items()})
+    ids_of = {text: token_id for token_id, text in sorted(text_of.items())}
+    splits = [
+        {"type": "Split", "pattern": {"Regex": step}, "behavior": "Isolated", "invert": False}
+        for step in bpe.pretokenizer.steps
+    ]
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
+    data = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {
+                "id": token_id,
+                "content": text,
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+            for text, token_id in sorted(bpe.special_tokens.items(), key=lambda item: item[1])
+        ],
+        "normalizer": {"type": bpe.pretokenizer.normalizer}
+        if bpe.pretokenizer.normalizer
+        else None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [*splits, {**byte_level, "use_regex": False}],
+        },
+        "post_processor": (
+            _bos_template(text_of[bpe.bos_id], bpe.bos_id)
+            if bpe.add_bos and bpe.bos_id is not None
+            else None
+        ),
+        "decoder": {**byte_level, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None if bpe.unk_id is None else text_of[bpe.unk_id],
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": bpe.ignore_merges,
+            # Hugging Face keeps an added token's id only when the model vocabulary lists it.
+            "vocab": ids_of,
+            "merges": [[bytes_to_text(left), bytes_to_text(right)] for left, right in bpe.merges],
+        },
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    named = {"bos_token": bpe.bos_id, "eos_token": bpe.eos_id}
+    if any(token_id is not None for token_id in named.values()):
+        config_path = path.parent / TOKENIZER_CONFIG
+        config = read_config(config_path)
+        config.update({key: text_of[i] for key, i in named.items() if i is not None})
+        config_path.write_text(json.dumps(config, ensure_ascii=False, indent=1), "utf-8")
+
+
+def _bos_template(bos: str, bos_id: int) -> dict:
+    """Hugging Face's post-processor that puts `bos` before every text."""
+    token = {"SpecialToken": {"id": bos, "type_id": 0}}
+    return {
+        "type": "TemplateProcessing",
+        "single": [token, {"Sequence": {"id": "A", "type_id": 0}}],
+        "pair": [
+            token,
+            {"Sequence": {"id": "A", "type_id": 0}},
+            token,
+            {"Sequence": {"id": "B", "type_id": 0}},
+        ],
+        "special_tokens": {bos: {"id": bos, "ids": [bos_id], "tokens": [bos]}},
+    }
