@@ -30,3 +30,46 @@ def save_random_hf_gpt2(directory: Path, seed: int = 0, **config) -> Path:
         model = GPT2LMHeadModel(GPT2Config(**defaults)).eval()
     model.save_pretrained(directory)
     return directory
+
+
+# A small Llama-family shape: 2 layers, 4 query heads sharing 2 key/value heads.
+LLAMA_BASE = dict(
+    vocab_size=101,
+    hidden_size=32,
+    intermediate_size=48,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    bos_token_id=None,
+    eos_token_id=None,
+    pad_token_id=None,
+)
+
+
+def _hf_classes(family: str):
+    import transformers as tf
+
+    return {
+        "llama": (tf.LlamaConfig, tf.LlamaForCausalLM),
+        "mistral": (tf.MistralConfig, tf.MistralForCausalLM),
+        "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
+    }[family]
+
+
+def save_random_llama(directory: Path, family: str, seed: int = 0, **overrides):
+    """A random transformers model, every weight (norm gains and biases too) drawn at a scale
+    that makes the layers matter, saved as safetensors; returns the model in eval mode."""
+    config_cls, model_cls = _hf_classes(family)
+    torch.manual_seed(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hf = model_cls(config_cls(**{**LLAMA_BASE, **overrides})).eval()
+        with torch.no_grad():
+            for name, p in hf.named_parameters():
+                if "norm" in name:
+                    p.uniform_(0.5, 1.5)
+                else:
+                    p.normal_(0.0, 0.15)
+        hf.save_pretrained(directory, safe_serialization=True)
+    return hf

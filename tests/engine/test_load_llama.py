@@ -3,63 +3,27 @@ lens, ablation and saving as GPT-2, checked against transformers on the same wei
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 import torch
 
 import lmscope
+from helpers_hf import save_random_llama
 from lmscope.engine.loading import save_model
 from lmscope.engine.sampling import SamplingParams
 
-transformers = pytest.importorskip("transformers")
-
+# family -> config overrides
 CONFIGS = {
-    "llama": (
-        transformers.LlamaConfig,
-        transformers.LlamaForCausalLM,
-        dict(num_key_value_heads=2, tie_word_embeddings=False),
-    ),
-    "qwen2": (
-        transformers.Qwen2Config,
-        transformers.Qwen2ForCausalLM,
-        dict(num_key_value_heads=2, tie_word_embeddings=True),
-    ),
-    "mistral": (
-        transformers.MistralConfig,
-        transformers.MistralForCausalLM,
-        dict(num_key_value_heads=1, sliding_window=None),
-    ),
+    "llama": ("llama", dict(tie_word_embeddings=False)),
+    "qwen2": ("qwen2", dict(tie_word_embeddings=True)),
+    "mistral": ("mistral", dict(num_key_value_heads=1, sliding_window=None)),
 }
-
-
-def save_random_llama(folder, kind: str, seed: int = 0):
-    config_class, model_class, extra = CONFIGS[kind]
-    config = config_class(
-        vocab_size=101,
-        hidden_size=48,
-        intermediate_size=96,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        max_position_embeddings=64,
-        rope_theta=10000.0,
-        **extra,
-    )
-    torch.manual_seed(seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = model_class(config).eval()
-        with torch.no_grad():
-            for p in model.parameters():
-                p.normal_(0, 0.2)
-    model.save_pretrained(folder, safe_serialization=True)
-    return model
 
 
 @pytest.fixture(scope="module", params=sorted(CONFIGS))
 def pair(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp(request.param)
-    reference = save_random_llama(folder, request.param)
+    family, overrides = CONFIGS[request.param]
+    reference = save_random_llama(folder, family, **overrides)
     return lmscope.load(folder), reference
 
 
@@ -83,7 +47,7 @@ def test_logits_and_trace_equal_transformers(pair):
     torch.testing.assert_close(trace["logits"], expected, atol=1e-4, rtol=0)
     assert "blocks.1.attn.hook_rot_q" in trace and "hook_pos_embed" not in trace
     assert trace["blocks.0.attn.hook_pattern"].shape == (4, len(IDS), len(IDS))
-    assert trace["blocks.0.attn.hook_result"].shape == (len(IDS), 4, 48)
+    assert trace["blocks.0.attn.hook_result"].shape == (len(IDS), 4, 32)
 
 
 def test_greedy_generation_equals_transformers(pair):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from helpers_hf import save_random_llama as make_hf
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
 from lmscope.formats.weights import read_json, read_tensors
 from lmscope.models.llama import (
@@ -22,19 +23,6 @@ from lmscope.models.llama import (
 )
 
 TOL = 1e-4
-
-BASE = dict(
-    vocab_size=101,
-    hidden_size=32,
-    intermediate_size=48,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    max_position_embeddings=64,
-    bos_token_id=None,
-    eos_token_id=None,
-    pad_token_id=None,
-)
 
 # name -> (transformers family, config overrides)
 CASES = {
@@ -84,34 +72,6 @@ CASES = {
         ),
     ),
 }
-
-
-def _hf_classes(family: str):
-    import transformers as tf
-
-    return {
-        "llama": (tf.LlamaConfig, tf.LlamaForCausalLM),
-        "mistral": (tf.MistralConfig, tf.MistralForCausalLM),
-        "qwen2": (tf.Qwen2Config, tf.Qwen2ForCausalLM),
-    }[family]
-
-
-def make_hf(directory: Path, family: str, seed: int = 0, **overrides):
-    """A random transformers model, every weight (norm gains and biases too) drawn at a scale
-    that makes the layers matter, saved as safetensors; returns the model in eval mode."""
-    config_cls, model_cls = _hf_classes(family)
-    torch.manual_seed(seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        hf = model_cls(config_cls(**{**BASE, **overrides})).eval()
-        with torch.no_grad():
-            for name, p in hf.named_parameters():
-                if "norm" in name:
-                    p.uniform_(0.5, 1.5)
-                else:
-                    p.normal_(0.0, 0.15)
-        hf.save_pretrained(directory, safe_serialization=True)
-    return hf
 
 
 def load_ours(directory: Path) -> Llama:
