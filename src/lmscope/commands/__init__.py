@@ -4,6 +4,6 @@
 stay light: the standard library, rich, argparse helpers and settings (``lmscope.lab.configs``,
 ``lmscope.train.config``). What runs a model or an experiment (torch, matplotlib, uvicorn, the
 engine, lab and interpret modules) is imported inside the function that needs it, marked
-"lazy: see lmscope.commands". Without torch, ``python -X importtime -m lmscope --help`` stays
-well under a second.
+"lazy: see lmscope.commands". Check with ``python -X importtime -m lmscope --help``: no torch,
+numpy or matplotlib in the list (once ``lmscope/__init__.py`` also loads its exports lazily).
 """
