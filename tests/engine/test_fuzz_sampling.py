@@ -23,7 +23,8 @@ from lmscope.engine.sampling import (
     make_generator,
 )
 from lmscope.errors import InvalidInputError
-from lmscope.web import schemas, views
+from lmscope.explain import logits as views
+from lmscope.web import schemas
 
 FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 DTYPES = [torch.float64, torch.float32, torch.float16, torch.bfloat16]
@@ -137,7 +138,7 @@ def finite_logits(draw):
 @FUZZ
 @given(logits=finite_logits(), position=st.integers(0, 10))
 def test_web_logits_view_is_strict_json_for_any_finite_logits(logits, position):
-    body = views.logits_view(logits, position)
+    body = views.logits_view(logits, position).model_dump()
     _strict(body)
     schemas.LogitsView.model_validate(body)
     # The browser's probabilities, exp(logit - lse), add up to at most 1. Past float16's range
@@ -161,6 +162,6 @@ def test_web_pool_view_is_strict_json(logits, kwargs):
         return
     if logits.numel() > len(Model.tokenizer):
         logits = logits[: len(Model.tokenizer)]
-    body = views.pool_view(Model(), logits, 0, params)
+    body = views.pool_view(Model(), logits, 0, params).model_dump()
     _strict(body)
     schemas.PoolResponse.model_validate(body)
