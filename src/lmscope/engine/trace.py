@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from lmscope.engine import checks
 from lmscope.engine.lens import logit_lens
 from lmscope.engine.steps import find_step
 from lmscope.errors import InvalidInputError
@@ -104,8 +105,7 @@ class Trace:
 
     def step(self, step: int | str, layer: int = 0) -> dict[str, torch.Tensor]:
         """The recorded tensors that show one of the 20 explainer steps, for one layer."""
-        if not 0 <= layer < self.config.n_layer:
-            raise InvalidInputError(f"layer must be in 0..{self.config.n_layer - 1}, got {layer}")
+        checks.layer(self.config, layer)
         try:
             found = find_step(step)
         except KeyError as err:

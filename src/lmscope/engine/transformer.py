@@ -16,6 +16,7 @@ from functools import partial
 
 import torch
 
+from lmscope.engine import checks
 from lmscope.engine.hooks import Ablator, Recorder, parse_ablations
 from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
@@ -146,13 +147,7 @@ class LanguageModel(TextModel):
         if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
             raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
         if layers is not None:
-            layers = list(layers)
-            for layer in layers:
-                if not 0 <= layer < self.config.n_layer:
-                    raise InvalidInputError(
-                        f"layer {layer} does not exist; this model has layers "
-                        f"0..{self.config.n_layer - 1}"
-                    )
+            layers = [checks.layer(self.config, layer) for layer in layers]
         idx = torch.tensor([ids], device=self.device)
         recorder = Recorder(names, layers, keep_logits=keep_logits)
         hook = recorder

@@ -11,9 +11,9 @@ from collections.abc import Iterable
 import torch
 from pydantic import BaseModel, SerializeAsAny
 
+from lmscope.engine import checks
 from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.steps import STEPS
-from lmscope.explain import checks
 from lmscope.explain.catalogue import step_text
 from lmscope.explain.step_data import StepContext, build
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from lmscope.engine import checks
 from lmscope.engine.hooks import MODES, Ablation, Ablator, parse_ablations
 from lmscope.errors import InvalidInputError
 
@@ -43,9 +44,7 @@ def ablation_effect(
         )
     ablations = parse_ablations(ablate, model.config)
     ids = model.to_ids(text_or_ids)
-    if not -len(ids) <= position < len(ids):
-        raise InvalidInputError(f"position must be in 0..{len(ids) - 1}, got {position}")
-    position %= len(ids)
+    position = checks.position(len(ids), position)
     # A causal model's output at `position` depends on nothing later, so the pass can stop
     # there and compute one row of logits; a mean ablation averages over the whole prompt,
     # so it needs every position.

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from lmscope.engine import checks
 from lmscope.errors import InvalidInputError
 from lmscope.interpret.cell_views import CellText, shade
 
@@ -104,14 +105,8 @@ class NeuronRun:
             )
         if kind not in self.values:
             raise InvalidInputError(f"this run did not record {kind!r}; ask for it in kinds=")
-        if not isinstance(layer, int) or not 0 <= layer < self.layers:
-            raise InvalidInputError(
-                f"layer {layer} does not exist; this model has layers 0..{self.layers - 1}"
-            )
-        if not isinstance(unit, int) or not 0 <= unit < self.hidden:
-            raise InvalidInputError(
-                f"unit {unit} does not exist; each layer has units 0..{self.hidden - 1}"
-            )
+        checks.index(layer, self.layers, "layer", "this model has layers")
+        checks.index(unit, self.hidden, "unit", "each layer has units")
 
     def unit(self, layer: int, unit: int, kind: str | None = None) -> np.ndarray:
         """One unit's value after each character read: float32 [T]."""

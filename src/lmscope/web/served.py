@@ -13,9 +13,9 @@ from typing import Annotated, Any
 import torch
 from fastapi import Depends, Request
 
+from lmscope.engine import checks
 from lmscope.engine.trace import Trace
 from lmscope.errors import InvalidInputError
-from lmscope.explain import checks
 from lmscope.explain.logits import position_logits
 from lmscope.web.lab import LabResults
 from lmscope.web.store import TraceStore

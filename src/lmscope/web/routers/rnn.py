@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from lmscope.engine import checks
 from lmscope.engine.generation import generate
 from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError
-from lmscope.explain import checks
 from lmscope.interpret.cell_finder import find_cells
 from lmscope.interpret.neurons import KINDS, NeuronRun, a_model, default_kind, neuron_activations
 from lmscope.web import rnn_schemas as s

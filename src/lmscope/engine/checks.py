@@ -8,7 +8,9 @@ from lmscope.errors import InvalidInputError
 
 
 def index(value: int, count: int, what: str, where: str) -> int:
-    """``value`` when it is in 0..count-1; else a readable error."""
+    """``value`` when it is a whole number in 0..count-1; else a readable error."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{what} must be a whole number, got {value!r:.40}")
     if not 0 <= value < count:
         raise InvalidInputError(f"{what} {value} does not exist; {where} 0..{count - 1}")
     return value
