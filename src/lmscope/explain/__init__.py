@@ -6,7 +6,8 @@
   ``tokens``, ``embedding``, ``block`` (LayerNorms, Q/K/V, MLP, dropout), ``attention``,
   ``logits`` (exact client-side sampling, the candidate pool), ``summary`` (a whole prompt),
   ``facts`` (the model);
-- ``checks``: the one check of a layer, head or position; ``numbers``: JSON-ready rounding.
+- ``numbers``: JSON-ready rounding. (The one check of a layer, head or position is
+  ``lmscope.engine.checks``.)
 
 The list of steps itself (keys, numbers, probes) is ``lmscope.engine.steps``.
 """
