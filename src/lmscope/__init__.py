@@ -1,18 +1,16 @@
 """lmscope: see inside language models by running real ones.
 
 import lmscope
-model = lmscope.load("gpt2")          # or a local folder, or the shipped default
+model = lmscope.load()                # SmolLM2-135M-Instruct when installed; or a name or folder
 trace = model.trace("Data visualization empowers users to")
 trace["blocks.0.attn.hook_pattern"]   # [head, query, key], the model's real numbers
+
+The names below are imported on first use: ``import lmscope`` (and ``lmscope --help``) does not
+load torch until a model is asked for.
 """
 
-from lmscope.engine.generation import GeneratedToken, generate
-from lmscope.engine.loading import load
-from lmscope.engine.protocol import Capabilities, Model
-from lmscope.engine.rnn_model import RNNLanguageModel
-from lmscope.engine.sampling import SamplingParams, candidate_pool
-from lmscope.engine.trace import Trace
-from lmscope.engine.transformer import LanguageModel
+from importlib import import_module
+
 from lmscope.errors import (
     CheckpointError,
     InvalidInputError,
@@ -21,7 +19,33 @@ from lmscope.errors import (
     TokenizerError,
 )
 
-__version__ = "0.1.0"
+__version__ = "0.2.0.dev0"
+
+_LAZY = {
+    "Capabilities": "lmscope.engine.protocol",
+    "GeneratedToken": "lmscope.engine.generation",
+    "LanguageModel": "lmscope.engine.transformer",
+    "Model": "lmscope.engine.protocol",
+    "RNNLanguageModel": "lmscope.engine.rnn_model",
+    "SamplingParams": "lmscope.engine.sampling",
+    "Trace": "lmscope.engine.trace",
+    "candidate_pool": "lmscope.engine.sampling",
+    "generate": "lmscope.engine.generation",
+    "load": "lmscope.engine.loading",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lmscope' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_LAZY])
 
 
 __all__ = [
