@@ -295,7 +295,8 @@ def test_not_json_and_oversized_bodies(client):
 
 def test_unknown_routes_and_methods(client):
     r = client.get("/api/nothing")
-    assert r.status_code == 404 and r.json() == {"error": "not found: /api/nothing"}
+    assert r.status_code == 404 and r.json()["error"] == "not found: /api/nothing"
+    assert r.json()["code"] == "not_found"
     r = client.get("/api/trace")
     assert r.status_code == 405 and "not allowed" in r.json()["error"]
     r = client.get("/static/../app.py")

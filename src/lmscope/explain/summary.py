@@ -7,6 +7,7 @@ import torch
 from pydantic import BaseModel, Field
 
 from lmscope.engine.trace import Trace
+from lmscope.explain.chars import CharSpan, trace_char_spans
 from lmscope.explain.logits import POOL_TOP, LogitsView, logits_view
 from lmscope.explain.numbers import rounded
 from lmscope.explain.tokens import Token, tokens, vocab_texts
@@ -29,6 +30,10 @@ class TraceResponse(BaseModel):
         ..., description="[layer + 1][position]: |embedding|, then |resid_post| of each block"
     )
     vocab: dict[str, str] = Field(..., description="id -> text for every id mentioned")
+    text: str | None = Field(None, description="the ids decoded; null without a tokenizer")
+    chars: list[CharSpan] = Field(
+        default_factory=list, description="runs of tokens whose bytes only form text together"
+    )
     cached: bool
 
 
@@ -65,5 +70,7 @@ def trace_summary(model, trace: Trace, cached: bool = False) -> TraceResponse:
         next=nxt,
         resid_norms=resid_norms(trace),
         vocab=vocab_texts(model, mentioned),
+        text=model.decode(list(trace.ids)) if model.tokenizer is not None else None,
+        chars=trace_char_spans(model, trace.ids),
         cached=cached,
     )

@@ -1,5 +1,6 @@
-"""Every error is JSON ``{"error": "..."}`` with a 4xx (or 503) status and one readable line:
-user mistakes are expected input, never a traceback."""
+"""Every error is JSON ``{"error": "...", "code": "...", "params": {...}}`` with a 4xx (or 503)
+status and one readable line (``code`` lets the page say it in its own words, see
+``web.error_codes``): user mistakes are expected input, never a traceback."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from lmscope.errors import LmscopeError
+from lmscope.web.error_codes import error_body
 from lmscope.web.limits import Busy, busy_response
 from lmscope.web.schemas import ErrorResponse
 
@@ -21,7 +23,7 @@ ERRORS = {
 
 
 def error_response(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+    return JSONResponse(error_body(message, status), status_code=status)
 
 
 def validation_message(exc: RequestValidationError) -> str:

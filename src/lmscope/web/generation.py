@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from lmscope.engine.generation import generate
 from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError, LmscopeError
+from lmscope.web.error_codes import error_code
 from lmscope.web.schemas import GeneratedEvent
 
 
@@ -66,7 +67,8 @@ def _stream(model, tokens, n: int, seed: int, stop_at_eot: bool) -> Iterator[Gen
                 seed=seed,
             )
     except LmscopeError as err:
-        yield GeneratedEvent(type="error", error=str(err))
+        code, params = error_code(str(err))
+        yield GeneratedEvent(type="error", error=str(err), code=code, params=params)
         return
     if eot is not None and last == eot:
         reason = "end of text"

@@ -101,6 +101,8 @@ class GenerateRequest(IdsRequest):
 
 class ErrorResponse(BaseModel):
     error: str = Field(..., description="one readable line saying what was wrong")
+    code: str | None = Field(None, description="what kind of error (the page translates it)")
+    params: dict[str, str] | None = Field(None, description="the numbers in the line, by name")
 
 
 class StepInfo(BaseModel):
@@ -132,6 +134,8 @@ class GeneratedEvent(BaseModel):
     seed: int | None = None
     reason: str | None = None
     error: str | None = None
+    code: str | None = None
+    params: dict[str, str] | None = None
 
 
 __all__ = [  # the requests and responses above, and the step responses built in explain

@@ -1,22 +1,32 @@
 // Talking to the server: JSON in, JSON out, errors as readable messages.
-// The server answers every failure with {"error": "..."}; network failures get a line too.
+// The server answers every failure with {"error": "...", "code": "...", "params": {...}};
+// the message is said in the page's language (errors.js); network failures get a line too.
+
+import { errorText } from "./errors.js";
 
 export class ApiError extends Error {
-  constructor(message, status) {
+  constructor(message, status, code = null, params = {}, original = message) {
     super(message);
     this.status = status;
+    this.code = code;
+    this.params = params;
+    this.original = original; // the server's own line (English)
   }
 }
 
 async function failure(response) {
   let message = `${response.status} ${response.statusText}`;
+  let code = { 413: "body_too_large", 503: "busy", 500: "internal" }[response.status] ?? null;
+  let params = {};
   try {
     const body = await response.json();
     if (body && typeof body.error === "string") message = body.error;
+    if (body && typeof body.code === "string") code = body.code;
+    if (body && body.params) params = body.params;
   } catch {
     // not JSON: keep the status line
   }
-  return new ApiError(message, response.status);
+  return new ApiError(errorText(code, params, message), response.status, code, params, message);
 }
 
 async function request(path, init) {
@@ -25,7 +35,7 @@ async function request(path, init) {
     response = await fetch(path, init);
   } catch (err) {
     if (err.name === "AbortError") throw err;
-    throw new ApiError("cannot reach the lmscope server; is `lmscope serve` still running?", 0);
+    throw new ApiError(errorText("unreachable"), 0, "unreachable");
   }
   if (!response.ok) throw await failure(response);
   return response;

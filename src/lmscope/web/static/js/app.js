@@ -5,6 +5,7 @@
 import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
 import { setSteps, stepKeys } from "./catalogue.js";
 import { compact, el, fmt, pct, visible } from "./draw.js";
+import { errorText, reasonText } from "./errors.js";
 import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { renderPipeline } from "./pipeline.js";
@@ -37,6 +38,8 @@ const state = {
   vocab: new Map(), // id -> text
   busy: false,
   pending: [], // tokens streamed in but not yet traced
+  status: null, // the last status line as data ({ms}), said again when the language changes
+  gen: null, // the last generation's status line as data
 };
 
 const $ = (id) => document.getElementById(id);
@@ -57,17 +60,27 @@ function clearError() {
   $("error").hidden = true;
 }
 
-function setStatus(text) {
-  $("timing").textContent = text;
+function setStatus(status) {
+  state.status = status;
+  $("timing").textContent = !status ? "" : status.loading ? t("loading") : t("traced", { ms: status.ms });
+}
+
+// A failed trace leaves nothing of the previous prompt on screen: it would read as current.
+function clearView() {
+  state.trace = null;
+  state.ids = [];
+  state.views = new Map();
+  for (const id of ["tokens", "pipeline", "step", "bars", "pool", "pool-note", "count"]) $(id)?.replaceChildren();
+  document.body.dataset.empty = "1";
 }
 
 // --- tracing ------------------------------------------------------------------------------
 
-async function retrace(body, { keepPosition = false, fromPrompt = false } = {}) {
+async function retrace(body, { keepPosition = false, fromPrompt = false, generated = false } = {}) {
   const seq = ++traceSeq;
   if (traceAbort) traceAbort.abort();
   traceAbort = new AbortController();
-  setStatus(t("loading"));
+  setStatus({ loading: true });
   document.body.classList.add("tracing");
   const started = performance.now();
   performance.mark("trace-start");
@@ -77,13 +90,14 @@ async function retrace(body, { keepPosition = false, fromPrompt = false } = {}) 
   } catch (err) {
     if (err.name === "AbortError" || seq !== traceSeq) return;
     document.body.classList.remove("tracing");
-    document.body.classList.add("stale");
-    setStatus("");
+    setStatus(null);
+    clearView();
     showError(err.message);
     return;
   }
   if (seq !== traceSeq) return;
-  document.body.classList.remove("tracing", "stale");
+  document.body.classList.remove("tracing");
+  delete document.body.dataset.empty;
   clearError();
   const previous = state.position;
   state.trace = data;
@@ -98,7 +112,9 @@ async function retrace(body, { keepPosition = false, fromPrompt = false } = {}) 
   document.body.dataset.traces = String(Number(document.body.dataset.traces ?? 0) + 1);
   performance.mark("trace-end");
   performance.measure("trace", "trace-start", "trace-end");
-  setStatus(t("traced", { ms: Math.round(performance.now() - started) }));
+  setStatus({ ms: Math.round(performance.now() - started) });
+  // generated tokens join the prompt box, so editing the text keeps them
+  if (body.ids && generated && data.text !== null) $("prompt").value = data.text;
   $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
 }
 
@@ -122,6 +138,7 @@ function retracePrompt(text) {
 
 function onPromptInput() {
   state.promptCount = 0;
+  setGenStatus(null); // it described tokens that are now part of the prompt, or gone
   clearTimeout(debounce);
   debounce = setTimeout(() => retracePrompt($("prompt").value), DEBOUNCE_MS);
 }
@@ -460,6 +477,18 @@ function drawBars(pool) {
 
 // --- generation -------------------------------------------------------------------------
 
+function setGenStatus(gen) {
+  state.gen = gen;
+  const box = $("gen-status");
+  if (!gen) {
+    box.textContent = "";
+    return;
+  }
+  const pool = t("pool", { n: gen.pool.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") });
+  const why = gen.reason ? ` ${t("stopped", { reason: gen.reason === "stopped" ? t("stop") : reasonText(gen.reason) })}` : "";
+  box.textContent = `+${gen.n}: “${visible(gen.text)}” (${pct(gen.prob)}, ${pool})${why}`;
+}
+
 function serverSampling() {
   const s = state.sampling;
   return {
@@ -489,7 +518,7 @@ async function generate(n) {
   const base = state.ids.slice();
   const added = [];
   let reason = "";
-  $("gen-status").textContent = "";
+  setGenStatus(null);
   try {
     await streamNDJSON(
       "/api/generate",
@@ -500,25 +529,25 @@ async function generate(n) {
           state.vocab.set(event.id, event.text);
           state.pending.push({ id: event.id, text: event.text });
           renderTokens();
-          $("gen-status").textContent = `+${added.length}: “${visible(event.text)}” (${pct(event.prob)}, ${t("pool", { n: event.pool_size.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") })})`;
+          setGenStatus({ n: added.length, text: event.text, prob: event.prob, pool: event.pool_size });
         } else if (event.type === "done") {
           reason = event.reason;
         } else if (event.type === "error") {
-          showError(event.error);
+          showError(errorText(event.code, event.params, event.error));
         }
       },
       genAbort.signal,
     );
   } catch (err) {
     if (err.name !== "AbortError") showError(err instanceof ApiError ? err.message : String(err));
-    else reason = t("stop").toLowerCase();
+    else reason = "stopped";
   } finally {
     state.busy = false;
     document.body.classList.remove("generating");
     $("stop").hidden = true;
   }
-  if (reason && reason !== "done") $("gen-status").textContent += ` ${t("stopped", { reason })}`;
-  if (added.length) await retrace({ ids: base.concat(added) });
+  if (reason && reason !== "done" && state.gen) setGenStatus({ ...state.gen, reason });
+  if (added.length) await retrace({ ids: base.concat(added) }, { generated: true });
 }
 
 // --- boot -------------------------------------------------------------------------------
@@ -530,6 +559,8 @@ function renderLanguage() {
   $("lang").title = lang() === "zh" ? "Switch to English" : "切换到中文";
   labelSamplingPanel();
   readControls();
+  setStatus(state.status);
+  if (state.gen) setGenStatus(state.gen);
   if (state.trace) {
     renderAll();
     $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
