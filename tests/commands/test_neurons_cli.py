@@ -69,6 +69,30 @@ def test_find_prints_the_best_units_and_writes_the_report(capsys, tmp_path, mode
     assert quotes["best"][0]["unit"] == 5 and quotes["best"][0]["f1"] > 0.99
 
 
+def test_find_on_python_uses_the_code_features(capsys, tmp_path, model_dir):
+    path = tmp_path / "mod.py"
+    code = 'def f(a, b):\n    """say "hi" to a"""\n    return (a, "b #", [b])  # done\n'
+    path.write_text(code * 30, encoding="utf-8")
+    out = tmp_path / "cells.json"
+    assert run("--model", model_dir, "--text", path, "--find", "--out", out) == 0
+    printed = capsys.readouterr().out
+    assert "code features" in printed and "inside_string: best |r| =" in printed
+    names = [f["name"] for f in json.loads(out.read_text())["features"]]
+    assert names == [
+        "inside_string",
+        "inside_comment_py",
+        "bracket_depth_py",
+        "indent_level",
+        "line_position",
+        "inside_url",
+    ]
+    assert run("--model", model_dir, "--text", path, "--find", "--features", "prose") == 0
+    assert "inside_quotes: best |r|" in capsys.readouterr().out
+    args = ("--model", model_dir, "--text", path, "--find", "--features", "inside_string,x")
+    assert run(*args) == 2
+    assert "unknown feature 'x'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

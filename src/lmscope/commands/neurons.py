@@ -30,7 +30,8 @@ def register(sub):
         description="Run a char RNN/LSTM/GRU over a text and show one unit's value after "
         "each character as coloured text (red positive, blue negative), or search every unit "
         "for ones that track quotes, line position, brackets, URLs, indentation, comments and "
-        "word starts (--find).",
+        "word starts (--find; in Python code: strings, comments and brackets as Python's "
+        "tokenizer reads them).",
     )
     p.add_argument(
         "--model",
@@ -61,8 +62,10 @@ def register(sub):
     p.add_argument(
         "--features",
         default=None,
-        help="comma list of features for --find (default: all): inside_quotes, line_position, "
-        "bracket_depth, inside_url, indent_level, inside_comment, word_start",
+        help="--find: a set, prose or code, or a comma list of features: inside_quotes, "
+        "line_position, bracket_depth, inside_url, indent_level, inside_comment, word_start, "
+        "inside_string, inside_comment_py, bracket_depth_py (default: code for a .py file, the "
+        "python-stdlib corpus or a model trained on it, else prose)",
     )
     p.add_argument("--top", type=int, default=3, help="units shown per feature (default 3)")
     p.add_argument(
@@ -84,7 +87,7 @@ def register(sub):
 
 
 def _text(args) -> tuple[str, str]:
-    from lmscope.data import load_corpus  # lazy: see lmscope.commands
+    from lmscope.interpret.features import validation_text  # lazy: see lmscope.commands
 
     limit = (
         args.max_chars if args.max_chars is not None else (FIND_CHARS if args.find else VIEW_CHARS)
@@ -93,9 +96,8 @@ def _text(args) -> tuple[str, str]:
         raise InvalidInputError(f"--max-chars must be at least 1, got {limit}")
     if args.text is not None:
         return read_text(args.text, limit), str(args.text)
-    val = load_corpus(args.corpus).split(0.1)[1]
-    start = val.find("\n") + 1  # begin at a line start, so line positions are whole
-    return val[start : start + limit], f"{args.corpus} (validation split)"
+    # from a line start (a code corpus: from a file's start), so line positions are whole
+    return validation_text(args.corpus, limit), f"{args.corpus} (validation split)"
 
 
 def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
@@ -189,9 +191,11 @@ def _print_coloured(view) -> None:
 
 def _find(model, text: str, source: str, args) -> int:
     from lmscope.interpret.cell_finder import find_cells  # lazy: see lmscope.commands
+    from lmscope.interpret.features import feature_set_for
     from lmscope.interpret.neurons import neuron_activations
 
-    features = [f.strip() for f in args.features.split(",")] if args.features else None
+    trained_on = (model.meta.get("training") or {}).get("corpus")
+    features = args.features or feature_set_for(args.corpus or trained_on, args.text)
     kinds = ("c", "h") if model.capabilities.family == "lstm" else ("h",)
     run = neuron_activations(model, text, kinds=kinds)
     _note(run)
@@ -206,7 +210,8 @@ def _find(model, text: str, source: str, args) -> int:
         console = Console(highlight=False, width=max(console.width, 140))
     table = Table(
         title=f"interpretable cells · {report.model} · {report.chars_read:,} characters "
-        f"({report.select_chars:,} to choose, {report.heldout_chars:,} held out)",
+        f"({report.select_chars:,} to choose, {report.heldout_chars:,} held out)"
+        + (f" · {features} features" if features in ("prose", "code") else ""),
         title_justify="left",
     )
     for name, justify in (

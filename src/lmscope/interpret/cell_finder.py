@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from lmscope.errors import InvalidInputError
-from lmscope.interpret.features import FEATURES, compute_features
+from lmscope.interpret.features import FEATURES, compute_features, feature_set_for
 from lmscope.interpret.neurons import NeuronRun
 
 SCHEMA = "lmscope.neurons.cells/1"
@@ -270,13 +270,15 @@ def rank_features(
 def find_cells(
     run: NeuronRun,
     *,
-    features: list[str] | None = None,
+    features: str | list[str] | None = None,
     kinds: tuple[str, ...] | None = None,
     top: int = TOP,
     select_fraction: float = SELECT_FRACTION,
     source: str = "",
 ) -> CellReport:
-    """Rank every unit of ``run`` against each feature of its text (see the module doc)."""
+    """Rank every unit of ``run`` against each feature of its text (see the module doc).
+    ``features``: a set (``prose``, ``code``), names, or None for the set that suits the
+    model's training corpus (``code`` for python-stdlib, else ``prose``)."""
     if not 0 < select_fraction < 1:
         raise InvalidInputError(f"select_fraction must be in (0, 1), got {select_fraction}")
     if top < 1:
@@ -289,6 +291,8 @@ def find_cells(
         )
     acts, labels = run.matrix(kinds)
     # features describe the original text; keep the characters the model read
+    if features is None:
+        features = feature_set_for(run.corpus)
     values = {name: full[run.kept] for name, full in compute_features(run.text, features).items()}
     results = rank_features(acts, labels, values, split, top)
     return CellReport(

@@ -20,6 +20,17 @@ reading that character* (the moment a recurrent cell's state is recorded):
 - ``word_start`` (binary): a letter, digit or ``_`` that does not continue a word (an
   apostrophe between letters, as in "don't", continues it).
 
+For Python source, three features read the text with Python's own tokenizer instead (see
+``lmscope.interpret.code_features``): ``inside_string`` (any string literal: quotes of either
+kind, triple-quoted strings and docstrings, f-strings), ``inside_comment_py`` (a ``#``
+comment, not a ``#`` in a string) and ``bracket_depth_py`` (only brackets outside strings and
+comments).
+
+Two sets (``FEATURE_SETS``): ``prose``, the seven above (the default, what the finder has
+always scored), and ``code``: string, comment, bracket depth (all three from the tokenizer),
+indentation, position in line and URLs. ``feature_set_for`` picks one from a model's training
+corpus or a file's name.
+
 Binary features are 0/1. All are float arrays of the text's length.
 """
 
@@ -31,7 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lmscope.data import load_corpus
 from lmscope.errors import InvalidInputError
+from lmscope.interpret.code_features import bracket_depth_py, inside_comment_py, inside_string
 
 TAB_WIDTH = 4
 OPENERS, CLOSERS = "([{", ")]}"
@@ -175,14 +188,99 @@ FEATURES = {
             "在代码注释之内（#、//、/* */）",
         ),
         Feature("word_start", "binary", word_start, "first character of a word", "单词的首字符"),
+        Feature(
+            "inside_string",
+            "binary",
+            inside_string,
+            "inside a Python string literal (quotes, docstrings, f-strings)",
+            "在 Python 字符串字面量之内（引号、文档字符串、f-string）",
+        ),
+        Feature(
+            "inside_comment_py",
+            "binary",
+            inside_comment_py,
+            "inside a Python # comment (not a # in a string)",
+            "在 Python 的 # 注释之内（字符串里的 # 不算）",
+        ),
+        Feature(
+            "bracket_depth_py",
+            "continuous",
+            bracket_depth_py,
+            "open brackets in Python code (not in strings or comments)",
+            "Python 代码中尚未闭合的括号层数（字符串和注释里的不算）",
+        ),
     )
 }
+FEATURE_SETS = {
+    "prose": (
+        "inside_quotes",
+        "line_position",
+        "bracket_depth",
+        "inside_url",
+        "indent_level",
+        "inside_comment",
+        "word_start",
+    ),
+    "code": (
+        "inside_string",
+        "inside_comment_py",
+        "bracket_depth_py",
+        "indent_level",
+        "line_position",
+        "inside_url",
+    ),
+}
+DEFAULT_SET = "prose"
+CODE_CORPORA = ("python-stdlib",)  # training corpora whose models get the code set
+CODE_SUFFIXES = (".py", ".pyi")
 
 
-def compute_features(text: str, names: list[str] | None = None) -> dict[str, np.ndarray]:
-    """Every feature (or the named ones) of ``text``: name -> float array [len(text)]."""
-    names = list(FEATURES) if names is None else names
-    unknown = [n for n in names if n not in FEATURES]
-    if unknown:
-        raise InvalidInputError(f"unknown feature {unknown[0]!r}; known: {', '.join(FEATURES)}")
-    return {name: FEATURES[name].compute(text) for name in names}
+def feature_set_for(corpus: str | None = None, path: str | None = None) -> str:
+    """``code`` for a model trained on a code corpus or a Python file, else ``prose``."""
+    if path is not None and str(path).lower().endswith(CODE_SUFFIXES):
+        return "code"
+    return "code" if corpus in CODE_CORPORA else DEFAULT_SET
+
+
+def resolve_features(spec: str | list[str] | None) -> list[str]:
+    """Feature names from a set name (``prose``, ``code``, ``all``), a comma list that may mix
+    sets and names, or a list; None is the default set. Unknown names get one readable line."""
+    if spec is None:
+        return list(FEATURE_SETS[DEFAULT_SET])
+    items = [i.strip() for i in spec.split(",")] if isinstance(spec, str) else list(spec)
+    names: list[str] = []
+    for item in items:
+        if item == "all":
+            names += list(FEATURES)
+        elif item in FEATURE_SETS:
+            names += FEATURE_SETS[item]
+        elif item in FEATURES:
+            names.append(item)
+        elif item:
+            sets = ", ".join([*FEATURE_SETS, "all"])
+            raise InvalidInputError(
+                f"unknown feature {item!r}; known: {', '.join(FEATURES)} (or a set: {sets})"
+            )
+    if not names:
+        raise InvalidInputError("no features named; give a set (prose, code) or feature names")
+    return list(dict.fromkeys(names))
+
+
+def validation_text(corpus: str, chars: int) -> str:
+    """``chars`` characters of a corpus's validation split (the last 10%), the text the finder
+    reads by default. It begins at a line start, so line positions are whole; in a code corpus
+    at its first whole file (a ``# file:`` line), so the tokenizer sees every string and
+    bracket open."""
+    loaded = load_corpus(corpus)
+    val = loaded.split(0.1)[1]
+    start = val.find("\n") + 1
+    if loaded.name in CODE_CORPORA:
+        first_file = val.find("\n# file: ")
+        start = first_file + 1 if first_file >= 0 else start
+    return val[start : start + chars]
+
+
+def compute_features(text: str, names: str | list[str] | None = None) -> dict[str, np.ndarray]:
+    """The named features of ``text`` (a set name, a list, or None for the prose set, see
+    ``resolve_features``): name -> float array [len(text)]."""
+    return {name: FEATURES[name].compute(text) for name in resolve_features(names)}

@@ -73,6 +73,7 @@ class NeuronRun:
     next_probs: np.ndarray  # [T] probability given to the character that came next (nan last)
     vocab: tuple[str, ...]  # id -> character
     skipped: list[int] = field(default_factory=list)  # indices in ``text`` the model skipped
+    corpus: str | None = None  # the model's training corpus, when its metadata names one
 
     def __len__(self) -> int:
         return len(self.kept)
@@ -222,6 +223,7 @@ def neuron_activations(
         next_probs=next_probs,
         vocab=vocab,
         skipped=skipped,
+        corpus=((getattr(model, "meta", None) or {}).get("training") or {}).get("corpus"),
     )
 
 
