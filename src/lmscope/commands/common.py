@@ -60,6 +60,25 @@ def add_sampling_options(parser: argparse.ArgumentParser):
     group.add_argument("--seed", type=int, default=None, help="seed for reproducible sampling")
 
 
+def add_chat_option(parser: argparse.ArgumentParser):
+    parser.add_argument(
+        "--chat",
+        action="store_true",
+        help="wrap the prompt in the model's chat template, special tokens and all "
+        "(instruction-tuned models such as smollm2); default: plain completion",
+    )
+
+
+def chat_prompt(model, text: str, chat: bool) -> str:
+    """``text`` as typed, or with ``--chat`` wrapped in the model's own chat template (a model
+    without one is refused in one line)."""
+    if not chat:
+        return text
+    from lmscope.engine.chat import apply_chat_template  # lazy: see lmscope.commands
+
+    return apply_chat_template(model, text)
+
+
 def sampling_params(args) -> SamplingParams:
     from lmscope.engine.sampling import SamplingParams  # lazy: see lmscope.commands
 

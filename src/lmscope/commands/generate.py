@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 
 from lmscope.commands.common import (
+    add_chat_option,
     add_model_option,
     add_sampling_options,
+    chat_prompt,
     load_model,
     print_stream,
     sampling_params,
@@ -30,6 +32,7 @@ def register(sub):
         help="keep the end of a prompt longer than the context instead of failing",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per token, per line")
+    add_chat_option(p)
     add_sampling_options(p)
     p.set_defaults(run=run)
 
@@ -39,9 +42,10 @@ def run(args) -> int:
 
     params = sampling_params(args)  # validate before the (slow) model load
     model = load_model(args, any_family=True)  # char-RNNs generate too
+    prompt = chat_prompt(model, args.prompt, args.chat)
     stream = generate(
         model,
-        args.prompt,
+        prompt,
         args.tokens,
         params,
         seed=args.seed,
@@ -52,5 +56,5 @@ def run(args) -> int:
         for token in stream:
             print(json.dumps(token.to_dict()), flush=True)
         return 0
-    print_stream(model, stream, args.prompt)
+    print_stream(model, stream, prompt)
     return 0

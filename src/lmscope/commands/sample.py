@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import lmscope
-from lmscope.commands.common import add_sampling_options, print_stream, sampling_params
+from lmscope.commands.common import (
+    add_chat_option,
+    add_sampling_options,
+    chat_prompt,
+    print_stream,
+    sampling_params,
+)
 from lmscope.errors import InvalidInputError
 
 
@@ -26,6 +32,7 @@ def register(sub):
         action="store_true",
         help="drop prompt characters outside a character model's vocabulary instead of failing",
     )
+    add_chat_option(p)
     p.set_defaults(run=run)
 
 
@@ -62,7 +69,9 @@ def run(args) -> int:
         args.greedy = True
     params = sampling_params(args)  # validate before loading the model
     model = lmscope.load(args.dir)
-    prompt = _prompt_ids(model, args.prompt, args.skip_unknown)
-    stream = generate(model, prompt, args.length, params, seed=args.seed, stop_at_eot=False)
-    print_stream(model, stream, model.decode(prompt) if args.skip_unknown else args.prompt)
+    text = chat_prompt(model, args.prompt, args.chat)
+    prompt = _prompt_ids(model, text, args.skip_unknown)
+    # a chat answer ends with the end-of-turn token; plain sampling runs the full length
+    stream = generate(model, prompt, args.length, params, seed=args.seed, stop_at_eot=args.chat)
+    print_stream(model, stream, model.decode(prompt) if args.skip_unknown else text)
     return 0

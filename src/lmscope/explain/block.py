@@ -3,10 +3,13 @@ projection, the residual additions, the MLP, and what dropout would do in traini
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 from pydantic import BaseModel, Field
 
 from lmscope.engine.trace import Trace
+from lmscope.explain.modern import Curve, activation_curve
 from lmscope.explain.numbers import number, rounded
 from lmscope.explain.values import ActivationStats, Vector, stats, vector
 
@@ -14,6 +17,7 @@ EXAMPLE_DROPOUT = 0.1  # the rate shown when the model was trained without dropo
 
 
 class LayerNormView(BaseModel):
+    kind: Literal["layernorm"] = "layernorm"
     input: Vector
     mean: float
     std: float = Field(..., description="sqrt(var + eps), the probe hook_scale")
@@ -53,6 +57,7 @@ class LayerResponse(BaseModel):
     mlp_out: Vector
     resid_post: Vector
     activation: str
+    activation_curve: Curve | None = Field(..., description="the activation over mlp_pre's range")
     dropout: DropoutExample
 
 
@@ -135,5 +140,6 @@ def layer_view(model, trace: Trace, layer: int, position: int) -> LayerResponse:
         mlp_pre_stats=stats(at("mlp.hook_pre")),
         mlp_post_stats=stats(at("mlp.hook_post")),
         activation=model.config.activation,
+        activation_curve=activation_curve(model.config.activation, at("mlp.hook_pre")),
         dropout=dropout_example(model, trace, layer, i),
     )

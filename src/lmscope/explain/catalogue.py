@@ -8,18 +8,20 @@ from the served model's facts.
 
 Texts are written for GPT-2. An architecture that does a step differently (RoPE instead of
 learned positions, RMSNorm instead of LayerNorm, ...) adds a variant under its
-``capabilities.family`` in ``VARIANTS``: only the fields that differ, per language.
+``capabilities.family`` in ``VARIANTS``: only the fields that differ, per language, and the
+probes its step reads when they differ (``explain.variants`` holds them).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from lmscope.engine.steps import STEPS, Step
+from lmscope.engine.steps import STEPS, STEPS_BY_KEY, Step
+from lmscope.explain.variants import LLAMA, Lang, Variant
 
-Lang = dict[str, str]  # language ("en", "zh") -> text
+__all__ = ["TEXTS", "VARIANTS", "StepCatalogue", "StepDoc", "StepText", "Variant"]
 
 
 @dataclass(frozen=True)
@@ -29,15 +31,6 @@ class StepText:
     text: Lang  # the page's explanation
     layer: bool = False  # the step shows one layer (the page offers a layer choice)
     head: bool = False  # ... and one attention head
-
-
-@dataclass(frozen=True)
-class Variant:
-    """What one architecture says differently about a step; None keeps the default."""
-
-    title: Lang = field(default_factory=dict)
-    summary: str | None = None
-    text: Lang = field(default_factory=dict)
 
 
 TEXTS: dict[str, StepText] = {
@@ -486,8 +479,8 @@ TEXTS: dict[str, StepText] = {
     ),
 }
 
-# family -> step key -> what that architecture does differently (none written yet)
-VARIANTS: dict[str, dict[str, Variant]] = {}
+# family -> step key -> what that architecture does differently
+VARIANTS: dict[str, dict[str, Variant]] = {"llama": LLAMA}
 
 
 class StepDoc(BaseModel):
@@ -523,12 +516,24 @@ def step_text(key: str, family: str | None = None) -> StepText:
     )
 
 
+def step_probes(key: str, family: str | None = None) -> tuple[str, ...]:
+    """The probes step ``key`` reads in an architecture ({L}: the layer)."""
+    variant = VARIANTS.get(family or "", {}).get(key)
+    if variant is not None and variant.probes is not None:
+        return variant.probes
+    return STEPS_BY_KEY[key].probes
+
+
+def probe_names(key: str, family: str | None, layer: int) -> list[str]:
+    return [p.format(L=layer) for p in step_probes(key, family)]
+
+
 def step_doc(step: Step, family: str | None = None) -> StepDoc:
     text = step_text(step.key, family)
     return StepDoc(
         number=step.number,
         key=step.key,
-        probes=list(step.probes),
+        probes=list(step_probes(step.key, family)),
         layer=text.layer,
         head=text.head,
         title=text.title,

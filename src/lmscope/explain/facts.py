@@ -8,6 +8,7 @@ from typing import get_type_hints
 
 from pydantic import BaseModel, create_model
 
+from lmscope.engine.chat import chat_template_of
 from lmscope.engine.transformer import ModelInfo
 
 
@@ -28,7 +29,14 @@ ModelFacts: type[BaseModel] = create_model(
     dropout=(float, ...),
     layer_norm_eps=(float, ...),
     tied_unembedding=(bool, True),
+    chat=(bool, False),  # the model has a chat template (instruction-tuned)
 )
+
+
+def tied_unembedding(model) -> bool:
+    """Whether the logits come from the token embedding W_E (GPT-2 always ties them; a Llama
+    config says ``tie_word_embeddings``) rather than a separate lm_head."""
+    return bool(getattr(model.config, "tie_word_embeddings", True))
 
 
 def model_facts(model) -> BaseModel:
@@ -38,4 +46,6 @@ def model_facts(model) -> BaseModel:
         activation=c.activation,
         dropout=c.dropout,
         layer_norm_eps=model.net.ln_f.eps,
+        tied_unembedding=tied_unembedding(model),
+        chat=chat_template_of(model) is not None,
     )

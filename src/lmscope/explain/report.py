@@ -14,7 +14,7 @@ from pydantic import BaseModel, SerializeAsAny
 from lmscope.engine import checks
 from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.steps import STEPS
-from lmscope.explain.catalogue import step_text
+from lmscope.explain.catalogue import probe_names, step_text
 from lmscope.explain.step_data import StepContext, build
 
 
@@ -81,7 +81,7 @@ def report(
                 key=s.key,
                 title=step_text(s.key, family).title["en"],
                 summary=step_text(s.key, family).summary,
-                probes=s.probe_names(layer),
+                probes=probe_names(s.key, family, layer),
                 data=build(s.key, context),
             )
             for s in chosen_steps(steps)

@@ -21,7 +21,7 @@ from lmscope.engine.trace import Trace
 from lmscope.explain.attention import kv_head, score_rows
 from lmscope.explain.block import DropoutExample, LayerNormView, dropout_example, layernorm
 from lmscope.explain.embedding import POSITION_PROBE, position_cosines, position_vector
-from lmscope.explain.facts import ModelFacts, model_facts
+from lmscope.explain.facts import ModelFacts, model_facts, tied_unembedding
 from lmscope.explain.logits import (
     PoolToken,
     TokenLogit,
@@ -29,6 +29,19 @@ from lmscope.explain.logits import (
     position_logits,
     top_logits,
     top_probs,
+)
+from lmscope.explain.modern import (
+    Curve,
+    Grouping,
+    RMSNormView,
+    RopeStep,
+    SwiGLUStep,
+    activation_curve,
+    design,
+    grouping,
+    rmsnorm_view,
+    rope_view,
+    swiglu_view,
 )
 from lmscope.explain.numbers import Number, number, rounded
 from lmscope.explain.tokens import Merge, Token, TokenProb, explain_ids, merges, tokens
@@ -49,6 +62,7 @@ class StepContext:
     head: int
     position: int
     params: SamplingParams
+    norm: str = "ln1"  # which norm the norm step shows: ln1, ln2 or final
 
     def at(self, name: str) -> torch.Tensor:
         """Probe ``name`` of the chosen layer (``{p}`` in the name) at the chosen position."""
@@ -121,7 +135,7 @@ def architecture(c: StepContext) -> ArchitectureStep:
             f"tokens [{n}]",
             f"embedding [{n}, {cfg.n_embd}]",
             f"{cfg.n_layer} blocks",
-            "final LayerNorm",
+            f"final {design(c.model).norm}",
             f"logits [{n}, {cfg.vocab_size}]",
         ],
         resid_norm_by_layer=[
@@ -161,6 +175,7 @@ class TokenEmbeddingStep(BaseModel):
 
 
 class PositionalEncodingStep(BaseModel):
+    kind: Literal["learned"] = "learned"
     position: int
     vector: Vector | None  # None: no learned position embedding
     norms: list[float]
@@ -204,7 +219,9 @@ def token_embedding(c: StepContext) -> TokenEmbeddingStep:
 
 
 @builds("positional-encoding")
-def positional_encoding(c: StepContext) -> PositionalEncodingStep:
+def positional_encoding(c: StepContext) -> PositionalEncodingStep | RopeStep:
+    if design(c.model).positions == "rotary":
+        return rope_view(c.model, c.trace, c.layer, c.head, c.position)
     learned = POSITION_PROBE in c.trace
     return PositionalEncodingStep(
         position=c.position,
@@ -254,13 +271,17 @@ class QKVStep(BaseModel):
     k: Vector
     v: Vector
     W_qkv: list[int]
+    kv_head: int  # the key/value head the chosen query head reads (itself in GPT-2)
+    n_kv_head: int
 
 
 class MultiHeadStep(BaseModel):
     n_head: int
     d_head: int
     q_shape: list[int]
+    k_shape: list[int]
     q_norm_by_head: list[float]
+    grouping: Grouping  # which key/value head each query head reads, and the KV cache
 
 
 class MaskedAttentionStep(BaseModel):
@@ -308,6 +329,8 @@ def qkv(c: StepContext) -> QKVStep:
         k=vector(k[kv]),
         v=vector(v[kv]),
         W_qkv=[c.model.config.n_embd, q.numel() + k.numel() + v.numel()],
+        kv_head=kv,
+        n_kv_head=k.shape[0],
     )
 
 
@@ -318,7 +341,9 @@ def multi_head(c: StepContext) -> MultiHeadStep:
         n_head=cfg.n_head,
         d_head=cfg.d_head,
         q_shape=list(c.trace[f"blocks.{c.layer}.attn.hook_q"].shape),
+        k_shape=list(c.trace[f"blocks.{c.layer}.attn.hook_k"].shape),
         q_norm_by_head=rounded(c.at("{p}.attn.hook_q").norm(dim=-1)),
+        grouping=grouping(c.model, c.trace, c.layer, c.position),
     )
 
 
@@ -354,14 +379,19 @@ def attention_output(c: StepContext) -> AttentionOutputStep:
 
 
 class MLPStep(BaseModel):
+    kind: Literal["mlp"] = "mlp"
     input: Vector
     pre_gelu: ActivationStats
     post_gelu: ActivationStats
     output: Vector
     d_mlp: int
+    activation: str
+    curve: Curve | None  # the activation function over the range of this position's inputs
 
 
 class LogitsStep(BaseModel):
+    norm: str  # the final norm: LayerNorm or RMSNorm
+    tied: bool  # the unembedding is the token embedding W_E (else a separate lm_head)
     final_ln: Vector
     vocab_size: int
     top: list[TokenLogit]
@@ -386,19 +416,26 @@ class SamplingStep(BaseModel):
 
 
 @builds("mlp")
-def mlp(c: StepContext) -> MLPStep:
+def mlp(c: StepContext) -> MLPStep | SwiGLUStep:
+    if design(c.model).mlp == "SwiGLU":
+        return swiglu_view(c.model, c.trace, c.layer, c.position)
+    pre = c.at("{p}.mlp.hook_pre")
     return MLPStep(
         input=vector(c.at("{p}.ln2.hook_out")),
-        pre_gelu=stats(c.at("{p}.mlp.hook_pre")),
+        pre_gelu=stats(pre),
         post_gelu=stats(c.at("{p}.mlp.hook_post")),
         output=vector(c.at("{p}.hook_mlp_out")),
         d_mlp=c.model.config.d_mlp,
+        activation=c.model.config.activation,
+        curve=activation_curve(c.model.config.activation, pre),
     )
 
 
 @builds("logits")
 def logits(c: StepContext) -> LogitsStep:
     return LogitsStep(
+        norm=design(c.model).norm,
+        tied=tied_unembedding(c.model),
         final_ln=vector(c.at("ln_final.hook_out")),
         vocab_size=c.logits.numel(),
         top=top_logits(c.model, c.logits, TOP),
@@ -460,8 +497,10 @@ def residual(c: StepContext) -> ResidualStep:
 
 
 @builds("layernorm")
-def layernorm_step(c: StepContext) -> LayerNormView:
-    return layernorm(c.model, c.trace, c.position, "ln1", c.layer)
+def layernorm_step(c: StepContext) -> LayerNormView | RMSNormView:
+    if design(c.model).norm == "RMSNorm":
+        return rmsnorm_view(c.model, c.trace, c.position, c.norm, c.layer)
+    return layernorm(c.model, c.trace, c.position, c.norm, c.layer)
 
 
 @builds("dropout")
