@@ -51,6 +51,10 @@ class TraceRequest(TextOrIds):
     """A prompt as text or as token ids (exactly one of the two)."""
 
     text: str | None = Field(None, max_length=MAX_TEXT_CHARS, examples=["Data visualization"])
+    chat: bool = Field(
+        False,
+        description="wrap the text in the model's chat template first (GET /api/model: chat)",
+    )
 
 
 class IdsRequest(Strict):
