@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from lmscope import __version__
@@ -29,6 +30,7 @@ COMMAND_MODULES = (
     "race",
     "neurons",
 )
+SIGPIPE_STATUS = 141  # what a shell reports for a writer that a closed pipe stopped (128 + 13)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,13 +53,29 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return args.run(args) or 0
+        code = args.run(args) or 0
+        sys.stdout.flush()  # here, so a closed pipe is reported below, not at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
     except LmscopeError as err:
         print(f"lmscope: error: {err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("lmscope: interrupted", file=sys.stderr)
         return 130
+
+
+def _reader_went_away() -> int:
+    """The reader closed the pipe (``lmscope generate ... | head``): stop quietly, as ``head``
+    expects. Output still buffered would fail again when the interpreter flushes it at exit, so
+    standard output now goes to the null device."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real file descriptor (a test's capture)
+        pass
+    return SIGPIPE_STATUS
 
 
 if __name__ == "__main__":  # pragma: no cover
