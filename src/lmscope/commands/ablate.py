@@ -7,7 +7,17 @@ import json
 from rich.console import Console
 from rich.table import Table
 
-from lmscope.commands.common import add_model_option, load_model
+from lmscope.commands.common import (
+    abbreviate,
+    add_lang_option,
+    add_model_option,
+    load_model,
+    say,
+    terminal_width,
+    use_lang,
+)
+
+BAR = 20  # characters of the widest change bar, fewer in a narrow terminal
 
 
 def register(sub):
@@ -38,12 +48,14 @@ def register(sub):
     p.add_argument("--position", type=int, default=-1, help="position to read (default last)")
     p.add_argument("--top", "-k", type=int, default=10, help="tokens shown (default 10)")
     p.add_argument("--json", action="store_true")
+    add_lang_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from lmscope.interpret import ablation_effect  # lazy: see lmscope.commands
 
+    use_lang(args)
     model = load_model(args)
     effect = ablation_effect(
         model, args.text, args.ablate, mode=args.mode, position=args.position, k=args.top
@@ -51,21 +63,28 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(effect.to_dict(), ensure_ascii=False))
         return 0
-    table = Table(
-        title=f"ablated {', '.join(effect.ablations)} ({effect.mode}) at position "
-        f"{effect.position} · KL {effect.kl:.4f} nats"
+    width = terminal_width()
+    title = say(
+        "ablated {parts} ({mode}) at position {position} · KL {kl} nats",
+        parts=", ".join(effect.ablations),
+        mode=say(effect.mode),
+        position=effect.position,
+        kl=f"{effect.kl:.4f}",
     )
+    table = Table(title=title, title_justify="left")
     for col in ("token", "before", "after", "change", ""):
-        table.add_column(col, justify="left" if col in ("token", "") else "right")
+        table.add_column(say(col), justify="left" if col in ("token", "") else "right")
+    # token 14 + three numbers of 7 + the table's rules and padding: about 50 columns
+    bar_width = max(4, min(BAR, width - 50))
     largest = max((abs(r["change"]) for r in effect.diff), default=0.0) or 1.0
     for row in sorted(effect.diff, key=lambda r: -max(r["before"], r["after"])):
-        bar = ("+" if row["change"] > 0 else "-") * round(20 * abs(row["change"]) / largest)
+        bar = ("+" if row["change"] > 0 else "-") * round(bar_width * abs(row["change"]) / largest)
         table.add_row(
-            repr(row["token"]),
+            abbreviate(row["token"], 14),
             f"{row['before']:.4f}",
             f"{row['after']:.4f}",
             f"{row['change']:+.4f}",
             bar,
         )
-    Console().print(table)
+    Console(width=width).print(table)
     return 0

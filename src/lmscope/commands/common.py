@@ -1,19 +1,77 @@
-"""What several subcommands share: which model, the sampling controls, streaming text."""
+"""What several subcommands share: which model, the sampling controls, streaming text, and
+the language the explanations are printed in."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
 from collections.abc import Iterable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import lmscope
 from lmscope.errors import InvalidInputError
+from lmscope.explain.words import LANGS, translate
+
+LANG_ENV = "LMSCOPE_LANG"
+_lang: ContextVar[str] = ContextVar("lmscope_cli_lang", default="en")
 
 if TYPE_CHECKING:
     from lmscope.engine.sampling import SamplingParams
 
 
+# --- language --------------------------------------------------------------------------------
+def add_lang_option(parser: argparse.ArgumentParser):
+    parser.add_argument(
+        "--lang",
+        choices=LANGS,
+        default=None,
+        help=f"language of the explanations: en or zh (default: ${LANG_ENV}, else en)",
+    )
+
+
+def use_lang(args) -> str:
+    """The language asked for (--lang, else $LMSCOPE_LANG such as zh or zh_CN.UTF-8, else en),
+    from now on the one ``say`` speaks."""
+    lang = getattr(args, "lang", None)
+    if lang is None:
+        env = os.environ.get(LANG_ENV, "").strip()
+        lang = env.split(".")[0].replace("-", "_").split("_")[0].lower() or "en"
+        if lang not in LANGS:
+            raise InvalidInputError(f"{LANG_ENV}={env!r} is not a language lmscope speaks: en, zh")
+    _lang.set(lang)
+    return lang
+
+
+def current_lang() -> str:
+    return _lang.get()
+
+
+def say(text: str, **values) -> str:
+    """``text`` in the chosen language (``lmscope.explain.words``), ``{fields}`` filled."""
+    return translate(text, _lang.get(), **values)
+
+
+def terminal_width() -> int:
+    """Columns to print in: the terminal's width, or $COLUMNS (80 when neither says)."""
+    return shutil.get_terminal_size().columns
+
+
+def abbreviate(token: str, limit: int) -> str:
+    """A token as Python writes it (quotes, escapes), cut to ``limit`` characters with "…"."""
+    text = repr(token)
+    return text if len(text) <= limit else text[: max(1, limit - 2)] + "…" + text[-1]
+
+
+def columns_that_fit(width: int, label: int, cell: int, count: int) -> int:
+    """How many columns ``cell`` characters wide, one space apart, fit beside a label
+    column ``label`` wide in ``width`` (at least one, at most ``count``)."""
+    return max(1, min(count, (width - label) // (cell + 1)))
+
+
+# --- models and sampling ---------------------------------------------------------------------
 def add_model_option(parser: argparse.ArgumentParser):
     parser.add_argument(
         "--model",

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import lmscope
+from lmscope.commands.common import add_lang_option, say, use_lang
 from lmscope.errors import InvalidInputError
 
 
@@ -33,6 +34,7 @@ def register(sub):
         default=4000,
         help="score at most this many characters of the file (default 4000)",
     )
+    add_lang_option(p)
     p.set_defaults(run=run)
 
 
@@ -51,6 +53,7 @@ def read_text(path: str, max_chars: int) -> str:
 def run(args) -> int:
     from lmscope.interpret.compare import compare, to_html, to_png  # lazy: see lmscope.commands
 
+    use_lang(args)
     if len(args.model) != 2:
         raise InvalidInputError(f"give exactly two --model options, got {len(args.model)}")
     text = read_text(args.text, args.max_chars)
@@ -64,10 +67,17 @@ def run(args) -> int:
     )
     to_png(result, out / "compare.png")
     print(
-        f"per-{result.unit} mean loss: {result.names[0]} {result.mean_a:.3f}, "
-        f"{result.names[1]} {result.mean_b:.3f} nats"
+        say(
+            "per-{unit} mean loss: {a} {loss_a}, {b} {loss_b} nats",
+            unit=say(result.unit),
+            a=result.names[0],
+            loss_a=f"{result.mean_a:.3f}",
+            b=result.names[1],
+            loss_b=f"{result.mean_b:.3f}",
+        )
     )
     if result.note:
-        print(result.note)
-    print(f"wrote {out / 'compare.html'}, {out / 'compare.png'}, {out / 'compare.json'}")
+        print(say(result.note))
+    files = ", ".join(str(out / name) for name in ("compare.html", "compare.png", "compare.json"))
+    print(say("wrote {files}", files=files))
     return 0

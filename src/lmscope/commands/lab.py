@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
+
 from lmscope.commands import lab_common, lab_gradients
+from lmscope.commands.common import use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import MemoryWallConfig, SerialDepthConfig
 from lmscope.lab.results import (
@@ -96,8 +99,7 @@ def register(sub):
         default=None,
         help="serial-depth, memory-wall (the shipped examples), or a folder / result.json",
     )
-    show.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
-    show.add_argument("--json", action="store_true", help="print the result file as is")
+    lab_common.add_report_options(show)
     show.set_defaults(run=run_show)
 
     lab_gradients.register(lab)  # gradient flow: RNN vs LSTM vs GRU vs GPT
@@ -145,8 +147,11 @@ def run_show(args) -> int:
     if args.json:
         lab_common.print_json(doc)
         return 0
+    from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
+
+    lang = use_lang(args)
     console = lab_common.make_console()
-    lab_common.render(doc, console, args.lang)
+    lab_common.render(doc, console, lang)
     plot_dir = folder if folder.is_dir() else folder.parent
-    console.print(f"[dim]plots and result.json in {plot_dir}[/]")
+    console.print(Text(CLI["plots in"][lang].format(folder=plot_dir), style="dim"))
     return 0

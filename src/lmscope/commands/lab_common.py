@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lmscope.commands.common import add_lang_option, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
 from lmscope.lab.results import format_cell, machine_line
@@ -43,7 +44,7 @@ def add_clock_option(parser) -> None:
 
 def add_report_options(parser) -> None:
     """--lang and --json: how the result is printed."""
-    parser.add_argument("--lang", choices=("en", "zh"), default="en", help="language of texts")
+    add_lang_option(parser)
     parser.add_argument("--json", action="store_true", help="print result.json instead of tables")
 
 
@@ -75,6 +76,7 @@ def set_threads(threads: int | None) -> None:
 def run_experiment(experiment, cfg, args) -> int:
     """Run ``experiment(cfg, args.out, progress)`` with ``--threads`` applied and a progress bar
     (on stderr when --json prints the result), then print the result it returns."""
+    use_lang(args)  # a wrong $LMSCOPE_LANG is refused before the experiment runs
     set_threads(args.threads)
     console = make_console(stderr=args.json)
     with make_progress(console) as progress:
@@ -94,8 +96,12 @@ def finish(doc: dict, args, console: Console) -> int:
     if args.json:
         print_json(doc)
         return 0
-    render(doc, console, args.lang)
-    console.print(f"[green]wrote[/] {Path(args.out) / 'result.json'} and its plots")
+    from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
+
+    lang = use_lang(args)
+    render(doc, console, lang)
+    wrote = CLI["wrote"][lang].format(path=Path(args.out) / "result.json")
+    console.print(Text(wrote, style="green"))
     return 0
 
 
@@ -105,6 +111,8 @@ def print_json(doc: dict) -> None:
 
 
 def render(doc: dict, console: Console, lang: str = "en") -> None:
+    from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
+
     console.print(Text(doc["title"][lang], style="bold"))
     console.print(Text(machine_line(doc["hardware"], sep=" · "), style="dim"))
     for section in doc["sections"]:
@@ -112,11 +120,20 @@ def render(doc: dict, console: Console, lang: str = "en") -> None:
         for col in section["columns"]:
             table.add_column(col["label"], justify="left" if col["kind"] == "text" else "right")
         for row in section["rows"]:
-            table.add_row(*(format_cell(row.get(c["key"]), c["kind"]) for c in section["columns"]))
+            table.add_row(*(_cell(row.get(c["key"]), c["kind"], lang) for c in section["columns"]))
         console.print()
         console.print(table)
         console.print(Text(section["explain"][lang], style="dim"))
         if section.get("verdict"):
             console.print(Text(section["verdict"][lang], style="bold cyan"))
         if section.get("plot"):
-            console.print(Text(f"plot: {section['plot']['png']}", style="dim"))
+            plot = CLI["plot"][lang].format(file=section["plot"]["png"])
+            console.print(Text(plot, style="dim"))
+
+
+def _cell(value, kind: str, lang: str) -> str:
+    from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
+
+    if kind == "bool" and value is not None:
+        return CLI["yes" if value else "no"][lang]
+    return format_cell(value, kind)

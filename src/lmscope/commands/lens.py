@@ -8,8 +8,21 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lmscope.commands.common import add_ablate_option, add_model_option, load_model
+from lmscope.commands.common import (
+    abbreviate,
+    add_ablate_option,
+    add_lang_option,
+    add_model_option,
+    columns_that_fit,
+    load_model,
+    say,
+    terminal_width,
+    use_lang,
+)
 from lmscope.errors import InvalidInputError
+
+LAST = 12  # positions shown by default (the last ones), fewer when the terminal is narrow
+CELL = 8  # characters per cell: an abbreviated token over its probability
 
 
 def register(sub):
@@ -31,12 +44,13 @@ def register(sub):
     )
     add_ablate_option(p)
     p.add_argument("--json", action="store_true", help="print the lens as JSON")
+    add_lang_option(p)
     p.set_defaults(run=run)
 
 
 def _positions(spec: str | None, n: int) -> list[int]:
     if spec is None:
-        return list(range(max(0, n - 12), n))
+        return list(range(max(0, n - LAST), n))
     try:
         return [int(p) for p in spec.split(",") if p.strip()]
     except ValueError:
@@ -46,9 +60,16 @@ def _positions(spec: str | None, n: int) -> list[int]:
 
 
 def run(args) -> int:
+    use_lang(args)
     model = load_model(args)
     trace = model.trace(args.text, ablate=args.ablate)
-    lens = trace.logit_lens(k=args.top, positions=_positions(args.positions, len(trace)))
+    asked = _positions(args.positions, len(trace))
+    if not args.json:  # as many as the terminal shows: the last ones, or the first asked for
+        stages = trace.config.n_layer + 1
+        label = max(len(say("layer")), len(f"block {stages}"), len("embed"))
+        fit = columns_that_fit(terminal_width(), label, CELL, len(asked))
+        asked = asked[-fit:] if args.positions is None else asked[:fit]
+    lens = trace.logit_lens(k=args.top, positions=asked)
 
     def piece(i: int) -> str:
         return model.tokenizer.piece(i).text if model.tokenizer is not None else str(i)
@@ -56,28 +77,48 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(lens.to_dict(pieces=piece), ensure_ascii=False))
         return 0
+    title = say("logit lens · {model}", model=model.name)
+    if args.ablate:
+        title = say(
+            "logit lens · {model} · ablated {ablated}", model=model.name, ablated=args.ablate
+        )
     table = Table(
-        title=f"logit lens · {model.name}" + (f" · ablated {args.ablate}" if args.ablate else "")
+        title=title,
+        title_justify="left",
+        box=None,
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
     )
-    table.add_column("layer", style="cyan")
+    table.add_column(say("layer"), style="cyan", no_wrap=True)
     for p in lens.positions:
         label = trace.pieces[p].text if trace.pieces else str(trace.ids[p])
-        table.add_column(f"{p}: {label!r}", justify="center")
+        table.add_column(f"{p}\n{abbreviate(label, CELL)}", justify="center", no_wrap=True)
     for s, stage in enumerate(lens.stages):
         cells = []
         for j in range(len(lens.positions)):
             prob = float(lens.top_probs[s, j, 0])
             shade = int(232 + min(1.0, prob) * 23)
             cell = Text(
-                f"{piece(int(lens.top_ids[s, j, 0]))!r}\n{prob:.2f}",
+                f"{abbreviate(piece(int(lens.top_ids[s, j, 0])), CELL)}\n{prob:.2f}",
                 style=f"on color({shade})" + (" black" if prob > 0.5 else ""),
             )
             cells.append(cell)
-        table.add_row(stage, *cells)
-    console = Console()
+        table.add_row(say(stage), *cells)
+    console = Console(width=terminal_width())
     console.print(table)
+    n, shown = len(trace), lens.positions
+    if args.positions is None and len(shown) < min(n, LAST):
+        note = "(positions {first}–{last} of {n}; a wider terminal shows more, --positions chooses)"
+        console.print(Text(say(note, first=shown[0], last=shown[-1], n=n), style="dim"))
+    elif args.positions is not None and len(shown) < len(_positions(args.positions, n)):
+        note = "(positions {shown} of {asked} asked for fit; a wider terminal shows more)"
+        asked_n = len(_positions(args.positions, n))
+        console.print(Text(say(note, shown=len(shown), asked=asked_n), style="dim"))
     console.print(
-        "cell: the top prediction after that layer and its probability; the last row "
-        "is the model's output"
+        say(
+            "cell: the top prediction after that layer and its probability; the last row "
+            "is the model's output"
+        )
     )
     return 0

@@ -8,6 +8,7 @@ import time
 
 from rich.console import Console
 
+from lmscope.commands.common import add_lang_option, say, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
 
@@ -65,10 +66,12 @@ def register(sub):
         help="--gradcheck: random entries per parameter (0 = every entry; default 30)",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_lang_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    use_lang(args)
     if args.hidden is not None and args.hidden < 1:
         raise InvalidInputError(f"--hidden must be a whole number >= 1, got {args.hidden}")
     if args.seq < 1:
@@ -106,25 +109,42 @@ def _hello(args) -> int:
     steps, losses = hello_demo(iters=iters, hidden=hidden, lr=args.lr, seed=args.seed)
     out = _console()
     out.print(
-        f'Vocabulary h, e, l, o; input "hell", target "ello"; a vanilla RNN with {hidden} '
-        f"hidden units, {iters} Adagrad steps (loss {losses[0]:.3f} -> "
-        f"{losses[-1] if losses else float('nan'):.3f} nats over 4 steps)."
+        say(
+            'Vocabulary h, e, l, o; input "hell", target "ello"; a vanilla RNN with {hidden} '
+            "hidden units, {iters} Adagrad steps (loss {first} -> {last} nats over 4 steps).",
+            hidden=hidden,
+            iters=iters,
+            first=f"{losses[0]:.3f}",
+            last=f"{losses[-1] if losses else float('nan'):.3f}",
+        )
     )
-    out.print("\nstep  input  target   P(h)   P(e)   P(l)   P(o)   predicts")
+    out.print("\n" + say("step  input  target   P(h)   P(e)   P(l)   P(o)   predicts"))
     for t, step in enumerate(steps, 1):
         probs = "  ".join(f"{step.probs[c]:5.3f}" for c in "helo")
-        mark = "ok" if step.predicted == step.target else "wrong"
+        mark = say("ok" if step.predicted == step.target else "wrong")
         out.print(
             f"{t:>4}    {step.input!r}     {step.target!r}   {probs}   {step.predicted!r} ({mark})"
         )
     first, second = steps[2], steps[3]
     out.print(
-        f'\nBoth steps 3 and 4 read the same input "l", yet the model gives "l" '
-        f'{first.probs["l"]:.2f} after the first and "o" {second.probs["o"]:.2f} after the '
-        "second: only the hidden state, which remembers how many l's it has seen, tells them "
-        "apart."
+        "\n"
+        + say(
+            'Both steps 3 and 4 read the same input "l", yet the model gives "l" {p_l} after '
+            'the first and "o" {p_o} after the second: only the hidden state, which remembers '
+            "how many l's it has seen, tells them apart.",
+            p_l=f"{first.probs['l']:.2f}",
+            p_o=f"{second.probs['o']:.2f}",
+        )
     )
     return 0 if all(s.predicted == s.target for s in steps) else 1
+
+
+def _pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded to ``width`` terminal cells (a Chinese character takes two)."""
+    from rich.cells import cell_len
+
+    space = " " * max(0, width - cell_len(text))
+    return space + text if right else text + space
 
 
 def _load_text(name: str) -> str:
@@ -156,8 +176,13 @@ def _gradcheck(args) -> int:
     )
     out = _console()
     out.print(
-        f"Gradient check: vanilla RNN, hidden {args.hidden}, vocabulary {len(vocab)}, "
-        f"one chunk of {args.seq} characters, float64, centered differences (delta 1e-5)."
+        say(
+            "Gradient check: vanilla RNN, hidden {hidden}, vocabulary {vocab}, one chunk of {seq} "
+            "characters, float64, centered differences (delta 1e-5).",
+            hidden=args.hidden,
+            vocab=len(vocab),
+            seq=args.seq,
+        )
     )
     started = time.perf_counter()
     with _progress(out, "gradcheck", _show_bar(args, out)) as bar:
@@ -166,7 +191,13 @@ def _gradcheck(args) -> int:
             model, ids[:-1], ids[1:], h0, per_param=per_param, on_entry=lambda: bar.advance(task)
         )
     out.print(
-        f"\n{'parameter':<10}{'shape':>12}{'checked':>10}{'rel. error':>14}{'max |diff|':>13}"
+        "\n"
+        + _pad(say("parameter"), 10)
+        + "".join(
+            _pad(say(name), width, right=True)
+            for name, width in (("shape", 12), ("checked", 10), ("rel. error", 14))
+        )
+        + _pad(say("max |diff|"), 13, right=True)
     )
     ok = True
     for name, result in results.items():
@@ -175,13 +206,18 @@ def _gradcheck(args) -> int:
         ok &= passed
         out.print(
             f"{name:<10}{shape:>12}{result.checked:>10}{result.rel_error:>14.2e}"
-            f"{result.max_abs_diff:>13.2e}  {'ok' if passed else 'FAIL'}"
+            f"{result.max_abs_diff:>13.2e}  {say('ok' if passed else 'FAIL')}"
         )
     seconds = time.perf_counter() - started
-    verdict = "all below 1e-5" if ok else "some at or above 1e-5"
+    verdict = say("all below 1e-5" if ok else "some at or above 1e-5")
     out.print(
-        f"\nrelative error = |analytic - numeric| / (|analytic| + |numeric|) over the checked "
-        f"entries; {verdict} ({seconds:.1f} s)."
+        "\n"
+        + say(
+            "relative error = |analytic - numeric| / (|analytic| + |numeric|) over the checked "
+            "entries; {verdict} ({seconds} s).",
+            verdict=verdict,
+            seconds=f"{seconds:.1f}",
+        )
     )
     return 0 if ok else 1
 
@@ -205,9 +241,18 @@ def _train(args) -> int:
     )
     out = _console()
     out.print(
-        f"min-char-rnn on {args.data}: {len(text):,} characters, vocabulary "
-        f"{len(set(text))}, hidden {args.hidden}, seq {args.seq}, lr {args.lr}, {iters:,} "
-        "iterations. Loss: summed over a chunk, smoothed (and per character)."
+        say(
+            "min-char-rnn on {data}: {chars} characters, vocabulary {vocab}, hidden {hidden}, "
+            "seq {seq}, lr {lr}, {iters} iterations. Loss: summed over a chunk, smoothed (and "
+            "per character).",
+            data=args.data,
+            chars=f"{len(text):,}",
+            vocab=len(set(text)),
+            hidden=args.hidden,
+            seq=args.seq,
+            lr=args.lr,
+            iters=f"{iters:,}",
+        )
     )
     started = time.perf_counter()
     event = None
@@ -216,21 +261,31 @@ def _train(args) -> int:
     with _progress(out, "minrnn", show_bar) as bar:
         task = bar.add_task("train", total=iters, note="")
         for event in events:
-            loss = f"loss {event.smooth_loss:.2f} ({event.smooth_per_char:.3f}/char)"
+            loss = say(
+                "loss {loss} ({per_char}/char)",
+                loss=f"{event.smooth_loss:.2f}",
+                per_char=f"{event.smooth_per_char:.3f}",
+            )
+            at = f"{event.iteration:,}"
             if event.sample is not None:
-                out.print(
-                    f"----- iter {event.iteration:,}, {loss}\n{event.sample}\n-----", markup=False
-                )
+                head = say("----- iter {iteration}, {loss}", iteration=at, loss=loss)
+                out.print(f"{head}\n{event.sample}\n-----", markup=False)
             elif not show_bar and event.iteration % every == 0:
-                out.print(f"iter {event.iteration:,}  {loss}")
+                out.print(say("iter {iteration}  {loss}", iteration=at, loss=loss))
             if event.iteration % 100 == 0 or event.iteration == iters:
                 bar.update(task, completed=event.iteration, note=loss)
     seconds = time.perf_counter() - started
     if event is not None:
         chars = event.iteration * args.seq
         out.print(
-            f"done: {event.iteration:,} iterations, smoothed loss {event.smooth_loss:.2f} "
-            f"({event.smooth_per_char:.3f}/char), {chars / max(seconds, 1e-9):,.0f} chars/s"
+            say(
+                "done: {iterations} iterations, smoothed loss {loss} ({per_char}/char), {speed} "
+                "chars/s",
+                iterations=f"{event.iteration:,}",
+                loss=f"{event.smooth_loss:.2f}",
+                per_char=f"{event.smooth_per_char:.3f}",
+                speed=f"{chars / max(seconds, 1e-9):,.0f}",
+            )
         )
     sys.stdout.flush()
     return 0

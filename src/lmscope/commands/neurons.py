@@ -16,6 +16,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lmscope.commands.common import (
+    add_lang_option,
+    current_lang,
+    say,
+    terminal_width,
+    use_lang,
+)
 from lmscope.errors import InvalidInputError
 
 VIEW_CHARS = 2000  # default --max-chars when colouring one unit
@@ -83,6 +90,7 @@ def register(sub):
         "report (default ./lmscope-results/neurons/cells.json)",
     )
     p.add_argument("--width", type=int, default=80, help="characters per line in PNG/SVG")
+    add_lang_option(p)
     p.set_defaults(run=run)
 
 
@@ -122,6 +130,7 @@ def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
 def run(args) -> int:
     from lmscope.engine.loading import load_char_model  # lazy: see lmscope.commands
 
+    use_lang(args)
     if not args.find and args.cell is None:
         raise InvalidInputError(
             "say what to show: --cell LAYER:UNIT colours the text by one unit, --find searches "
@@ -137,8 +146,15 @@ def run(args) -> int:
 
 
 def _note(run) -> None:
-    note = run.skipped_note()
-    if note:
+    if run.skipped_note():
+        shown = ", ".join(repr(c) for c in run.skipped_chars[:8])
+        shown += " ..." if len(run.skipped_chars) > 8 else ""
+        note = say(
+            "skipped {n} character(s) outside the model's vocabulary ({shown}); the model read "
+            "the rest as if they were not there",
+            n=len(run.skipped),
+            shown=shown,
+        )
         print(f"lmscope: note: {note}", file=sys.stderr)
 
 
@@ -155,7 +171,7 @@ def _view(model, text: str, args) -> int:
     view = run.view(layer, unit, kind)  # checks layer, unit and kind in one line
     _note(run)
     if args.out is None:
-        _print_coloured(view)
+        _print_coloured(view, _title(model, layer, unit, kind))
         return 0
     out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -168,11 +184,25 @@ def _view(model, text: str, args) -> int:
         view.save_html(out)
     else:
         out.write_text(json.dumps(view.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"lmscope: wrote {out}", file=sys.stderr)
+    print(f"lmscope: {say('wrote {path}', path=out)}", file=sys.stderr)
     return 0
 
 
-def _print_coloured(view) -> None:
+def _title(model, layer: int, unit: int, kind: str) -> str:
+    from lmscope.interpret.neurons import KIND_NAMES  # lazy: see lmscope.commands
+
+    english, chinese = KIND_NAMES[kind]
+    return say(
+        "{model}: layer {layer}, unit {unit}, {kind_name} ({kind})",
+        model=model.name,
+        layer=layer,
+        unit=unit,
+        kind_name=chinese if current_lang() == "zh" else english,
+        kind=kind,
+    )
+
+
+def _print_coloured(view, title: str) -> None:
     from lmscope.interpret.cell_views import rgb  # lazy: see lmscope.commands
 
     line = Text()
@@ -185,7 +215,7 @@ def _print_coloured(view) -> None:
         if ch == "\n":
             line.append("\n")
     console = Console(highlight=False)
-    console.print(Text(view.title, style="bold"))
+    console.print(Text(title, style="bold"))
     console.print(line)
 
 
@@ -205,15 +235,18 @@ def _find(model, text: str, source: str, args) -> int:
     out = args.out or Path("lmscope-results") / "neurons" / "cells.json"
     report.write(out)
 
-    console = Console(highlight=False)
-    if not console.is_terminal:  # a file or a pipe: do not squeeze the table to 80 columns
-        console = Console(highlight=False, width=max(console.width, 140))
-    table = Table(
-        title=f"interpretable cells · {report.model} · {report.chars_read:,} characters "
-        f"({report.select_chars:,} to choose, {report.heldout_chars:,} held out)"
-        + (f" · {features} features" if features in ("prose", "code") else ""),
-        title_justify="left",
+    console = Console(highlight=False, width=terminal_width())
+    title = say(
+        "interpretable cells · {model} · {chars} characters ({select} to choose, {heldout} "
+        "held out)",
+        model=report.model,
+        chars=f"{report.chars_read:,}",
+        select=f"{report.select_chars:,}",
+        heldout=f"{report.heldout_chars:,}",
     )
+    if features in ("prose", "code"):
+        title += say(" · {features} features", features=say(features))
+    table = Table(title=title, title_justify="left")
     for name, justify in (
         ("feature", "left"),
         ("unit L:U kind", "left"),
@@ -224,10 +257,10 @@ def _find(model, text: str, source: str, args) -> int:
         ("recall", "right"),
         ("F1", "right"),
     ):
-        table.add_column(name, justify=justify)
+        table.add_column(say(name), justify=justify)
     for f in report.features:
         if f.note:  # the reason is printed under the table
-            table.add_row(f.name, "[dim]not scored[/]", *[""] * 6)
+            table.add_row(f.name, f"[dim]{say('not scored')}[/]", *[""] * 6)
             table.add_section()
             continue
         for n, s in enumerate(f.best):
@@ -243,6 +276,35 @@ def _find(model, text: str, source: str, args) -> int:
         table.add_section()
     console.print(table)
     for f in report.features:
-        console.print(report.headline(f.name))
-    console.print(f"[dim]report: {out}[/]")
+        console.print(_headline(f))
+    console.print(f"[dim]{say('report: {path}', path=out)}[/]")
     return 0
+
+
+def _headline(f) -> str:
+    """One line per feature: the strongest |r| on held-out text, or why it was not scored."""
+    s = f.strongest_r
+    if s is not None:
+        return say(
+            "{name}: best |r| = {r} (unit {unit}; r = {signed} held out)",
+            name=f.name,
+            r=f"{abs(s.r):.3f}",
+            unit=s.label,
+            signed=f"{s.r:+.3f}",
+        )
+    why, data = f.note or "", f.note_data or {}
+    if data.get("code") == "rare":
+        why = say(
+            "too few characters with and without it in the {part} part ({positives} of "
+            "{total} have it)",
+            part=say(data["part"]),
+            positives=data["positives"],
+            total=data["total"],
+        )
+    elif data.get("code") == "constant":
+        why = say(
+            "it does not vary in the {part} part (always {value})",
+            part=say(data["part"]),
+            value=f"{data['value']:g}",
+        )
+    return say("{name}: not scored ({why})", name=f.name, why=why)

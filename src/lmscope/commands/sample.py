@@ -5,10 +5,13 @@ from __future__ import annotations
 import lmscope
 from lmscope.commands.common import (
     add_chat_option,
+    add_lang_option,
     add_sampling_options,
     chat_prompt,
     print_stream,
     sampling_params,
+    say,
+    use_lang,
 )
 from lmscope.errors import InvalidInputError
 
@@ -33,6 +36,7 @@ def register(sub):
         help="drop prompt characters outside a character model's vocabulary instead of failing",
     )
     add_chat_option(p)
+    add_lang_option(p)
     p.set_defaults(run=run)
 
 
@@ -44,25 +48,30 @@ def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
     if not isinstance(tokenizer, CharTokenizer):
         return model.to_ids(text, truncate=True)
     if not text:
-        raise InvalidInputError("the prompt is empty; type some text")
+        raise InvalidInputError(say("the prompt is empty; type some text"))
     known = set(tokenizer.chars)
     unknown = [c for c in dict.fromkeys(text) if c not in known]
     if unknown and not skip_unknown:
         shown = ", ".join(repr(c) for c in unknown[:8])
-        more = f" and {len(unknown) - 8} more" if len(unknown) > 8 else ""
+        more = f" … (+{len(unknown) - 8})" if len(unknown) > 8 else ""
         raise InvalidInputError(
-            f"the prompt has {len(unknown)} character(s) the model never saw: {shown}{more}; "
-            "remove them or pass --skip-unknown"
+            say(
+                "the prompt has {n} character(s) the model never saw: {shown}; remove them or "
+                "pass --skip-unknown",
+                n=len(unknown),
+                shown=shown + more,
+            )
         )
     kept = "".join(c for c in text if c in known)
     if not kept:
-        raise InvalidInputError("no character of the prompt is in the model's vocabulary")
+        raise InvalidInputError(say("no character of the prompt is in the model's vocabulary"))
     return model.to_ids(kept, truncate=True)
 
 
 def run(args) -> int:
     from lmscope.engine.generation import generate  # lazy: see lmscope.commands
 
+    use_lang(args)
     if args.length < 0:
         raise InvalidInputError(f"--length must be 0 or more, got {args.length}")
     if args.argmax:

@@ -189,7 +189,8 @@ TEXTS: dict[str, StepText] = {
     "self-attention": StepText(
         title={"en": "Multi-head self-attention", "zh": "多头自注意力"},
         summary=(
-            "Every position gathers information from earlier positions, weighted by relevance."
+            "Every position gathers information from itself and the earlier positions, weighted by "
+            "relevance."
         ),
         text={
             "en": (
@@ -315,13 +316,15 @@ TEXTS: dict[str, StepText] = {
             "en": (
                 "The MLP works on each position separately: LayerNorm, a linear map "
                 "up to {d_mlp} numbers (4 × d_model), the GELU nonlinearity, which "
-                "keeps positive inputs and squashes negative ones towards 0, and a "
-                "linear map back to d_model. Attention moves information between "
-                "positions; the MLP processes what each position holds."
+                "keeps positive inputs and squashes negative ones towards 0 (not quite "
+                "monotonically: it dips to a minimum of about −0.17 near x ≈ −0.75 before "
+                "rising back towards 0), and a linear map back to d_model. Attention moves "
+                "information between positions; the MLP processes what each position holds."
             ),
             "zh": (
                 "MLP 对每个位置单独计算：先做 LayerNorm，再用线性层扩展到 {d_mlp} "
-                "维（4 × d_model），经过 GELU 非线性（正值基本保留，负值被压向 0），"
+                "维（4 × d_model），经过 GELU 非线性（正值基本保留，负值被压向 0；但它并不"
+                "单调：在 x ≈ −0.75 附近先降到约 −0.17 的最小值，再回升趋近 0），"
                 "最后用线性层映射回 d_model 维。注意力负责在位置之间搬运信息，MLP "
                 "负责加工每个位置自己持有的信息。"
             ),

@@ -23,6 +23,16 @@ MEMORY_WALL_TITLE = bi(
 )
 
 
+# What ``lmscope lab`` and ``lmscope race`` print around a result's tables.
+CLI = {
+    "wrote": bi("wrote {path} and its plots", "已写入 {path} 及其图表"),
+    "plot": bi("plot: {file}", "图：{file}"),
+    "plots in": bi("plots and result.json in {folder}", "图表和 result.json 在 {folder}"),
+    "yes": bi("yes", "是"),
+    "no": bi("NO", "否"),
+}
+
+
 def _section(title, explain, verdict, clock: str = "wall") -> dict:
     return {"title": title, "explain": _with_note(explain, clock), "verdict": verdict}
 

@@ -1,0 +1,374 @@
+"""The words the terminal views print around the numbers, in Chinese: the labels and short
+lines of ``lmscope explain`` (and the one-line summaries of the 20 steps, whose titles and
+texts are in ``explain.catalogue``), and of the research views ``lens``, ``ablate``,
+``compare``, ``neurons``, ``minrnn`` and ``sample``.
+
+English is the key, as the CLI writes it; ``{name}`` stands for a value filled in when the
+line is printed, so ``translate("head 3 z", "zh")`` finds the entry ``"head {h} z"`` and
+gives ``"头 3 的 z"``. A line without an entry stays English, and the tests that run every
+command in Chinese look for English left over. Kept in one table so both languages can be
+reviewed side by side; no import beyond the standard library, so ``lmscope --help`` stays
+fast.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+LANGS = ("en", "zh")
+
+# --- the 20 steps' one-line summaries (English: explain.catalogue and explain.variants) --------
+SUMMARIES = {
+    "A decoder-only Transformer reads tokens and predicts the next one.": (
+        "仅解码器的 Transformer 读入 token，预测下一个 token。"
+    ),
+    "Generation repeats one step: predict a distribution over the next token, pick one, "
+    "append it, predict again.": (
+        "生成就是重复同一步：预测下一个 token 的概率分布，选出一个，接到末尾，再预测。"
+    ),
+    "Embedding, then N identical blocks, then the output probabilities.": (
+        "先嵌入，再经过 N 个结构相同的 block，最后输出概率。"
+    ),
+    "Each token becomes a d_model-dimensional vector: token embedding plus position "
+    "embedding.": "每个 token 变成一个 d_model 维向量：token 嵌入加上位置嵌入。",
+    "Text is split into subword tokens; each token id selects a row of the embedding "
+    "matrix.": "文本被切成子词 token；每个 token id 从嵌入矩阵中选出一行。",
+    "GPT-2 learns one vector per position and adds it to the token embedding.": (
+        "GPT-2 为每个位置学习一个向量，并把它加到 token 嵌入上。"
+    ),
+    "Each block refines every position's vector: attention mixes positions, the MLP "
+    "transforms each one.": (
+        "每个 block 加工每个位置的向量：注意力在位置之间混合信息，MLP 逐个位置做变换。"
+    ),
+    "Every position gathers information from itself and the earlier positions, weighted by "
+    "relevance.": "每个位置按相关程度，从它自己和前面的各个位置收集信息。",
+    "A linear map of the LayerNorm output gives each position a query, a key and a value.": (
+        "对 LayerNorm 的输出做一次线性映射，为每个位置得到 query、key 和 value。"
+    ),
+    "Q, K and V are cut into n_head slices of d_head = d_model / n_head; each head attends "
+    "on its own.": (
+        "Q、K、V 被切成 n_head 段，每段 d_head = d_model / n_head 个数；每个头独立计算注意力。"
+    ),
+    "Scores QK^T are scaled by 1/sqrt(d_head), future positions are masked to -inf, and "
+    "softmax turns each row into weights.": (
+        "分数 QK^T 乘以 1/sqrt(d_head)，未来位置被掩成 -inf，再由 softmax 把每一行变成权重。"
+    ),
+    "Each head's weighted sum of values is concatenated and projected back to d_model.": (
+        "各个头对 value 的加权和拼接起来，再投影回 d_model 维。"
+    ),
+    "Per position: expand to 4 x d_model, apply GELU, project back. No mixing across "
+    "positions.": "逐个位置计算：扩展到 4 × d_model 维，经过 GELU，再投影回来。位置之间不混合。",
+    "The final LayerNorm output is multiplied by the (tied) embedding matrix: one score per "
+    "vocabulary token.": (
+        "最终 LayerNorm 的输出乘以（与输入共享的）嵌入矩阵：词表中每个 token 得到一个分数。"
+    ),
+    "Softmax turns logits into a probability distribution over the vocabulary.": (
+        "softmax 把 logits 变成词表上的概率分布。"
+    ),
+    "Dividing logits by T before softmax sharpens (T < 1) or flattens (T > 1) the "
+    "distribution.": "softmax 之前把 logits 除以 T：T < 1 让分布更尖锐，T > 1 让它更平坦。",
+    "Greedy takes the top token; top-k keeps the k best; top-p keeps the smallest set whose "
+    "probability reaches p; min-p drops tokens far below the best.": (
+        "贪心解码取概率最高的 token；top-k 保留最好的 k 个；top-p 保留累计概率达到 p 的最小"
+        "集合；min-p 去掉远低于最高概率的 token。"
+    ),
+    "Attention and MLP outputs are added to their input: x + F(x), so information and "
+    "gradients flow straight through.": (
+        "注意力和 MLP 的输出加回各自的输入：x + F(x)，信息和梯度因此能直接穿过网络。"
+    ),
+    "Before attention and before the MLP (pre-LN), each vector is centred, divided by its "
+    "standard deviation, then scaled by gamma and shifted by beta.": (
+        "在注意力和 MLP 之前（pre-LN），每个向量先减去均值、除以标准差，再乘以 gamma、加上 beta。"
+    ),
+    "During training a random share of activations is zeroed and the rest scaled by "
+    "1/(1-p); at inference dropout is the identity.": (
+        "训练时随机把一部分激活置零，其余的乘以 1/(1-p)；推理时 dropout 是恒等映射。"
+    ),
+}
+
+# --- lmscope explain: the header, panels and the labels of each step -------------------------
+EXPLAIN = {
+    "{model} · {n} tokens · layer {layer} · head {head} · position {position}": (
+        "{model} · {n} 个 token · 第 {layer} 层 · 第 {head} 个头 · 位置 {position}"
+    ),
+    "Step {number}/20 · {title}": "第 {number}/20 步 · {title}",
+    "none": "无",
+    "shape [{n}]  [{values}, ...]  norm {norm}  mean {mean}  std {std}": (
+        "形状 [{n}]  [{values}, ...]  范数 {norm}  均值 {mean}  标准差 {std}"
+    ),
+    "token": "token",
+    "probability": "概率",
+    "logit": "logit",
+    "model": "模型",
+    "{name}: {n_layer} layers, {n_head} heads, d_model {d_model}, vocab {vocab}, context "
+    "{n_ctx}, {n_params} parameters": (
+        "{name}：{n_layer} 层，{n_head} 个头，d_model {d_model}，词表 {vocab}，上下文 "
+        "{n_ctx}，{n_params} 个参数"
+    ),
+    "next token": "下一个 token",
+    "repeat": "重复",
+    "after {n} tokens the model predicts:": "读完 {n} 个 token 后，模型预测：",
+    "flow": "流程",
+    "residual norm by layer": "各层残差范数",
+    "token embedding": "token 嵌入",
+    "position embedding": "位置嵌入",
+    "sum (block 0 input)": "和（block 0 的输入）",
+    "pos": "位置",
+    "embedding norm": "嵌入范数",
+    "embedding matrix {shape}": "嵌入矩阵 {shape}",
+    "BPE merges (left + right → rank)": "BPE 合并（左 + 右 → rank）",
+    "(single byte)": "（单个字节）",
+    "position vector": "位置向量",
+    "norm per position": "各位置的范数",
+    "layer": "层",
+    "input norm": "输入范数",
+    "output norm": "输出范数",
+    "change": "变化",
+    "layer {layer} head {head} attention pattern": "第 {layer} 层第 {head} 个头的注意力模式",
+    "attends most to": "最关注",
+    "attention output": "注意力输出",
+    "LayerNorm output": "LayerNorm 输出",
+    "norm output": "归一化输出",
+    "query": "query",
+    "key": "key",
+    "value": "value",
+    "heads": "头",
+    "{n} heads × d_head {d_head}": "{n} 个头 × d_head {d_head}",
+    "Q shape [pos, head, d_head]": "Q 的形状 [位置, 头, d_head]",
+    "|q| per head": "各头的 |q|",
+    "key (kv head {kv} of {n})": "key（第 {kv} 个 kv 头，共 {n} 个）",
+    "value (kv head {kv} of {n})": "value（第 {kv} 个 kv 头，共 {n} 个）",
+    "{n} query heads × d_head {d_head}; {kv} key/value heads": (
+        "{n} 个 query 头 × d_head {d_head}；{kv} 个 key/value 头"
+    ),
+    "Q, K shapes [pos, head, d_head]": "Q、K 的形状 [位置, 头, d_head]",
+    "groups of {n}": "每组 {n} 个",
+    "KV cache per token ({dtype})": "每个 token 的 KV 缓存（{dtype}）",
+    "{size}; with one kv head per query head {full}": (
+        "{size}；若每个 query 头各有一个 kv 头则为 {full}"
+    ),
+    "KV cache at {n} tokens": "{n} 个 token 的 KV 缓存",
+    "{size} vs {full}; at the context of {context}: {at} vs {at_full} ({saved} saved)": (
+        "{size} 对 {full}；上下文满 {context} 时：{at} 对 {at_full}（省下 {saved}）"
+    ),
+    "scaled scores with the causal mask (future keys are -inf):": (
+        "缩放后加上因果掩码的分数（未来的 key 为 -inf）："
+    ),
+    "query position": "查询位置",
+    "QKᵀ (raw)": "QKᵀ（原始）",
+    "+ causal mask": "+ 因果掩码",
+    "softmax": "softmax",
+    "head {h} z": "头 {h} 的 z",
+    "concat": "拼接",
+    "{n} values": "{n} 个值",
+    "|head result|": "|各头结果|",
+    "projected (attn_out)": "投影后（attn_out）",
+    "input": "输入",
+    "W2 → output": "W2 → 输出",
+    "mean {mean} std {std} min {min} max {max} {hist}": (
+        "均值 {mean} 标准差 {std} 最小 {min} 最大 {max} {hist}"
+    ),
+    "mean {mean} std {std} positive {share} {hist}": "均值 {mean} 标准差 {std} 正值 {share} {hist}",
+    "final LayerNorm": "最终 LayerNorm",
+    "final {norm}": "最终 {norm}",
+    "logits": "logits",
+    "{n} scores, mean {mean} std {std} max {max}": (
+        "{n} 个分数，均值 {mean} 标准差 {std} 最大 {max}"
+    ),
+    "unembedding": "反嵌入",
+    "W_Eᵀ (tied to the embedding)": "W_Eᵀ（与嵌入共享）",
+    "T = 0: greedy": "T = 0：贪心",
+    "p at T={t}": "T={t} 时的 p",
+    "params": "参数",
+    "defaults": "默认",
+    "survivors": "留下的 token",
+    "vocab": "词表",
+    "nonzero": "非零",
+    "tokenize": "分词",
+    "embed": "嵌入",
+    "blocks": "blocks",
+    "sample": "采样",
+    "append": "追加",
+    "tokens [{n}]": "token [{n}]",
+    "embedding [{shape}]": "嵌入 [{shape}]",
+    "{n} blocks": "{n} 个 block",
+    "W1 → {d_mlp}": "W1 → {d_mlp}",
+    "check": "核对",
+    "resid_pre + attn_out − resid_mid = {error}": "resid_pre + attn_out − resid_mid = {error}",
+    "before": "之前",
+    "std (with eps)": "标准差（含 eps）",
+    "normalized": "归一化后",
+    "gamma": "gamma",
+    "beta": "beta",
+    "after": "之后",
+    "at inference": "推理时",
+    "identity (dropout is off)": "恒等映射（dropout 关闭）",
+    "model's training rate": "模型训练时的比率",
+    "example, p={p}": "示例，p={p}",
+    "{n} of {total} values zeroed, the rest × {scale}": "{total} 个值中 {n} 个置零，其余 × {scale}",
+    "(positions {first}–{last} of {n}; a wider terminal shows more, --json shows all)": (
+        "（显示位置 {first}–{last}，共 {n} 个；终端更宽时显示更多，--json 显示全部）"
+    ),
+    "(keys {first}–{last} of {n}; a wider terminal shows more, --json shows all)": (
+        "（显示 key {first}–{last}，共 {n} 个；终端更宽时显示更多，--json 显示全部）"
+    ),
+    "(first {shown} of {n}; --json shows all)": "（显示前 {shown} 个，共 {n} 个；--json 显示全部）",
+}
+
+# --- lens, ablate, compare, neurons, minrnn, sample ----------------------------------------
+VIEWS = {
+    # lens
+    "logit lens · {model}": "logit lens · {model}",
+    "logit lens · {model} · ablated {ablated}": "logit lens · {model} · 已关闭 {ablated}",
+    "cell: the top prediction after that layer and its probability; the last row is the "
+    "model's output": "格子：该层之后排名第一的预测及其概率；最后一行是模型的真实输出",
+    "(positions {first}–{last} of {n}; a wider terminal shows more, --positions chooses)": (
+        "（显示位置 {first}–{last}，共 {n} 个；终端更宽时显示更多，可用 --positions 选择）"
+    ),
+    "(positions {shown} of {asked} asked for fit; a wider terminal shows more)": (
+        "（所选位置中能放下 {shown} 个，共 {asked} 个；终端更宽时显示更多）"
+    ),
+    # ablate
+    "ablated {parts} ({mode}) at position {position} · KL {kl} nats": (
+        "已关闭 {parts}（{mode}），位置 {position} · KL {kl} nats"
+    ),
+    "zero": "置零",
+    "mean": "均值替换",
+    "{n} more tokens; --top chooses how many": "还有 {n} 个 token；--top 决定显示多少",
+    # compare
+    "per-{unit} mean loss: {a} {loss_a}, {b} {loss_b} nats": (
+        "每个{unit}的平均损失：{a} {loss_a}，{b} {loss_b} nats"
+    ),
+    "the models split the text into different tokens; each token's loss is spread over its "
+    "characters (nats per character)": (
+        "两个模型把文本切成了不同的 token；每个 token 的损失平摊到它的各个字符上（每字符 nats）"
+    ),
+    "wrote {files}": "已写入 {files}",
+    "character": "字符",
+    # neurons
+    "{model}: layer {layer}, unit {unit}, {kind_name} ({kind})": (
+        "{model}：第 {layer} 层，单元 {unit}，{kind_name}（{kind}）"
+    ),
+    "interpretable cells · {model} · {chars} characters ({select} to choose, {heldout} held "
+    "out)": "可解释单元 · {model} · {chars} 个字符（{select} 个用于挑选，{heldout} 个留出）",
+    "feature": "特征",
+    "unit L:U kind": "单元 层:序号 类型",
+    "r held out": "留出部分的 r",
+    "r choosing": "挑选部分的 r",
+    "rule": "规则",
+    "precision": "精确率",
+    "recall": "召回率",
+    "not scored": "未评分",
+    "{name}: best |r| = {r} (unit {unit}; r = {signed} held out)": (
+        "{name}：最好的 |r| = {r}（单元 {unit}；留出部分 r = {signed}）"
+    ),
+    "{name}: not scored ({why})": "{name}：未评分（{why}）",
+    "too few characters with and without it in the {part} part ({positives} of {total} have "
+    "it)": "{part}部分中有它和没有它的字符太少（{total} 个中有 {positives} 个）",
+    "it does not vary in the {part} part (always {value})": (
+        "它在{part}部分中没有变化（始终为 {value}）"
+    ),
+    "selection": "挑选",
+    "held-out": "留出",
+    "report: {path}": "报告：{path}",
+    " · {features} features": " · {features}特征",
+    "prose": "散文",
+    "code": "代码",
+    "wrote {path}": "已写入 {path}",
+    "skipped {n} character(s) outside the model's vocabulary ({shown}); the model read the "
+    "rest as if they were not there": (
+        "跳过了 {n} 个不在模型词表中的字符（{shown}）；模型读其余文本时当它们不存在"
+    ),
+    # minrnn
+    'Vocabulary h, e, l, o; input "hell", target "ello"; a vanilla RNN with {hidden} hidden '
+    "units, {iters} Adagrad steps (loss {first} -> {last} nats over 4 steps).": (
+        "词表 h、e、l、o；输入 “hell”，目标 “ello”；一个有 {hidden} 个隐藏单元的普通 RNN，"
+        "Adagrad 训练 {iters} 步（4 步的总损失 {first} -> {last} nats）。"
+    ),
+    "step  input  target   P(h)   P(e)   P(l)   P(o)   predicts": (
+        "步    输入   目标     P(h)   P(e)   P(l)   P(o)   预测"
+    ),
+    "ok": "对",
+    "wrong": "错",
+    'Both steps 3 and 4 read the same input "l", yet the model gives "l" {p_l} after the '
+    'first and "o" {p_o} after the second: only the hidden state, which remembers how many '
+    "l's it has seen, tells them apart.": (
+        "第 3 步和第 4 步读到的都是 “l”，模型却在第一个之后给 “l” {p_l}，在第二个之后给 "
+        "“o” {p_o}：只有记住已经见过几个 l 的隐藏状态能把两者区分开。"
+    ),
+    "Gradient check: vanilla RNN, hidden {hidden}, vocabulary {vocab}, one chunk of {seq} "
+    "characters, float64, centered differences (delta 1e-5).": (
+        "梯度检查：普通 RNN，隐藏单元 {hidden}，词表 {vocab}，一段 {seq} 个字符，float64，"
+        "中心差分（delta 1e-5）。"
+    ),
+    "parameter": "参数",
+    "shape": "形状",
+    "checked": "检查数",
+    "rel. error": "相对误差",
+    "max |diff|": "最大 |差|",
+    "FAIL": "失败",
+    "all below 1e-5": "全部低于 1e-5",
+    "some at or above 1e-5": "有的达到或超过 1e-5",
+    "relative error = |analytic - numeric| / (|analytic| + |numeric|) over the checked "
+    "entries; {verdict} ({seconds} s).": (
+        "相对误差 = |解析 - 数值| / (|解析| + |数值|)，针对检查过的元素；"
+        "{verdict}（{seconds} 秒）。"
+    ),
+    "min-char-rnn on {data}: {chars} characters, vocabulary {vocab}, hidden {hidden}, seq "
+    "{seq}, lr {lr}, {iters} iterations. Loss: summed over a chunk, smoothed (and per "
+    "character).": (
+        "min-char-rnn 训练于 {data}：{chars} 个字符，词表 {vocab}，隐藏单元 {hidden}，seq "
+        "{seq}，lr {lr}，{iters} 次迭代。损失：一段内求和后平滑（括号里是每个字符的）。"
+    ),
+    "loss {loss} ({per_char}/char)": "损失 {loss}（每字符 {per_char}）",
+    "----- iter {iteration}, {loss}": "----- 第 {iteration} 次迭代，{loss}",
+    "iter {iteration}  {loss}": "第 {iteration} 次迭代  {loss}",
+    "done: {iterations} iterations, smoothed loss {loss} ({per_char}/char), {speed} chars/s": (
+        "完成：{iterations} 次迭代，平滑损失 {loss}（每字符 {per_char}），每秒 {speed} 个字符"
+    ),
+    # sample
+    "the prompt is empty; type some text": "提示词是空的；请输入一些文字",
+    "the prompt has {n} character(s) the model never saw: {shown}; remove them or pass "
+    "--skip-unknown": "提示词里有 {n} 个模型从没见过的字符：{shown}；删掉它们或加上 --skip-unknown",
+    "no character of the prompt is in the model's vocabulary": "提示词里没有一个字符在模型的词表中",
+}
+
+ZH: dict[str, str] = {**SUMMARIES, **EXPLAIN, **VIEWS}
+
+_FIELD = re.compile(r"\{(\w+)\}")
+# What a field holds in a filled-in line: anything without Latin letters (numbers, shapes such
+# as "[14, 192]", Chinese), then at most one word ("6.0 KiB"), so a field never swallows the
+# English around it.
+_VALUE = r"[^A-Za-z]*?\S*?"
+
+
+@cache
+def _patterns() -> list[tuple[re.Pattern, str]]:
+    """The entries with ``{fields}`` as patterns that match a filled-in line, the longest
+    fixed text first (so ``"final {norm}"`` does not take what a longer entry says)."""
+    out = []
+    for english, chinese in ZH.items():
+        if not _FIELD.search(english) or not _FIELD.sub("", english).strip():
+            continue
+        parts = _FIELD.split(english)  # text, field, text, field, ..., text
+        regex = "".join(
+            re.escape(p) if i % 2 == 0 else f"(?P<{p}>{_VALUE})" for i, p in enumerate(parts)
+        )
+        out.append((len(_FIELD.sub("", english)), re.compile(regex, re.S), chinese))
+    out.sort(key=lambda item: -item[0])
+    return [(pattern, chinese) for _, pattern, chinese in out]
+
+
+def translate(text: str, lang: str, **values) -> str:
+    """``text`` (English, as the CLI writes it) in ``lang``, with ``{fields}`` filled from
+    ``values``; a line already filled in is matched against the entries' patterns."""
+    if lang != "en":
+        chinese = ZH.get(text)
+        if chinese is None and not values:
+            for pattern, candidate in _patterns():
+                found = pattern.fullmatch(text)
+                if found:
+                    return candidate.format(**found.groupdict())
+        text = chinese or text
+    return text.format(**values) if values else text
