@@ -143,3 +143,116 @@ def test_no_horizontal_scroll_at_390_px_on_any_step(page, lang):
         assert page.evaluate(width) <= 390, key
     slider = page.get_by_test_id("position-slider").bounding_box()
     assert slider["x"] >= 0 and slider["x"] + slider["width"] <= 390
+
+
+def test_top_p_past_the_sent_tokens_shows_the_servers_pool(page):
+    """Bug 4: top-p 0.9 at T = 1 showed the browser's estimate (11.7% -> 11.7%) while the pool
+    Generate samples from gave 12.96%: the pool reached past the tokens the page was sent."""
+    set_prompt(page, "Data visualization empowers users to")
+    page.get_by_test_id("top-p").fill("0.9")
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=pool-size]').dataset.source === 'server'"
+    )
+    ids = chip_ids(page)
+    sampling = {"temperature": 1.0, "top_p": 0.9}
+    server = api(page, "/api/pool", {"ids": ids, "position": len(ids) - 1, "sampling": sampling})
+    bars = page.locator("[data-testid=prob-bar]").evaluate_all(
+        "els => els.map(e => [+e.dataset.id, +e.dataset.poolProb])"
+    )
+    expected = {t["id"]: t["prob"] for t in server["top"]}
+    assert len(bars) == 20
+    for token_id, prob in bars:
+        assert prob == pytest.approx(expected[token_id], rel=1e-6)
+    assert int(page.get_by_test_id("pool-size").get_attribute("data-size")) == server["size"]
+    assert "≈" not in page.get_by_test_id("pool-size").inner_text()
+
+
+def test_why_tables_say_their_headers_and_cells_in_chinese(page):
+    """Bug 5 on /why: about 100 table headers and notes stayed English in Chinese mode."""
+    page.goto(page.server + "/why")
+    page.wait_for_selector("body[data-ready='1']")
+    labels = page.evaluate(
+        """async () => {
+            const index = await (await fetch('/api/lab')).json();
+            const out = [];
+            for (const e of index.results.filter((r) => r.sources.length)) {
+                const doc = await (await fetch(`/api/lab/${e.name}`)).json();
+                for (const s of doc.sections) out.push(...s.columns.map((c) => c.label));
+            }
+            return out;
+        }"""
+    )
+    missing = page.evaluate(
+        """async (labels) => {
+            const zh = await import('/static/js/why_zh.js');
+            return labels.filter((l) => !(l in zh.HEADERS) && !/^k=\\d+$/.test(l));
+        }""",
+        labels,
+    )
+    assert labels and missing == []
+    to_chinese(page)
+    heads = page.locator("[data-testid=why-table] th").all_inner_texts()
+    names = {"LSTM", "SDPA", "NumPy", "Blelloch", "Hillis", "Steele", "GFLOP", "FLOPs", "sum", "len"}
+    names |= {"float", "model"}  # float16, d_model: names in code
+    assert [h for h in heads if set(english_words(h)) - names] == [], heads
+    cells = page.locator("[data-testid=why-table] td.text").all_inner_texts()
+    assert "内存不足：无法再分配 3 GiB" in cells
+    assert not [c for c in cells if re.search(r"layers?|hidden|out of memory|fit", c)]
+    hardware = page.get_by_test_id("why-hardware").first.inner_text()
+    assert "核" in hardware and "cores" not in hardware
+
+
+LONG = " ".join(f"w{i}" for i in range(23))  # 45 tokens with GPT-2's tokenizer
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_long_prompts_keep_heatmap_labels_and_the_whole_query_row(page, width):
+    """Also: heatmaps lost their row labels past ~36 tokens; step 11's row table sat in a
+    240 px scroll box."""
+    page.set_viewport_size({"width": width, "height": 900})
+    set_prompt(page, LONG)
+    n = len(chip_ids(page))
+    assert n >= 40
+    open_step(page, "self-attention")
+    labels = page.locator("[data-testid=attention-matrix] [data-testid=row-labels] div")
+    texts = labels.all_inner_texts()
+    assert len(texts) >= 4 and any(t.startswith(f"{n - 1} ") for t in texts)
+    open_step(page, "masked-attention")
+    row = page.get_by_test_id("query-row")
+    assert row.locator("tbody tr").count() == 12  # the strongest keys, no scroll box
+    assert row.evaluate("e => e.closest('.scroll') === null")
+    page.locator("details.all-keys summary").click()
+    assert page.get_by_test_id("query-row-all").locator("tbody tr").count() == n
+
+
+def test_ablation_says_it_changes_only_its_panel(page):
+    page.locator("[data-testid=view-nav] button[data-view=ablation]").click()
+    scope = page.get_by_test_id("ablation-scope")
+    scope.wait_for()
+    assert "Only this panel" in scope.inner_text()
+    page.locator("[data-testid=ablation-grid] [data-head]").first.click()
+    note = page.get_by_test_id("ablation-scope-note")
+    note.wait_for()
+    assert "1 part" in note.inner_text()
+    to_chinese(page)
+    page.locator("[data-testid=ablate-reset]").click()
+    assert page.get_by_test_id("ablation-scope-note").count() == 0
+    assert "只有这个面板" in page.get_by_test_id("ablation-scope").inner_text()
+
+
+def test_control_characters_and_minus_signs(page):
+    """Also: a NUL was shown raw in a chip; numbers mixed ASCII '-' and U+2212."""
+    set_prompt(page, "a\x00b c")
+    pieces = page.locator("[data-testid=token-chip] .piece").all_inner_texts()
+    assert "\x00" not in "".join(pieces) and "␀" in "".join(pieces)
+    shown = page.evaluate(
+        """async () => {
+            const d = await import('/static/js/draw.js');
+            return [d.fmt(-1.5e-7), d.fmt(-0.25), d.pct(2e-9)];
+        }"""
+    )
+    assert shown == ["−1.50e−7", "−0.25", "2.0e−7%"]
+    for key in ("embedding", "masked-attention", "mlp", "logits"):
+        open_step(page, key)
+        text = page.get_by_test_id("step-panel").inner_text()
+        assert not re.search(r"(^|[\s(\[=:,±])-\d", text), key

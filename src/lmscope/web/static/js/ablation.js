@@ -4,6 +4,7 @@
 
 import { colour, css, el, fmt, hideTip, pct, showTip, visible } from "./draw.js";
 import { t } from "./i18n.js";
+import "./i18n_picture.js";
 
 // What is switched off, as the server's spec names (L0H1, attn1, mlp0). It survives new
 // prompts and positions: a head exists whatever the text is.
@@ -179,6 +180,7 @@ export async function renderAblation(ctx, { controls }) {
 
   const refresh = (known = null) => {
     markGrid(gridBox);
+    sayScope(ablation.off.size);
     count.textContent = t("ablOffCount", { n: ablation.off.size });
     reset.disabled = ablation.off.size === 0;
     for (const b of modes.children) b.classList.toggle("active", b.dataset.mode === ablation.mode);
@@ -232,5 +234,22 @@ export async function renderAblation(ctx, { controls }) {
   );
   gridBox = grid(ctx, heads, toggle);
   refresh();
-  return [gridBox, effect];
+  const scope = el("p", { class: "abl-scope", "data-testid": "ablation-scope", text: t("ablScope") });
+  return [scope, gridBox, effect];
+}
+
+// The switches change this panel's numbers only; the sidebar says so while any is off.
+function sayScope(n) {
+  const panel = document.getElementById("sampling");
+  if (!panel) return;
+  let note = panel.querySelector("[data-testid=ablation-scope-note]");
+  if (!n) {
+    note?.remove();
+    return;
+  }
+  if (!note) {
+    note = el("p", { class: "abl-scope small", "data-testid": "ablation-scope-note" });
+    panel.querySelector("#sampling-sub")?.after(note);
+  }
+  note.textContent = t("ablScopeSide", { n });
 }

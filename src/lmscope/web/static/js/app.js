@@ -9,6 +9,7 @@ import { errorText, reasonText } from "./errors.js";
 import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { renderPipeline } from "./pipeline.js";
+import { syncPool } from "./pool_sync.js";
 import { computePool } from "./sampling.js";
 import { buildScrubber, updateScrubber } from "./scrub.js";
 import { renderStep } from "./steps.js";
@@ -473,6 +474,8 @@ function drawBars(pool) {
   $("pool").textContent = shown + (pool.exact ? "" : ` ${t("approx")}`);
   $("pool").dataset.size = pool.poolSize;
   $("pool-note").textContent = `${t("poolNote")} ${t("fromEnd")} ${t("sameSeed")}`;
+  const request = { ids: state.ids, position: state.position, sampling: serverSampling() };
+  syncPool(cachedPost, request, pool, { bars: box.querySelectorAll("[data-testid=prob-bar]"), label: $("pool") });
 }
 
 // --- generation -------------------------------------------------------------------------

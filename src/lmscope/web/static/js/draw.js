@@ -37,13 +37,18 @@ function append(node, children) {
 
 // --- numbers and text -------------------------------------------------------------------
 
+// One minus sign everywhere numbers are shown: U+2212, in the mantissa and the exponent alike.
+export function minus(text) {
+  return String(text).replaceAll("-", "−");
+}
+
 export function fmt(x, digits = 4) {
   if (x === null || x === undefined) return "−∞";
   if (!Number.isFinite(x)) return x > 0 ? "∞" : "−∞";
   if (x === 0) return "0";
   const a = Math.abs(x);
-  if (a >= 1e5 || a < 1e-4) return x.toExponential(Math.max(1, digits - 2)).replace("-", "−");
-  return Number(x.toPrecision(digits)).toString().replace("-", "−");
+  if (a >= 1e5 || a < 1e-4) return minus(x.toExponential(Math.max(1, digits - 2)));
+  return minus(Number(x.toPrecision(digits)).toString());
 }
 
 export function pct(p) {
@@ -52,12 +57,18 @@ export function pct(p) {
   if (x >= 0.1) return `${x.toFixed(2)}%`;
   if (x === 0) return "0%";
   if (x >= 1e-4) return `${Number(x.toPrecision(2))}%`;
-  return `${x.toExponential(1).replace("-", "−")}%`;
+  return `${minus(x.toExponential(1))}%`;
 }
 
-// Whitespace made visible inside token chips: a space is "·", a newline "↵", a tab "→".
+// Whitespace made visible inside token chips: a space is "·", a newline "↵", a tab "→"; other
+// control characters (NUL, escape, ...) show as their Unicode pictures (␀, ␛), never raw.
 export function visible(text) {
-  return text.replace(/ /g, "·").replace(/\n/g, "↵").replace(/\t/g, "→");
+  return text
+    .replace(/ /g, "·")
+    .replace(/\n/g, "↵")
+    .replace(/\t/g, "→")
+    .replace(/[\x00-\x1f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
+    .replace(/\x7f/g, "␡");
 }
 
 export function compact(n) {
@@ -269,15 +280,7 @@ export function heatmap(matrix, opts = {}) {
     });
   }
   const body = el("div", { class: "heat-body" });
-  if (opts.rowLabels && ch >= 10) {
-    body.append(
-      el(
-        "div",
-        { class: "row-labels", style: { lineHeight: `${ch}px`, fontSize: `${Math.min(12, ch - 1)}px` } },
-        opts.rowLabels.map((l) => el("div", { text: l, style: { height: `${ch}px` } })),
-      ),
-    );
-  }
+  if (opts.rowLabels) body.append(rowLabels(opts.rowLabels, ch, opts.highlightRow));
   body.append(canvas);
   const attrs = { class: "heatmap", "data-testid": opts.testid };
   if (opts.data) for (const [k, v] of Object.entries(opts.data)) attrs[`data-${k}`] = v;
@@ -287,6 +290,28 @@ export function heatmap(matrix, opts = {}) {
     opts.title ? el("figcaption", { text: opts.title }) : null,
     body,
     opts.noReadout ? null : readout,
+  );
+}
+
+// Row labels beside a heatmap. Rows too thin for text (a long prompt) keep every k-th label
+// and the highlighted one, each at its row, so the axis still says where one is.
+function rowLabels(labels, ch, highlight) {
+  if (ch >= 10) {
+    return el(
+      "div",
+      { class: "row-labels", "data-testid": "row-labels", style: { lineHeight: `${ch}px`, fontSize: `${Math.min(12, ch - 1)}px` } },
+      labels.map((l) => el("div", { text: l, style: { height: `${ch}px` } })),
+    );
+  }
+  const every = Math.ceil(11 / ch);
+  const shown = labels.map((_, r) => r).filter((r) => r % every === 0 && Math.abs(r - (highlight ?? -99)) >= every);
+  if (highlight !== undefined && highlight >= 0 && highlight < labels.length) shown.push(highlight);
+  return el(
+    "div",
+    { class: "row-labels sparse", "data-testid": "row-labels", style: { height: `${labels.length * ch}px` } },
+    shown.map((r) =>
+      el("div", { text: labels[r], class: r === highlight ? "sel" : null, style: { top: `${(r + 0.5) * ch}px` } }),
+    ),
   );
 }
 

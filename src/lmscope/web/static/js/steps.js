@@ -20,6 +20,7 @@ import {
 import { stepInfo, stepKeys } from "./catalogue.js";
 import { stepText, t } from "./i18n.js";
 import { temperatureCurves } from "./sampling.js";
+import { queryRowTable } from "./query_row.js";
 
 const PALETTE = ["#7c3aed", "#dc2626", "#2563eb", "#059669", "#d97706", "#db2777", "#0891b2", "#4b5563"];
 
@@ -447,8 +448,6 @@ const RENDER = {
         testid: "attention-matrix",
         data: { stage, start: a.start, size: a.size, layer: a.layer, head: a.head },
       });
-    const keys = a.row.raw.map((_, j) => j);
-    const rows = keys.map((j) => [j, `“${tokenLabel(ctx, j)}”`, fmt(a.row.raw[j], 5), fmt(a.row.scaled[j], 5), fmt(a.row.masked[j], 5), fmt(a.row.pattern[j], 5)]);
     return [
       el(
         "div",
@@ -463,7 +462,7 @@ const RENDER = {
       ),
       section(
         t("queryRow", { p: state.position }),
-        el("div", { class: "scroll short" }, table([t("key"), t("token"), "QKᵀ", "/√d", t("maskCol"), "softmax"], rows, { "data-testid": "query-row" })),
+        queryRowTable(a, state.position, (j) => tokenLabel(ctx, j)),
       ),
     ];
   },

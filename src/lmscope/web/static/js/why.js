@@ -3,9 +3,10 @@
 // each experiment on the reader's machine. Every number comes from a result file.
 
 import { getJSON } from "./api.js";
-import { el } from "./draw.js";
+import { el, minus } from "./draw.js";
 import { lang, setLang, t } from "./i18n.js";
 import "./i18n_why.js";
+import { cellText, header, machineText } from "./why_zh.js";
 
 const LONG_TABLE = 12; // rows; longer tables start folded so the figures stay close together
 
@@ -58,10 +59,10 @@ export function formatCell(value, kind) {
   if (value === null || value === undefined) return "—";
   if (typeof value !== "number") {
     if (kind === "bool") return value ? t("whyYes") : t("whyNo");
-    return String(value);
+    return cellText(String(value));
   }
   const grouped = (v, digits = 0) =>
-    v.toLocaleString("en-US", { maximumFractionDigits: digits });
+    minus(v.toLocaleString("en-US", { maximumFractionDigits: digits }));
   switch (kind) {
     case "int":
       return grouped(value, Number.isInteger(value) ? 0 : 2);
@@ -72,10 +73,10 @@ export function formatCell(value, kind) {
     case "ratio":
       return value >= 100 ? `${grouped(value)}×` : `${value.toFixed(2)}×`;
     case "sci":
-      return value.toExponential(1);
+      return minus(value.toExponential(1));
     case "float":
       return Math.abs(value) >= 1e15 || (value !== 0 && Math.abs(value) < 1e-4)
-        ? value.toExponential(3)
+        ? minus(value.toExponential(3))
         : grouped(Number(value.toPrecision(4)), 20);
     default:
       return String(value);
@@ -93,7 +94,7 @@ function table(section) {
   const head = el(
     "tr",
     {},
-    cols.map((c) => el("th", { class: c.kind === "text" ? "text" : null, text: c.label })),
+    cols.map((c) => el("th", { class: c.kind === "text" ? "text" : null, text: header(c.label) })),
   );
   const body = section.rows.map((row) =>
     el(
@@ -257,7 +258,7 @@ function experimentView(entry) {
           "div",
           { class: "why-meta", "data-testid": "why-hardware" },
           sourceSwitch(entry, source),
-          el("span", { text: t("whyMeasured", { machine: info.machine }) }),
+          el("span", { text: t("whyMeasured", { machine: machineText(info.machine) }) }),
           info.created ? el("span", { text: t("whyCreated", { date: info.created.slice(0, 10) }) }) : null,
         )
       : null,

@@ -1,0 +1,49 @@
+// Step 11's "row of the query at each stage": QKᵀ, scaled, masked and softmax for each key the
+// query can see. A short prompt gets the whole table; a long one its strongest keys (in
+// position order) with the full table one click away, never a small scroll box.
+
+import { el, fmt } from "./draw.js";
+import { t } from "./i18n.js";
+import "./i18n_picture.js";
+
+const FULL = 16; // keys shown in full without folding
+const STRONGEST = 12;
+
+function table(head, rows, testid) {
+  return el(
+    "table",
+    { class: "data", "data-testid": testid },
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", { text: h })))),
+    el("tbody", {}, rows.map((r) => el("tr", { class: r.cls ?? "" }, r.cells.map((c) => el("td", { text: c }))))),
+  );
+}
+
+// tokenText(j): the readable text of the token at position j
+export function queryRowTable(a, position, tokenText) {
+  const head = [t("key"), t("token"), "QKᵀ", "/√d", t("maskCol"), "softmax"];
+  const row = (j) => ({
+    cls: j === position ? "sel" : "",
+    cells: [j, `“${tokenText(j)}”`, fmt(a.row.raw[j], 5), fmt(a.row.scaled[j], 5), fmt(a.row.masked[j], 5), fmt(a.row.pattern[j], 5)],
+  });
+  const seen = Array.from({ length: Math.min(position + 1, a.row.raw.length) }, (_, j) => j);
+  const after = a.row.raw.length - seen.length;
+  const masked = after > 0 ? [{ cls: "tail", cells: ["", t("maskedKeys", { a: position + 1, b: a.row.raw.length - 1 }), "", "", "−∞", "0"] }] : [];
+  if (seen.length <= FULL) return table(head, seen.map(row).concat(masked), "query-row");
+  const strongest = seen
+    .slice()
+    .sort((x, y) => (a.row.pattern[y] ?? 0) - (a.row.pattern[x] ?? 0))
+    .slice(0, STRONGEST)
+    .sort((x, y) => x - y);
+  return el(
+    "div",
+    {},
+    el("p", { class: "hint", text: t("strongestKeys", { n: STRONGEST, of: seen.length }) }),
+    table(head, strongest.map(row), "query-row"),
+    el(
+      "details",
+      { class: "all-keys" },
+      el("summary", { text: t("allKeys", { n: seen.length }) }),
+      table(head, seen.map(row).concat(masked), "query-row-all"),
+    ),
+  );
+}
