@@ -256,3 +256,16 @@ def test_control_characters_and_minus_signs(page):
         open_step(page, key)
         text = page.get_by_test_id("step-panel").inner_text()
         assert not re.search(r"(^|[\s(\[=:,±])-\d", text), key
+
+
+def test_step_20_names_the_checkpoints_own_dropout_rate(page, tiny_hf_dir):
+    """Bug 2: GPT-2 checkpoints (resid_pdrop = 0.1) showed "dropout rate: 0"."""
+    import json
+
+    config = json.loads((tiny_hf_dir / "config.json").read_text())
+    assert config["resid_pdrop"] == config["attn_pdrop"] == config["embd_pdrop"] == 0.1
+    open_step(page, "dropout")
+    assert "dropout rate: 0.1" in page.get_by_test_id("step-panel").inner_text()
+    ids = chip_ids(page)
+    layer = api(page, "/api/layer", {"ids": ids, "layer": 0, "position": 0})
+    assert layer["dropout"]["model_rate"] == 0.1
