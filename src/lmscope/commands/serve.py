@@ -39,7 +39,7 @@ def register(sub):
         default=[],
         metavar="MODEL",
         help="a char RNN/LSTM/GRU for the neurons page at /rnn (repeatable; loaded at start; "
-        "default: the shipped char-LSTM when there is one; 'none' for no page)",
+        "default: the shipped char-LSTMs, War and Peace first; 'none' for no page)",
     )
     p.add_argument(
         "--cache-mb",
@@ -113,7 +113,8 @@ def run(args) -> int:
 
 
 def _rnn_models(names: list[str]) -> list:
-    """The char models for /rnn: those named, else the shipped char-LSTM if any."""
+    """The char models for /rnn: those named, else the shipped char models (the page can
+    switch between them: War and Peace for prose, the stdlib LSTM for code)."""
     from lmscope.engine.loading import (  # lazy: see lmscope.commands
         load_char_model,
         shipped_char_models,
@@ -123,10 +124,10 @@ def _rnn_models(names: list[str]) -> list:
         return []
     if names:
         return [load_char_model(n) for n in names]
-    if not shipped_char_models():
-        return []
-    try:
-        return [load_char_model(None)]
-    except LmscopeError as err:  # the main page still works: say why /rnn is missing
-        print(f"lmscope: warning: no char-RNN page: {err}", file=sys.stderr)
-        return []
+    models = []
+    for name in shipped_char_models():
+        try:
+            models.append(load_char_model(name))
+        except LmscopeError as err:  # the main page still works: say why a model is missing
+            print(f"lmscope: warning: {name} is not on the char-RNN page: {err}", file=sys.stderr)
+    return models

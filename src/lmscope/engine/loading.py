@@ -311,8 +311,12 @@ def load_rnn(
     return RNNLanguageModel(net, tokenizer, display, source or str(directory), meta)
 
 
+DEFAULT_CHAR_MODEL = "warpeace-lstm"  # prose first: the quote cell of Karpathy's post
+
+
 def shipped_char_models() -> list[str]:
-    """Shipped char-RNN/LSTM/GRU model names, LSTMs first (the default for neuron views)."""
+    """Shipped char-RNN/LSTM/GRU model names, the default for neuron views first
+    (``DEFAULT_CHAR_MODEL``, then LSTMs, then by name)."""
     found = []
     for name in shipped_models():
         try:
@@ -320,8 +324,8 @@ def shipped_char_models() -> list[str]:
         except CheckpointError:  # a half-written folder is simply not offered
             continue
         if arch in CELLS:
-            found.append((arch != "lstm", name))
-    return [name for _, name in sorted(found)]
+            found.append((name != DEFAULT_CHAR_MODEL, arch != "lstm", name))
+    return [name for *_, name in sorted(found)]
 
 
 def load_char_model(name: str | None) -> RNNLanguageModel:

@@ -7,6 +7,7 @@ the CLI and the Python API use.
 
 from __future__ import annotations
 
+from lmscope.interpret.features import feature_set_for, validation_text
 from lmscope.interpret.neurons import GATE_KINDS, KINDS, NeuronRun, default_kind
 from lmscope.web import rnn_schemas as s
 
@@ -16,14 +17,13 @@ CORPUS_CHARS = 8000  # the finder's default text: this much of the training corp
 def corpus_sample(model, chars: int = CORPUS_CHARS) -> tuple[str, str] | None:
     """(text, label): the start of the validation split of the corpus the model was trained
     on, when that is a bundled corpus; else None."""
-    from lmscope.data import known_corpora, load_corpus
+    from lmscope.data import known_corpora
 
     name = (model.meta.get("training") or {}).get("corpus")
     if name not in known_corpora():
         return None
-    val = load_corpus(name).split(0.1)[1]
-    start = val.find("\n") + 1  # from a line start, so line positions are whole
-    return val[start : start + chars], f"{name} (validation split, {chars:,} characters)"
+    # from a line start (a code corpus: a file's start), so line positions are whole
+    return validation_text(name, chars), f"{name} (validation split, {chars:,} characters)"
 
 
 def model_facts(name: str, model) -> s.RNNModelFacts:
@@ -37,6 +37,7 @@ def model_facts(name: str, model) -> s.RNNModelFacts:
         gates=list(GATE_KINDS[c.cell]),
         default_kind=default_kind(c.cell),
         corpus=(model.meta.get("training") or {}).get("corpus"),
+        features=feature_set_for((model.meta.get("training") or {}).get("corpus")),
     )
 
 

@@ -61,6 +61,7 @@ class RNNModelFacts(BaseModel):
     gates: list[str]  # the gates the page shows (LSTM i f o, GRU r z)
     default_kind: str
     corpus: str | None  # what the finder reads by default
+    features: str = "prose"  # the finder's feature set for this model: prose or code
 
 
 class RNNModels(BaseModel):

@@ -12,7 +12,9 @@ const EXAMPLES = [
   '"Well, Prince, so Genoa and Lucca are now just family estates of the\nBuonapartes. But I warn you, if you don\'t tell me that this means war,\nif you still try to defend the infamies and horrors perpetrated by that\nAntichrist--I really believe he is Antichrist--I will have nothing more\nto do with you," said Anna Pavlovna.\n',
   "The old prince (who was in the study) said nothing for a long while.\n\"Yes,\" he said at last, \"it is so.\" And he went out.\n",
   "def find(items, key):\n    # look for key (a string)\n    for i, item in enumerate(items):\n        if item == key:\n            return i\n    return -1\n",
+  'def parse(line, sep=","):\n    """Split a line into fields (quotes keep a field whole)."""\n    fields, word = [], ""  # the fields so far\n    for ch in line.strip():\n        if ch == sep and not word.startswith(\'"\'):\n            fields.append(word)\n            word = ""\n        else:\n            word += ch  # still inside (or after) "quotes"\n    return [f.strip(\'"\') for f in fields + [word]]\n',
 ];
+const CODE = new Set([EXAMPLES[2], EXAMPLES[3]]); // the examples a code model opens on
 const DEBOUNCE_MS = 300;
 const SIGMOID = new Set(["i", "f", "o", "r", "z"]);
 const RED = [214, 39, 40];
@@ -388,6 +390,12 @@ function renderFacts() {
 
 function chooseModel(name) {
   state.model = state.models.find((m) => m.name === name) || state.models[0];
+  // a code model reads code, a prose model prose: swap an untouched example for one that fits
+  const input = $("rnn-input");
+  const code = state.model.features === "code";
+  if (EXAMPLES.includes(input.value) && CODE.has(input.value) !== code) {
+    input.value = code ? EXAMPLES[3] : EXAMPLES[0];
+  }
   state.kind = state.model.default_kind;
   state.layer = Math.min(state.layer, state.model.layers - 1);
   state.unit = Math.min(state.unit, state.model.hidden - 1);
@@ -488,9 +496,10 @@ async function boot() {
     document.body.dataset.ready = "1";
     return;
   }
-  $("rnn-model").replaceChildren(...state.models.map((m) => el("option", { value: m.name, text: m.name })));
-  chooseModel(state.models[0].name);
+  const option = (m) => el("option", { value: m.name, text: m.features === "code" ? `${m.name} (code)` : m.name });
+  $("rnn-model").replaceChildren(...state.models.map(option));
   $("rnn-input").value = EXAMPLES[0];
+  chooseModel(state.models[0].name); // a code model swaps in a code example
   await refresh();
 }
 
