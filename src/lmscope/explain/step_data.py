@@ -20,6 +20,7 @@ from lmscope.engine.steps import STEPS_BY_KEY
 from lmscope.engine.trace import Trace
 from lmscope.explain.attention import kv_head, score_rows
 from lmscope.explain.block import DropoutExample, LayerNormView, dropout_example, layernorm
+from lmscope.explain.chars import CharSpan, trace_char_spans
 from lmscope.explain.embedding import POSITION_PROBE, position_cosines, position_vector
 from lmscope.explain.facts import ModelFacts, model_facts, tied_unembedding
 from lmscope.explain.logits import (
@@ -172,6 +173,7 @@ class TokenEmbeddingStep(BaseModel):
     merges: list[TokenMerges]
     embedding_matrix: list[int]
     selected: Vector
+    chars: list[CharSpan] = []  # tokens whose UTF-8 bytes only form a character together
 
 
 class PositionalEncodingStep(BaseModel):
@@ -215,6 +217,7 @@ def token_embedding(c: StepContext) -> TokenEmbeddingStep:
         merges=[TokenMerges(id=e.id, token=e.piece.text, merges=merges(e)) for e in explained],
         embedding_matrix=list(c.model.net.wte.weight.shape),
         selected=vector(c.at("hook_embed")),
+        chars=trace_char_spans(c.model, c.trace.ids),
     )
 
 

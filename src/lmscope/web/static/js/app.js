@@ -9,6 +9,7 @@ import { errorText, reasonText } from "./errors.js";
 import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { renderPipeline } from "./pipeline.js";
+import { groupChips } from "./chars.js";
 import { syncPool } from "./pool_sync.js";
 import { computePool } from "./sampling.js";
 import { buildScrubber, updateScrubber } from "./scrub.js";
@@ -155,6 +156,7 @@ function renderTokens() {
   box.replaceChildren();
   const all = state.ids.map((id, i) => ({ id, i, text: state.trace.tokens[i]?.text ?? tokenText(id) }));
   state.pending.forEach((p, j) => all.push({ id: p.id, i: state.ids.length + j, text: p.text, pending: true }));
+  const chips = [];
   for (const tok of all) {
     const generated = tok.i >= state.promptCount;
     const chip = el(
@@ -170,8 +172,9 @@ function renderTokens() {
       el("span", { class: "piece", text: visible(tok.text) }),
       el("span", { class: "id", text: tok.id }),
     );
-    box.append(chip);
+    chips.push(chip);
   }
+  box.append(...groupChips(chips, state.trace.chars)); // 我 over its three byte chips
 }
 
 function selectPosition(i) {

@@ -21,6 +21,7 @@ import { stepInfo, stepKeys } from "./catalogue.js";
 import { stepText, t } from "./i18n.js";
 import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
+import { byteLevelNote, groupChips } from "./chars.js";
 
 const PALETTE = ["#7c3aed", "#dc2626", "#2563eb", "#059669", "#d97706", "#db2777", "#0891b2", "#4b5563"];
 
@@ -266,13 +267,16 @@ const RENDER = {
     const chips = el(
       "div",
       { class: "mini-chips" },
-      state.trace.tokens.map((x) =>
-        el(
-          "button",
-          { class: `chip small${x.position === state.position ? " sel" : ""}`, onclick: () => ctx.selectPosition(x.position) },
-          el("span", { class: "piece", text: visible(x.text) }),
-          el("span", { class: "id", text: x.id }),
+      groupChips(
+        state.trace.tokens.map((x) =>
+          el(
+            "button",
+            { class: `chip small${x.position === state.position ? " sel" : ""}`, "data-position": x.position, onclick: () => ctx.selectPosition(x.position) },
+            el("span", { class: "piece", text: visible(x.text) }),
+            el("span", { class: "id", text: x.id }),
+          ),
         ),
+        state.trace.chars,
       ),
     );
     const merges = tok.merges.length
@@ -295,6 +299,7 @@ const RENDER = {
       : el("p", { class: "hint", text: tok.note ?? t("noMerges") });
     return [
       section("", chips),
+      ...(state.model.tokenizer?.startsWith("char") ? [] : [byteLevelNote(state.trace.chars)]),
       section(
         `${t("merges")}: “${visible(tok.token.text)}” (id ${tok.token.id})`,
         tok.pretoken !== null ? el("p", { class: "hint" }, `${t("pretoken")}: `, el("code", { text: visible(tok.pretoken) })) : null,

@@ -1,0 +1,50 @@
+// Readable byte-level tokens. A byte-level BPE splits text into UTF-8 bytes before merging, so
+// one character (我 is E6 88 91) may lie across several tokens whose chips show bytes such as
+// <0xE6>. The server lists those runs (TraceResponse.chars, lmscope/explain/chars.py); here the
+// chips of a run are wrapped together under one label showing the character they form.
+
+import { el } from "./draw.js";
+import { t } from "./i18n.js";
+import "./i18n_picture.js";
+
+// chips: token chips in position order (chip.dataset.position); spans: [{start, end, text,
+// complete}]. Returns the nodes to put in the chip row: chips, and groups of chips.
+export function groupChips(chips, spans) {
+  const byStart = new Map((spans ?? []).map((s) => [s.start, s]));
+  const out = [];
+  for (let i = 0; i < chips.length; i++) {
+    const span = byStart.get(Number(chips[i].dataset.position));
+    if (!span) {
+      out.push(chips[i]);
+      continue;
+    }
+    const members = chips.slice(i, i + span.end - span.start + 1);
+    i += members.length - 1;
+    out.push(charGroup(span, members));
+  }
+  return out;
+}
+
+function charGroup(span, members) {
+  const label = el("span", {
+    class: `char-label${span.complete ? "" : " partial"}`,
+    "data-testid": "char-span",
+    "data-start": span.start,
+    "data-end": span.end,
+    text: span.text.replace(/\n/g, "↵"),
+    title: t(span.complete ? "charSpanTip" : "charSpanPartial", { n: span.end - span.start + 1, text: span.text }),
+  });
+  return el("span", { class: "char-group" }, label, el("span", { class: "char-chips" }, members));
+}
+
+// Step 5's paragraph on byte-level BPE, with this prompt's own example when it has one.
+export function byteLevelNote(spans) {
+  const example = spans?.find((s) => s.complete);
+  return el(
+    "section",
+    { class: "viz byte-note", "data-testid": "byte-level-note" },
+    el("h4", { text: t("byteTitle") }),
+    el("p", { text: t("byteText") }),
+    example ? el("p", { class: "hint", text: t("byteHere", { text: example.text, n: example.end - example.start + 1, a: example.start, b: example.end }) }) : null,
+  );
+}
