@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
+from lmscope.engine import checks
 from lmscope.engine.steps import STEPS
 from lmscope.errors import InvalidInputError
 from lmscope.explain import catalogue as cat
-from lmscope.engine import checks
 
 
 def test_every_step_has_titles_and_texts_in_both_languages():

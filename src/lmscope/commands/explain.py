@@ -10,11 +10,14 @@ from rich.table import Table
 from rich.text import Text
 
 from lmscope.commands.common import (
+    add_chat_option,
     add_model_option,
     add_sampling_options,
+    chat_prompt,
     load_model,
     sampling_params,
 )
+from lmscope.explain import modern
 from lmscope.explain import step_data as sd
 from lmscope.explain.block import LayerNormView
 from lmscope.explain.logits import PoolToken
@@ -50,6 +53,7 @@ def register(sub):
         help="show only this step (repeatable), e.g. --step 11 --step mlp",
     )
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    add_chat_option(p)
     p.add_argument(
         "--ablate",
         action="append",
@@ -71,7 +75,7 @@ def run(args) -> int:
         steps = [int(s) if s.isdigit() else s for s in args.step]
     result = report(
         model,
-        args.text,
+        chat_prompt(model, args.text, args.chat),
         layer=args.layer,
         head=args.head,
         position=args.position,
@@ -173,10 +177,11 @@ def _render_architecture(d: sd.ArchitectureStep):
 
 
 def _render_embedding(d: sd.EmbeddingStep):
+    position = _vec(d.position) if d.position else "none: positions rotate q and k (step 6)"
     return _kv(
         [
             ("token embedding", _vec(d.token)),
-            ("position embedding", _vec(d.position)),
+            ("position embedding", position),
             ("sum (block 0 input)", _vec(d.sum)),
         ]
     )
@@ -243,25 +248,96 @@ def _render_attention(d: sd.SelfAttentionStep):
 
 
 def _render_qkv(d: sd.QKVStep):
+    shared = f" (kv head {d.kv_head} of {d.n_kv_head})"
     return _kv(
         [
-            ("LayerNorm output", _vec(d.input)),
+            ("norm output", _vec(d.input)),
             ("W_qkv", str(d.W_qkv)),
             ("query", _vec(d.q)),
-            ("key", _vec(d.k)),
-            ("value", _vec(d.v)),
+            ("key" + shared, _vec(d.k)),
+            ("value" + shared, _vec(d.v)),
         ]
     )
 
 
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,} B" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return ""
+
+
 def _render_heads(d: sd.MultiHeadStep):
+    g, cache = d.grouping, d.grouping.kv_cache
     norms = ", ".join(f"{n:.2f}" for n in d.q_norm_by_head)
-    return _kv(
-        [
-            ("heads", f"{d.n_head} heads × d_head {d.d_head}"),
-            ("Q shape [pos, head, d_head]", str(d.q_shape)),
-            ("|q| per head", norms),
-        ]
+    groups = " · ".join(
+        f"q{','.join(map(str, x.query_heads))} → kv{x.kv_head}" for x in g.groups[:12]
+    )
+    rows = [
+        ("heads", f"{d.n_head} query heads × d_head {d.d_head}; {g.n_kv_head} key/value heads"),
+        ("Q, K shapes [pos, head, d_head]", f"{d.q_shape}, {d.k_shape}"),
+        ("|q| per head", norms),
+    ]
+    if g.n_kv_head != g.n_head:
+        rows.append((f"groups of {g.group_size}", groups))
+    rows += [
+        (
+            f"KV cache per token ({cache.dtype})",
+            f"{_bytes(cache.per_token)}; with one kv head per query head "
+            f"{_bytes(cache.per_token_full)}",
+        ),
+        (
+            f"KV cache at {cache.tokens} tokens",
+            f"{_bytes(cache.at_prompt)} vs {_bytes(cache.at_prompt_full)}; at the context "
+            f"of {cache.context:,}: {_bytes(cache.at_context)} vs "
+            f"{_bytes(cache.at_context_full)} ({cache.saved_fraction:.0%} saved)",
+        ),
+    ]
+    return _kv(rows)
+
+
+def _render_rope(d: modern.RopeStep):
+    f, c = d.frequencies, d.check
+    n = len(f.inv_freq)
+    picks = sorted({0, 1, 2, n // 4, n // 2, 3 * n // 4, n - 1})
+    freqs = ", ".join(f"#{i} {f.inv_freq[i]:.3g} (every {f.wavelength[i]:,.3g})" for i in picks)
+    table = Table(box=None, pad_edge=False)
+    for col in ("", "query at", "key at", "distance", "q·k (rotated)"):
+        table.add_column(col, justify="right")
+    for label, rows in (("same distance", c.same_distance), ("query moved", c.other_distance)):
+        for n_row, r in enumerate(rows):
+            table.add_row(
+                label if n_row == 0 else "",
+                str(r.query_at),
+                str(r.key_at),
+                str(r.distance),
+                f"{r.score:.7f}",
+            )
+    return Group(
+        _kv(
+            [
+                ("positions", "no vector is added; q and k are rotated inside attention"),
+                (
+                    f"rotation per position, {n} pairs",
+                    f"θ = {f.theta:g}: rad/position (and positions per turn) {freqs}",
+                ),
+                (f"q, head {d.head}, before", _vec(d.q.before)),
+                (f"q after rotating to {d.position}", _vec(d.q.after)),
+                (f"k, kv head {d.kv_head}, before", _vec(d.k.before)),
+                (f"k after rotating to {d.position}", _vec(d.k.after)),
+                ("rotate(hook_q) vs hook_rot_q", f"max |difference| {d.rotation_max_error:.1e}"),
+            ]
+        ),
+        Text(
+            f"q of position {c.query_position} and k of position {c.key_position} "
+            f"(recorded QKᵀ {c.recorded_score:.7f}), rotated to other positions:"
+        ),
+        table,
+        Text(
+            f"same distance → same score: max |difference| {c.max_abs_difference:.1e} "
+            f"(relative {c.relative_difference:.1e}, float32 precision)"
+        ),
     )
 
 
@@ -311,6 +387,7 @@ def _hist(h) -> str:
 
 def _render_mlp(d: sd.MLPStep):
     pre, post = d.pre_gelu, d.post_gelu
+    act = d.curve.name if d.curve else d.activation
     return _kv(
         [
             ("input", _vec(d.input)),
@@ -320,7 +397,7 @@ def _render_mlp(d: sd.MLPStep):
                 f"{_hist(pre.histogram)}",
             ),
             (
-                "GELU",
+                act,
                 f"mean {post.mean:+.3f} std {post.std:.3f} "
                 f"positive {post.fraction_positive:.0%} {_hist(post.histogram)}",
             ),
@@ -329,12 +406,49 @@ def _render_mlp(d: sd.MLPStep):
     )
 
 
-def _render_logits(d: sd.LogitsStep):
-    s = d.stats
+def _stats(s) -> str:
+    return (
+        f"mean {s.mean:+.3f} std {s.std:.3f} min {s.min:+.2f} max {s.max:+.2f} {_hist(s.histogram)}"
+    )
+
+
+def _render_swiglu(d: modern.SwiGLUStep):
+    table = Table(box=None, pad_edge=False)
+    for col in ("feature", "gate", "SiLU(gate)", "× up", "= post"):
+        table.add_column(col, justify="right")
+    for f in d.strongest[:8]:
+        table.add_row(
+            str(f.index), f"{f.gate:+.3f}", f"{f.silu_gate:+.3f}", f"{f.up:+.3f}", f"{f.post:+.3f}"
+        )
     return Group(
         _kv(
             [
-                ("final LayerNorm", _vec(d.final_ln)),
+                ("input (RMSNorm 2)", _vec(d.input)),
+                (f"gate = x·W_gate {d.W_gate}", _stats(d.gate_stats)),
+                (f"up = x·W_up {d.W_up}", _stats(d.up_stats)),
+                ("SiLU(gate)", _vec(d.silu_gate)),
+                ("post = SiLU(gate) × up", _stats(d.post_stats)),
+                (f"output = post·W_down {d.W_down}", _vec(d.output)),
+                (
+                    "checks",
+                    f"|SiLU(gate)×up − post| ≤ {d.product_max_error:.1e}, "
+                    f"|post·W_down − mlp_out| ≤ {d.down_max_error:.1e}",
+                ),
+            ]
+        ),
+        Text(f"the {len(d.strongest[:8])} features with the largest |post| (of {d.d_mlp}):"),
+        table,
+    )
+
+
+def _render_logits(d: sd.LogitsStep):
+    s = d.stats
+    unembed = "W_Eᵀ (tied to the embedding)" if d.tied else "lm_head"
+    return Group(
+        _kv(
+            [
+                (f"final {d.norm}", _vec(d.final_ln)),
+                ("unembedding", unembed),
                 (
                     "logits",
                     f"{d.vocab_size:,} scores, mean {s.mean:+.2f} std {s.std:.2f} max {s.max:+.2f}",
@@ -389,6 +503,21 @@ def _render_layernorm(d: LayerNormView):
     )
 
 
+def _render_rmsnorm(d: modern.RMSNormView):
+    return _kv(
+        [
+            ("before", _vec(d.input)),
+            ("mean (kept)", f"{d.input_mean:+.4f}"),
+            ("rms = √(mean(x²) + eps)", f"√({d.mean_square:.4f} + {d.eps:g}) = {d.rms:.4f}"),
+            ("normalized = x / rms", _vec(d.normalized)),
+            ("gain", _numbers(d.gain)),
+            ("bias", "none (RMSNorm has no β)"),
+            ("after = normalized × gain", _vec(d.output)),
+            ("check", f"|normalized × gain − after| ≤ {d.recompose_max_error:.1e}"),
+        ]
+    )
+
+
 def _render_dropout(d: sd.DropoutStep):
     return _kv(
         [
@@ -426,6 +555,9 @@ RENDER = {
     sd.ResidualStep: _render_residual,
     LayerNormView: _render_layernorm,
     sd.DropoutStep: _render_dropout,
+    modern.RopeStep: _render_rope,
+    modern.RMSNormView: _render_rmsnorm,
+    modern.SwiGLUStep: _render_swiglu,
 }
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from lmscope.engine.trace import Trace
 from lmscope.explain.numbers import Number, rounded
+from lmscope.explain.probes import read
 
 ATTENTION_WINDOW = 64  # rows and columns of the detailed attention matrices
 STAGES = {  # the four stages of a score, and the probe that records each
@@ -64,7 +65,7 @@ def pattern_bytes(patterns: torch.Tensor) -> list[str]:
 def score_rows(trace: Trace, layer: int, head: int, position: int) -> dict[str, torch.Tensor]:
     """The query ``position``'s row of scores at each stage, over every key."""
     a = f"blocks.{layer}.attn"
-    return {name: trace[f"{a}.{probe}"][head, position] for name, probe in STAGES.items()}
+    return {name: read(trace, f"{a}.{probe}")[head, position] for name, probe in STAGES.items()}
 
 
 def kv_head(trace: Trace, layer: int, head: int) -> int:
@@ -82,7 +83,7 @@ def attention_view(
     d_head = trace.config.d_head
     w0, size = window(len(trace), position, start, ATTENTION_WINDOW)
     w = slice(w0, w0 + size)
-    stages = {name: trace[f"{a}.{probe}"][head] for name, probe in STAGES.items()}
+    stages = {name: read(trace, f"{a}.{probe}")[head] for name, probe in STAGES.items()}
     return AttentionResponse(
         layer=layer,
         head=head,
@@ -96,5 +97,5 @@ def attention_view(
         q=rounded(trace[f"{a}.hook_q"][w, head], 5),
         k=rounded(trace[f"{a}.hook_k"][w, kv_head(trace, layer, head)], 5),
         v=rounded(trace[f"{a}.hook_v"][w, kv_head(trace, layer, head)], 5),
-        heads=pattern_bytes(trace[f"{a}.hook_pattern"][:, w, w]),
+        heads=pattern_bytes(read(trace, f"{a}.hook_pattern")[:, w, w]),
     )

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from lmscope.engine.trace import Trace
 from lmscope.explain.modern import Curve, activation_curve
 from lmscope.explain.numbers import number, rounded
+from lmscope.explain.probes import read
 from lmscope.explain.values import ActivationStats, Vector, stats, vector
 
 EXAMPLE_DROPOUT = 0.1  # the rate shown when the model was trained without dropout
@@ -126,7 +127,7 @@ def layer_view(model, trace: Trace, layer: int, position: int) -> LayerResponse:
     p, i = f"blocks.{layer}", position
 
     def at(name: str) -> torch.Tensor:
-        return trace[f"{p}.{name}"][i]
+        return read(trace, f"{p}.{name}")[i]
 
     return LayerResponse(
         layer=layer,

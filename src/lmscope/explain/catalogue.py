@@ -514,8 +514,8 @@ def step_text(key: str, family: str | None = None) -> StepText:
         title=base.title | variant.title,
         summary=variant.summary or base.summary,
         text=base.text | variant.text,
-        layer=base.layer,
-        head=base.head,
+        layer=base.layer if variant.layer is None else variant.layer,
+        head=base.head if variant.head is None else variant.head,
     )
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from lmscope.engine.trace import Trace
 from lmscope.explain.attention import kv_head
 from lmscope.explain.numbers import number, rounded
+from lmscope.explain.probes import read
 from lmscope.explain.values import ActivationStats, Vector, stats, vector
 
 
@@ -140,7 +141,7 @@ def _key_position(trace: Trace, layer: int, head: int, position: int) -> int:
     """The earlier position the head attends to most from ``position`` (itself at 0)."""
     if position == 0:
         return 0
-    row = trace[f"blocks.{layer}.attn.hook_pattern"][head, position, :position]
+    row = read(trace, f"blocks.{layer}.attn.hook_pattern")[head, position, :position]
     return int(row.argmax())
 
 
@@ -164,7 +165,7 @@ def relative_check(model, trace: Trace, layer: int, head: int, position: int) ->
     return RelativeCheck(
         query_position=i,
         key_position=j,
-        recorded_score=number(trace[f"{a}.hook_attn_scores_raw"][head, i, j], 9),
+        recorded_score=number(read(trace, f"{a}.hook_attn_scores_raw")[head, i, j], 9),
         same_distance=same,
         max_abs_difference=worst,
         relative_difference=worst / max(abs(base), 1e-30),

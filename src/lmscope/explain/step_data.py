@@ -45,6 +45,7 @@ from lmscope.explain.modern import (
     swiglu_view,
 )
 from lmscope.explain.numbers import Number, number, rounded
+from lmscope.explain.probes import read
 from lmscope.explain.tokens import Merge, Token, TokenProb, explain_ids, merges, tokens
 from lmscope.explain.values import ActivationStats, Vector, stats, vector
 
@@ -67,7 +68,7 @@ class StepContext:
 
     def at(self, name: str) -> torch.Tensor:
         """Probe ``name`` of the chosen layer (``{p}`` in the name) at the chosen position."""
-        return self.trace[name.format(p=f"blocks.{self.layer}")][self.position]
+        return read(self.trace, name.format(p=f"blocks.{self.layer}"))[self.position]
 
     @cached_property
     def logits(self) -> torch.Tensor:
@@ -307,7 +308,7 @@ class AttentionOutputStep(BaseModel):
 
 @builds("self-attention")
 def self_attention(c: StepContext) -> SelfAttentionStep:
-    pattern = c.trace[f"blocks.{c.layer}.attn.hook_pattern"][c.head]
+    pattern = read(c.trace, f"blocks.{c.layer}.attn.hook_pattern")[c.head]
     row = pattern[c.position, : c.position + 1]
     weights = rounded(row)
     order = row.argsort(descending=True)[:5].tolist()
@@ -354,7 +355,7 @@ def multi_head(c: StepContext) -> MultiHeadStep:
 def masked_attention(c: StepContext) -> MaskedAttentionStep:
     rows = score_rows(c.trace, c.layer, c.head, c.position)
     w = slice(max(0, c.position + 1 - WINDOW), c.position + 1)
-    masked = c.trace[f"blocks.{c.layer}.attn.hook_attn_scores"][c.head]
+    masked = read(c.trace, f"blocks.{c.layer}.attn.hook_attn_scores")[c.head]
     return MaskedAttentionStep(
         d_head=c.model.config.d_head,
         query_position=c.position,

@@ -20,6 +20,8 @@ class Variant:
     summary: str | None = None
     text: Lang = field(default_factory=dict)
     probes: tuple[str, ...] | None = None  # the probes this architecture's step reads
+    layer: bool | None = None  # the step shows one layer here (None: as the default says)
+    head: bool | None = None  # ... and one attention head
 
 
 LLAMA: dict[str, Variant] = {
@@ -170,6 +172,8 @@ LLAMA: dict[str, Variant] = {
             "blocks.{L}.attn.hook_rot_k",
             "blocks.{L}.attn.hook_attn_scores_raw",
         ),
+        layer=True,  # the rotation acts on a layer's queries and keys, per head
+        head=True,
     ),
     "blocks": Variant(
         text={

@@ -11,6 +11,7 @@ import math
 from lmscope.engine.lens import logit_lens
 from lmscope.engine.trace import Trace
 from lmscope.explain.attention import pattern_bytes
+from lmscope.explain.probes import read
 from lmscope.explain.tokens import Token, token_text, tokens
 from lmscope.interpret.ablation import ablation_effect, parse_ablations
 from lmscope.interpret.compare import compare
@@ -47,7 +48,7 @@ def heads_view(layers: list[Trace], position: int, size: int) -> s.HeadsResponse
         start=start,
         size=position + 1 - start,
         layers=[
-            pattern_bytes(trace[f"blocks.{i}.attn.hook_pattern"][:, w, w])
+            pattern_bytes(read(trace, f"blocks.{i}.attn.hook_pattern")[:, w, w])
             for i, trace in enumerate(layers)
         ],
     )

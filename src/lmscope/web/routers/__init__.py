@@ -1,8 +1,16 @@
 """The web app's routes, one ``APIRouter`` per page or API area; each gets the served model
 and trace store from the one dependency ``web.served.Serving``."""
 
-from lmscope.web.routers import interpret, lab, pages, rnn, sampling, steps
+from lmscope.web.routers import interpret, lab, pages, rnn, sampling, step_data, steps
 
-ROUTERS = (pages.router, steps.router, sampling.router, interpret.router, lab.router, rnn.router)
+ROUTERS = (
+    pages.router,
+    steps.router,
+    step_data.router,
+    sampling.router,
+    interpret.router,
+    lab.router,
+    rnn.router,
+)
 
 __all__ = ["ROUTERS"]

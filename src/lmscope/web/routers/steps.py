@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from lmscope.engine.chat import apply_chat_template
 from lmscope.engine.steps import STEPS
+from lmscope.errors import InvalidInputError
 from lmscope.explain.attention import AttentionResponse, attention_view
 from lmscope.explain.block import LayerResponse, layer_view
-from lmscope.explain.catalogue import StepCatalogue, catalogue, step_text
+from lmscope.explain.catalogue import StepCatalogue, catalogue, step_probes, step_text
 from lmscope.explain.embedding import EmbeddingResponse, embedding_view
 from lmscope.explain.facts import model_facts
 from lmscope.explain.logits import (
@@ -39,7 +41,7 @@ def model_info(served: Serving):
             key=s.key,
             title=step_text(s.key, family).title["en"],
             summary=step_text(s.key, family).summary,
-            probes=list(s.probes),
+            probes=list(step_probes(s.key, family)),
         )
         for s in STEPS
     ]
@@ -58,9 +60,13 @@ def steps(served: Serving):
 @router.post("/api/trace", response_model=TraceResponse, responses=ERRORS, tags=["trace"])
 def trace(req: schemas.TraceRequest, served: Serving):
     """Tokenize and run the prompt once: tokens, per-position predictions, the last
-    position's logits (top tokens and tail log-sum-exps), residual norms by layer."""
+    position's logits (top tokens and tail log-sum-exps), residual norms by layer. With
+    ``chat`` the text is first wrapped in the model's chat template."""
     model, store = served.model, served.store
-    ids = tuple(model.encode(req.text)) if req.text is not None else served.ids(req.ids)
+    if req.chat and req.text is None:
+        raise InvalidInputError("chat mode wraps a text prompt; send 'text', not 'ids'")
+    text = apply_chat_template(model, req.text) if req.chat else req.text
+    ids = tuple(model.encode(text)) if text is not None else served.ids(req.ids)
     # The summary is a pure function of the ids: keep it next to the trace it came from.
     body, cached = store.remember(
         ("summary", ids), lambda: (trace_summary(model, store.base(ids)[0]), 64 * 1024)

@@ -6,7 +6,9 @@ import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js"
 import { setSteps, stepKeys } from "./catalogue.js";
 import { compact, el, fmt, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
+import { chatOn, chatToggle, labelChatToggle, setChat } from "./chat.js";
 import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
+import { useFamilyWords } from "./i18n_modern.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { renderPipeline } from "./pipeline.js";
 import { groupChips } from "./chars.js";
@@ -117,12 +119,13 @@ async function retrace(body, { keepPosition = false, fromPrompt = false, generat
   setStatus({ ms: Math.round(performance.now() - started) });
   // generated tokens join the prompt box, so editing the text keeps them
   if (body.ids && generated && data.text !== null) $("prompt").value = data.text;
+  if (body.ids && generated) setChat(false); // the box holds the whole chat now, template and all
   $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
 }
 
 // A model without tokenizer files takes token ids: "464 3290 318" or "[464, 3290, 318]".
 function promptBody(text) {
-  if (state.model.tokenizer) return { text };
+  if (state.model.tokenizer) return chatOn() ? { text, chat: true } : { text };
   const parts = text.replace(/[[\],]/g, " ").trim().split(/\s+/).filter(Boolean);
   const ids = parts.map(Number);
   if (!ids.every((n) => Number.isInteger(n) && n >= 0)) return { ids: [], text };
@@ -564,6 +567,7 @@ function renderLanguage() {
   $("lang").textContent = lang() === "zh" ? "English" : "中文";
   $("lang").title = lang() === "zh" ? "Switch to English" : "切换到中文";
   labelSamplingPanel();
+  labelChatToggle();
   readControls();
   setStatus(state.status);
   if (state.gen) setGenStatus(state.gen);
@@ -624,10 +628,15 @@ async function boot() {
     d_model: m.d_model,
     d_head: m.d_head,
     d_mlp: m.d_mlp,
+    n_kv_head: m.n_kv_head ?? m.n_head,
+    kv_group: m.n_head / (m.n_kv_head ?? m.n_head),
     vocab: m.vocab_size.toLocaleString("en-US"),
     n_ctx: m.n_ctx.toLocaleString("en-US"),
     scale: fmt(1 / Math.sqrt(m.d_head), 4),
   });
+  useFamilyWords(m.family); // RMSNorm, not LayerNorm, where the model says so
+  const toggle = chatToggle(m, () => retracePrompt($("prompt").value));
+  if (toggle) $("examples").parentElement.append(toggle);
   buildSamplingPanel();
   renderLanguage();
   renderFacts();

@@ -110,10 +110,10 @@ function drawExpanded(root, x0, mid, width, layer, active, everything, openStep)
   g.append(svg("rect", { x: x0, y: mid - 34, width, height: 68, rx: 9, class: "frame" }));
   g.append(svg("text", { x: x0 + 8, y: mid - 22, class: "sub" }, `${t("block")} ${layer}`));
   const parts = [
-    ["ln1", "LN", 36, "layernorm", { lnWhich: "ln1" }],
+    ["ln1", t("lnShort"), 36, "layernorm", { lnWhich: "ln1" }],
     ["attn", t("attention"), 78, "self-attention", {}],
     ["add1", "+", 26, "residual", {}],
-    ["ln2", "LN", 36, "layernorm", { lnWhich: "ln2" }],
+    ["ln2", t("lnShort"), 36, "layernorm", { lnWhich: "ln2" }],
     ["mlp", "MLP", 60, "mlp", {}],
     ["add2", "+", 26, "residual", {}],
   ];

@@ -19,6 +19,7 @@ import {
 } from "./draw.js";
 import { stepInfo, stepKeys } from "./catalogue.js";
 import { stepText, t } from "./i18n.js";
+import { familyView } from "./modern.js";
 import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
 import { byteLevelNote, groupChips } from "./chars.js";
@@ -127,7 +128,9 @@ export async function renderStep(container, key, ctx) {
   );
   body.classList.add("loading");
   try {
-    const content = await RENDER[key](ctx);
+    // an architecture that does this step differently (RoPE, RMSNorm, ...) has its own view
+    const render = familyView(state.model.family, key, RENDER[key]) ?? RENDER[key];
+    const content = await render(ctx);
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
     body.replaceChildren(...[content].flat());
@@ -498,8 +501,7 @@ const RENDER = {
     const { state } = ctx;
     const layer = await layerData(ctx);
     const m = state.model;
-    const gelu = (x) => 0.5 * x * (1 + Math.tanh(Math.sqrt(2 / Math.PI) * (x + 0.044715 * x ** 3)));
-    const act = layer.activation === "relu" ? (x) => Math.max(0, x) : gelu;
+    const act = curveOf(layer.activation_curve);
     return [
       section("", vec(t("mlpIn", { d: m.d_model }), layer.ln2.output), op("↓"), vec(t("mlpPre", { d_mlp: m.d_mlp }), layer.mlp_pre)),
       el(
@@ -618,7 +620,7 @@ const RENDER = {
     const diff = (a, b, c) => Math.max(...a.values.map((x, i) => Math.abs(x + b.values[i] - c.values[i])));
     return [
       section(
-        `x + Attention(LN(x)) · max |Δ| = ${fmt(diff(layer.resid_pre, layer.attn_out, layer.resid_mid), 2)}`,
+        `x + Attention(${t("lnShort")}(x)) · max |Δ| = ${fmt(diff(layer.resid_pre, layer.attn_out, layer.resid_mid), 2)}`,
         vec(t("residPre"), layer.resid_pre),
         op("+"),
         vec(t("attnOutShort"), layer.attn_out),
@@ -626,7 +628,7 @@ const RENDER = {
         vec(t("residMid"), layer.resid_mid),
       ),
       section(
-        `x + MLP(LN(x)) · max |Δ| = ${fmt(diff(layer.resid_mid, layer.mlp_out, layer.resid_post), 2)}`,
+        `x + MLP(${t("lnShort")}(x)) · max |Δ| = ${fmt(diff(layer.resid_mid, layer.mlp_out, layer.resid_post), 2)}`,
         op("+"),
         vec(t("mlpOutShort"), layer.mlp_out),
         op("="),
@@ -679,6 +681,18 @@ const RENDER = {
     ];
   },
 };
+
+// The activation function as the server sampled it (its own function over this position's
+// range), read between the points.
+function curveOf({ x, y }) {
+  return (v) => {
+    if (v <= x[0]) return y[0];
+    if (v >= x.at(-1)) return y.at(-1);
+    let i = 1;
+    while (x[i] < v) i += 1;
+    return y[i - 1] + ((v - x[i - 1]) / (x[i] - x[i - 1])) * (y[i] - y[i - 1]);
+  };
+}
 
 // --- attention helpers ------------------------------------------------------------------
 

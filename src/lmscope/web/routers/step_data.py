@@ -1,0 +1,54 @@
+"""One of the 20 steps as typed data (``POST /api/step``): what ``lmscope explain --json`` prints
+for it, built by the same code from the server's trace of the prompt."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from lmscope.engine.sampling import SamplingParams
+from lmscope.engine.steps import STEPS_BY_KEY
+from lmscope.errors import InvalidInputError
+from lmscope.explain.catalogue import probe_names
+from lmscope.explain.step_data import StepContext, build
+from lmscope.web.errors import ERRORS
+from lmscope.web.served import Serving
+from lmscope.web.step_schemas import StepRequest, StepResponse
+from lmscope.web.store import BASE_PROBES, PREDICTION_TOP_K, pending_bytes
+
+router = APIRouter(tags=["steps"])
+
+
+def _trace(served, ids: tuple[int, ...], layer: int):
+    """A trace holding what any step reads: the full one when the prompt is short, else the
+    light base trace's probes plus every probe of ``layer``."""
+    store, model = served.store, served.model
+    if store.is_full(ids):
+        return store.base(ids)[0]
+
+    def compute():
+        names = (*BASE_PROBES, f"blocks.{layer}.*")
+        trace = model.trace(list(ids), names=names, top_k=PREDICTION_TOP_K)
+        return trace, trace.nbytes() + pending_bytes(trace)
+
+    return store.remember(("step", ids, layer), compute)[0]
+
+
+@router.post("/api/step", response_model=StepResponse, responses=ERRORS)
+def step(req: StepRequest, served: Serving):
+    """One step's data for a layer, head and position: the numbers the page draws and the CLI
+    prints. The model depends on the architecture (learned positions or RoPE, LayerNorm or
+    RMSNorm, GELU or SwiGLU), named by ``kind``."""
+    if req.key not in STEPS_BY_KEY:
+        raise InvalidInputError(f"no step {req.key!r}; GET /api/steps lists them")
+    at = served.select(req)
+    model, family = served.model, served.model.capabilities.family
+    trace = _trace(served, at.ids, at.layer)
+    params = SamplingParams(**req.sampling.model_dump())
+    context = StepContext(model, trace, at.layer, at.head, at.position, params, req.norm)
+    return StepResponse(
+        number=STEPS_BY_KEY[req.key].number,
+        key=req.key,
+        family=family,
+        probes=probe_names(req.key, family, at.layer),
+        data=build(req.key, context),
+    )

@@ -1,0 +1,35 @@
+// The chat toggle: when the served model has a chat template (an instruction-tuned model such
+// as SmolLM2), the prompt can be sent as one user turn of a conversation. The server wraps the
+// text (POST /api/trace with chat: true), so the token chips show the special tokens the model
+// really reads; Generate then stops at the end of its answer. Plain completion stays the default.
+
+import { el } from "./draw.js";
+import { t } from "./i18n.js";
+import "./i18n_modern.js";
+
+let input = null;
+let label = null;
+
+// The toggle, or null for a model without a template; onChange(on) runs when it is flipped.
+export function chatToggle(model, onChange) {
+  if (!model.chat) return null;
+  input = el("input", { type: "checkbox", "data-testid": "chat-toggle", onchange: () => onChange(input.checked) });
+  label = el("span", {});
+  const box = el("label", { class: "check chat-toggle", style: { marginLeft: "auto" } }, input, label);
+  labelChatToggle();
+  return box;
+}
+
+export function labelChatToggle() {
+  if (!input) return;
+  label.textContent = ` ${t("chat")}`;
+  label.parentElement.title = t("chatTip");
+}
+
+export function chatOn() {
+  return Boolean(input?.checked);
+}
+
+export function setChat(on) {
+  if (input) input.checked = on;
+}
