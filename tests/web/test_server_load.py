@@ -75,21 +75,21 @@ def test_a_saturated_server_answers_503_at_once_and_the_page_still_loads(busy_se
     assert len(results) == 8
     assert all(r.status_code == 503 for r in results), [r.status_code for r in results]
     errors = [r.json()["error"] for r in results]
-    assert all(r.headers["retry-after"] == "1" for r in results)
+    assert all(int(r.headers["retry-after"]) >= 1 for r in results)
+    assert all(e.startswith("the server is busy") for e in errors), errors
     refused = [e for e in errors if "requests in progress" in e]
-    timed_out = [e for e in errors if "not free within 0.5 s" in e]
-    assert len(refused) == 5 and len(timed_out) == 3, errors
+    assert len(refused) == 5, errors  # the other 3 waited for the model at most 0.5 s
     # once the model is free again, the same requests go through
     assert all(r.status_code == 200 for r in asyncio.run(_flood(url, 3)))
 
 
-def test_a_stream_that_waits_too_long_ends_with_an_error_event(busy_server):
+def test_a_stream_whose_first_token_waits_too_long_is_a_503(busy_server):
     url, gate = busy_server
     ids = lmscope.load("shakespeare").encode("ROMEO:")
     with gate:
         r = httpx.post(f"{url}/api/generate", json={"ids": ids, "n": 3}, timeout=30)
-    assert r.status_code == 200
-    assert '"type": "error"' in r.text and "busy" in r.text
+    assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1
+    assert r.json()["error"].startswith("the server is busy")
 
 
 def test_the_gate_is_first_come_first_served_and_reentrant():

@@ -68,6 +68,7 @@ def create_app(
         redoc_url=None,
     )
     store = TraceStore(model, max_bytes=cache_bytes, wait_s=wait_s)
+    store.calibrate()  # the work queue's first estimates come from this machine's speed
     # ./lmscope-results is fixed now, whatever the process's folder later becomes
     served = Served(model, store, named(compare), named(rnn), LabResults())
     app.state.served = served

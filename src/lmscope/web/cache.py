@@ -43,6 +43,14 @@ class LRUCache:
             self._entries.move_to_end(key)
             return found[0]
 
+    def hit(self, key: Hashable, default=None):
+        """The value under ``key``, counted as a hit; ``default`` (not counted) when missing."""
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            return default
+        self.hits += 1
+        return value
+
     def put(self, key: Hashable, value, nbytes: int) -> None:
         if nbytes > self.max_bytes:
             return  # too big to keep: answer this request and forget it
@@ -60,14 +68,12 @@ class LRUCache:
     ) -> tuple[Any, bool]:
         """(the value under ``key``, whether it was cached), computing it behind ``lock`` and
         keeping it when missing. ``compute`` returns (value, its size in bytes)."""
-        value = self.get(key, _MISSING)
+        value = self.hit(key, _MISSING)
         if value is not _MISSING:
-            self.hits += 1
             return value, True
         with lock if lock is not None else contextlib.nullcontext():
-            value = self.get(key, _MISSING)  # filled while this request waited?
+            value = self.hit(key, _MISSING)  # filled while this request waited?
             if value is not _MISSING:
-                self.hits += 1
                 return value, True
             self.misses += 1
             value, nbytes = compute()

@@ -51,7 +51,7 @@ def add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Busy)
     async def busy(request: Request, exc: Busy):
-        return busy_response(str(exc))
+        return busy_response(str(exc), exc.retry_after)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError):

@@ -29,12 +29,17 @@ RETRY_AFTER_S = 1
 
 
 class Busy(LmscopeError):
-    """The server is saturated; the request may be sent again shortly (HTTP 503)."""
+    """The server is saturated; the request may be sent again in ``retry_after`` seconds
+    (HTTP 503 with ``Retry-After``)."""
+
+    def __init__(self, message: str, retry_after: int = RETRY_AFTER_S):
+        super().__init__(message)
+        self.retry_after = max(1, int(retry_after))
 
 
-def busy_response(message: str) -> JSONResponse:
+def busy_response(message: str, retry_after: int = RETRY_AFTER_S) -> JSONResponse:
     return JSONResponse(
-        {"error": message}, status_code=503, headers={"retry-after": str(RETRY_AFTER_S)}
+        {"error": message}, status_code=503, headers={"retry-after": str(retry_after)}
     )
 
 

@@ -1,12 +1,20 @@
 """What every route is served with, through one FastAPI dependency (``Serving``): the model,
-its trace store (which holds the server's one cache and the model gate), the models a request
-may pick by name, and the lab's results. ``select`` is the one check of the token ids,
-position, layer and head a request asks for."""
+its trace store (which holds the server's one cache, the model gate and the work queue), the
+models a request may pick by name, and the lab's results. ``select`` is the one check of the
+token ids, position, layer and head a request asks for.
+
+The routes are coroutines: the model's work runs on the store's work queue (``web.work``),
+everything else that takes more than a moment (checking 100,000 ids, building a view from a
+cached trace) on the small ``views`` pool, so the event loop and the ordinary thread pool
+stay free for the cheap requests whatever the model is doing."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -19,6 +27,9 @@ from lmscope.errors import InvalidInputError
 from lmscope.explain.logits import position_logits
 from lmscope.web.lab import LabResults
 from lmscope.web.store import TraceStore
+from lmscope.web.work import WorkQueue
+
+VIEW_THREADS = 4  # threads that build views from computed values (no model work)
 
 
 @dataclass(frozen=True)
@@ -39,9 +50,29 @@ class Served:
     rnn: dict[str, Any] = field(default_factory=dict)  # char models of lmscope serve --rnn
     lab: LabResults = field(default_factory=LabResults)
     rnn_lock: threading.Lock = field(default_factory=threading.Lock)  # one RNN run at a time
+    rnn_work: WorkQueue | None = None  # the char models' own queue (default: the store's limit)
+    views: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(VIEW_THREADS, thread_name_prefix="lmscope-view")
+    )
+
+    def __post_init__(self):
+        if self.rnn_work is None:
+            self.rnn_work = WorkQueue(self.store.work.limit_s, name="char-model")
+
+    async def view(self, fn: Callable, *args):
+        """``fn(*args)`` on the views pool: work that reads what is computed, never the model
+        gate, off the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.views, functools.partial(fn, *args))
 
     def ids(self, ids) -> tuple[int, ...]:
         return tuple(self.model.check_ids(ids))
+
+    def prompt_ids(self, request) -> tuple[int, ...]:
+        """The ids of a request's ``text`` or ``ids``, checked."""
+        if request.text is not None:
+            return tuple(self.model.encode(request.text))
+        return self.ids(request.ids)
 
     def select(self, request) -> Selection:
         """The request's ``ids`` and, where it has them, ``position`` (None: the last),
@@ -56,15 +87,14 @@ class Served:
             None if head is None else checks.head(c, head),
         )
 
-    def logits_at(self, ids: tuple[int, ...], position: int) -> tuple[Trace, torch.Tensor]:
-        """The prompt's trace and the full logits after ``position`` (behind the gate: an
-        earlier position's logits are computed from its final LayerNorm output)."""
-        trace, _ = self.store.base(ids)
-        with self.store.gate:
-            return trace, position_logits(self.model, trace, position)
+    async def logits_at(self, ids: tuple[int, ...], position: int) -> tuple[Trace, torch.Tensor]:
+        """The prompt's trace and the full logits after ``position`` (an earlier position's
+        are one product of its final LayerNorm output with the unembedding: a view's work)."""
+        trace = await self.store.base_trace(ids)
+        return trace, await self.view(position_logits, self.model, trace, position)
 
 
-def serving(request: Request) -> Served:
+async def serving(request: Request) -> Served:  # async: no thread for a lookup
     return request.app.state.served
 
 

@@ -6,17 +6,24 @@ Entries live in the server's one cache (``web.cache``), keyed by (model name, ki
 layer's probes only when that layer is asked for.
 
 One forward pass runs at a time (``gate``): on a CPU, parallel passes only slow each other
-down. A request that waits longer than ``wait_s`` for it gives up (``limits.Busy``).
+down. The web routes ask for what they need through the async methods (``obtain``,
+``base_trace``, ``layer_trace``): a cached value comes back at once, a missing one is computed
+as one job on the server's work queue (``web.work``), which refuses at once what it could not
+finish within ``wait_s`` (``limits.Busy``). The sync methods compute in the calling thread,
+behind the gate; a job on the queue uses them for the steps inside it.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Hashable
 from typing import Any
 
 from lmscope.engine.trace import Trace
+from lmscope.errors import LmscopeError
 from lmscope.web.cache import CacheStats, LRUCache
 from lmscope.web.limits import Gate
+from lmscope.web.work import Costs, WorkQueue
 
 BASE_PROBES = (
     "hook_embed",
@@ -26,6 +33,7 @@ BASE_PROBES = (
     "ln_final.*",
 )
 PREDICTION_TOP_K = 5
+_MISSING = object()
 
 
 def full_trace_bytes(config, n_tokens: int) -> int:
@@ -65,6 +73,9 @@ class TraceStore:
         self.full_limit = max_bytes // 4  # a full trace up to this size is recorded in one go
         # one forward pass at a time (re-entrant: views nest); waits give up after wait_s
         self.gate = Gate(wait_s)
+        # the model's work, bounded in expected seconds (see web.work)
+        self.work = WorkQueue(wait_s if wait_s is not None else float("inf"), gate=self.gate)
+        self.costs = Costs(model)
 
     def remember(
         self, key: tuple[Hashable, ...], compute: Callable[[], tuple[Any, int]], lock=None
@@ -73,6 +84,30 @@ class TraceStore:
         value it is; ``compute`` runs behind the gate (or ``lock``) when it is missing and
         returns (value, size in bytes)."""
         return self.cache.cached((self.model.name, *key), compute, lock or self.gate)
+
+    def keep(self, key: tuple[Hashable, ...], compute: Callable[[], tuple[Any, int]]):
+        """``remember`` without the gate, for values that need no model (a view's parts): two
+        requests at once may both compute it."""
+        return self.cache.cached((self.model.name, *key), compute, lock=None)
+
+    async def obtain(
+        self,
+        key: tuple[Hashable, ...],
+        units: float,
+        compute: Callable[[], tuple[Any, int]],
+        *,
+        queue: WorkQueue | None = None,
+        lock=None,
+    ) -> tuple[Any, bool]:
+        """``remember`` for a request: a cached value at once, else ``compute`` as one job of
+        ``units`` on the work queue (or ``queue``, behind ``lock``), shared by identical
+        requests (``limits.Busy`` when the queue is too long)."""
+        value = self.cache.hit((self.model.name, *key), _MISSING)
+        if value is not _MISSING:
+            return value, True
+        work = queue if queue is not None else self.work
+        full = (self.model.name, *key)
+        return await work.run(full, units, lambda: self.remember(key, compute, lock))
 
     def stats(self) -> CacheStats:
         return self.cache.stats()
@@ -85,19 +120,56 @@ class TraceStore:
         trace = self.model.trace(list(ids), top_k=PREDICTION_TOP_K, **kwargs)
         return trace, trace.nbytes() + pending_bytes(trace)
 
+    def _base_job(self, ids: tuple[int, ...]):
+        """(cache key, compute) of the base trace: the full one when it is small enough."""
+        if self.is_full(ids):
+            return ("full", ids), lambda: self._trace(ids)
+        return ("base", ids), lambda: self._trace(ids, names=BASE_PROBES)
+
+    def _layer_job(self, ids: tuple[int, ...], layer: int):
+        if self.is_full(ids):
+            return self._base_job(ids)
+        names = [f"blocks.{layer}.*"]
+        return ("layer", ids, layer), lambda: self._trace(ids, names=names, layers=[layer])
+
     def base(self, ids: tuple[int, ...]) -> tuple[Trace, bool]:
         """A trace with embeddings, the residual stream at block edges, the final LayerNorm
         and per-position predictions (the full trace when it is small enough)."""
-        if self.is_full(ids):
-            return self.remember(("full", ids), lambda: self._trace(ids))
-        return self.remember(("base", ids), lambda: self._trace(ids, names=BASE_PROBES))
+        return self.remember(*self._base_job(ids))
 
     def layer(self, ids: tuple[int, ...], layer: int) -> Trace:
         """A trace holding every probe of block ``layer``."""
-        if self.is_full(ids):
-            return self.base(ids)[0]
-        trace, _ = self.remember(
-            ("layer", ids, layer),
-            lambda: self._trace(ids, names=[f"blocks.{layer}.*"], layers=[layer]),
-        )
-        return trace
+        return self.remember(*self._layer_job(ids, layer))[0]
+
+    # --- the same for a request: cached, or one job on the work queue ---------------------------
+    def cached(self, key: tuple[Hashable, ...]):
+        """The value under ``key``, or None (not counted as a hit or a miss)."""
+        return self.cache.get((self.model.name, *key))
+
+    def trace_units(self, ids: tuple[int, ...], layer: int | None = None) -> float:
+        """Work units of the base trace (or of ``layer``'s), 0 when it is cached."""
+        key, _ = self._base_job(ids) if layer is None else self._layer_job(ids, layer)
+        if self.cached(key) is not None:
+            return 0.0
+        return self.costs.forward(len(ids))
+
+    def calibrate(self, n_tokens: int = 64) -> None:
+        """Start the work queue's rate from a real trace with its predictions (a prompt of
+        ``n_tokens``), so the first burst is judged by this machine's speed."""
+        n = min(n_tokens, self.model.config.vocab_size, self.model.capabilities.context or n_tokens)
+        ids = tuple(range(n))
+        units = self.costs.forward(n) + self.costs.logits(n)
+        with contextlib.suppress(LmscopeError):  # a model that cannot trace these: the prior
+            self.work.calibrate(units, lambda: self._trace(ids)[0].predictions)
+
+    def prediction_units(self, ids: tuple[int, ...]) -> float:
+        """Work units of the base trace (when missing) and its per-position predictions."""
+        return self.trace_units(ids) + self.costs.logits(len(ids))
+
+    async def base_trace(self, ids: tuple[int, ...]) -> Trace:
+        key, compute = self._base_job(ids)
+        return (await self.obtain(key, self.trace_units(ids), compute))[0]
+
+    async def layer_trace(self, ids: tuple[int, ...], layer: int) -> Trace:
+        key, compute = self._layer_job(ids, layer)
+        return (await self.obtain(key, self.trace_units(ids, layer), compute))[0]

@@ -18,47 +18,59 @@ from lmscope.web.interpret import (
     lens_view,
 )
 from lmscope.web.served import Serving, pick
+from lmscope.web.work import Costs
 
 router = APIRouter(tags=["interpret"])
 
 
 @router.post("/api/lens", response_model=s.LensResponse, responses=ERRORS)
-def lens(req: s.LensRequest, served: Serving):
+async def lens(req: s.LensRequest, served: Serving):
     """Logit lens: the residual stream after the embedding and after each block, read out
     through the final LayerNorm and unembedding, for a window of at most 32 positions.
     The last row is the model's real output."""
-    model, store, at = served.model, served.store, served.select(req)
+    model, store = served.model, served.store
+    at = await served.view(served.select, req)
     start, size = window(len(at.ids), at.position, req.start, req.size, LENS_LEAD)
 
     def compute():  # the trace only when this answer is not cached already
         view = lens_view(model, store.base(at.ids)[0], start, size, req.k)
         return view, 96 * req.k * size * (model.config.n_layer + 1)
 
-    return store.remember(("lens", at.ids, start, size, req.k), compute)[0]
+    units = store.trace_units(at.ids) + store.costs.logits(size * (model.config.n_layer + 1))
+    return (await store.obtain(("lens", at.ids, start, size, req.k), units, compute))[0]
 
 
 @router.post("/api/heads", response_model=s.HeadsResponse, responses=ERRORS)
-def heads(req: s.HeadsRequest, served: Serving):
+async def heads(req: s.HeadsRequest, served: Serving):
     """Every head of every layer: its attention pattern over the positions up to
     ``position`` (at most 32), as bytes, for the ablation grid."""
-    store, at, c = served.store, served.select(req), served.model.config
+    store, c = served.store, served.model.config
+    at = await served.view(served.select, req)
 
     def compute():
         layers = [store.layer(at.ids, i) for i in range(c.n_layer)]
         return heads_view(layers, at.position, req.size), c.n_layer * c.n_head * req.size**2
 
-    return store.remember(("heads", at.ids, at.position, req.size), compute)[0]
+    if store.is_full(at.ids):
+        units = store.trace_units(at.ids)
+    else:
+        units = sum(store.trace_units(at.ids, i) for i in range(c.n_layer))
+    return (await store.obtain(("heads", at.ids, at.position, req.size), units, compute))[0]
 
 
 @router.post("/api/ablate", response_model=s.AblateResponse, responses=ERRORS)
-def ablate(req: s.AblateRequest, served: Serving):
+async def ablate(req: s.AblateRequest, served: Serving):
     """The next-token distribution at ``position`` with and without the ablations (heads,
     whole attention or MLP outputs set to zero or to their mean over the positions), and
     KL(before || after). Same numbers as ``lmscope.interpret.ablation_effect``."""
-    model, at = served.model, served.select(req)
+    model, store = served.model, served.store
+    at = await served.view(served.select, req)
     specs = canonical(req.ablate, model.config)  # unknown heads or layers: 400 before any work
-    body, _ = served.store.remember(
+    rows = len(at.ids) if req.mode == "mean" else 1
+    units = 2 * (store.costs.forward(at.position + 1) + store.costs.logits(rows))
+    body, _ = await store.obtain(
         ("ablate", at.ids, tuple(specs), req.mode, at.position, req.k),
+        units,
         lambda: (ablation_view(model, at.ids, specs, req.mode, at.position, req.k), 8192),
     )
     return body
@@ -71,7 +83,7 @@ def compare_models(served: Serving):
 
 
 @router.post("/api/compare", response_model=s.CompareResponse, responses=ERRORS)
-def compare_text(req: s.CompareRequest, served: Serving):
+async def compare_text(req: s.CompareRequest, served: Serving):
     """Per-token loss of the served model (A) and of ``model`` (B) on the text, and B - A;
     per character when their tokenizers split the text differently."""
     model = served.model
@@ -83,9 +95,14 @@ def compare_text(req: s.CompareRequest, served: Serving):
         unknown="not offered by this server",
     )
     # an empty text is refused by compare() itself, with a readable message
-    text = req.text if req.text is not None else model.decode(served.ids(req.ids))
-    body, _ = served.store.remember(
+    if req.text is not None:
+        text = req.text
+    else:
+        text = await served.view(lambda: model.decode(served.ids(req.ids)))
+    units = sum(Costs.whole(m, len(text)) for m in (model, other))  # a token has >= 1 char
+    body, _ = await served.store.obtain(
         ("compare", name, text),
+        units,
         lambda: (compare_view(model, other, text), 200 * len(text) + 1024),
     )
     return body

@@ -23,6 +23,7 @@ from lmscope.web.generation import fresh_seed
 from lmscope.web.pages import page
 from lmscope.web.rnn import activations_view, corpus_sample, model_facts, run_bytes
 from lmscope.web.served import Served, Serving, pick
+from lmscope.web.work import Costs
 
 router = APIRouter(tags=["rnn"])
 REPORT_BYTES = 64 * 1024  # what a finder report holds, about
@@ -42,12 +43,20 @@ def _model(served: Served, name: str | None):
     )
 
 
-def _run(served: Served, name: str, model, text: str) -> NeuronRun:
+async def _on_queue(served: Served, key: tuple, model, chars: int, compute):
+    """``compute`` (value, bytes) as one job on the char models' work queue, or cached."""
+    units = Costs.whole(model, chars)
+    return await served.store.obtain(
+        key, units, compute, queue=served.rnn_work, lock=served.rnn_lock
+    )
+
+
+async def _run(served: Served, name: str, model, text: str) -> NeuronRun:
     def compute():
         run = neuron_activations(model, text)
         return run, run_bytes(run)
 
-    return served.store.remember(("rnn-run", name, text), compute, lock=served.rnn_lock)[0]
+    return (await _on_queue(served, ("rnn-run", name, text), model, len(text), compute))[0]
 
 
 @router.get("/api/rnn/models", response_model=s.RNNModels)
@@ -57,7 +66,7 @@ def rnn_models(served: Serving):
 
 
 @router.post("/api/rnn/activations", response_model=s.ActivationsResponse, responses=ERRORS)
-def activations(req: s.ActivationsRequest, served: Serving):
+async def activations(req: s.ActivationsRequest, served: Serving):
     """One unit's value after each character of the text (h, c or a gate), the unit's
     gates (LSTM i f o, GRU r z), and the top-5 next characters after each character.
     Characters outside the vocabulary are skipped and listed."""
@@ -70,8 +79,8 @@ def activations(req: s.ActivationsRequest, served: Serving):
         )
     checks.index(req.layer, model.config.layers, "layer", "this model has layers")
     checks.index(req.unit, model.config.hidden, "unit", "each layer has units")
-    run = _run(served, name, model, req.text)
-    return activations_view(name, run, req.layer, req.unit, kind)
+    run = await _run(served, name, model, req.text)
+    return await served.view(activations_view, name, run, req.layer, req.unit, kind)
 
 
 def _finder_text(name: str, model, text: str | None) -> tuple[str, str]:
@@ -93,19 +102,19 @@ def _finder_text(name: str, model, text: str | None) -> tuple[str, str]:
 
 
 @router.post("/api/rnn/cells", response_model=s.CellsResponse, responses=ERRORS)
-def cells(req: s.CellsRequest, served: Serving):
+async def cells(req: s.CellsRequest, served: Serving):
     """The interpretable-cell finder: for each feature (inside quotes, position in line,
     bracket depth, URL, indentation, comment, word start), the best units, chosen on the
     first half of the text and scored on the held-out second half."""
     name, model = _model(served, req.model)
-    text, source = _finder_text(name, model, req.text)
+    text, source = await served.view(_finder_text, name, model, req.text)
 
     def compute():
         kinds = ("c", "h") if model.arch == "lstm" else ("h",)
         run = neuron_activations(model, text, kinds=kinds)
         return find_cells(run, top=10, source=source), REPORT_BYTES  # requests trim to top
 
-    report, _ = served.store.remember(("rnn-cells", name, text), compute, lock=served.rnn_lock)
+    report, _ = await _on_queue(served, ("rnn-cells", name, text), model, 2 * len(text), compute)
     body = report.to_dict()
     for f in body["features"]:
         f["best"] = f["best"][: req.top]
@@ -114,15 +123,20 @@ def cells(req: s.CellsRequest, served: Serving):
 
 
 @router.post("/api/rnn/sample", response_model=s.SampleResponse, responses=ERRORS)
-def sample(req: s.SampleRequest, served: Serving):
+async def sample(req: s.SampleRequest, served: Serving):
     """Sample characters after the prompt at a temperature (0: greedy); the same seed
     and settings give the same text."""
     name, model = _model(served, req.model)
     seed = req.seed if req.seed is not None else fresh_seed(52)  # a whole JS number
     params = SamplingParams(temperature=req.temperature, greedy=req.temperature == 0)
-    with served.rnn_lock:
-        tokens = generate(model, req.prompt, req.n, params, seed=seed, skip_unknown=True)
-        text = "".join(t.text for t in tokens)
+
+    def draw() -> str:
+        with served.rnn_lock:
+            tokens = generate(model, req.prompt, req.n, params, seed=seed, skip_unknown=True)
+            return "".join(t.text for t in tokens)
+
+    units = Costs.whole(model, len(req.prompt) + req.n)
+    text = await served.rnn_work.run(None, units, draw)
     return s.SampleResponse(
         model=name, prompt=req.prompt, sample=text, seed=seed, temperature=req.temperature
     )

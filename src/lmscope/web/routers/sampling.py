@@ -11,8 +11,12 @@ from fastapi.responses import StreamingResponse
 from lmscope.engine.sampling import SamplingParams
 from lmscope.explain.logits import PoolResponse, pool_view
 from lmscope.web import generation, schemas
+from lmscope.web.error_codes import error_code
 from lmscope.web.errors import ERRORS
+from lmscope.web.limits import Busy
+from lmscope.web.schemas import GeneratedEvent
 from lmscope.web.served import Serving
+from lmscope.web.work import Steps
 
 router = APIRouter(tags=["sampling"])
 
@@ -28,23 +32,41 @@ STREAM = {
 
 
 @router.post("/api/pool", response_model=PoolResponse, responses=ERRORS)
-def pool(req: schemas.PoolRequest, served: Serving):
+async def pool(req: schemas.PoolRequest, served: Serving):
     """The server's candidate pool for some sampling settings (what Generate draws from)."""
-    at = served.select(req)
+    at = await served.view(served.select, req)
     params = SamplingParams(**req.sampling.model_dump())
-    _, logits = served.logits_at(at.ids, at.position)
-    return pool_view(served.model, logits, at.position, params)
+    _, logits = await served.logits_at(at.ids, at.position)
+    return await served.view(pool_view, served.model, logits, at.position, params)
 
 
 @router.post("/api/generate", response_class=StreamingResponse, responses=STREAM)
-def generate(req: schemas.GenerateRequest, served: Serving):
+async def generate(req: schemas.GenerateRequest, served: Serving):
     """Append up to n sampled tokens, streamed as they come. Token i is drawn with a
     generator seeded from (seed, its position)."""
-    ids = list(served.ids(req.ids))
+    ids = list(await served.view(served.ids, req.ids))
     params = SamplingParams(**req.sampling.model_dump())
     seed = req.seed if req.seed is not None else generation.fresh_seed()
-    events = generation.events(
-        served.model, served.store.gate, ids, req.n, params, seed, req.stop_at_eot
+    events = await served.view(
+        generation.events, served.model, None, ids, req.n, params, seed, req.stop_at_eot
     )
-    lines = (json.dumps(e.model_dump(exclude_none=True)) + "\n" for e in events)
-    return StreamingResponse(lines, media_type="application/x-ndjson")
+    # Each token is one job on the work queue, so other requests interleave with a long run;
+    # the first (the whole prompt) is asked for before answering: a full queue is a 503.
+    steps = Steps(served.store.work, events)
+    costs = served.store.costs
+    first = await steps.next(costs.forward(len(ids)) + costs.logits(1))
+
+    async def lines():
+        event, n = first, len(ids)
+        while event is not None:
+            yield json.dumps(event.model_dump(exclude_none=True)) + "\n"
+            n += 1
+            try:
+                event = await steps.next(costs.step(n))
+            except Busy as err:
+                code, params = error_code(str(err), 503)
+                event = GeneratedEvent(type="error", error=str(err), code=code, params=params)
+                yield json.dumps(event.model_dump(exclude_none=True)) + "\n"
+                return
+
+    return StreamingResponse(lines(), media_type="application/x-ndjson")

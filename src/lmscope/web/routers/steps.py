@@ -1,7 +1,8 @@
 """The model, its 20 steps and the trace they read: ``/api/trace`` runs a prompt once, then
 ``/api/layer``, ``/api/attention``, ``/api/final``... answer one layer, head or position from
-the trace the store keeps. Handlers are plain ``def`` functions, so FastAPI runs them in its
-threadpool and the event loop stays free while the model runs."""
+the trace the store keeps. The model's work runs on the store's work queue and views on the
+served views pool (``web.served``), so the event loop stays free while the model runs; the
+cheap routes are plain ``def`` functions in FastAPI's threadpool, which nothing blocks."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from lmscope.explain.tokens import TokenizerResponse, explain_ids, tokenizer_vie
 from lmscope.web import schemas
 from lmscope.web.cache import CacheStats
 from lmscope.web.errors import ERRORS
-from lmscope.web.served import Serving
+from lmscope.web.served import Served, Serving
 
 router = APIRouter()
 
@@ -58,63 +59,78 @@ def steps(served: Serving):
 
 
 @router.post("/api/trace", response_model=TraceResponse, responses=ERRORS, tags=["trace"])
-def trace(req: schemas.TraceRequest, served: Serving):
+async def trace(req: schemas.TraceRequest, served: Serving):
     """Tokenize and run the prompt once: tokens, per-position predictions, the last
     position's logits (top tokens and tail log-sum-exps), residual norms by layer. With
     ``chat`` the text is first wrapped in the model's chat template."""
     model, store = served.model, served.store
-    if req.chat and req.text is None:
-        raise InvalidInputError("chat mode wraps a text prompt; send 'text', not 'ids'")
-    text = apply_chat_template(model, req.text) if req.chat else req.text
-    ids = tuple(model.encode(text)) if text is not None else served.ids(req.ids)
+    ids = await served.view(_prompt_ids, served, req)
     # The summary is a pure function of the ids: keep it next to the trace it came from.
-    body, cached = store.remember(
-        ("summary", ids), lambda: (trace_summary(model, store.base(ids)[0]), 64 * 1024)
+    body, cached = await store.obtain(
+        ("summary", ids),
+        store.prediction_units(ids),
+        lambda: (trace_summary(model, store.base(ids)[0]), 64 * 1024),
     )
     return body.model_copy(update={"cached": cached})
 
 
-@router.post("/api/tokenizer", response_model=TokenizerResponse, responses=ERRORS, tags=["steps"])
-def tokenizer(req: schemas.PositionRequest, served: Serving):
-    """The BPE merges that built the token at a position."""
-    model, store, at = served.model, served.store, served.select(req)
-    trace, _ = store.base(at.ids)
-    explained, _ = store.remember(
+def _prompt_ids(served: Served, req: schemas.TraceRequest) -> tuple[int, ...]:
+    """The request's ids; with ``chat``, of its text wrapped in the model's chat template."""
+    if not req.chat:
+        return served.prompt_ids(req)
+    if req.text is None:
+        raise InvalidInputError("chat mode wraps a text prompt; send 'text', not 'ids'")
+    return tuple(served.model.encode(apply_chat_template(served.model, req.text)))
+
+
+def _tokenizer_view(served: Served, trace, at) -> TokenizerResponse:
+    model = served.model
+    explained, _ = served.store.keep(
         ("explain", at.ids), lambda: (explain_ids(model, at.ids), 2048 * len(at.ids))
     )
     return tokenizer_view(model, trace, at.position, explained)
 
 
+@router.post("/api/tokenizer", response_model=TokenizerResponse, responses=ERRORS, tags=["steps"])
+async def tokenizer(req: schemas.PositionRequest, served: Serving):
+    """The BPE merges that built the token at a position."""
+    at = await served.view(served.select, req)
+    trace = await served.store.base_trace(at.ids)
+    return await served.view(_tokenizer_view, served, trace, at)
+
+
 @router.post("/api/embedding", response_model=EmbeddingResponse, responses=ERRORS, tags=["steps"])
-def embedding(req: schemas.PositionRequest, served: Serving):
+async def embedding(req: schemas.PositionRequest, served: Serving):
     """Token embedding, position embedding and their sum at a position."""
-    at = served.select(req)
-    return embedding_view(served.model, served.store.base(at.ids)[0], at.position)
+    at = await served.view(served.select, req)
+    trace = await served.store.base_trace(at.ids)
+    return await served.view(embedding_view, served.model, trace, at.position)
 
 
 @router.post("/api/layer", response_model=LayerResponse, responses=ERRORS, tags=["steps"])
-def layer(req: schemas.LayerRequest, served: Serving):
+async def layer(req: schemas.LayerRequest, served: Serving):
     """One block at one position: LayerNorms, Q/K/V and head outputs, the projection,
     residual additions, the MLP with its activation histogram, and a dropout example."""
-    at = served.select(req)
-    return layer_view(served.model, served.store.layer(at.ids, at.layer), at.layer, at.position)
+    at = await served.view(served.select, req)
+    trace = await served.store.layer_trace(at.ids, at.layer)
+    return await served.view(layer_view, served.model, trace, at.layer, at.position)
 
 
 @router.post("/api/attention", response_model=AttentionResponse, responses=ERRORS, tags=["steps"])
-def attention(req: schemas.AttentionRequest, served: Serving):
+async def attention(req: schemas.AttentionRequest, served: Serving):
     """One head's scores QK^T -> scaled -> masked -> softmax in a window of at most 64
     positions, the query position's full rows, and every head's pattern (bytes)."""
-    at = served.select(req)
-    trace = served.store.layer(at.ids, at.layer)
-    return attention_view(trace, at.layer, at.head, at.position, req.start)
+    at = await served.view(served.select, req)
+    trace = await served.store.layer_trace(at.ids, at.layer)
+    return await served.view(attention_view, trace, at.layer, at.head, at.position, req.start)
 
 
 @router.post("/api/final", response_model=FinalResponse, responses=ERRORS, tags=["steps"])
-def final(req: schemas.PositionRequest, served: Serving):
+async def final(req: schemas.PositionRequest, served: Serving):
     """Final LayerNorm and the logits after a position (tied unembedding)."""
-    at = served.select(req)
-    trace, logits = served.logits_at(at.ids, at.position)
-    return final_view(served.model, trace, at.position, logits)
+    at = await served.view(served.select, req)
+    trace, logits = await served.logits_at(at.ids, at.position)
+    return await served.view(final_view, served.model, trace, at.position, logits)
 
 
 @router.get("/api/cache", response_model=CacheStats, tags=["model"])

@@ -1,0 +1,304 @@
+"""Model work off the request threads: one queue, bounded in expected seconds of work.
+
+Every forward pass (and every other computation of a model's size: per-position
+predictions, the logit lens, an ablation) runs on the queue's own worker thread(s), first
+come first served. A request that needs such work is a coroutine awaiting its job, so a
+thousand waiting requests hold no thread, and the cheap requests (model facts, the step
+list, static files, /docs, views of cached traces) are answered by the event loop and the
+ordinary thread pool, never behind the model.
+
+The queue is bounded by time, not by count: each job comes with its size in work units (about
+floating-point operations, see ``Costs``), and ``Rate`` turns units into seconds from what
+the jobs before it measured. A job that would finish later than ``limit_s`` from now is
+refused at once with ``Busy`` (HTTP 503) and a ``Retry-After`` saying when the queue should
+have room; an empty queue takes any job, so a single long one still runs. A job whose wait
+passes ``limit_s`` all the same (the estimate was wrong) is withdrawn with a 503 instead of
+starting late. Identical concurrent jobs (the same ``key``) share one computation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Hashable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+from lmscope.web.limits import Busy
+
+__all__ = ["Costs", "Job", "Rate", "Steps", "WorkQueue"]
+
+
+class Rate:
+    """Seconds per work unit, measured: an exponential average (in log space, so one slow
+    job moves it by a factor, not to its value) of the jobs that finished."""
+
+    def __init__(self, seconds_per_unit: float = 1e-10, overhead_s: float = 0.015):
+        self.seconds_per_unit, self.overhead_s = seconds_per_unit, overhead_s
+        self.measured = 0
+
+    def seconds(self, units: float) -> float:
+        return self.overhead_s + units * self.seconds_per_unit
+
+    def observe(self, units: float, seconds: float, weight: float = 0.3) -> None:
+        work = seconds - self.overhead_s
+        if units <= 0 or work <= 0.002:  # too short to tell the rate from the overhead
+            return
+        seen = work / units
+        if self.measured == 0 or weight >= 1:
+            self.seconds_per_unit = seen
+        else:
+            log_rate = (1 - weight) * math.log(self.seconds_per_unit) + weight * math.log(seen)
+            self.seconds_per_unit = math.exp(log_rate)
+        self.measured += 1
+
+
+@dataclass(eq=False)
+class Job:
+    key: Hashable | None
+    fn: Callable[[], Any]
+    units: float
+    deadline: float  # time.monotonic() by which it must have started
+    future: Future = field(default_factory=Future)
+    state: str = "queued"  # queued, running, done, withdrawn
+    started: float = 0.0
+
+
+class WorkQueue:
+    """Jobs run on ``workers`` threads of their own (one by default: on a CPU, parallel
+    forward passes only slow each other down), each holding ``gate`` while it runs.
+
+    Estimates are kept in units and turned into seconds at the current rate, so when the
+    machine turns out slower than measured, the queue's whole backlog grows at once: the jobs
+    that can no longer start in time are refused (``_shed``) instead of waiting for nothing.
+    """
+
+    MARGIN = 1.5  # a job may take this many times its estimate and still answer in time
+
+    def __init__(self, limit_s: float = 60.0, *, workers: int = 1, gate=None, name="model"):
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.limit_s, self.workers, self.gate, self.name = limit_s, workers, gate, name
+        self.rate = Rate()
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[Job] = deque()
+        self._running: set[Job] = set()
+        self._by_key: dict[Hashable, Job] = {}
+        self._threads: list[threading.Thread] = []
+        self.done = self.refused = self.shared = self.withdrawn = 0
+
+    # --- admission ----------------------------------------------------------------------------
+    def backlog_s(self) -> float:
+        """Expected seconds until the queue is empty (the running jobs' rest included)."""
+        with self._cond:
+            return self._backlog()
+
+    def _backlog(self) -> float:
+        now, seconds = time.monotonic(), self.rate.seconds
+        queued = sum(seconds(job.units) for job in self._queue if job.state == "queued")
+        running = sum(max(0.0, seconds(job.units) - (now - job.started)) for job in self._running)
+        return (queued + running) / self.workers
+
+    def _latest_start(self, units: float) -> float:
+        """Seconds from now by which a job must start to answer within the limit."""
+        return self.limit_s - self.MARGIN * self.rate.seconds(units)
+
+    def _busy(self, wait: float, units: float) -> Busy:
+        retry = max(1, math.ceil(wait - self._latest_start(units)))
+        return Busy(
+            f"the server is busy: about {wait:.0f} s of {self.name} work is queued ahead of "
+            f"this request, and no request waits more than {self.limit_s:g} s; try again in "
+            f"{retry} s",
+            retry_after=retry,
+        )
+
+    def submit(self, key: Hashable | None, units: float, fn: Callable[[], Any]) -> Job:
+        """Queue ``fn`` (``units`` of work), or join the same ``key``'s job; ``Busy`` when it
+        could not start in time to answer within ``limit_s``."""
+        with self._cond:
+            if key is not None and key in self._by_key:
+                self.shared += 1
+                return self._by_key[key]
+            wait, latest = self._backlog(), self._latest_start(units)
+            idle = not (self._queue or self._running)
+            if not idle and wait > latest:
+                self.refused += 1
+                raise self._busy(wait, units)
+            # an idle queue takes even a job longer than the limit: it starts at once
+            job = Job(key, fn, units, time.monotonic() + (self.limit_s if idle else latest))
+            self._queue.append(job)
+            if key is not None:
+                self._by_key[key] = job
+            self._start_threads()
+            self._cond.notify()
+            return job
+
+    async def run(self, key: Hashable | None, units: float, fn: Callable[[], Any]):
+        """``fn()``'s value, computed on the queue (see ``submit``)."""
+        return await self.wait(self.submit(key, units, fn))
+
+    async def wait(self, job: Job):
+        """The job's value; ``Busy`` when it has not started by its deadline."""
+        result = asyncio.wrap_future(job.future)
+        if math.isinf(job.deadline):
+            return await result
+        left = job.deadline - time.monotonic()
+        try:
+            return await asyncio.wait_for(asyncio.shield(result), max(left, 0.0))
+        except asyncio.TimeoutError:
+            with self._cond:
+                self._withdraw(job)  # a job already running is left to finish
+            return await result
+
+    def _withdraw(self, job: Job) -> None:
+        """Refuse a queued job (under the lock)."""
+        if job.state != "queued":
+            return
+        job.state = "withdrawn"
+        self.withdrawn += 1
+        self._forget(job)
+        job.future.set_exception(self._busy(self._backlog(), job.units))
+
+    def _shed(self) -> None:
+        """Refuse the queued jobs that the backlog ahead of them now makes too late (under
+        the lock)."""
+        now, seconds, late = time.monotonic(), self.rate.seconds, []
+        ahead = sum(max(0.0, seconds(job.units) - (now - job.started)) for job in self._running)
+        for job in self._queue:
+            if job.state != "queued":
+                continue
+            if now + ahead / self.workers > job.deadline:
+                late.append(job)
+            else:
+                ahead += seconds(job.units)
+        for job in late:
+            self._withdraw(job)
+
+    def _forget(self, job: Job) -> None:
+        with contextlib.suppress(ValueError):
+            self._queue.remove(job)
+        if job.key is not None and self._by_key.get(job.key) is job:
+            del self._by_key[job.key]
+
+    # --- the workers ----------------------------------------------------------------------------
+    def _start_threads(self) -> None:
+        while len(self._threads) < self.workers:
+            thread = threading.Thread(
+                target=self._work, name=f"lmscope-{self.name}-{len(self._threads)}", daemon=True
+            )
+            self._threads.append(thread)
+            thread.start()
+
+    def _next(self) -> Job:
+        with self._cond:
+            while True:
+                while not self._queue:
+                    self._cond.wait()
+                job = self._queue.popleft()
+                if job.state != "queued":
+                    continue
+                job.state, job.started = "running", time.monotonic()
+                self._running.add(job)
+                return job
+
+    def _timed(self, fn: Callable[[], Any]) -> tuple[Any, float]:
+        """(fn(), seconds it took once the gate was held)."""
+        with self.gate if self.gate is not None else contextlib.nullcontext():
+            begun = time.monotonic()
+            value = fn()
+            return value, time.monotonic() - begun
+
+    def _work(self) -> None:
+        while True:
+            job = self._next()
+            took = None
+            try:
+                value, took = self._timed(job.fn)
+            except BaseException as err:  # the request shows it; the worker goes on
+                job.future.set_exception(err)
+            else:
+                job.future.set_result(value)
+            finally:
+                with self._cond:
+                    job.state = "done"
+                    self._running.discard(job)
+                    self._forget(job)
+                    if took is not None:  # a failed job says nothing about the rate
+                        self.rate.observe(job.units, took)
+                    self.done += 1
+                    self._shed()
+
+    def calibrate(self, units: float, fn: Callable[[], Any]) -> float:
+        """Run ``fn`` (``units`` of work) here, twice (the first warms up), and start the
+        rate from the second; the seconds it took."""
+        self._timed(fn)
+        _, took = self._timed(fn)
+        self.rate.observe(units, took, weight=1.0)
+        return took
+
+    def stats(self) -> dict:
+        with self._cond:
+            return {
+                "queued": sum(job.state == "queued" for job in self._queue),
+                "running": len(self._running),
+                "backlog_s": round(self._backlog(), 3),
+                "seconds_per_unit": self.rate.seconds_per_unit,
+                "done": self.done,
+                "refused": self.refused,
+                "shared": self.shared,
+                "withdrawn": self.withdrawn,
+            }
+
+
+class Steps:
+    """A sync iterator advanced one item per job on ``queue`` (a token stream: each token is
+    a job, so other requests interleave with a long run). ``next`` is None at its end."""
+
+    _END = object()
+
+    def __init__(self, queue: WorkQueue, items: Iterator):
+        self.queue, self.items = queue, items
+
+    async def next(self, units: float):
+        item = await self.queue.run(None, units, lambda: next(self.items, self._END))
+        return None if item is self._END else item
+
+
+class Costs:
+    """Work units of the jobs a served Transformer runs, from its shape alone: about
+    floating-point operations, plus weights for the work that is not a matrix product
+    (fitted on GPT-2 and SmolLM2 shapes on a CPU; ``Rate`` scales them to this machine)."""
+
+    ATTENTION_WEIGHT = 600.0  # per attention score (layer x head x query x key): softmax, masks
+    VOCAB_WEIGHT = 600.0  # per logit beyond its product: log-softmax, top-k, copies
+
+    def __init__(self, model):
+        c = model.config
+        self.n_layer, self.n_head, self.d = c.n_layer, c.n_head, c.n_embd
+        self.vocab = c.vocab_size
+        # the weights every token goes through (not the embedding rows it only looks up)
+        self.body = sum(p.numel() for p in model.net.parameters() if p.shape[0] != self.vocab)
+
+    def forward(self, t: int) -> float:
+        """A forward pass over ``t`` tokens (a trace, with or without its probes)."""
+        return 2.0 * self.body * t + self.ATTENTION_WEIGHT * self.n_layer * self.n_head * t * t
+
+    def logits(self, rows: int) -> float:
+        """``rows`` positions read out over the whole vocabulary."""
+        return rows * self.vocab * (2.0 * self.d + self.VOCAB_WEIGHT)
+
+    def step(self, t: int) -> float:
+        """One generated token after ``t`` cached ones."""
+        attention = self.ATTENTION_WEIGHT * self.n_layer * self.n_head * t
+        return 2.0 * self.body + attention + self.logits(1)
+
+    @staticmethod
+    def whole(model, t: int) -> float:
+        """Any model (a char-RNN too) over ``t`` tokens, every output read: a generous 4
+        operations per weight and token."""
+        return 4.0 * sum(p.numel() for p in model.net.parameters()) * t

@@ -1,0 +1,188 @@
+"""Admission control that cannot stall (issue 16): the model's work runs on its own queue,
+bounded in expected seconds; cheap requests never wait behind it; a request that could not be
+answered within the limit is refused at once with 503 and Retry-After; identical concurrent
+requests share one computation. ``test_burst.py`` runs the burst against a real server."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import httpx
+import pytest
+from webtools import serve
+
+from lmscope.web import create_app
+from lmscope.web import generation as web_generation
+from lmscope.web.limits import Busy
+from lmscope.web.schemas import GeneratedEvent
+from lmscope.web.work import WorkQueue
+
+CHEAP = ("/api/model", "/api/steps", "/api/cache", "/docs", "/static/style.css", "/")
+
+
+@pytest.fixture
+def held(tiny_model):
+    """A served app (20 s limit) and its model gate, which the test holds to play a long
+    forward pass."""
+    app = create_app(tiny_model, wait_s=20)
+    with serve(app) as url:
+        yield url, app
+
+
+def _run(coro_fn, *args) -> threading.Thread:
+    out: list = []
+    thread = threading.Thread(target=lambda: out.extend(asyncio.run(coro_fn(*args))))
+    thread.out = out
+    thread.start()
+    return thread
+
+
+async def _heavy(url: str, bodies: list[dict], path: str = "/api/trace") -> list:
+    limits = httpx.Limits(max_connections=len(bodies) + 2)
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        return await asyncio.gather(*(client.post(path, json=b) for b in bodies))
+
+
+def test_cheap_requests_and_cached_views_never_wait_behind_the_model(held, tiny_model):
+    url, app = held
+    ids = tiny_model.encode("Cached before the model got busy")
+    assert httpx.post(f"{url}/api/trace", json={"ids": ids}, timeout=30).status_code == 200
+    # more waiting requests than FastAPI's thread pool has threads (40): none may hold one
+    bodies = [{"ids": [i + 1, i + 2, i + 3]} for i in range(60)]
+    with app.state.store.gate:
+        flood = _run(_heavy, url, bodies)
+        deadline = time.monotonic() + 10
+        while app.state.store.work.stats()["queued"] < 50:
+            assert time.monotonic() < deadline, app.state.store.work.stats()
+            time.sleep(0.05)
+        for path in CHEAP:
+            started = time.perf_counter()
+            assert httpx.get(url + path, timeout=5).status_code == 200, path
+            assert time.perf_counter() - started < 1, path
+        for path, body in (
+            ("/api/layer", {"ids": ids, "position": 1, "layer": 1}),
+            ("/api/attention", {"ids": ids, "position": 2, "layer": 0, "head": 1}),
+            ("/api/final", {"ids": ids, "position": 0}),
+            ("/api/trace", {"ids": ids}),
+        ):
+            started = time.perf_counter()
+            r = httpx.post(url + path, json=body, timeout=5)
+            assert r.status_code == 200 and time.perf_counter() - started < 1, (path, r.text)
+    flood.join(timeout=60)
+    assert sorted({r.status_code for r in flood.out}) in ([200], [200, 503], [503])
+
+
+def test_identical_concurrent_requests_share_one_computation(held):
+    url, app = held
+    store = app.state.store
+    before = store.stats().misses
+    with store.gate:
+        flood = _run(_heavy, url, [{"ids": [5, 6, 7, 8]}] * 12)
+        deadline = time.monotonic() + 10
+        while store.work.stats()["shared"] < 11:
+            assert time.monotonic() < deadline, store.work.stats()
+            time.sleep(0.02)
+    flood.join(timeout=60)
+    assert [r.status_code for r in flood.out] == [200] * 12
+    bodies = [r.json() for r in flood.out]
+    assert all(b["tokens"] == bodies[0]["tokens"] for b in bodies)
+    # one summary, computed once with its trace; the other eleven joined that job
+    assert store.stats().misses - before == 2
+
+
+def test_a_stream_that_cannot_go_on_in_time_ends_with_an_error_event(held, monkeypatch):
+    url, app = held
+    work = app.state.store.work
+    reached, release, hold = threading.Event(), threading.Event(), threading.Event()
+
+    def events(*args):
+        yield GeneratedEvent(type="token", id=1, text="a", position=3, seed=1)
+        reached.set()
+        release.wait(10)  # the second token keeps the model busy until the test says
+        yield GeneratedEvent(type="token", id=2, text="b", position=4, seed=1)
+        yield GeneratedEvent(type="done", reason="done", seed=1)
+
+    monkeypatch.setattr(web_generation, "events", events)
+    answer: list = []
+    body = {"ids": [1, 2, 3], "n": 3}
+    thread = threading.Thread(
+        target=lambda: answer.append(httpx.post(f"{url}/api/generate", json=body, timeout=30))
+    )
+    thread.start()
+    assert reached.wait(10)
+    work.submit(None, 1e9, lambda: hold.wait(10))  # queued behind the second token...
+    work.rate.seconds_per_unit = 1e-6  # ...and now known to take 1,000 s: the third is refused
+    release.set()
+    thread.join(timeout=30)
+    hold.set()
+    r = answer[0]
+    assert r.status_code == 200
+    lines = [line for line in r.text.splitlines() if line]
+    assert '"type": "token"' in lines[0] and '"type": "token"' in lines[1]
+    assert '"type": "error"' in lines[-1] and "the server is busy" in lines[-1]
+
+
+# --- the queue itself -------------------------------------------------------------------------
+
+
+def _queue(limit_s: float) -> WorkQueue:
+    queue = WorkQueue(limit_s)
+    queue.rate.seconds_per_unit, queue.rate.overhead_s = 1e-9, 0.0  # 1e9 units: 1 s
+    return queue
+
+
+def test_the_queue_refuses_at_once_what_could_not_be_answered_in_time():
+    queue, release = _queue(10.0), threading.Event()
+    try:
+        queue.submit(None, 8e9, lambda: release.wait(10))  # 8 s of work ahead
+        started = time.perf_counter()
+        with pytest.raises(Busy, match="the server is busy: about 8 s") as refused:
+            queue.submit(None, 2e9, lambda: None)  # 8 + 1.5 x 2 s > 10 s
+        assert time.perf_counter() - started < 0.1
+        assert refused.value.retry_after == 1  # in 1 s it could start in time
+        with pytest.raises(Busy) as refused:
+            queue.submit(None, 6e9, lambda: None)
+        assert refused.value.retry_after == 7  # 8 - (10 - 1.5 x 6)
+        queue.submit(None, 0.5e9, lambda: None)  # 8 + 0.75 <= 10: queued
+        assert queue.stats()["queued"] == 1 and queue.stats()["refused"] == 2
+    finally:
+        release.set()
+
+
+def test_an_idle_queue_takes_a_job_longer_than_the_limit():
+    queue = _queue(1.0)
+    job = queue.submit(None, 5e9, lambda: "done")
+    assert asyncio.run(queue.wait(job)) == "done"
+
+
+def test_a_job_that_could_not_start_in_time_is_refused_at_its_deadline():
+    queue, release = _queue(0.5), threading.Event()
+    try:
+        queue.submit(None, 0, lambda: release.wait(10))  # estimated free, holds the worker
+        late = queue.submit(None, 1e6, lambda: "never")
+        started = time.perf_counter()
+        with pytest.raises(Busy, match="the server is busy"):
+            asyncio.run(queue.wait(late))
+        assert 0.3 < time.perf_counter() - started < 2
+        assert queue.stats()["withdrawn"] == 1
+    finally:
+        release.set()
+
+
+def test_jobs_that_a_slower_rate_makes_too_late_are_refused_when_it_is_known():
+    queue, release = _queue(10.0), threading.Event()
+    first = queue.submit(None, 0, lambda: release.wait(10))  # no units: teaches no rate
+    jobs = [queue.submit(None, 1e9, lambda: "ok") for _ in range(5)]  # 1 s each: all fit
+    queue.rate.seconds_per_unit = 5e-9  # the machine turns out 5x slower: 5 s each
+    release.set()
+    asyncio.run(queue.wait(first))
+    results = []
+    for job in jobs:
+        try:
+            results.append(asyncio.run(queue.wait(job)))
+        except Busy:
+            results.append("busy")
+    # the first two still start within their 8.5 s; the rest are refused at once
+    assert results == ["ok", "ok", "busy", "busy", "busy"]
