@@ -11,38 +11,31 @@ from lmscope.errors import InvalidInputError
 from lmscope.explain.catalogue import probe_names
 from lmscope.explain.step_data import StepContext, build
 from lmscope.web.errors import ERRORS
-from lmscope.web.served import Serving
+from lmscope.web.served import Served, Serving
 from lmscope.web.step_schemas import StepRequest, StepResponse
 from lmscope.web.store import BASE_PROBES, PREDICTION_TOP_K, pending_bytes
 
 router = APIRouter(tags=["steps"])
 
 
-def _trace(served, ids: tuple[int, ...], layer: int):
+async def _trace(served: Served, ids: tuple[int, ...], layer: int):
     """A trace holding what any step reads: the full one when the prompt is short, else the
-    light base trace's probes plus every probe of ``layer``."""
+    light base trace's probes plus every probe of ``layer`` (one job on the work queue)."""
     store, model = served.store, served.model
     if store.is_full(ids):
-        return store.base(ids)[0]
+        return await store.base_trace(ids)
 
     def compute():
         names = (*BASE_PROBES, f"blocks.{layer}.*")
         trace = model.trace(list(ids), names=names, top_k=PREDICTION_TOP_K)
         return trace, trace.nbytes() + pending_bytes(trace)
 
-    return store.remember(("step", ids, layer), compute)[0]
+    units = store.trace_units(ids) + store.trace_units(ids, layer)
+    return (await store.obtain(("step", ids, layer), units, compute))[0]
 
 
-@router.post("/api/step", response_model=StepResponse, responses=ERRORS)
-def step(req: StepRequest, served: Serving):
-    """One step's data for a layer, head and position: the numbers the page draws and the CLI
-    prints. The model depends on the architecture (learned positions or RoPE, LayerNorm or
-    RMSNorm, GELU or SwiGLU), named by ``kind``."""
-    if req.key not in STEPS_BY_KEY:
-        raise InvalidInputError(f"no step {req.key!r}; GET /api/steps lists them")
-    at = served.select(req)
+def _step(served: Served, req: StepRequest, trace, at) -> StepResponse:
     model, family = served.model, served.model.capabilities.family
-    trace = _trace(served, at.ids, at.layer)
     params = SamplingParams(**req.sampling.model_dump())
     context = StepContext(model, trace, at.layer, at.head, at.position, params, req.norm)
     return StepResponse(
@@ -52,3 +45,15 @@ def step(req: StepRequest, served: Serving):
         probes=probe_names(req.key, family, at.layer),
         data=build(req.key, context),
     )
+
+
+@router.post("/api/step", response_model=StepResponse, responses=ERRORS)
+async def step(req: StepRequest, served: Serving):
+    """One step's data for a layer, head and position: the numbers the page draws and the CLI
+    prints. The model depends on the architecture (learned positions or RoPE, LayerNorm or
+    RMSNorm, GELU or SwiGLU), named by ``kind``."""
+    if req.key not in STEPS_BY_KEY:
+        raise InvalidInputError(f"no step {req.key!r}; GET /api/steps lists them")
+    at = await served.view(served.select, req)
+    trace = await _trace(served, at.ids, at.layer)
+    return await served.view(_step, served, req, trace, at)
