@@ -120,6 +120,12 @@ BENCHMARKS = [
         full=lambda: {"log": _no_log},
         quick=lambda: {"budget_s": 2.0, "context": 64, "log": _no_log},
     ),
+    Benchmark(
+        "recall",
+        "bench_recall",
+        full=lambda: {"log": _no_log},
+        quick=lambda: {"quick": True, "log": _no_log},
+    ),
 ]
 BY_NAME = {b.name: b for b in BENCHMARKS}
 

@@ -3,6 +3,7 @@
     lmscope lab serial-depth   recurrence vs reduction vs scans: depth and timings
     lmscope lab memory-wall    peak memory and time of attention vs an LSTM; KV cache sizes
     lmscope lab gradients      gradient norm k steps back: RNN vs LSTM vs GRU vs Transformer
+    lmscope lab recall         recall after N filler characters: LSTM vs GRU vs GPT, memory held
     lmscope lab show [NAME]    print a saved or shipped result
 
 Each experiment writes result.json and its plots (PNG and SVG) to --out.
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from rich.text import Text
 
-from lmscope.commands import lab_common, lab_gradients
+from lmscope.commands import lab_common, lab_gradients, lab_recall
 from lmscope.commands.common import use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import MemoryWallConfig, SerialDepthConfig
@@ -103,6 +104,7 @@ def register(sub):
     show.set_defaults(run=run_show)
 
     lab_gradients.register(lab)  # gradient flow: RNN vs LSTM vs GRU vs GPT
+    lab_recall.register(lab)  # recall after a distance: a fixed state vs a KV cache
 
 
 def _help(parser) -> int:

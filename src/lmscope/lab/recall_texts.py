@@ -1,0 +1,334 @@
+"""The recall experiment's words: its title, the fixed explanations and the verdicts written
+from the measured numbers, in English and Chinese.
+
+The verdict rule respects noise. Each accuracy is a count out of a finite test set and comes
+with its 95% Wilson interval; one model is called ahead of another only where the two
+intervals do not overlap, and "too close to call" otherwise.
+"""
+
+from __future__ import annotations
+
+from lmscope.lab.recall_task import CHANCE, tokens_read
+from lmscope.lab.results import bilingual as bi
+from lmscope.lab.results import format_bytes
+
+TITLE = bi(
+    "Recall after a distance: can a fixed-size state hold the past?",
+    "隔一段距离之后的回忆：固定大小的状态装得下过去吗？",
+)
+AHEAD, BEHIND, CLOSE = "ahead", "behind", "too close to call"
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def accuracy_text(accuracy: float, low: float, high: float) -> str:
+    return f"{pct(accuracy)} [{100 * low:.0f}–{100 * high:.0f}%]"
+
+
+def compare(a: dict, b: dict) -> str:
+    """AHEAD when a's interval lies wholly above b's, BEHIND when wholly below, else CLOSE."""
+    if a["low"] > b["high"]:
+        return AHEAD
+    if a["high"] < b["low"]:
+        return BEHIND
+    return CLOSE
+
+
+def above_chance(row: dict) -> bool:
+    return row["low"] > CHANCE
+
+
+def _cell(row: dict) -> dict:
+    keys = ("arch", "model", "items", "distance", "accuracy", "low", "high", "memory_bytes")
+    return {k: row[k] for k in keys}
+
+
+def _slice(rows: list[dict], size: int, x_key: str) -> dict:
+    """Per size: every model at the hardest cell (the largest x), the GPT against each
+    recurrent model there, and each model's change from the easiest cell to the hardest."""
+    mine = [r for r in rows if r["size"] == size]
+    first, last = min(r[x_key] for r in mine), max(r[x_key] for r in mine)
+    at = {r["arch"]: r for r in mine if r[x_key] == last}
+    start = {r["arch"]: r for r in mine if r[x_key] == first}
+    gpt = at["gpt"]
+    return {
+        "from": first,
+        "to": last,
+        "hardest": {a: _cell(r) for a, r in at.items()},
+        "easiest": {a: _cell(r) for a, r in start.items()},
+        "gpt_vs": {a: compare(gpt, r) for a, r in at.items() if a != "gpt"},
+        "change": {a: compare(at[a], start[a]) for a in at},
+    }
+
+
+def summarise(plans: list[dict], rows: dict[str, list[dict]], cfg) -> dict:
+    """The numbers the verdicts quote (kept in the result, for pages)."""
+    sizes = list(dict.fromkeys(p["size"] for p in plans))
+    return {
+        "chance": CHANCE,
+        "steps": cfg.steps,
+        "batch": cfg.batch,
+        "sizes": sizes,
+        "params": {str(p["size"]) + ":" + p["arch"]: p["params"] for p in plans},
+        "cut_short": [
+            {"size": p["size"], "arch": p["arch"], "steps": p["steps"]}
+            for p in plans
+            if p.get("stopped_by_budget")
+        ],
+        "longest": {
+            "items": cfg.items,
+            "distance": cfg.distance,
+            "tokens": tokens_read(cfg.items, cfg.distance),
+        },
+        "distance": {str(s): _slice(rows["distance"], s, "distance") for s in sizes},
+        "amount": {str(s): _slice(rows["amount"], s, "items") for s in sizes},
+    }
+
+
+def plot_title(key: str, params: dict) -> str:
+    task = params["task"]
+    if key == "distance":
+        return (
+            "Recall against distance: an LSTM, a GRU and a GPT of equal size "
+            f"(trained on lists of 1-{task['max_items']}, distances 0-{task['max_distance']})"
+        )
+    if key == "amount":
+        return "Recall against the amount to remember: the same models, the same test"
+    return "Memory each model holds when the answer is due: a fixed state against a KV cache"
+
+
+# --- sections ------------------------------------------------------------------------------------
+def _section(title: dict, explain: dict, verdict: dict | None) -> dict:
+    return {"title": title, "explain": explain, "verdict": verdict}
+
+
+def _size_words(size: int, s: dict) -> tuple[str, str]:
+    n = s["params"].get(f"{size}:gpt")
+    count = f"{n / 1000:.0f}k parameters each" if n else "equal parameter counts"
+    count_zh = f"每个约 {n / 1000:.0f}k 参数" if n else "参数量相同"
+    return f"Size d{size} ({count})", f"规模 d{size}（{count_zh}）"
+
+
+_CHANGE_ZH = {AHEAD: "上升", BEHIND: "下降", CLOSE: "差别在误差之内"}
+_CHANGE_EN = {AHEAD: "rose", BEHIND: "fell", CLOSE: "stayed within the noise"}
+_VS_EN = {AHEAD: "the GPT is ahead", BEHIND: "the GPT is behind", CLOSE: "too close to call"}
+_VS_ZH = {AHEAD: "GPT 领先", BEHIND: "GPT 落后", CLOSE: "差距在误差之内，难分高下"}
+
+
+def _slice_verdict(key: str, s: dict) -> tuple[list[str], list[str]]:
+    en, zh = [], []
+    var, var_zh = ("N", "N") if key == "distance" else ("P", "P")
+    for size in s["sizes"]:
+        cut = s[key][str(size)]
+        hard, easy = cut["hardest"], cut["easiest"]
+        gpt = hard["gpt"]
+        fixed = (
+            f"P = {gpt['items']} symbols"
+            if key == "distance"
+            else f"distance N = {gpt['distance']}"
+        )
+        fixed_zh = (
+            f"P = {gpt['items']} 个符号" if key == "distance" else f"距离 N = {gpt['distance']}"
+        )
+        head_en, head_zh = _size_words(size, s)
+        rivals = [a for a in hard if a != "gpt"]
+        parts_en = [f"the GPT {accuracy_text(gpt['accuracy'], gpt['low'], gpt['high'])}"]
+        parts_zh = [f"GPT {accuracy_text(gpt['accuracy'], gpt['low'], gpt['high'])}"]
+        for a in rivals:
+            r = hard[a]
+            shown = accuracy_text(r["accuracy"], r["low"], r["high"])
+            chance = "" if above_chance(r) else ", no better than chance"
+            chance_zh = "" if above_chance(r) else "，不比瞎猜好"
+            parts_en.append(f"the {r['model']} {shown} ({_VS_EN[cut['gpt_vs'][a]]}{chance})")
+            parts_zh.append(f"{r['model']} {shown}（{_VS_ZH[cut['gpt_vs'][a]]}{chance_zh}）")
+        en.append(
+            f"{head_en}: at {var} = {cut['to']} with {fixed}, "
+            + ", ".join(parts_en)
+            + f". From {var} = {cut['from']} to {cut['to']}: "
+            + "; ".join(
+                f"the {easy[a]['model']} {_CHANGE_EN[cut['change'][a]]} "
+                f"({pct(easy[a]['accuracy'])} → {pct(hard[a]['accuracy'])})"
+                for a in hard
+            )
+            + f". Memory held at the answer: {_memory_words(easy, hard)}."
+        )
+        zh.append(
+            f"{head_zh}：在 {var_zh} = {cut['to']}、{fixed_zh} 时，"
+            + "，".join(parts_zh)
+            + f"。从 {var_zh} = {cut['from']} 到 {cut['to']}："
+            + "；".join(
+                f"{easy[a]['model']} {_CHANGE_ZH[cut['change'][a]]}"
+                f"（{pct(easy[a]['accuracy'])} → {pct(hard[a]['accuracy'])}）"
+                for a in hard
+            )
+            + f"。作答时持有的内存：{_memory_words(easy, hard, zh=True)}。"
+        )
+    return en, zh
+
+
+def _memory_words(easy: dict, hard: dict, zh: bool = False) -> str:
+    parts = []
+    for a in hard:
+        before, after = easy[a]["memory_bytes"], hard[a]["memory_bytes"]
+        if before == after:
+            fixed = "固定" if zh else "fixed at"
+            parts.append(f"{hard[a]['model']} {fixed} {format_bytes(after)}")
+        else:
+            grows = "从 {} 增长到 {}" if zh else "grew from {} to {}"
+            parts.append(
+                f"{hard[a]['model']} " + grows.format(format_bytes(before), format_bytes(after))
+            )
+    return ("，" if zh else ", ").join(parts)
+
+
+def _overall(key: str, s: dict) -> tuple[str, str]:
+    """One sentence over every size and rival: did the GPT win where it was hardest?"""
+    outcomes = [o for size in s["sizes"] for o in s[key][str(size)]["gpt_vs"].values()]
+    where = "at the longest distance" if key == "distance" else "with the longest list"
+    where_zh = "在最长距离上" if key == "distance" else "在最长的列表上"
+    if all(o == AHEAD for o in outcomes):
+        return (
+            f"{where.capitalize()}, the GPT recalled more than every recurrent model of its "
+            "size (the 95% intervals do not overlap).",
+            f"{where_zh}，GPT 的回忆准确率高于同规模的每一个循环模型（95% 区间不重叠）。",
+        )
+    if all(o == CLOSE for o in outcomes):
+        return (
+            f"{where.capitalize()}, the GPT and the recurrent models are too close to call "
+            "(their 95% intervals overlap).",
+            f"{where_zh}，GPT 与循环模型的差距在误差之内，难分高下（95% 区间重叠）。",
+        )
+    won, close, lost = (sum(o == k for o in outcomes) for k in (AHEAD, CLOSE, BEHIND))
+    return (
+        f"Mixed {where}: of {len(outcomes)} GPT-against-RNN comparisons the GPT is ahead in "
+        f"{won}, behind in {lost}, and {close} are too close to call (overlapping 95% "
+        "intervals).",
+        f"{where_zh}结果不一：{len(outcomes)} 组 GPT 与 RNN 的比较中，GPT 领先 {won} 组，"
+        f"落后 {lost} 组，{close} 组差距在误差之内（95% 区间重叠）。",
+    )
+
+
+def _verdict(key: str, s: dict) -> dict:
+    lead_en, lead_zh = _overall(key, s)
+    en, zh = _slice_verdict(key, s)
+    return bi(" ".join([lead_en, *en]), "".join([lead_zh, *zh]))
+
+
+_RULE_EN = (
+    "Each accuracy is the share of first answers right out of the test examples, with its "
+    "95% Wilson interval in brackets; one model is called ahead of another only where the "
+    "intervals do not overlap. Chance is 1 in 26 (a guess among the symbols)."
+)
+_RULE_ZH = (
+    "每个准确率是测试样例中第一个回答正确的比例，方括号里是它的 95% Wilson 区间；只有两个"
+    "区间不重叠时，才说一个模型领先另一个。瞎猜的准确率是 1/26（在 26 个符号里猜）。"
+)
+
+
+def distance_section(rows: list[dict], s: dict) -> dict:
+    return _section(
+        bi("Accuracy against the distance N", "准确率与距离 N 的关系"),
+        bi(
+            "Each test example lists P symbols, then N filler characters, then asks for the "
+            "symbol at a position in the list. An RNN must carry the whole list across the N "
+            "filler characters in its fixed-size state: every step rewrites that state, and "
+            "what it held must survive each rewrite. A GPT keeps a key and a value for every "
+            "character it has read (the KV cache) and attends back to the list directly, so "
+            "its memory grows with N. " + _RULE_EN,
+            "每个测试样例先列出 P 个符号，接着是 N 个填充字符，然后问列表中某个位置上的符号。"
+            "RNN 必须把整个列表装进固定大小的状态，带着它走过 N 个填充字符：每一步都会改写"
+            "这个状态，之前存下的东西必须挺过每一次改写。GPT 为读过的每个字符保留一个键和一个值"
+            "（KV cache），直接用注意力回看列表，因此它的内存随 N 增长。" + _RULE_ZH,
+        ),
+        _verdict("distance", s),
+    )
+
+
+def amount_section(rows: list[dict], s: dict) -> dict:
+    return _section(
+        bi("Accuracy against the amount to remember P", "准确率与要记住的数量 P 的关系"),
+        bi(
+            "The same models and test, now with the distance held fixed and the list "
+            "growing: a fixed-size state must share its room among more symbols, while the "
+            "GPT's cache gains one entry per symbol. " + _RULE_EN,
+            "同样的模型和测试，这次固定距离、让列表变长：固定大小的状态要在更多符号之间分配"
+            "同样的空间，而 GPT 的缓存每多一个符号就多一项。" + _RULE_ZH,
+        ),
+        _verdict("amount", s),
+    )
+
+
+def models_section(plans: list[dict], s: dict) -> dict:
+    steps, batch = s["steps"], s["batch"]
+    en = (
+        f"Every model trained {steps:,} steps of {batch} examples ({steps * batch:,} examples, "
+        "the same ones in the same order)"
+    )
+    zh = f"每个模型训练 {steps:,} 步，每步 {batch} 个样例（共 {steps * batch:,} 个，顺序相同）"
+    if s["cut_short"]:
+        label = {(p["size"], p["arch"]): p["model"] for p in plans}
+        cut = [(label[c["size"], c["arch"]], c["size"], c["steps"]) for c in s["cut_short"]]
+        en = (
+            f"Every model was to train {steps:,} steps of {batch} examples, but the time budget "
+            + "stopped "
+            + ", ".join(f"the {m} d{size} after {n:,}" for m, size, n in cut)
+            + ", so it saw fewer examples than the others"
+        )
+        zh = (
+            f"每个模型本应训练 {steps:,} 步，每步 {batch} 个样例，但时间预算让"
+            + "，".join(f" {m} d{size} 在第 {n:,} 步" for m, size, n in cut)
+            + "停下，它见到的样例比其他模型少"
+        )
+    longest = s["longest"]
+    memory_en, memory_zh = [], []
+    for size in s["sizes"]:
+        mine = [p for p in plans if p["size"] == size]
+        gpt = next(p for p in mine if p["arch"] == "gpt")
+        fixed = [p for p in mine if p["arch"] != "gpt"]
+        cache = gpt["kv_bytes_per_token"] * longest["tokens"]
+        most = max(p["state_bytes"] for p in fixed)
+        memory_en.append(
+            f"d{size}: "
+            + ", ".join(f"the {p['model']} holds {format_bytes(p['state_bytes'])}" for p in fixed)
+            + f" whatever it has read, while the GPT's KV cache grows by "
+            f"{format_bytes(gpt['kv_bytes_per_token'])} per character, to "
+            f"{format_bytes(cache)} ({cache / most:.0f}× the larger state) at the longest example"
+        )
+        memory_zh.append(
+            f"d{size}："
+            + "，".join(f"{p['model']} 始终只有 {format_bytes(p['state_bytes'])}" for p in fixed)
+            + f"；GPT 的 KV cache 每读一个字符增加 {format_bytes(gpt['kv_bytes_per_token'])}，"
+            f"在最长的样例上达到 {format_bytes(cache)}（较大状态的 {cache / most:.0f} 倍）"
+        )
+    where = (
+        f" The longest example asks its first question after {longest['tokens']} characters "
+        f"(P = {longest['items']}, N = {longest['distance']})."
+    )
+    where_zh = (
+        f"最长的样例在读完 {longest['tokens']} 个字符后提出第一个问题"
+        f"（P = {longest['items']}，N = {longest['distance']}）。"
+    )
+    verdict = bi(
+        en + ". " + "; ".join(memory_en) + "." + where,
+        zh + "。" + "；".join(memory_zh) + "。" + where_zh,
+    )
+    return _section(
+        bi("The models: equal parameters, different memory", "模型：参数量相同，记忆方式不同"),
+        bi(
+            "For each size the GPT's width sets the parameter count and each recurrent "
+            "model gets the hidden size whose count is nearest it. All train through lmscope's "
+            "one trainer with the same optimiser settings on the same examples; the loss "
+            "counts only the answers, and every example starts from a fresh state. The fixed "
+            "state is what an RNN carries from one character to the next (an LSTM: h and c "
+            "per layer; a GRU: h), in float32 bytes; the GPT's memory is its KV cache, a key "
+            "and a value per layer for every character read.",
+            "每个规模由 GPT 的宽度决定参数量，循环模型取参数量最接近它的隐藏层大小。所有模型都"
+            "用 lmscope 的同一个训练器、同样的优化器设置、同样的样例训练；损失只计算答案，"
+            "每个样例都从全新的状态开始。固定状态是 RNN 从一个字符带到下一个字符的东西"
+            "（LSTM：每层的 h 和 c；GRU：h），按 float32 字节计；GPT 的记忆是它的 KV cache，"
+            "每读一个字符，每层多存一个键和一个值。",
+        ),
+        verdict,
+    )
