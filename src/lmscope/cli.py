@@ -52,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "run", None):
         parser.print_help()
         return 0
+    _pipe_errors_reach_main()
     try:
         code = args.run(args) or 0
         sys.stdout.flush()  # here, so a closed pipe is reported below, not at interpreter exit
@@ -64,6 +65,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lmscope: interrupted", file=sys.stderr)
         return 130
+
+
+def _raise_broken_pipe(console) -> None:
+    raise BrokenPipeError
+
+
+def _pipe_errors_reach_main() -> None:
+    """rich's consoles end the process themselves (status 1) when the pipe closes: let them
+    raise, so the one handler in ``main`` answers every command the same way."""
+    from rich.console import Console
+
+    Console.on_broken_pipe = _raise_broken_pipe
 
 
 def _reader_went_away() -> int:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import lmscope
-from lmscope.commands.common import add_lang_option, say, use_lang
+from lmscope.commands.common import add_lang_option, say, terminal_width, use_lang
 from lmscope.errors import InvalidInputError
 
 
@@ -66,7 +66,11 @@ def run(args) -> int:
         json.dumps(result.to_dict(), ensure_ascii=False), encoding="utf-8"
     )
     to_png(result, out / "compare.png")
-    print(
+    from rich.console import Console  # lazy: see lmscope.commands
+
+    # as wide as the terminal: a long path is folded, not left to overflow
+    console = Console(width=terminal_width(), highlight=False)
+    lines = [
         say(
             "per-{unit} mean loss: {a} {loss_a}, {b} {loss_b} nats",
             unit=say(result.unit),
@@ -75,9 +79,11 @@ def run(args) -> int:
             b=result.names[1],
             loss_b=f"{result.mean_b:.3f}",
         )
-    )
+    ]
     if result.note:
-        print(say(result.note))
+        lines.append(say(result.note))
     files = ", ".join(str(out / name) for name in ("compare.html", "compare.png", "compare.json"))
-    print(say("wrote {files}", files=files))
+    lines.append(say("wrote {files}", files=files))
+    for line in lines:
+        console.print(line, markup=False, overflow="fold")
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextvars import ContextVar
 
 from rich.console import Console, Group
 from rich.panel import Panel
@@ -10,12 +11,18 @@ from rich.table import Table
 from rich.text import Text
 
 from lmscope.commands.common import (
+    abbreviate,
     add_chat_option,
+    add_lang_option,
     add_model_option,
     add_sampling_options,
     chat_prompt,
+    columns_that_fit,
     load_model,
     sampling_params,
+    say,
+    terminal_width,
+    use_lang,
 )
 from lmscope.explain import modern
 from lmscope.explain import step_data as sd
@@ -23,8 +30,11 @@ from lmscope.explain.block import LayerNormView
 from lmscope.explain.logits import PoolToken
 from lmscope.explain.values import Vector
 
-MAX_ATTN = 16  # attention matrix rows/columns shown in a terminal
+MAX_ATTN = 32  # attention matrix rows/columns shown, however wide the terminal
 SNIPPET = 8  # leading vector entries shown
+PANEL_EDGE = 4  # a step's panel takes "│ " and " │" of every line
+TOKEN_CHARS = 12  # a token longer than this is abbreviated in narrow terminals
+_width: ContextVar[int] = ContextVar("explain_width", default=80)
 
 
 def register(sub):
@@ -62,12 +72,15 @@ def register(sub):
         help="switch parts off first: L5H3, attn2, mlp*, ... (repeatable)",
     )
     add_sampling_options(p)
+    add_lang_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    from lmscope.explain.catalogue import step_text
     from lmscope.explain.report import report
 
+    lang = use_lang(args)
     params = sampling_params(args)
     model = load_model(args)
     steps = None
@@ -86,17 +99,30 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=1))
         return 0
-    console = Console()
+    width = terminal_width()
+    _width.set(width)
+    console = Console(width=width)
     console.print(
-        f"[bold]{result.model}[/] · {result.n_tokens} tokens · layer "
-        f"{result.layer} · head {result.head} · position {result.position}"
+        Text(
+            say(
+                "{model} · {n} tokens · layer {layer} · head {head} · position {position}",
+                model=result.model,
+                n=result.n_tokens,
+                layer=result.layer,
+                head=result.head,
+                position=result.position,
+            ),
+            style="bold",
+        )
     )
+    family = model.capabilities.family
     for step in result.steps:
         body = render(step.data)
+        title = step_text(step.key, family).title.get(lang, step.title)
         console.print(
             Panel(
-                Group(Text(step.summary, style="italic"), body),
-                title=f"Step {step.number}/20 · {step.title}",
+                Group(Text(say(step.summary), style="italic"), body),
+                title=say("Step {number}/20 · {title}", number=step.number, title=title),
                 title_align="left",
                 subtitle=", ".join(step.probes[:3]) or None,
                 subtitle_align="right",
@@ -106,34 +132,75 @@ def run(args) -> int:
 
 
 # --- renderers: one per kind of step data (lmscope.explain.step_data) -> rich renderable ----
+# Labels go through ``say`` (the words are in lmscope.explain.words): _kv and _Table do it for
+# their keys, values and headers.
+class _Table(Table):
+    """A table whose column headers are said in the chosen language."""
+
+    def add_column(self, header="", *args, **kwargs):
+        super().add_column(say(header) if isinstance(header, str) else header, *args, **kwargs)
+
+
 def _vec(v: Vector | None) -> str:
     if v is None:
-        return "none"
-    vals = ", ".join(f"{x:+.3f}" for x in v.values[:SNIPPET])
-    return (
-        f"shape [{len(v.values)}]  [{vals}, ...]  norm {v.norm:.3f}  "
-        f"mean {v.mean:+.3f}  std {v.std:.3f}"
+        return say("none")
+    return say(
+        "shape [{n}]  [{values}, ...]  norm {norm}  mean {mean}  std {std}",
+        n=len(v.values),
+        values=", ".join(f"{x:+.3f}" for x in v.values[:SNIPPET]),
+        norm=f"{v.norm:.3f}",
+        mean=f"{v.mean:+.3f}",
+        std=f"{v.std:.3f}",
+    )
+
+
+def _short(token: str) -> str:
+    """A token as Python writes it, abbreviated when the terminal is narrow."""
+    return abbreviate(token, TOKEN_CHARS if _width.get() < 120 else 2 * TOKEN_CHARS)
+
+
+def _group(*parts) -> Group:
+    """The parts that are there (None: nothing to show), one under the other."""
+    return Group(*(p for p in parts if p is not None))
+
+
+def _fit(count: int, label: int, cell: int) -> int:
+    """How many columns ``cell`` characters wide (plus one space) fit beside a label
+    ``label`` wide in a step's panel, at most ``count``."""
+    return columns_that_fit(_width.get() - PANEL_EDGE, label, cell, count)
+
+
+def _more(first: int, last: int, n: int, what: str = "positions") -> Text:
+    """The note under a table that shows only part: which part, and how to see the rest."""
+    return Text(
+        say(
+            f"({what} {{first}}–{{last}} of {{n}}; a wider terminal shows more, --json shows all)",
+            first=first,
+            last=last,
+            n=n,
+        ),
+        style="dim",
     )
 
 
 def _numbers(values: list[float] | None) -> str:
     if values is None:
-        return "none"
+        return say("none")
     return ", ".join(f"{x:+.3f}" for x in values[:SNIPPET])
 
 
 def _kv(rows: list[tuple[str, str]]) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="cyan", no_wrap=True)
-    table.add_column()
+    table.add_column(overflow="fold")  # rich's "…" would cut a Chinese line a cell short
     for k, v in rows:
-        table.add_row(k, v)
+        table.add_row(say(k), say(v) if isinstance(v, str) else v)
     return table
 
 
 def _tokens_table(rows, value: str = "prob", label: str = "probability") -> Table:
     """Rows of labelled tokens (TokenProb, TokenLogit or PoolToken) with one number each."""
-    table = Table(box=None, pad_edge=False)
+    table = _Table(box=None, pad_edge=False)
     table.add_column("#", justify="right")
     table.add_column("token")
     table.add_column("id", justify="right")
@@ -144,7 +211,7 @@ def _tokens_table(rows, value: str = "prob", label: str = "probability") -> Tabl
         number = getattr(r, value)
         bar = "█" * max(0, round(20 * number / top)) if value == "prob" else ""
         token = r.text if isinstance(r, PoolToken) else r.token
-        table.add_row(str(n), repr(token), str(r.id), f"{number:.4f}", bar)
+        table.add_row(str(n), _short(token), str(r.id), f"{number:.4f}", bar)
     return table
 
 
@@ -154,9 +221,17 @@ def _render_transformer(d: sd.TransformerStep):
         [
             (
                 "model",
-                f"{m.name}: {m.n_layer} layers, {m.n_head} heads, d_model "
-                f"{m.d_model}, vocab {m.vocab_size:,}, context {m.n_ctx:,}, "
-                f"{m.n_params:,} parameters",
+                say(
+                    "{name}: {n_layer} layers, {n_head} heads, d_model {d_model}, vocab "
+                    "{vocab}, context {n_ctx}, {n_params} parameters",
+                    name=m.name,
+                    n_layer=m.n_layer,
+                    n_head=m.n_head,
+                    d_model=m.d_model,
+                    vocab=f"{m.vocab_size:,}",
+                    n_ctx=f"{m.n_ctx:,}",
+                    n_params=f"{m.n_params:,}",
+                ),
             ),
             ("next token", f"{d.prediction.token!r} (p = {d.prediction.prob:.4f})"),
         ]
@@ -165,15 +240,15 @@ def _render_transformer(d: sd.TransformerStep):
 
 def _render_how(d: sd.HowItWorksStep):
     return Group(
-        Text(" → ".join(d.loop) + " → repeat"),
-        Text(f"after {d.context_tokens} tokens the model predicts:"),
+        Text(" → ".join(say(w) for w in [*d.loop, "repeat"])),
+        Text(say("after {n} tokens the model predicts:", n=d.context_tokens)),
         _tokens_table(d.next),
     )
 
 
 def _render_architecture(d: sd.ArchitectureStep):
     norms = ", ".join(f"{n:.1f}" for n in d.resid_norm_by_layer)
-    return _kv([("flow", " → ".join(d.flow)), ("residual norm by layer", norms)])
+    return _kv([("flow", " → ".join(say(w) for w in d.flow)), ("residual norm by layer", norms)])
 
 
 def _render_embedding(d: sd.EmbeddingStep):
@@ -187,22 +262,38 @@ def _render_embedding(d: sd.EmbeddingStep):
     )
 
 
+def _char_marks(d: sd.TokenEmbeddingStep) -> dict[int, str]:
+    """Position -> what the character column shows: the character a run of byte tokens forms
+    on its first token, then a bracket down to its last (我 over <0xE6> <0x88> <0x91>)."""
+    marks = {}
+    for span in d.chars:
+        marks[span.start] = f"┐ {span.text}" if span.complete else f"┐ {span.text} …"
+        for p in range(span.start + 1, span.end):
+            marks[p] = "│"
+        marks[span.end] = "┘"
+    return marks
+
+
 def _render_tokens(d: sd.TokenEmbeddingStep):
-    table = Table(box=None, pad_edge=False)
+    table = _Table(box=None, pad_edge=False)
+    marks = _char_marks(d)
     for col in ("pos", "token", "id", "embedding norm"):
         table.add_column(col, justify="right" if col != "token" else "left")
+    if marks:
+        table.add_column(say("character"))
     for r in d.tokens:
-        table.add_row(str(r.position), repr(r.token), str(r.id), f"{r.norm:.3f}")
-    merges = Table(box=None, pad_edge=False)
+        cells = [str(r.position), _short(r.token), str(r.id), f"{r.norm:.3f}"]
+        table.add_row(*cells, *([marks.get(r.position, "")] if marks else []))
+    merges = _Table(box=None, pad_edge=False)
     merges.add_column("token")
     merges.add_column("BPE merges (left + right → rank)")
     for m in d.merges[:24]:
         steps = " · ".join(f"{x.left}+{x.right}#{x.rank}" for x in m.merges[-6:])
         more = "… " if len(m.merges) > 6 else ""
-        merges.add_row(repr(m.token), more + (steps or "(single byte)"))
+        merges.add_row(_short(m.token), more + (steps or say("(single byte)")))
     return Group(
         table,
-        Text(f"embedding matrix {d.embedding_matrix}"),
+        Text(say("embedding matrix {shape}", shape=d.embedding_matrix)),
         merges if d.merges else Text(""),
     )
 
@@ -213,7 +304,7 @@ def _render_positional(d: sd.PositionalEncodingStep):
 
 
 def _render_blocks(d: sd.BlocksStep):
-    table = Table(box=None, pad_edge=False)
+    table = _Table(box=None, pad_edge=False)
     for col in ("layer", "input norm", "output norm", "change"):
         table.add_column(col, justify="right")
     for r in d.layers:
@@ -223,26 +314,35 @@ def _render_blocks(d: sd.BlocksStep):
 
 def _heat(v: float | None) -> Text:
     if v is None:
-        return Text("  ·  ", style="dim")
+        return Text("·", style="dim")
     shade = int(232 + min(1.0, max(0.0, v)) * 23)
-    return Text(f"{v:5.2f}", style=f"on color({shade})" + (" black" if v > 0.5 else ""))
+    return Text(f"{v:.2f}", style=f"on color({shade})" + (" black" if v > 0.5 else ""))
+
+
+def _matrix(label: str, first: int, cells: list[list[Text | str]]) -> Table:
+    """A square window of a [query][key] matrix from position ``first``, one space apart."""
+    table = Table(box=None, pad_edge=False, padding=(0, 1), collapse_padding=True)
+    table.add_column(label, justify="right")
+    for j in range(len(cells)):
+        table.add_column(str(first + j), justify="right")
+    for i, row in enumerate(cells):
+        table.add_row(str(first + i), *row)
+    return table
 
 
 def _render_attention(d: sd.SelfAttentionStep):
     pattern = d.pattern
     n = len(pattern)
-    start = max(0, n - MAX_ATTN)
-    table = Table(box=None, pad_edge=False, show_header=True)
-    table.add_column("q\\k", justify="right")
-    for j in range(start, n):
-        table.add_column(str(j), justify="right")
-    for i in range(start, n):
-        table.add_row(str(i), *[_heat(pattern[i][j]) for j in range(start, n)])
-    most = ", ".join(f"{a.token!r}@{a.position} ({a.weight:.2f})" for a in d.attends_most_to)
-    note = f"(last {MAX_ATTN} of {n} positions)" if start else ""
-    return Group(
-        Text(f"layer {d.layer} head {d.head} attention pattern {note}"),
-        table,
+    # "0.21" per cell, or the position when it is longer; the rows are numbered the same
+    cell = max(4, len(str(n - 1)))
+    shown = min(MAX_ATTN, _fit(n, max(3, len(str(n - 1))), cell))
+    start = n - shown
+    cells = [[_heat(pattern[i][j]) for j in range(start, n)] for i in range(start, n)]
+    most = ", ".join(f"{_short(a.token)}@{a.position} ({a.weight:.2f})" for a in d.attends_most_to)
+    return _group(
+        Text(say("layer {layer} head {head} attention pattern", layer=d.layer, head=d.head)),
+        _matrix("q\\k", start, cells),
+        _more(start, n - 1, n) if start else None,
         _kv([("attends most to", most), ("attention output", _vec(d.attn_out))]),
     )
 
@@ -301,14 +401,15 @@ def _render_rope(d: modern.RopeStep):
     f, c = d.frequencies, d.check
     n = len(f.inv_freq)
     picks = sorted({0, 1, 2, n // 4, n // 2, 3 * n // 4, n - 1})
-    freqs = ", ".join(f"#{i} {f.inv_freq[i]:.3g} (every {f.wavelength[i]:,.3g})" for i in picks)
-    table = Table(box=None, pad_edge=False)
+    every = say("every")
+    freqs = ", ".join(f"#{i} {f.inv_freq[i]:.3g} ({every} {f.wavelength[i]:,.3g})" for i in picks)
+    table = _Table(box=None, pad_edge=False)
     for col in ("", "query at", "key at", "distance", "q·k (rotated)"):
         table.add_column(col, justify="right")
     for label, rows in (("same distance", c.same_distance), ("query moved", c.other_distance)):
         for n_row, r in enumerate(rows):
             table.add_row(
-                label if n_row == 0 else "",
+                say(label) if n_row == 0 else "",
                 str(r.query_at),
                 str(r.key_at),
                 str(r.distance),
@@ -330,41 +431,44 @@ def _render_rope(d: modern.RopeStep):
             ]
         ),
         Text(
-            f"q of position {c.query_position} and k of position {c.key_position} "
-            f"(recorded QKᵀ {c.recorded_score:.7f}), rotated to other positions:"
+            say(
+                f"q of position {c.query_position} and k of position {c.key_position} "
+                f"(recorded QKᵀ {c.recorded_score:.7f}), rotated to other positions:"
+            )
         ),
         table,
         Text(
-            f"same distance → same score: max |difference| {c.max_abs_difference:.1e} "
-            f"(relative {c.relative_difference:.1e}, float32 precision)"
+            say(
+                f"same distance → same score: max |difference| {c.max_abs_difference:.1e} "
+                f"(relative {c.relative_difference:.1e}, float32 precision)"
+            )
         ),
     )
 
 
-def _scores(row):
-    return " ".join("  -inf" if v is None else f"{v:+6.2f}" for v in row[-MAX_ATTN:])
+def _score(v: float | None) -> str:
+    return "-inf" if v is None else f"{v:+.2f}"
 
 
 def _render_masked(d: sd.MaskedAttentionStep):
-    start = d.window_start
-    window = Table(box=None, pad_edge=False)
-    window.add_column("q\\k", justify="right")
-    for j in range(start, start + len(d.masked_window)):
-        window.add_column(str(j), justify="right")
-    for n, row in enumerate(d.masked_window):
-        window.add_row(str(start + n), *("-inf" if v is None else f"{v:+.2f}" for v in row))
-    return Group(
-        Text("scaled scores with the causal mask (future keys are -inf):"),
-        window,
-        _kv(
-            [
-                ("query position", str(d.query_position)),
-                ("QKᵀ (raw)", _scores(d.raw)),
-                (f"÷ √{d.d_head}", _scores(d.scaled)),
-                ("+ causal mask", _scores(d.masked)),
-                ("softmax", _scores(d.softmax)),
-            ]
-        ),
+    size = len(d.masked_window)
+    texts = [[_score(v) for v in row] for row in d.masked_window]
+    cell = max([len(str(d.window_start + size - 1))] + [len(t) for row in texts for t in row])
+    keep = _fit(size, max(3, len(str(d.window_start + size - 1))), cell)
+    first = d.window_start + size - keep
+    # The query's row at every stage, over the keys it may see, ending at itself
+    end = min(len(d.raw), d.query_position + 1)
+    labels = ("QKᵀ (raw)", f"÷ √{d.d_head}", "+ causal mask", "softmax")
+    label = max(len(say(x)) + sum(1 for c in say(x) if ord(c) > 0x2E80) for x in labels)
+    keys = _fit(end, label + 2, 6)
+    rows = [d.raw, d.scaled, d.masked, d.softmax]
+    values = [" ".join(f"{_score(v):>6}" for v in row[end - keys : end]) for row in rows]
+    return _group(
+        Text(say("scaled scores with the causal mask (future keys are -inf):")),
+        _matrix("q\\k", first, [row[size - keep :] for row in texts[size - keep :]]),
+        _more(first, d.window_start + size - 1, d.window_start + size) if keep < size else None,
+        _kv([("query position", str(d.query_position)), *zip(labels, values, strict=True)]),
+        _more(end - keys, end - 1, end, "keys") if keys < end else None,
     )
 
 
@@ -413,7 +517,7 @@ def _stats(s) -> str:
 
 
 def _render_swiglu(d: modern.SwiGLUStep):
-    table = Table(box=None, pad_edge=False)
+    table = _Table(box=None, pad_edge=False)
     for col in ("feature", "gate", "SiLU(gate)", "× up", "= post"):
         table.add_column(col, justify="right")
     for f in d.strongest[:8]:
@@ -436,7 +540,7 @@ def _render_swiglu(d: modern.SwiGLUStep):
                 ),
             ]
         ),
-        Text(f"the {len(d.strongest[:8])} features with the largest |post| (of {d.d_mlp}):"),
+        Text(say(f"the {len(d.strongest[:8])} features with the largest |post| (of {d.d_mlp}):")),
         table,
     )
 
@@ -465,18 +569,20 @@ def _render_probs(d: sd.ProbabilitiesStep):
 
 def _render_temperature(d: sd.TemperatureStep):
     if d.at_t == "greedy":
-        return Group(Text("T = 0: greedy"), _tokens_table(d.at_1))
-    table = Table(box=None, pad_edge=False)
-    for col in ("token", "p at T=1", f"p at T={d.temperature:g}"):
+        return Group(Text(say("T = 0: greedy")), _tokens_table(d.at_1))
+    table = _Table(box=None, pad_edge=False)
+    same = d.temperature == 1  # one column: at T = 1 the distribution is unchanged
+    for col in ("token", "p at T=1", *([] if same else [f"p at T={d.temperature:g}"])):
         table.add_column(col, justify="right" if col != "token" else "left")
     at_t = {r.id: r.prob for r in d.at_t}
     for r in d.at_1:
-        table.add_row(repr(r.token), f"{r.prob:.4f}", f"{at_t[r.id]:.4f}" if r.id in at_t else "-")
+        scaled = [] if same else [f"{at_t[r.id]:.4f}" if r.id in at_t else "-"]
+        table.add_row(_short(r.token), f"{r.prob:.4f}", *scaled)
     return table
 
 
 def _render_sampling(d: sd.SamplingStep):
-    stages = " → ".join(f"{k} {v:,}" for k, v in d.stages.items())
+    stages = " → ".join(f"{say(k)} {v:,}" for k, v in d.stages.items())
     params = ", ".join(f"{k}={v}" for k, v in d.params.items() if v not in (None, False))
     return Group(
         _kv([("params", params or "defaults"), ("survivors", stages)]), _tokens_table(d.pool)

@@ -87,6 +87,53 @@ SUMMARIES = {
     ),
 }
 
+# ... and the Llama family's (explain.variants)
+SUMMARIES |= {
+    "A decoder-only Transformer of the Llama family: GPT-2's plan, with RoPE, RMSNorm, "
+    "grouped-query attention and a SwiGLU MLP.": (
+        "Llama 家族的仅解码器 Transformer：整体思路与 GPT-2 相同，换成了 RoPE、RMSNorm、"
+        "分组查询注意力和 SwiGLU MLP。"
+    ),
+    "Embedding (no position vectors), then N blocks, a final RMSNorm, the logits.": (
+        "先嵌入（不加位置向量），再经过 N 个 block、最终的 RMSNorm，得到 logits。"
+    ),
+    "Each token becomes its row of the embedding matrix; no position vector is added.": (
+        "每个 token 变成嵌入矩阵中它的那一行；不加位置向量。"
+    ),
+    "No position vectors: each query and key is rotated by angles proportional to its "
+    "position, so q·k depends only on the distance between the two positions.": (
+        "没有位置向量：每个 query 和 key 按与其位置成正比的角度旋转，所以 q·k 只取决于两个"
+        "位置之间的距离。"
+    ),
+    "RMSNorm, then three matrices: W_Q gives n_head query heads, W_K and W_V only n_kv_head "
+    "key and value heads.": (
+        "先做 RMSNorm，再用三个矩阵：W_Q 给出 n_head 个 query 头，W_K 和 W_V 只给出 n_kv_head "
+        "个 key 头和 value 头。"
+    ),
+    "Queries are cut into n_head heads; groups of them share n_kv_head key/value heads, which "
+    "makes the KV cache smaller.": (
+        "query 被切成 n_head 个头；它们分组共享 n_kv_head 个 key/value 头，KV 缓存因此更小。"
+    ),
+    "Per position: gate and up projections to d_mlp, SiLU(gate) × up, then a down projection "
+    "back to d_model. No mixing across positions.": (
+        "逐个位置计算：gate 和 up 两个投影扩展到 d_mlp 维，算 SiLU(gate) × up，再用 down "
+        "投影回 d_model 维。位置之间不混合。"
+    ),
+    "The final RMSNorm output times the unembedding (the embedding matrix when tied, else "
+    "lm_head): one score per vocabulary token.": (
+        "最终 RMSNorm 的输出乘以反嵌入矩阵（共享权重时就是嵌入矩阵，否则是 lm_head）：词表中"
+        "每个 token 得到一个分数。"
+    ),
+    "Attention and MLP outputs are added to their input: x + Attention(RMSNorm(x)), then x + "
+    "MLP(RMSNorm(x)).": (
+        "注意力和 MLP 的输出加回各自的输入：先 x + Attention(RMSNorm(x))，再 x + MLP(RMSNorm(x))。"
+    ),
+    "Before attention and before the MLP, each vector is divided by its root mean square and "
+    "multiplied by a learned gain: no centring, no shift.": (
+        "在注意力和 MLP 之前，每个向量除以它的均方根，再乘以可学习的增益：不减均值，也不平移。"
+    ),
+}
+
 # --- lmscope explain: the header, panels and the labels of each step -------------------------
 EXPLAIN = {
     "{model} · {n} tokens · layer {layer} · head {head} · position {position}": (
@@ -207,6 +254,44 @@ EXPLAIN = {
     "model's training rate": "模型训练时的比率",
     "example, p={p}": "示例，p={p}",
     "{n} of {total} values zeroed, the rest × {scale}": "{total} 个值中 {n} 个置零，其余 × {scale}",
+    # the Llama family's views (RoPE, grouped-query attention, SwiGLU, RMSNorm)
+    "none: positions rotate q and k (step 6)": "无：位置靠旋转 q 和 k 起作用（第 6 步）",
+    "positions": "位置",
+    "no vector is added; q and k are rotated inside attention": (
+        "不加任何向量；q 和 k 在注意力内部被旋转"
+    ),
+    "rotation per position, {n} pairs": "每个位置的旋转，{n} 对",
+    "every": "周期",
+    "θ = {theta}: rad/position (and positions per turn) {freqs}": (
+        "θ = {theta}：每个位置转过的弧度（括号里是转一圈的位置数）{freqs}"
+    ),
+    "q, head {h}, before": "q，第 {h} 个头，旋转前",
+    "q after rotating to {p}": "q 旋转到位置 {p} 之后",
+    "k, kv head {h}, before": "k，第 {h} 个 kv 头，旋转前",
+    "k after rotating to {p}": "k 旋转到位置 {p} 之后",
+    "max |difference| {e}": "最大 |差| {e}",
+    "q of position {q} and k of position {k} (recorded QKᵀ {score}), rotated to other "
+    "positions:": "位置 {q} 的 q 和位置 {k} 的 k（记录的 QKᵀ 为 {score}），旋转到其他位置：",
+    "query at": "query 位置",
+    "key at": "key 位置",
+    "distance": "距离",
+    "q·k (rotated)": "q·k（旋转后）",
+    "same distance": "距离相同",
+    "query moved": "query 移动",
+    "same distance → same score: max |difference| {e} (relative {r}, float32 precision)": (
+        "距离相同 → 分数相同：最大 |差| {e}（相对 {r}，float32 精度）"
+    ),
+    "input (RMSNorm 2)": "输入（RMSNorm 2）",
+    "output = post·W_down {shape}": "输出 = post·W_down {shape}",
+    "checks": "核对",
+    "the {n} features with the largest |post| (of {d}):": "|post| 最大的 {n} 个特征（共 {d} 个）：",
+    "mean (kept)": "均值（保留）",
+    "normalized = x / rms": "归一化 = x / rms",
+    "gain": "增益",
+    "bias": "偏置",
+    "none (RMSNorm has no β)": "无（RMSNorm 没有 β）",
+    "after = normalized × gain": "之后 = 归一化 × 增益",
+    "|normalized × gain − after| ≤ {e}": "|归一化 × 增益 − 之后| ≤ {e}",
     "(positions {first}–{last} of {n}; a wider terminal shows more, --json shows all)": (
         "（显示位置 {first}–{last}，共 {n} 个；终端更宽时显示更多，--json 显示全部）"
     ),
