@@ -48,10 +48,19 @@ def register(sub):
     )
     lab_common.add_out_option(sd, "serial-depth")
     sd.add_argument(
-        "--quick", action="store_true", help="smaller sizes and sweeps (about 10 s on 2 cores)"
+        "--quick",
+        action="store_true",
+        help="smaller sizes and sweeps (about 10 s on 2 cores), timed in CPU time on one thread "
+        "unless --clock or --threads say otherwise",
     )
     sd.add_argument("--max-n", type=int, default=None, help="largest N in every table")
-    sd.add_argument("--repeats", type=int, default=3, help="timing repeats, best kept (default 3)")
+    sd.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timing repeats, at least: more while they disagree by over 10%%, best kept "
+        "(default 3)",
+    )
     sd.add_argument(
         "--device",
         default="auto",
@@ -59,7 +68,7 @@ def register(sub):
     )
     sd.add_argument("--a", type=float, default=0.9, help="decay a in h = a*h + x (default 0.9)")
     sd.add_argument("--seed", type=int, default=0, help="seed for the random inputs")
-    _common_options(sd)
+    _common_options(sd, quick=True)
     sd.set_defaults(run=run_serial_depth)
 
     mw = lab.add_parser(
@@ -85,7 +94,13 @@ def register(sub):
         "memory available now)",
     )
     mw.add_argument("--methods", default="naive,sdpa,lstm", help="comma list of naive, sdpa, lstm")
-    mw.add_argument("--repeats", type=int, default=1, help="timing repeats, best kept")
+    mw.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timing repeats, at least: more while they disagree by over 10%%, best kept "
+        "(default 3)",
+    )
     _common_options(mw)
     mw.set_defaults(run=run_memory_wall)
 
@@ -112,16 +127,18 @@ def _help(parser) -> int:
     return 0
 
 
-def _common_options(parser) -> None:
+def _common_options(parser, quick: bool = False) -> None:
     lab_common.add_threads_option(parser)
-    lab_common.add_clock_option(parser)
+    lab_common.add_clock_option(parser, quick)
     lab_common.add_report_options(parser)
 
 
 def run_serial_depth(args) -> int:
     from lmscope.lab.serial_depth import run_serial_depth  # lazy: see lmscope.commands
 
-    cfg = lab_common.settings(SerialDepthConfig, args, devices=resolve_devices(args.device))
+    devices = resolve_devices(args.device)
+    lab_common.choose_clock(args, devices, quick=args.quick)
+    cfg = lab_common.settings(SerialDepthConfig, args, devices=devices)
     return lab_common.run_experiment(run_serial_depth, cfg, args)
 
 
@@ -129,10 +146,12 @@ def run_memory_wall(args) -> int:
     from lmscope.lab.memory_wall import parse_size, run_memory_wall  # lazy: see lmscope.commands
 
     refusal = "memory-wall measures one device at a time: --device cpu or cuda"
+    device = resolve_device(args.device, refusal)
+    lab_common.choose_clock(args, [device])
     cfg = lab_common.settings(
         MemoryWallConfig,
         args,
-        device=resolve_device(args.device, refusal),
+        device=device,
         budget_bytes=parse_size(args.budget) if args.budget is not None else None,
         methods=lab_common.comma_list(args.methods),
     )

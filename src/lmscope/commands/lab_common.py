@@ -32,14 +32,27 @@ def add_threads_option(parser) -> None:
     parser.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
 
 
-def add_clock_option(parser) -> None:
+def add_clock_option(parser, quick: bool = False) -> None:
     parser.add_argument(
         "--clock",
         choices=("wall", "cpu"),
-        default="wall",
-        help="wall: elapsed time (default); cpu: this process's CPU time, steadier on a busy "
-        "machine (needs --threads 1, CPU only)",
+        default=None,
+        help="wall: elapsed time (the default"
+        + (", but cpu with --threads 1 for --quick on the CPU" if quick else "")
+        + "); cpu: this process's CPU time, steadier on a busy machine (needs --threads 1, "
+        "CPU only)",
     )
+
+
+def choose_clock(args, devices, quick: bool = False) -> None:
+    """Fill in --clock when it was not given: elapsed time, except for a quick look on the
+    CPU, where one thread's CPU time is steadier on a shared machine (then --threads 1)."""
+    if args.clock is not None:
+        return
+    steadier = quick and all(d == "cpu" for d in devices) and args.threads in (None, 1)
+    args.clock = "cpu" if steadier else "wall"
+    if steadier:
+        args.threads = 1
 
 
 def add_report_options(parser) -> None:

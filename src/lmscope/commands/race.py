@@ -84,11 +84,13 @@ def run(args) -> int:
     from lmscope.lab.race import parse_budget, run_race  # lazy: see lmscope.commands
 
     refusal = "the race runs on one device: --device cpu or --device cuda"
+    device = resolve_device(args.device, refusal)
+    lab_common.choose_clock(args, [device])
     cfg = lab_common.settings(
         RaceConfig,
         args,
         budget_s=parse_budget(args.budget),
         models=lab_common.comma_list(args.models.lower()),
-        device=resolve_device(args.device, refusal),
+        device=device,
     )
     return lab_common.run_experiment(run_race, cfg, args)

@@ -43,7 +43,7 @@ def _check_threads(threads: int | None) -> None:
 @dataclass
 class SerialDepthConfig:
     max_n: int | None = None  # cap on every size list
-    repeats: int = 3
+    repeats: int = 3  # at least; more while they disagree (lmscope.lab.timing)
     quick: bool = False  # smaller sizes, for a first look or a slow machine
     devices: list[str] = field(default_factory=lambda: ["cpu"])
     a: float = 0.9
@@ -80,7 +80,7 @@ class MemoryWallConfig:
     dtype: str = "float32"
     device: str = "cpu"
     budget_bytes: int | None = None  # None: a share of the available memory (memory_wall)
-    repeats: int = 1
+    repeats: int = 3  # at least; more while they disagree (lmscope.lab.timing)
     methods: tuple[str, ...] = MEMORY_METHODS
     threads: int | None = None
     clock: str = "wall"  # or "cpu": see lmscope.lab.timing

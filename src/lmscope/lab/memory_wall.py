@@ -34,7 +34,7 @@ from lmscope.lab.results import (
     hardware_info,
     machine_line,
 )
-from lmscope.lab.timing import CLOCK_LABELS
+from lmscope.lab.timing import CLOCK_LABELS, SPREAD_COLUMN
 from lmscope.models.gpt2 import GPTConfig
 
 METHOD_LABELS = {
@@ -245,10 +245,19 @@ def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Resu
             "theory_bytes": scores_bytes(n, cfg.heads, cfg.batch, bpe),
             "lstm_state_bytes": lstm_state_bytes(width, cfg.batch, bpe),
         }
+        timings = {}
         for method in MEMORY_METHODS:
             point = found.get(method, {}).get("points", {}).get(n)
             row[f"{method}_peak"] = point["peak_bytes"] if point else None
             row[f"{method}_s"] = point["seconds"] if point else None
+            if point:
+                timings[method] = {k: point[k] for k in ("repeats", "median_s", "spread", "steady")}
+        spreads = [t["spread"] for t in timings.values()]
+        row["timings"] = timings
+        row["steady"] = all(t["steady"] for t in timings.values())
+        row["spread_pct"] = (
+            round(100 * max(spreads), 1) if spreads and None not in spreads else None
+        )
         if row["naive_peak"]:
             row["naive_over_theory"] = row["naive_peak"] / row["theory_bytes"]
         else:
@@ -317,6 +326,7 @@ def attention_section(rows, params, limits) -> Section:
             Column("lstm_peak", "LSTM peak", "bytes"),
             Column("lstm_state_bytes", "LSTM state", "bytes"),
             Column("lstm_s", "LSTM time", "seconds"),
+            SPREAD_COLUMN,
         ],
         rows=rows,
         **texts.attention(rows, params, limits),

@@ -32,6 +32,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from lmscope.lab.timing import SLOW_CALL_SECONDS, settle
+
 CLEAR_REFS = "/proc/self/clear_refs"
 
 
@@ -152,18 +154,23 @@ class Measurer:
             t0 = self.clock()
             out = self.call(method, args)
             self.sync()
-            seconds = self.clock() - t0
+            once = self.clock() - t0
             if self.cuda:
                 peak = torch.cuda.max_memory_allocated() - start
             else:
                 peak = _proc_status()["VmHWM"] - start
             del out
-            for _ in range(self.repeats - 1):
+
+            def sample() -> float:
                 t0 = self.clock()
                 self.call(method, args)
                 self.sync()
-                seconds = min(seconds, self.clock() - t0)
-        return {"ok": True, "peak_bytes": max(0, peak), "seconds": seconds}
+                return self.clock() - t0
+
+            # the first call also allocated its buffers: a repeat only when it is slow anyway
+            first = (once,) if once >= SLOW_CALL_SECONDS else ()
+            timing = settle(sample, self.repeats, first)
+        return {"ok": True, "peak_bytes": max(0, peak), "seconds": timing.best, **timing.record()}
 
 
 def _is_oom(err: BaseException) -> bool:

@@ -8,15 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 
-def stage(progress, label: str, total: int) -> Callable[[str | None], None]:
-    """Start one progress bar; return ``advance(detail=None)`` that moves it by one step."""
+def stage(progress, label: str, total: int) -> Callable[..., None]:
+    """Start one progress bar; return ``advance(detail=None, step=1)`` that moves it by
+    ``step`` (0: only say what runs now)."""
     if progress is None:
-        return lambda detail=None: None
+        return lambda detail=None, step=1: None
     task = progress.add_task(label, total=max(1, total))
 
-    def advance(detail: str | None = None) -> None:
+    def advance(detail: str | None = None, step: int = 1) -> None:
         desc = f"{label} [dim]{detail}[/]" if detail else label
-        progress.update(task, advance=1, description=desc)
+        progress.update(task, advance=step, description=desc)
 
     return advance
 

@@ -41,7 +41,7 @@ from lmscope.lab.results import (
     machine_line,
 )
 from lmscope.lab.sizes import matched_hidden
-from lmscope.lab.timing import CLOCK_LABELS
+from lmscope.lab.timing import CLOCK_LABELS, Timing
 from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.tokenizers import CharTokenizer
 from lmscope.train import TrainConfig, Trainer, get_adapter
@@ -182,9 +182,12 @@ class Stopwatch:
         self.next_eval = self.every
         self.elapsed = 0.0
         self.at: dict[int, float] = {}  # iteration -> training time when it ended
+        self.steps: list[float] = []  # every step's time: their spread says how noisy it was
 
     def __call__(self, info) -> None:
-        self.elapsed += info.step_cpu_s if self.clock == "cpu" else info.step_s
+        step = info.step_cpu_s if self.clock == "cpu" else info.step_s
+        self.steps.append(step)
+        self.elapsed += step
         self.at[info.iteration] = self.elapsed
         if self.elapsed >= self.next_eval:
             info.evaluate = True
@@ -228,7 +231,15 @@ def run_model(arch: str, cfg: RaceConfig, hidden: int, progress=None) -> dict:
         }
         for e in result.evals
     ]
-    return {"steps": result.iteration, "seconds": watch.elapsed, "params": params, "curve": curve}
+    # the first steps warm up (allocations, caches): the spread is that of the rest
+    timing = Timing(tuple(watch.steps[len(watch.steps) // 10 :] or watch.steps))
+    return {
+        "steps": result.iteration,
+        "seconds": watch.elapsed,
+        "params": params,
+        "curve": curve,
+        "step_timing": timing,
+    }
 
 
 # --- comparing ---------------------------------------------------------------------------------
@@ -250,6 +261,10 @@ def speed_row(arch: str, cfg: RaceConfig, vocab: int, hidden: int, run: dict, ep
         "flops_per_token": flops,
         "gflops": 3 * flops * tokens_per_s / 1e9,
         "val_loss": run["curve"][-1]["val_loss"],
+        "spread_pct": round(100 * run["step_timing"].spread, 1)
+        if run["step_timing"].spread != math.inf
+        else None,
+        "steady": run["step_timing"].steady,
     }
 
 
@@ -295,6 +310,9 @@ def summarise(rows: list[dict], curves: dict[str, list[dict]], cfg: RaceConfig, 
         "val_end": {a: by[a]["val_loss"] for a in by},
         "common_tokens": common,
         "val_at_common_tokens": at_tokens,
+        # the epoch times come from step times: a verdict needs them steady (lmscope.lab.timing)
+        "steady": all(r.get("steady", True) for r in rows),
+        "step_spread_pct": {r["arch"]: r.get("spread_pct") for r in rows},
     }
 
 
@@ -311,6 +329,7 @@ SPEED_COLUMNS = [
     Column("flops_per_token", "forward FLOPs/token", "int"),
     Column("gflops", "achieved GFLOP/s", "float"),
     Column("val_loss", "val loss at the end", "float"),
+    Column("spread_pct", "step-time spread %", "float"),
 ]
 CURVE_COLUMNS = [
     Column("model", "model", "text"),
@@ -339,6 +358,7 @@ def plot_speed(rows, curves, summary: dict, params: dict, hw: dict, out_dir: Pat
     claim = (  # two short lines: the figure is one panel wide
         f"Lesson: Transformer {low:g}-{high:g}x faster per epoch at N = 512\n"
         f"Here (N = {params['context']}): the {faster} is {by:.2f}x faster per epoch"
+        + ("" if summary.get("steady", True) else " (too noisy for a verdict)")
     )
 
     series = []

@@ -33,7 +33,7 @@ from lmscope.lab.scans import (
     serial_scan,
     tree_reduce,
 )
-from lmscope.lab.timing import CLOCK_LABELS, best_time
+from lmscope.lab.timing import CLOCK_LABELS, MAX_SPREAD, SPREAD_COLUMN, measure, steadiness
 
 DEPTH_SIZES = [4**k for k in range(3, 10)]  # 64 .. 262,144
 PYTHON_SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -117,16 +117,17 @@ def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
     rows = []
     for n in sizes:
         xs = [rng.random() for _ in range(n)]
-        rec = best_time(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats, clock=cfg.clock)
-        red = best_time(lambda xs=xs: mean_reduction(xs), cfg.repeats, clock=cfg.clock)
+        rec = measure(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats, clock=cfg.clock)
+        red = measure(lambda xs=xs: mean_reduction(xs), cfg.repeats, clock=cfg.clock)
         rows.append(
             {
                 "n": n,
-                "recurrence_s": rec,
-                "reduction_s": red,
-                "ratio": rec / red,
-                "recurrence_ns_per_item": rec / n * 1e9,
-                "reduction_ns_per_item": red / n * 1e9,
+                "recurrence_s": rec.best,
+                "reduction_s": red.best,
+                "ratio": rec.best / red.best,
+                "recurrence_ns_per_item": rec.best / n * 1e9,
+                "reduction_ns_per_item": red.best / n * 1e9,
+                **steadiness(recurrence=rec, reduction=red),
             }
         )
         advance(f"N={n:,}")
@@ -140,6 +141,7 @@ def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
             Column("ratio", "recurrence / sum", "ratio"),
             Column("recurrence_ns_per_item", "ns/item (rec.)", "float"),
             Column("reduction_ns_per_item", "ns/item (sum)", "float"),
+            SPREAD_COLUMN,
         ],
         rows=rows,
         **texts.python_timing(rows, cfg.a, cfg.clock),
@@ -205,24 +207,25 @@ def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
     rows = []
     for n in sizes:
         xs = [rng.random() for _ in range(n)]
-        scalar = best_time(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats, clock=cfg.clock)
-        lists = best_time(
+        scalar = measure(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats, clock=cfg.clock)
+        lists = measure(
             lambda n=n: recurrence_lists(rows_py, n, cfg.a), cfg.repeats, clock=cfg.clock
         )
-        numpy_t = best_time(
+        numpy_t = measure(
             lambda n=n: recurrence_numpy(rows_np, n, cfg.a), cfg.repeats, clock=cfg.clock
         )
         rows.append(
             {
                 "n": n,
                 "hidden": HIDDEN,
-                "scalar_s": scalar,
-                "lists_s": lists,
-                "numpy_s": numpy_t,
-                "lists_growth": lists / scalar,
-                "numpy_growth": numpy_t / scalar,
-                "lists_us_per_step": lists / n * 1e6,
-                "numpy_us_per_step": numpy_t / n * 1e6,
+                "scalar_s": scalar.best,
+                "lists_s": lists.best,
+                "numpy_s": numpy_t.best,
+                "lists_growth": lists.best / scalar.best,
+                "numpy_growth": numpy_t.best / scalar.best,
+                "lists_us_per_step": lists.best / n * 1e6,
+                "numpy_us_per_step": numpy_t.best / n * 1e6,
+                **steadiness(scalar=scalar, lists=lists, numpy=numpy_t),
             }
         )
         advance(f"N={n:,}")
@@ -237,6 +240,7 @@ def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
             Column("numpy_growth", "NumPy / scalar", "ratio"),
             Column("lists_us_per_step", "µs/step lists", "float"),
             Column("numpy_us_per_step", "µs/step NumPy", "float"),
+            SPREAD_COLUMN,
         ],
         rows=rows,
         **texts.vector(rows, cfg.clock),
@@ -377,7 +381,9 @@ def run_serial_depth(cfg: SerialDepthConfig, out_dir: Path, progress=None) -> Re
         hardware=hardware,
         params={
             **asdict(cfg),
-            "timing": "best of repeats; fast calls batched to at least 2 ms per repeat",
+            "timing": "best of repeats; fast calls batched to at least 2 ms per repeat; repeated "
+            f"until their interquartile range is within {MAX_SPREAD:.0%} of their median, or "
+            "marked too noisy for a verdict",
             "vector_update": "pure-Python lists (element by element) and NumPy (vectorised)",
         },
     )

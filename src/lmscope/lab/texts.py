@@ -23,6 +23,29 @@ MEMORY_WALL_TITLE = bi(
 )
 
 
+# Where the lesson's figures need correcting: said next to the measurements they concern (the
+# memory wall, serial depth) and on the /why page.
+FLASH = bi(
+    " The lesson says fused kernels such as Flash Attention “hide the constant, not the "
+    "scaling”. That is half right, and the two halves are different costs: the memory of "
+    "attention is O(N) with them (the score matrix is never stored, as the SDPA peak here "
+    "shows), while its computation stays O(N²) (every query still meets every earlier key). "
+    "What Flash Attention does not change is the time.",
+    "课程说 Flash Attention 这类融合 kernel“隐藏了常数，没有改变增长率”。这只说对了一半，"
+    "而且两半说的是两种不同的代价：用了它们，注意力的显存是 O(N)（分数矩阵从不完整保存，"
+    "这里 SDPA 的峰值就是证明），计算量仍是 O(N²)（每个查询仍要和前面每个键相乘）。"
+    "Flash Attention 改变不了的是耗时。",
+)
+SCAN_DEPTH = bi(
+    " The lesson's figure is wrong here: it gives a parallel scan a depth of O(1). No "
+    "parallel algorithm can combine N numbers with two-input additions in fewer than log2 N "
+    "rounds, so the depth is log2 N (and so is that of attention's weighted sum over N "
+    "positions, a reduction): far shallower than the recurrence's N, but not constant.",
+    "课程在这里的数字是错的：它说并行扫描的深度是 O(1)。用两两相加的方式合并 N 个数，任何"
+    "并行算法都至少需要 log2 N 轮，所以深度是 log2 N（注意力对 N 个位置的加权求和也是一次"
+    "归约，深度同样是 log2 N）：比循环的 N 浅得多，但不是常数。",
+)
+
 # What ``lmscope lab`` and ``lmscope race`` print around a result's tables.
 CLI = {
     "wrote": bi("wrote {path} and its plots", "已写入 {path} 及其图表"),
@@ -65,6 +88,46 @@ def _none(en: str = "No sizes were measured.", zh: str = "没有测量任何规�
     return bi(en, zh)
 
 
+# --- noise: a verdict is read only from timings whose repeats agree (lmscope.lab.timing) -----
+SPREAD_LIMIT = 10  # percent; lmscope.lab.timing.MAX_SPREAD
+
+
+def steady(row: dict, key: str | None = None) -> bool:
+    """Whether a row's timings (or its timing ``key``) were steady; rows written before spreads
+    were measured count as steady."""
+    if key is None:
+        return row.get("steady", True)
+    return (row.get("timings") or {}).get(key, {}).get("steady", True)
+
+
+def too_noisy(
+    where_en: str, where_zh: str, rows: list[dict], clock: str = "wall"
+) -> tuple[str, str]:
+    """The sentence a verdict says instead of numbers where the machine was too noisy."""
+    spreads = [r.get("spread_pct") for r in rows]
+    known = [x for x in spreads if x is not None]
+    if known and len(known) == len(spreads):
+        worst_en, worst_zh = f"up to {max(known):.0f}%", f"高达 {max(known):.0f}%"
+    else:
+        worst_en, worst_zh = "too much", "过大"
+    return (
+        f"The machine was too noisy for a verdict at {where_en}: the repeats there spread "
+        f"{worst_en} (interquartile range over median; a verdict needs {SPREAD_LIMIT}% or less), "
+        "so the table shows what was measured, but no verdict or trend is read from it. Run "
+        "again on a quieter machine"
+        + ("." if clock == "cpu" else ", or with --clock cpu --threads 1."),
+        f"机器太忙，无法在{where_zh}处下结论：那里各次重复的离散度{worst_zh}（四分位距除以"
+        f"中位数；下结论要求不超过 {SPREAD_LIMIT}%），所以表中列出的是实测值，但不据此下结论"
+        "或读出趋势。请在更空闲的机器上重跑"
+        + ("。" if clock == "cpu" else "，或加上 --clock cpu --threads 1。"),
+    )
+
+
+def _at_sizes(rows: list[dict]) -> tuple[str, str]:
+    sizes = ", ".join(f"{r['n']:,}" for r in rows)
+    return f"N = {sizes}", f" N = {sizes} "
+
+
 # --- serial depth ------------------------------------------------------------------------------
 def depth(rows: list[dict]) -> dict:
     verdict = _none()
@@ -87,11 +150,13 @@ def depth(rows: list[dict]) -> dict:
             "The recurrence h_t = f(h_{t-1}, x_t) has depth N. Adding the same N numbers as a "
             "balanced tree of pairs takes ceil(log2 N) rounds, and the parallel prefix scans "
             "that produce every running result take log2 N (Hillis-Steele) or 2·log2 N "
-            "(Blelloch) rounds. The tree depths were counted by running the reduction.",
+            "(Blelloch) rounds. The tree depths were counted by running the reduction."
+            + SCAN_DEPTH["en"],
             "串行深度是最长的一条依赖链：链上每个操作都要等前一个的结果；并行硬件再多也无法"
             "更早完成。循环 h_t = f(h_{t-1}, x_t) 的深度是 N。把同样的 N 个数按两两配对的"
             "平衡树相加只需 ceil(log2 N) 轮；能给出每个中间结果的并行前缀扫描需要 log2 N 轮"
-            "（Hillis-Steele）或 2·log2 N 轮（Blelloch）。表中树的深度是实际运行归约数出来的。",
+            "（Hillis-Steele）或 2·log2 N 轮（Blelloch）。表中树的深度是实际运行归约数出来的。"
+            + SCAN_DEPTH["zh"],
         ),
         verdict,
     )
@@ -99,13 +164,14 @@ def depth(rows: list[dict]) -> dict:
 
 def python_timing(rows: list[dict], a: float, clock: str = "wall") -> dict:
     verdict = _none()
-    if rows:
-        r = rows[-1]
-        ratios = [x["ratio"] for x in rows]
+    calm = [r for r in rows if steady(r)]
+    if calm:
+        r = calm[-1]
+        ratios = [x["ratio"] for x in calm]
         n = r["n"]
         rec, red = format_seconds(r["recurrence_s"]), format_seconds(r["reduction_s"])
         spread_en = spread_zh = ""
-        if len(rows) > 1:
+        if len(calm) > 1:
             lo, hi = _times(min(ratios)), _times(max(ratios))
             spread_en = (
                 f" Both grow linearly with N; across sizes the ratio stays between {lo} and {hi}."
@@ -120,6 +186,7 @@ def python_timing(rows: list[dict], a: float, clock: str = "wall") -> dict:
             f"（每个数 {r['recurrence_ns_per_item']:.0f} ns 对 "
             f"{r['reduction_ns_per_item']:.1f} ns）。{spread_zh}",
         )
+    verdict = _with_noise(verdict, rows, bool(calm), clock)
     return _section(
         bi("Pure-Python timing: recurrence vs reduction", "纯 Python 计时：循环 vs 归约"),
         bi(
@@ -137,6 +204,18 @@ def python_timing(rows: list[dict], a: float, clock: str = "wall") -> dict:
         verdict,
         clock,
     )
+
+
+def _with_noise(verdict: dict, rows: list[dict], any_calm: bool, clock: str = "wall") -> dict:
+    """A verdict followed by the too-noisy sentence for its unsteady rows (alone, when no row
+    was steady)."""
+    noisy = [r for r in rows if not steady(r)]
+    if not noisy:
+        return verdict
+    en, zh = too_noisy(*_at_sizes(noisy), noisy, clock)
+    if not any_calm:
+        return bi(en, zh)
+    return bi(f"{verdict['en']} {en}", verdict["zh"] + zh)
 
 
 def equivalence(rows: list[dict]) -> dict:
@@ -186,8 +265,9 @@ def equivalence(rows: list[dict]) -> dict:
 
 def vector(rows: list[dict], clock: str = "wall") -> dict:
     verdict = _none()
-    if rows:
-        r = rows[-1]
+    calm = [r for r in rows if steady(r)]
+    if calm:
+        r = calm[-1]
         n = r["n"]
         verdict = bi(
             f"At N = {n:,}, a {r['hidden']}-wide state costs {r['lists_growth']:.0f}× the "
@@ -202,6 +282,7 @@ def vector(rows: list[dict], clock: str = "wall") -> dict:
             f"{r['numpy_us_per_step']:.2f} µs）：每步是一次调用，其固定开销远超 64 次乘加。"
             "无论哪种，N 步仍然一步接一步；状态变宽只会让每一步更贵，而不会变成并行。",
         )
+    verdict = _with_noise(verdict, rows, bool(calm), clock)
     return _section(
         bi(
             "Exercise (easy): a 64-dimensional hidden state",
@@ -303,6 +384,11 @@ def _leaves_floor(shape: dict, n_max: int) -> tuple[str, str]:
 
 def torch_sweep(rows: list[dict], shapes: dict, a: float, clock: str = "wall") -> dict:
     verdicts_en, verdicts_zh = [], []
+    names = {"loop": ("the loop", "循环"), "sum": ("x.sum()", "x.sum()")}
+    names |= {
+        "chunked": ("the chunked scan", "分块扫描"),
+        "assoc": ("the associative scan", "结合律扫描"),
+    }
     for device, shape in shapes.items():
         mine = [r for r in rows if r["device"] == device]
         if not mine:
@@ -311,33 +397,74 @@ def torch_sweep(rows: list[dict], shapes: dict, a: float, clock: str = "wall") -
         n = big["n"]
         loop, total = shape["loop"], shape["sum"]
         err = max(max(r["chunked_rel_err"], r["assoc_rel_err"]) for r in mine)
+        # a curve is described only when every one of its points was steady
+        calm = {key: all(steady(r, key) for r in mine) for key in names}
         gpu = device.startswith("cuda")
         floor_en = "one call into PyTorch" + (" plus a kernel launch" if gpu else "")
         floor_zh = "一次 PyTorch 调用" + ("加一次 kernel 启动" if gpu else "")
-        sum_en, sum_zh = _leaves_floor(total, n)
-        scan_en, scan_zh = _leaves_floor(shape["chunked"], n)
-        linear_en = "linearly from the smallest size" if loop["slope_all"] > 0.85 else "steadily"
-        linear_zh = "从最小规模起就线性增长" if loop["slope_all"] > 0.85 else "稳定增长"
-        chunk_floor = format_seconds(shape["chunked"]["floor_s"])
-        verdicts_en.append(
-            f"On {device}, the loop grows {linear_en} (log-log slope {loop['slope_all']:.2f}, "
-            f"{format_seconds(loop['per_item_s'])} per step) and takes "
-            f"{format_seconds(big['loop_s'])} at N = {n:,}. x.sum() starts on a floor of "
-            f"{format_seconds(total['floor_s'])}, the fixed cost of {floor_en}, {sum_en}. The "
-            f"chunked scan makes tens of small calls, so its floor is higher ({chunk_floor}); it "
-            f"{scan_en}. At N = {n:,} the loop is {big['loop_over_sum']:,.0f}× slower than "
-            f"x.sum() and {big['loop_over_chunked']:,.0f}× slower than the chunked scan, which "
-            f"computes the same {n:,} states (largest relative difference {err:.1e})."
-        )
-        verdicts_zh.append(
-            f"在 {device} 上，循环{linear_zh}（双对数斜率 {loop['slope_all']:.2f}，每步 "
-            f"{format_seconds(loop['per_item_s'])}），N = {n:,} 时耗时 "
-            f"{format_seconds(big['loop_s'])}。x.sum() 从 {format_seconds(total['floor_s'])} "
-            f"的底线开始，这是{floor_zh}的固定开销，{sum_zh}。分块扫描要发起几十次小调用，所以"
-            f"底线更高（{chunk_floor}），它{scan_zh}。N = {n:,} 时，循环比 x.sum() 慢 "
-            f"{big['loop_over_sum']:,.0f} 倍，比分块扫描慢 {big['loop_over_chunked']:,.0f} 倍，"
-            f"而分块扫描算出的是同样的 {n:,} 个状态（最大相对差 {err:.1e}）。"
-        )
+        en, zh = [], []
+        if calm["loop"]:
+            linear = loop["slope_all"] > 0.85
+            linear_en = "linearly from the smallest size" if linear else "steadily"
+            linear_zh = "从最小规模起就线性增长" if linear else "稳定增长"
+            en.append(
+                f"the loop grows {linear_en} (log-log slope {loop['slope_all']:.2f}, "
+                f"{format_seconds(loop['per_item_s'])} per step) and takes "
+                f"{format_seconds(big['loop_s'])} at N = {n:,}."
+            )
+            zh.append(
+                f"循环{linear_zh}（双对数斜率 {loop['slope_all']:.2f}，每步 "
+                f"{format_seconds(loop['per_item_s'])}），N = {n:,} 时耗时 "
+                f"{format_seconds(big['loop_s'])}。"
+            )
+        if calm["sum"]:
+            sum_en, sum_zh = _leaves_floor(total, n)
+            en.append(
+                f"x.sum() starts on a floor of {format_seconds(total['floor_s'])}, the fixed "
+                f"cost of {floor_en}, {sum_en}."
+            )
+            zh.append(
+                f"x.sum() 从 {format_seconds(total['floor_s'])} 的底线开始，这是{floor_zh}的"
+                f"固定开销，{sum_zh}。"
+            )
+        if calm["chunked"]:
+            scan_en, scan_zh = _leaves_floor(shape["chunked"], n)
+            chunk_floor = format_seconds(shape["chunked"]["floor_s"])
+            en.append(
+                "The chunked scan makes tens of small calls, so its floor is higher "
+                f"({chunk_floor}); it {scan_en}."
+            )
+            zh.append(f"分块扫描要发起几十次小调用，所以底线更高（{chunk_floor}），它{scan_zh}。")
+        if calm["loop"] and calm["sum"] and calm["chunked"]:
+            en.append(
+                f"At N = {n:,} the loop is {big['loop_over_sum']:,.0f}× slower than x.sum() "
+                f"and {big['loop_over_chunked']:,.0f}× slower than the chunked scan, which "
+                f"computes the same {n:,} states (largest relative difference {err:.1e})."
+            )
+            zh.append(
+                f"N = {n:,} 时，循环比 x.sum() 慢 {big['loop_over_sum']:,.0f} 倍，比分块扫描慢 "
+                f"{big['loop_over_chunked']:,.0f} 倍，而分块扫描算出的是同样的 {n:,} 个状态"
+                f"（最大相对差 {err:.1e}）。"
+            )
+        else:
+            en.append(
+                f"Both scans compute the same states as the loop (largest relative difference "
+                f"{err:.1e})."
+            )
+            zh.append(f"两种扫描算出的状态都与循环相同（最大相对差 {err:.1e}）。")
+        noisy = [key for key in names if not calm[key]]
+        if noisy:
+            points = [r for r in mine if any(not steady(r, key) for key in noisy)]
+            sizes = ", ".join(f"{r['n']:,}" for r in points)
+            which_en = ", ".join(names[key][0] for key in noisy)
+            which_zh = "、".join(names[key][1] for key in noisy)
+            noise_en, noise_zh = too_noisy(
+                f"N = {sizes} ({which_en})", f" N = {sizes}（{which_zh}）", points, clock
+            )
+            en.append(noise_en)
+            zh.append(noise_zh)
+        verdicts_en.append(f"On {device}: " + " ".join(en))
+        verdicts_zh.append(f"在 {device} 上：" + "".join(zh))
     verdict = bi(" ".join(verdicts_en), "".join(verdicts_zh)) if verdicts_en else _none()
     return _section(
         bi(
@@ -436,34 +563,45 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
             slope = _slope(sdpa[0]["n"], sdpa[0]["sdpa_peak"], r["n"], r["sdpa_peak"])
             growth_en = f"; from N = {sdpa[0]['n']:,} it grew with log-log slope {slope:.2f}"
             growth_zh = f"；从 N = {sdpa[0]['n']:,} 起，它在双对数坐标上的斜率为 {slope:.2f}"
+        took_en = f", in {format_seconds(r['sdpa_s'])}" if steady(r, "sdpa") else ""
+        took_zh = f"，耗时 {format_seconds(r['sdpa_s'])}" if steady(r, "sdpa") else ""
         en.append(
             f"scaled_dot_product_attention (backend {backend}) at N = {r['n']:,} peaked at "
             f"{format_bytes(r['sdpa_peak'])}, "
             f"{r['theory_bytes'] / max(r['sdpa_peak'], 1):,.0f}× less than one score matrix and "
-            f"{r['sdpa_peak'] / out_bytes:.1f}× its own output (N × heads × d_head), in "
-            f"{format_seconds(r['sdpa_s'])}{growth_en}."
+            f"{r['sdpa_peak'] / out_bytes:.1f}× its own output (N × heads × d_head)"
+            f"{took_en}{growth_en}. Memory O(N), but not work O(N): it still computes all "
+            "N²/2 scores, a tile at a time, so its time keeps growing about fourfold per "
+            "doubling of N."
         )
         zh.append(
             f"scaled_dot_product_attention（后端 {backend}）在 N = {r['n']:,} 时峰值为 "
             f"{format_bytes(r['sdpa_peak'])}，比一份分数矩阵小 "
             f"{r['theory_bytes'] / max(r['sdpa_peak'], 1):,.0f} 倍，约为它自身输出"
-            f"（N × 头数 × d_head）的 {r['sdpa_peak'] / out_bytes:.1f} 倍，耗时 "
-            f"{format_seconds(r['sdpa_s'])}{growth_zh}。"
+            f"（N × 头数 × d_head）的 {r['sdpa_peak'] / out_bytes:.1f} 倍{took_zh}{growth_zh}。"
+            "显存是 O(N)，计算量却不是：它仍要算出全部 N²/2 个分数，只是一块一块地算，所以 N "
+            "每翻一倍，耗时仍约变成四倍。"
         )
     if lstm:
         r = lstm[-1]
+        took_en = f"took {format_seconds(r['lstm_s'])}" if steady(r, "lstm") else "had to go"
+        took_zh = f"耗时 {format_seconds(r['lstm_s'])}" if steady(r, "lstm") else "要走 N 步"
         en.append(
             f"The LSTM carries {format_bytes(r['lstm_state_bytes'])} of state at any N, and at "
             f"N = {r['n']:,} its measured peak above the inputs was "
             f"{format_bytes(r['lstm_peak'])} (resident memory is tracked in 4 KiB pages), but "
-            f"it took {format_seconds(r['lstm_s'])}, one step after another."
+            f"it {took_en}, one step after another."
         )
         zh.append(
             f"LSTM 在任何 N 下都只携带 {format_bytes(r['lstm_state_bytes'])} 的状态；N = "
             f"{r['n']:,} 时，它在输入之外的实测峰值为 {format_bytes(r['lstm_peak'])}"
-            f"（常驻内存按 4 KiB 页统计），但耗时 {format_seconds(r['lstm_s'])}，因为它只能"
-            "一步接一步地走。"
+            f"（常驻内存按 4 KiB 页统计），但{took_zh}，因为它只能一步接一步地走。"
         )
+    noisy = [r for r in rows if not steady(r)]
+    if noisy:  # the memory is measured once and is not noisy; only the times are withheld
+        noise_en, noise_zh = too_noisy(*_at_sizes(noisy), noisy, params.get("clock", "wall"))
+        en.append(f"Times: {noise_en}")
+        zh.append(f"耗时：{noise_zh}")
     stops = [x for x in limits if x["first_not_fit"]]
     for x in stops:
         en.append(
@@ -487,7 +625,7 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
             "the same width stepping over the N positions with only (h, c) as state. Peak is "
             "the memory the computation adds on top of its inputs, measured in a separate "
             f"process ({params['peak_method']}); theory is N² × heads × batch × bytes per "
-            "element, one score matrix.",
+            "element, one score matrix." + FLASH["en"],
             f"对 N 个位置做一次因果自注意力前向（{heads} 个头 × d_head {params['d_head']}，"
             f"batch {params['batch']}，{dtype}，设备 {params['device']}），三种方式：朴素注意力，"
             "为每个头物化 N × N 分数矩阵，再做掩码和 softmax；PyTorch 的 "
@@ -495,7 +633,7 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
             "分块遍历，从不持有整张矩阵；以及同宽度的 LSTM 单元，逐个走过 N 个位置，状态只有 "
             "(h, c)。峰值指计算在输入之外额外占用的内存，在独立进程中测量"
             f"（{params['peak_method']}）；理论值为 N² × 头数 × batch × 每元素字节数，即一份"
-            "分数矩阵。",
+            "分数矩阵。" + FLASH["zh"],
         ),
         verdict,
         params.get("clock", "wall"),
@@ -610,7 +748,22 @@ def race_speed(rows: list[dict], s: dict) -> dict:
         f"每个 token 上 GPT 的工作量（前向 FLOPs）是 {rival['model']} 的 {work:.2f} 倍，"
         f"运行速度为 {gpt['gflops']:,.0f} GFLOP/s，{rival['model']} 为 {rival['gflops']:,.0f}。"
     )
-    if s["held"] == "yes":
+    if not s.get("steady", True):
+        noisy = [r for r in rows if not r.get("steady", True)]
+        which = ", ".join(f"the {r['model']}" for r in noisy)
+        noise_en, noise_zh = too_noisy(
+            f"{which}'s training steps",
+            "、".join(r["model"] for r in noisy) + " 的训练步骤",
+            noisy,
+            s["clock"],
+        )
+        verdict = bi(
+            f"No verdict on the claim from this run. {noise_en} Per token the GPT does "
+            f"{work:.2f}× the {rival['model']}'s work (forward FLOPs, counted, not timed).",
+            f"这次运行不能对课程的说法下结论。{noise_zh}每个 token 上 GPT 的工作量（前向 FLOPs，"
+            f"按公式计数而非计时）是 {rival['model']} 的 {work:.2f} 倍。",
+        )
+    elif s["held"] == "yes":
         beyond = ", more than the lesson's range" if ratio > high else ""
         beyond_zh = "，超出了课程给出的范围" if ratio > high else ""
         verdict = bi(

@@ -5,6 +5,7 @@ CPU and on CUDA when present. The scans are checked against the loop at every si
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import torch
@@ -21,11 +22,20 @@ from lmscope.lab.linear_scan import (
 from lmscope.lab.plots import Panel, Series, save_panels
 from lmscope.lab.progress import stage
 from lmscope.lab.results import Column, Section, format_seconds, machine_line
-from lmscope.lab.timing import CLOCK_LABELS, best_time, sync_for
+from lmscope.lab.timing import (
+    CLOCK_LABELS,
+    MAX_REPEATS,
+    SPREAD_COLUMN,
+    Timing,
+    measure,
+    steadiness,
+    sync_for,
+)
 
 SWEEP_SIZES = [2**k for k in range(6, 17)]  # 64 .. 65,536
 QUICK_SIZES = [4**k for k in range(3, 9)]  # 64, 256, .. 65,536
 TIMED = ("sum_s", "chunked_s", "assoc_s", "loop_s")
+SETTLE_SECONDS = 20.0  # real time the sweep may spend re-measuring its unsteady points
 METHODS = {
     "loop": "loop: h = a*h + x[t]",
     "sum": "reduction: x.sum()",
@@ -34,21 +44,31 @@ METHODS = {
 }
 
 
-def measure(
-    device: str, n: int, a: float, seed: int, clock: str = "wall", check: bool = True
+def measure_point(
+    device: str,
+    n: int,
+    a: float,
+    seed: int,
+    clock: str = "wall",
+    check: bool = True,
+    keys: tuple[str, ...] = TIMED,
 ) -> dict:
-    """One pass at size n: the four timings, and (with ``check``) how far each scan is
-    from the loop."""
+    """One pass at size n: one repeat of each timing in ``keys``, and (with ``check``) how far
+    each scan is from the loop."""
     gen = torch.Generator().manual_seed(seed + n)
     x = torch.randn(n, generator=gen).to(device)
     sync = sync_for(device)
     row = {"device": device, "n": n}
     # The short calls first: the loop's thousands of tiny tensors would otherwise leave
     # caches and the allocator in a state the next measurement pays for.
-    row["sum_s"] = best_time(lambda: x.sum(), 1, sync, clock)
-    row["chunked_s"] = best_time(lambda: chunked_scan(x, a), 1, sync, clock)
-    row["assoc_s"] = best_time(lambda: associative_scan(x, a), 1, sync, clock)
-    row["loop_s"] = best_time(lambda: recurrence_loop(x, a), 1, sync, clock)
+    calls = {
+        "sum_s": lambda: x.sum(),
+        "chunked_s": lambda: chunked_scan(x, a),
+        "assoc_s": lambda: associative_scan(x, a),
+        "loop_s": lambda: recurrence_loop(x, a),
+    }
+    for key in keys:
+        row[key] = measure(calls[key], 1, sync, clock, settle_s=0).best
     if check:
         reference = recurrence_loop(x, a)
         row["chunked_rel_err"] = relative_error(chunked_scan(x, a), reference)
@@ -57,25 +77,52 @@ def measure(
 
 
 def run_sweep(cfg, sizes: list[int], advance) -> list[dict]:
-    """Best of ``cfg.repeats`` passes over all sizes. Passes rather than back-to-back
-    repeats: a burst of other work on a shared machine then spoils one pass at one size,
-    and another pass measures that size again later."""
-    best: dict[tuple[str, int], dict] = {}
+    """Best of ``cfg.repeats`` passes over all sizes, then more passes over the points whose
+    repeats still disagree (lmscope.lab.timing's rule), for up to SETTLE_SECONDS. Passes
+    rather than back-to-back repeats: a burst of other work on a shared machine then spoils
+    one pass at one size, and another pass measures that size again later."""
+    first: dict[tuple[str, int], dict] = {}
+    samples: dict[tuple[str, int, str], list[float]] = {}
     for device in cfg.devices:
-        measure(device, 64, cfg.a, cfg.seed, cfg.clock, check=False)  # one-off set-up costs
+        measure_point(device, 64, cfg.a, cfg.seed, cfg.clock, check=False)  # one-off set-up
     for p in range(cfg.repeats):
         for device in cfg.devices:
             for n in sizes:
-                row = measure(device, n, cfg.a, cfg.seed, cfg.clock, check=p == 0)
-                kept = best.setdefault((device, n), row)
+                row = measure_point(device, n, cfg.a, cfg.seed, cfg.clock, check=p == 0)
+                first.setdefault((device, n), row)
                 for key in TIMED:
-                    kept[key] = min(kept[key], row[key])
+                    samples.setdefault((device, n, key), []).append(row[key])
                 advance(f"pass {p + 1}/{cfg.repeats} {device} N={n:,}")
-    rows = [best[(device, n)] for device in cfg.devices for n in sizes]
-    for row in rows:
-        row["loop_over_sum"] = row["loop_s"] / row["sum_s"]
-        row["loop_over_chunked"] = row["loop_s"] / row["chunked_s"]
+    resettle(cfg, samples, advance)
+    rows = []
+    for device in cfg.devices:
+        for n in sizes:
+            timings = {key: Timing(tuple(samples[(device, n, key)])) for key in TIMED}
+            row = first[(device, n)]
+            row.update({key: t.best for key, t in timings.items()})
+            row["loop_over_sum"] = row["loop_s"] / row["sum_s"]
+            row["loop_over_chunked"] = row["loop_s"] / row["chunked_s"]
+            row.update(steadiness(**{key[:-2]: t for key, t in timings.items()}))
+            rows.append(row)
     return rows
+
+
+def resettle(cfg, samples: dict, advance) -> None:
+    """More passes over the unsteady points only, until they settle, MAX_REPEATS samples, or
+    SETTLE_SECONDS of real time."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < SETTLE_SECONDS:
+        unsteady = [
+            point
+            for point, times in samples.items()
+            if not Timing(tuple(times)).steady and len(times) < MAX_REPEATS
+        ]
+        if not unsteady:
+            return
+        for device, n, key in unsteady:
+            row = measure_point(device, n, cfg.a, cfg.seed, cfg.clock, check=False, keys=(key,))
+            samples[(device, n, key)].append(row[key])
+        advance(f"re-measuring {len(unsteady)} unsteady points", 0)
 
 
 def loglog_slope(xs: list[float], ys: list[float]) -> float:
@@ -135,6 +182,7 @@ def sweep_sections(cfg, out_dir: Path, hardware: dict, progress=None) -> list[Se
             Column("loop_over_chunked", "loop/chunked", "ratio"),
             Column("chunked_rel_err", "err chunked", "sci"),
             Column("assoc_rel_err", "err assoc.", "sci"),
+            SPREAD_COLUMN,
         ],
         rows=rows,
         data={"curve_shapes": shapes},

@@ -25,11 +25,16 @@ const en = {
     "The lesson: an RNN computes h_t = f(h_{t-1}, x_t), so N tokens are N steps that must " +
     "run one after another, while attention's weighted sum over positions has no such chain. " +
     "On parallel hardware it is this dependency depth, not the number of operations, that " +
-    "sets the time.",
+    "sets the time. One figure of the lesson is wrong: it gives a parallel scan a depth of " +
+    "O(1). Combining N numbers two at a time takes at least log2 N rounds, so the depth is " +
+    "log2 N, far below the recurrence's N but not constant (the table below counts it).",
   claim_memory_wall:
     "The lesson: the Transformer's price is memory. Attention over N positions builds an " +
     "N × N score matrix per head, O(N²), while an RNN's state stays the same size; fused " +
-    "kernels such as Flash Attention hide the constant, not the scaling.",
+    "kernels such as Flash Attention hide the constant, not the scaling. That holds for the " +
+    "computation, not for the memory: with a fused kernel (SDPA below) memory grows as O(N), " +
+    "because the score matrix is never stored whole, while the work stays O(N²), every query " +
+    "still meeting every earlier key, so the time still grows with the square.",
   claim_race:
     "The lesson: “at N = 512 on the same hardware the Transformer trains 5–10× faster per " +
     "epoch”, and the gap widens with sequence length. Here a char LSTM and a char GPT with " +
@@ -67,10 +72,15 @@ const zh = {
     "条会显示进度），然后刷新本页：写入 {dir} 的结果会以“你的机器”出现。",
   claim_serial_depth:
     "课程：RNN 计算 h_t = f(h_{t-1}, x_t)，N 个 token 就是 N 个必须依次执行的步骤；注意力对各" +
-    "位置的加权求和没有这样的依赖链。在并行硬件上，决定时间的是依赖深度，而不是运算总数。",
+    "位置的加权求和没有这样的依赖链。在并行硬件上，决定时间的是依赖深度，而不是运算总数。" +
+    "课程有一个数字是错的：它说并行扫描的深度是 O(1)。两两合并 N 个数至少需要 log2 N 轮，" +
+    "所以深度是 log2 N，远小于循环的 N，但不是常数（下表实际数出了它）。",
   claim_memory_wall:
     "课程：Transformer 的代价是显存。对 N 个位置做注意力，每个头都要一张 N × N 的分数矩阵，" +
-    "即 O(N²)；RNN 的状态大小不变。Flash Attention 这类融合 kernel 隐藏了常数，没有改变增长率。",
+    "即 O(N²)；RNN 的状态大小不变。Flash Attention 这类融合 kernel 隐藏了常数，没有改变增长率。" +
+    "这句话对计算量成立，对显存却不成立：用融合 kernel（下面的 SDPA）时显存按 O(N) 增长，" +
+    "因为分数矩阵从不完整保存；计算量仍是 O(N²)，每个查询仍要和前面每个键相乘，所以耗时仍按" +
+    "平方增长。",
   claim_race:
     "课程：“在 N=512、相同硬件条件下，Transformer 每个 epoch 训练快 5–10 倍”，而且差距随序列" +
     "长度扩大。这里让参数量相同的字符级 LSTM 和字符级 GPT 在同一文本上、以相同顺序、训练相同" +
