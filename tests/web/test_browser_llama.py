@@ -80,7 +80,7 @@ def test_every_step_renders_with_the_models_own_labels(page):
         if n < 20:
             page.get_by_test_id("tour-next").click()
     pipeline = page.get_by_test_id("pipeline").inner_text()
-    assert "RMS" in pipeline and "LN" not in pipeline.split()
+    assert "LayerNorm" not in pipeline and "GELU" not in pipeline
 
 
 def test_rope_view_shows_the_rotation_and_the_distance_check(page):
