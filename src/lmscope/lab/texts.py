@@ -561,8 +561,20 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
         growth_en = growth_zh = ""
         if len(sdpa) > 1 and sdpa[0]["sdpa_peak"] > 0 and r["sdpa_peak"] > 0:
             slope = _slope(sdpa[0]["n"], sdpa[0]["sdpa_peak"], r["n"], r["sdpa_peak"])
-            growth_en = f"; from N = {sdpa[0]['n']:,} it grew with log-log slope {slope:.2f}"
-            growth_zh = f"；从 N = {sdpa[0]['n']:,} 起，它在双对数坐标上的斜率为 {slope:.2f}"
+            growth_en = f"; from N = {sdpa[0]['n']:,} its peak grew with log-log slope {slope:.2f}"
+            growth_zh = f"；从 N = {sdpa[0]['n']:,} 起，它的峰值在双对数坐标上的斜率为 {slope:.2f}"
+        work_en = work_zh = ""
+        before = next((x for x in sdpa if x["n"] * 2 == r["n"]), None)
+        if before and steady(r, "sdpa") and steady(before, "sdpa") and before["sdpa_s"]:
+            grew = r["sdpa_s"] / before["sdpa_s"]
+            work_en = (
+                f": its time grew {grew:.1f}× from N = {before['n']:,} to {r['n']:,} "
+                "(O(N²) work alone would make it 4×)"
+            )
+            work_zh = (
+                f"：从 N = {before['n']:,} 到 {r['n']:,}，它的耗时变成了 {grew:.1f} 倍"
+                "（单看 O(N²) 的计算量应为 4 倍）"
+            )
         took_en = f", in {format_seconds(r['sdpa_s'])}" if steady(r, "sdpa") else ""
         took_zh = f"，耗时 {format_seconds(r['sdpa_s'])}" if steady(r, "sdpa") else ""
         en.append(
@@ -571,16 +583,14 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
             f"{r['theory_bytes'] / max(r['sdpa_peak'], 1):,.0f}× less than one score matrix and "
             f"{r['sdpa_peak'] / out_bytes:.1f}× its own output (N × heads × d_head)"
             f"{took_en}{growth_en}. Memory O(N), but not work O(N): it still computes all "
-            "N²/2 scores, a tile at a time, so its time keeps growing about fourfold per "
-            "doubling of N."
+            f"N²/2 scores, a tile at a time{work_en}."
         )
         zh.append(
             f"scaled_dot_product_attention（后端 {backend}）在 N = {r['n']:,} 时峰值为 "
             f"{format_bytes(r['sdpa_peak'])}，比一份分数矩阵小 "
             f"{r['theory_bytes'] / max(r['sdpa_peak'], 1):,.0f} 倍，约为它自身输出"
             f"（N × 头数 × d_head）的 {r['sdpa_peak'] / out_bytes:.1f} 倍{took_zh}{growth_zh}。"
-            "显存是 O(N)，计算量却不是：它仍要算出全部 N²/2 个分数，只是一块一块地算，所以 N "
-            "每翻一倍，耗时仍约变成四倍。"
+            f"显存是 O(N)，计算量却不是：它仍要算出全部 N²/2 个分数，只是一块一块地算{work_zh}。"
         )
     if lstm:
         r = lstm[-1]
