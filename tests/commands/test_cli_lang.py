@@ -132,6 +132,12 @@ def test_every_explaining_command_speaks_chinese(
     assert english_left(shown) == [], name
 
 
+def test_sample_says_what_is_wrong_with_a_prompt_in_chinese(capsys, char_model):
+    code, _, err = run_cli(capsys, "sample", char_model, "--prompt", "Zut!", "--lang", "zh")
+    assert code == 2 and "提示词里有 2 个模型从没见过的字符：'Z', '!'" in err
+    assert english_left(err.replace("--skip-unknown", "")) == []
+
+
 def test_lab_show_speaks_chinese_around_its_tables(capsys):
     code, out, _ = run_cli(capsys, "lab", "show", "serial-depth", "--lang", "zh")
     assert code == 0
