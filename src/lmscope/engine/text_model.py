@@ -69,7 +69,8 @@ class TextModel:
         ids = [int(i) for i in ids]
         if not ids:
             raise InvalidInputError("the prompt is empty; give at least one token")
-        bad = [i for i in ids if not 0 <= i < self.vocab_size]
+        vocab = self.vocab_size  # a property: once, not per id
+        bad = [i for i in ids if not 0 <= i < vocab]
         if bad:
             padding = (
                 f"; ids {self.vocab_size}..{self.config.vocab_size - 1} are padding rows of the "
