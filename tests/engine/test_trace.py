@@ -216,3 +216,16 @@ def test_derived_attention_probes_equal_the_recorded_ones(tiny_model):
             name = f"blocks.{layer}.attn.{stage}"
             assert name in eager.tensors and name not in lazy.tensors
             torch.testing.assert_close(lazy[name], eager[name], atol=1e-6, rtol=0)
+
+
+def test_derived_probes_are_safe_to_read_from_many_threads(tiny_model):
+    """A served trace is read by concurrent requests: each derived probe is computed once and
+    every reader gets it (no KeyError from a reader that lost a race)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    trace = tiny_model.trace("Data visualization empowers users to")
+    names = [n for n in trace.derived] * 8
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(trace.__getitem__, names))
+    for name, tensor in zip(names, results, strict=True):
+        assert tensor is trace[name]

@@ -10,6 +10,7 @@ output through the same unembedding, on first access.
 from __future__ import annotations
 
 import difflib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,19 +61,25 @@ class Trace:
     # computes the per-position predictions; they cost a [pos, vocab] product, so only on demand
     predict: Callable[[], Predictions] | None = field(default=None, repr=False)
     _predictions: Predictions | None = field(default=None, repr=False)
+    # A served trace is read by several requests at once; a probe derived on first read must be
+    # computed once, not popped by one reader while another looks for it.
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     @property
     def predictions(self) -> Predictions:
         """Top-k next tokens after every position (computed on first access, then kept)."""
-        if self._predictions is None:
-            if self.predict is None:
-                raise InvalidInputError("this trace cannot compute predictions")
-            self._predictions = self.predict()
+        with self._lock:
+            if self._predictions is None:
+                if self.predict is None:
+                    raise InvalidInputError("this trace cannot compute predictions")
+                self._predictions = self.predict()
         return self._predictions
 
     def __getitem__(self, name: str) -> torch.Tensor:
-        if name not in self.tensors and name in self.derived:
-            self.tensors[name] = self.derived.pop(name)()
+        with self._lock:
+            if name not in self.tensors and name in self.derived:
+                self.tensors[name] = self.derived[name]()
+                del self.derived[name]
         try:
             return self.tensors[name]
         except KeyError:
