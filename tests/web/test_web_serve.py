@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -121,3 +122,75 @@ def test_serve_really_serves(tiny_hf_dir):
         proc.terminate()
         proc.wait(timeout=20)
         proc.stderr.close()
+
+
+def test_serve_workers_hand_uvicorn_the_app_factory(fake_run, any_port, monkeypatch, tiny_model):
+    from lmscope.web import factory
+
+    monkeypatch.setenv(factory.ENV, "")  # restored after the test; main() sets it
+    argv = ["serve", "--workers", "2", "--rnn", "none", "--max-wait", "30", "--cache-mb", "64"]
+    assert main(argv) == 0
+    assert fake_run["app"] == "lmscope.web.factory:app_from_env"
+    assert fake_run["factory"] is True and fake_run["workers"] == 2
+    settings = factory.ServeSettings.from_env(os.environ[factory.ENV])
+    assert settings.max_wait == 30 and settings.cache_mb == 64 and settings.rnn == ["none"]
+    assert settings.threads == max(1, (os.cpu_count() or 1) // 2)  # the cores shared out
+    app = factory.app_from_env()  # what each worker does: its own model, cache and queue
+    assert app.state.store.work.limit_s == 30 and app.state.store.cache.max_bytes == 64 << 20
+    assert app.state.model is tiny_model
+
+
+def test_serve_refuses_bad_worker_options(fake_run, capsys):
+    assert main(["serve", "--workers", "0"]) == 2
+    assert "--workers" in capsys.readouterr().err
+    assert main(["serve", "--max-wait", "0"]) == 2
+    assert "--max-wait" in capsys.readouterr().err
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="counts worker processes in /proc")
+def test_serve_with_two_workers_serves_from_two_processes(tiny_hf_dir):
+    port = free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "lmscope", "serve", "--model", str(tiny_hf_dir), "--rnn", "none"]
+    cmd += ["--workers", "2", "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                info = httpx.get(f"http://127.0.0.1:{port}/api/model", timeout=2).json()
+                break
+            except httpx.TransportError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(proc.stderr.read()) from None
+                time.sleep(0.2)
+        assert info["n_layer"] == 2
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+            for text in ("Hi", "Hello there", "Good morning"):
+                assert client.post("/api/trace", json={"text": text}).status_code == 200
+        # uvicorn's manager and its two workers (and nothing more: spawn's helper aside)
+        workers = [p for p in _children(proc.pid) if "spawn_main" in _cmdline(p)]
+        assert len(workers) == 2, [_cmdline(p) for p in _children(proc.pid)]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stderr.close()
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""

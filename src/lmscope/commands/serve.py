@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import sys
 import threading
 import webbrowser
 
-import lmscope
 from lmscope.commands.common import add_model_option, load_model
-from lmscope.errors import InvalidInputError, LmscopeError
+from lmscope.errors import InvalidInputError
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -51,8 +51,24 @@ def register(sub):
         "--threads",
         type=int,
         default=None,
-        help="CPU threads for the model (default: torch's choice); 1 is fastest when other "
-        "programs keep the cores busy",
+        help="CPU threads for the model, per worker (default: torch's choice, or the cores "
+        "shared out among --workers); 1 is fastest when other programs keep the cores busy",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes serving the one port, each with its own model, cache and queue "
+        "(uvicorn's process manager; default 1): N times the model work where there are "
+        "cores for it, N times the memory",
+    )
+    p.add_argument(
+        "--max-wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="no request waits longer for the model: one that could not be answered in "
+        "time gets 503 with Retry-After at once (default 60)",
     )
     p.set_defaults(run=run)
 
@@ -70,19 +86,27 @@ def _check_free(host: str, port: int) -> None:
             ) from None
 
 
-def run(args) -> int:
-    import torch  # lazy, as uvicorn and the web app (FastAPI): see lmscope.commands
-    import uvicorn
-
-    from lmscope.web import create_app
-    from lmscope.web.limits import limit_malloc_arenas
-
+def _check_options(args) -> None:
     if not 0 <= args.port <= 65535:
         raise InvalidInputError(f"port must be in 0..65535, got {args.port}")
     if args.cache_mb < 1:
         raise InvalidInputError(f"--cache-mb must be at least 1, got {args.cache_mb}")
     if args.threads is not None and args.threads < 1:
         raise InvalidInputError(f"--threads must be at least 1, got {args.threads}")
+    if args.workers < 1:
+        raise InvalidInputError(f"--workers must be at least 1, got {args.workers}")
+    if not args.max_wait > 0:
+        raise InvalidInputError(f"--max-wait must be more than 0 seconds, got {args.max_wait}")
+
+
+def run(args) -> int:
+    import torch  # lazy, as uvicorn and the web app (FastAPI): see lmscope.commands
+    import uvicorn
+
+    from lmscope.web.factory import ENV, ServeSettings, build_app, settle
+    from lmscope.web.limits import limit_malloc_arenas
+
+    _check_options(args)
     if args.host not in LOOPBACK:
         print(
             f"lmscope: warning: binding {args.host} makes the app reachable from other "
@@ -90,44 +114,52 @@ def run(args) -> int:
             file=sys.stderr,
         )
     _check_free(args.host, args.port)
+    threads = args.threads
+    if threads is None and args.workers > 1:  # the cores shared out, not each worker all
+        threads = max(1, (os.cpu_count() or 1) // args.workers)
+    settings = ServeSettings(
+        args.model, args.compare, args.rnn, args.cache_mb, threads, args.max_wait
+    )
     limit_malloc_arenas()  # before the worker threads exist: keeps resident memory flat
-    if args.threads is not None:
-        torch.set_num_threads(args.threads)
-    model = load_model(args)
-    others = [lmscope.load(name) for name in args.compare]  # any family: char-RNNs compare too
-    rnn = _rnn_models(args.rnn)
-    app = create_app(model, cache_bytes=args.cache_mb << 20, compare=others, rnn=rnn)
+    if threads is not None:
+        torch.set_num_threads(threads)
+    model = load_model(args)  # with --workers too: a wrong --model is one line, said once
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{host}:{args.port}/"
+    if args.workers > 1:
+        name = model.name
+        del model  # each worker loads its own
+        os.environ[ENV] = settings.to_env()
+        print(
+            f"lmscope: serving {name} at {url} from {args.workers} worker processes, "
+            f"{threads} thread(s) each (API manual at {url}docs)",
+            file=sys.stderr,
+        )
+        _open_later(args, url)
+        target = "lmscope.web.factory:app_from_env"
+        uvicorn.run(
+            target,
+            factory=True,
+            workers=args.workers,
+            host=args.host,
+            port=args.port,
+            log_level="warning",
+        )
+        return 0
+    app = build_app(settings, model)
     print(f"lmscope: serving {model.name} at {url} (API manual at {url}docs)", file=sys.stderr)
-    if others:
+    if app.state.compare:
         names = ", ".join(app.state.compare)
         print(f"lmscope: the page can compare it with {names}", file=sys.stderr)
-    if rnn:
+    if app.state.rnn:
         names = ", ".join(app.state.rnn)
         print(f"lmscope: char-RNN neurons of {names} at {url}rnn", file=sys.stderr)
-    if args.open:
-        threading.Timer(1.0, webbrowser.open, args=(url,)).start()
+    _open_later(args, url)
+    settle()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 
-def _rnn_models(names: list[str]) -> list:
-    """The char models for /rnn: those named, else the shipped char models (the page can
-    switch between them: War and Peace for prose, the stdlib LSTM for code)."""
-    from lmscope.engine.loading import (  # lazy: see lmscope.commands
-        load_char_model,
-        shipped_char_models,
-    )
-
-    if [n.lower() for n in names] == ["none"]:
-        return []
-    if names:
-        return [load_char_model(n) for n in names]
-    models = []
-    for name in shipped_char_models():
-        try:
-            models.append(load_char_model(name))
-        except LmscopeError as err:  # the main page still works: say why a model is missing
-            print(f"lmscope: warning: {name} is not on the char-RNN page: {err}", file=sys.stderr)
-    return models
+def _open_later(args, url: str) -> None:
+    if args.open:
+        threading.Timer(1.0, webbrowser.open, args=(url,)).start()

@@ -30,6 +30,7 @@ from lmscope.web.store import TraceStore
 from lmscope.web.work import WorkQueue
 
 VIEW_THREADS = 4  # threads that build views from computed values (no model work)
+INLINE_IDS = 4096  # ids checked on the event loop itself (about 2 ms at most)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,14 @@ class Served:
 
     def ids(self, ids) -> tuple[int, ...]:
         return tuple(self.model.check_ids(ids))
+
+    async def checked(self, request) -> Selection:
+        """``select``: on the event loop for a short prompt (a hop to a thread costs more
+        than the check while the model's thread holds the interpreter), else on the views
+        pool."""
+        if len(request.ids) <= INLINE_IDS:
+            return self.select(request)
+        return await self.view(self.select, request)
 
     def prompt_ids(self, request) -> tuple[int, ...]:
         """The ids of a request's ``text`` or ``ids``, checked."""

@@ -109,7 +109,7 @@ class WorkQueue:
         return self.limit_s - self.MARGIN * self.rate.seconds(units)
 
     def _busy(self, wait: float, units: float) -> Busy:
-        retry = max(1, math.ceil(wait - self._latest_start(units)))
+        retry = max(1, math.ceil(round(wait - self._latest_start(units), 3)))
         return Busy(
             f"the server is busy: about {wait:.0f} s of {self.name} work is queued ahead of "
             f"this request, and no request waits more than {self.limit_s:g} s; try again in "

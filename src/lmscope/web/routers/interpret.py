@@ -29,7 +29,7 @@ async def lens(req: s.LensRequest, served: Serving):
     through the final LayerNorm and unembedding, for a window of at most 32 positions.
     The last row is the model's real output."""
     model, store = served.model, served.store
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
     start, size = window(len(at.ids), at.position, req.start, req.size, LENS_LEAD)
 
     def compute():  # the trace only when this answer is not cached already
@@ -45,7 +45,7 @@ async def heads(req: s.HeadsRequest, served: Serving):
     """Every head of every layer: its attention pattern over the positions up to
     ``position`` (at most 32), as bytes, for the ablation grid."""
     store, c = served.store, served.model.config
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
 
     def compute():
         layers = [store.layer(at.ids, i) for i in range(c.n_layer)]
@@ -64,7 +64,7 @@ async def ablate(req: s.AblateRequest, served: Serving):
     whole attention or MLP outputs set to zero or to their mean over the positions), and
     KL(before || after). Same numbers as ``lmscope.interpret.ablation_effect``."""
     model, store = served.model, served.store
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
     specs = canonical(req.ablate, model.config)  # unknown heads or layers: 400 before any work
     rows = len(at.ids) if req.mode == "mean" else 1
     units = 2 * (store.costs.forward(at.position + 1) + store.costs.logits(rows))

@@ -15,7 +15,7 @@ from lmscope.web.error_codes import error_code
 from lmscope.web.errors import ERRORS
 from lmscope.web.limits import Busy
 from lmscope.web.schemas import GeneratedEvent
-from lmscope.web.served import Serving
+from lmscope.web.served import INLINE_IDS, Serving
 from lmscope.web.work import Steps
 
 router = APIRouter(tags=["sampling"])
@@ -34,7 +34,7 @@ STREAM = {
 @router.post("/api/pool", response_model=PoolResponse, responses=ERRORS)
 async def pool(req: schemas.PoolRequest, served: Serving):
     """The server's candidate pool for some sampling settings (what Generate draws from)."""
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
     params = SamplingParams(**req.sampling.model_dump())
     _, logits = await served.logits_at(at.ids, at.position)
     return await served.view(pool_view, served.model, logits, at.position, params)
@@ -44,12 +44,15 @@ async def pool(req: schemas.PoolRequest, served: Serving):
 async def generate(req: schemas.GenerateRequest, served: Serving):
     """Append up to n sampled tokens, streamed as they come. Token i is drawn with a
     generator seeded from (seed, its position)."""
-    ids = list(await served.view(served.ids, req.ids))
     params = SamplingParams(**req.sampling.model_dump())
     seed = req.seed if req.seed is not None else generation.fresh_seed()
-    events = await served.view(
-        generation.events, served.model, None, ids, req.n, params, seed, req.stop_at_eot
-    )
+
+    def start():
+        ids = list(served.ids(req.ids))
+        return ids, generation.events(served.model, None, ids, req.n, params, seed, req.stop_at_eot)
+
+    short = len(req.ids) <= INLINE_IDS  # see Served.checked
+    ids, events = start() if short else await served.view(start)
     # Each token is one job on the work queue, so other requests interleave with a long run;
     # the first (the whole prompt) is asked for before answering: a full queue is a 503.
     steps = Steps(served.store.work, events)

@@ -27,7 +27,7 @@ from lmscope.explain.tokens import TokenizerResponse, explain_ids, tokenizer_vie
 from lmscope.web import schemas
 from lmscope.web.cache import CacheStats
 from lmscope.web.errors import ERRORS
-from lmscope.web.served import Served, Serving
+from lmscope.web.served import INLINE_IDS, Served, Serving
 
 router = APIRouter()
 
@@ -64,7 +64,10 @@ async def trace(req: schemas.TraceRequest, served: Serving):
     position's logits (top tokens and tail log-sum-exps), residual norms by layer. With
     ``chat`` the text is first wrapped in the model's chat template."""
     model, store = served.model, served.store
-    ids = await served.view(_prompt_ids, served, req)
+    if req.text is None and not req.chat and len(req.ids) <= INLINE_IDS:
+        ids = served.ids(req.ids)  # see Served.checked
+    else:
+        ids = await served.view(_prompt_ids, served, req)
     # The summary is a pure function of the ids: keep it next to the trace it came from.
     body, cached = await store.obtain(
         ("summary", ids),
@@ -94,7 +97,7 @@ def _tokenizer_view(served: Served, trace, at) -> TokenizerResponse:
 @router.post("/api/tokenizer", response_model=TokenizerResponse, responses=ERRORS, tags=["steps"])
 async def tokenizer(req: schemas.PositionRequest, served: Serving):
     """The BPE merges that built the token at a position."""
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
     trace = await served.store.base_trace(at.ids)
     return await served.view(_tokenizer_view, served, trace, at)
 
@@ -102,7 +105,7 @@ async def tokenizer(req: schemas.PositionRequest, served: Serving):
 @router.post("/api/embedding", response_model=EmbeddingResponse, responses=ERRORS, tags=["steps"])
 async def embedding(req: schemas.PositionRequest, served: Serving):
     """Token embedding, position embedding and their sum at a position."""
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
     trace = await served.store.base_trace(at.ids)
     return await served.view(embedding_view, served.model, trace, at.position)
 
@@ -111,7 +114,7 @@ async def embedding(req: schemas.PositionRequest, served: Serving):
 async def layer(req: schemas.LayerRequest, served: Serving):
     """One block at one position: LayerNorms, Q/K/V and head outputs, the projection,
     residual additions, the MLP with its activation histogram, and a dropout example."""
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
     trace = await served.store.layer_trace(at.ids, at.layer)
     return await served.view(layer_view, served.model, trace, at.layer, at.position)
 
@@ -120,7 +123,7 @@ async def layer(req: schemas.LayerRequest, served: Serving):
 async def attention(req: schemas.AttentionRequest, served: Serving):
     """One head's scores QK^T -> scaled -> masked -> softmax in a window of at most 64
     positions, the query position's full rows, and every head's pattern (bytes)."""
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
     trace = await served.store.layer_trace(at.ids, at.layer)
     return await served.view(attention_view, trace, at.layer, at.head, at.position, req.start)
 
@@ -128,7 +131,7 @@ async def attention(req: schemas.AttentionRequest, served: Serving):
 @router.post("/api/final", response_model=FinalResponse, responses=ERRORS, tags=["steps"])
 async def final(req: schemas.PositionRequest, served: Serving):
     """Final LayerNorm and the logits after a position (tied unembedding)."""
-    at = await served.view(served.select, req)
+    at = await served.checked(req)
     trace, logits = await served.logits_at(at.ids, at.position)
     return await served.view(final_view, served.model, trace, at.position, logits)
 
