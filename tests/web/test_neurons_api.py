@@ -139,3 +139,56 @@ def test_serve_loads_char_models_at_start(monkeypatch, tmp_path, capsys):
     assert calls["app"].state.rnn == {}
     assert main(["serve", "--model", "shakespeare", "--rnn", "shakespeare"]) == 2
     assert "not a char-RNN/LSTM/GRU" in capsys.readouterr().err
+
+
+CODE = (
+    'def parse(line, sep=","):\n'
+    '    """Split a line into fields (quotes keep a field whole)."""\n'
+    '    fields, word = [], ""  # the fields so far\n'
+    "    for ch in line.strip():\n"
+    "        if ch == sep and not word.startswith('\"'):\n"
+    "            fields.append((word, len(fields)))\n"
+    '            word = ""\n'
+    "        else:\n"
+    '            word += ch  # still inside (or after) "quotes"\n'
+    "    return [f.strip('\"') for f in fields + [word]]\n"
+)
+
+
+def test_serve_offers_the_shipped_prose_and_code_lstms(monkeypatch, capsys):
+    import uvicorn
+
+    from lmscope.cli import main
+    from lmscope.commands import serve
+    from lmscope.interpret.features import FEATURE_SETS
+
+    calls = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.update(app=app))
+    monkeypatch.setattr(serve, "_check_free", lambda host, port: None)
+    assert main(["serve", "--model", "shakespeare"]) == 0
+    app = calls["app"]
+    assert list(app.state.rnn) == ["warpeace-lstm", "stdlib-lstm"]  # prose first: the default
+    assert "char-RNN neurons of warpeace-lstm, stdlib-lstm" in capsys.readouterr().err
+    with TestClient(app) as client:
+        models = {m["name"]: m for m in client.get("/api/rnn/models").json()["models"]}
+        code = models["stdlib-lstm"]
+        assert (code["corpus"], code["features"], code["layers"], code["hidden"]) == (
+            "python-stdlib",
+            "code",
+            2,
+            256,
+        )
+        assert models["warpeace-lstm"]["features"] == "prose"
+        body = {"model": "stdlib-lstm", "text": CODE * 3, "top": 2}
+        cells = client.post("/api/rnn/cells", json=body)
+        assert cells.status_code == 200, cells.text
+        found = cells.json()
+        assert found["model"] == "stdlib-lstm"
+        assert [f["name"] for f in found["features"]] == list(FEATURE_SETS["code"])
+        strings = next(f for f in found["features"] if f["name"] == "inside_string")
+        assert len(strings["best"]) == 2 and strings["best"][0]["f1"] > 0.5
+        unit = strings["best"][0]
+        body = {"model": "stdlib-lstm", "text": CODE, "layer": unit["layer"], "unit": unit["unit"]}
+        view = client.post("/api/rnn/activations", json={**body, "kind": unit["kind"]}).json()
+        assert view["model"] == "stdlib-lstm" and view["text"] == CODE
+        assert len(view["values"]) == len(CODE) and not view["skipped"]

@@ -233,6 +233,9 @@ FEATURE_SETS = {
 DEFAULT_SET = "prose"
 CODE_CORPORA = ("python-stdlib",)  # training corpora whose models get the code set
 CODE_SUFFIXES = (".py", ".pyi")
+# folders of a code corpus whose files are generated tables, not code a person wrote: the
+# finder's default text (``validation_text``) starts after them
+GENERATED = {"python-stdlib": ("encodings/",)}
 
 
 def feature_set_for(corpus: str | None = None, path: str | None = None) -> str:
@@ -268,15 +271,20 @@ def resolve_features(spec: str | list[str] | None) -> list[str]:
 
 def validation_text(corpus: str, chars: int) -> str:
     """``chars`` characters of a corpus's validation split (the last 10%), the text the finder
-    reads by default. It begins at a line start, so line positions are whole; in a code corpus
-    at its first whole file (a ``# file:`` line), so the tokenizer sees every string and
-    bracket open."""
+    reads by default. It begins at a line start, so line positions are whole. In a code corpus
+    it begins at a whole file (a ``# file:`` line), so the tokenizer sees every string and
+    bracket open, and at the first one outside ``GENERATED``: in the standard library the
+    ``encodings`` package is mostly machine-made 256-row lookup tables (``'\\x00'  #  0x00 ->
+    NULL``), on which a finder learns the table's layout rather than Python."""
     loaded = load_corpus(corpus)
     val = loaded.split(0.1)[1]
     start = val.find("\n") + 1
     if loaded.name in CODE_CORPORA:
-        first_file = val.find("\n# file: ")
-        start = first_file + 1 if first_file >= 0 else start
+        skip = GENERATED.get(loaded.name, ())
+        for header in re.finditer(r"^# file: (.*)$", val, re.MULTILINE):
+            if header.start() and not header.group(1).startswith(skip):
+                start = header.start()
+                break
     return val[start : start + chars]
 
 
