@@ -154,6 +154,8 @@ def _as_logits(logits: Any) -> torch.Tensor:
     if x.numel() == 0:
         raise InvalidInputError("logits must not be empty")
     x = x.to(torch.float64)
+    if bool(torch.isfinite(x).all()):  # one pass in the usual case; the causes only if not
+        return x
     if torch.isnan(x).any():
         raise InvalidInputError("logits contain NaN")
     if torch.isposinf(x).any():
@@ -167,12 +169,29 @@ def _is_int(x: torch.Tensor) -> bool:
     return x.dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
-def _log_softmax(x: torch.Tensor, temperature: float) -> torch.Tensor:
-    """Stable float64 log_softmax(x / T) for checked logits and T > 0."""
+def _scaled(x: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x - max) / T and its logsumexp: log_softmax(x / T) is their difference."""
     # Shift first: the max becomes exactly 0 and everything else <= 0, so dividing by a tiny T
     # can only overflow towards -inf (probability 0, the right limit), never to +inf or NaN.
     scaled = (x - x.max()) / temperature
-    return scaled - torch.logsumexp(scaled, dim=0)
+    return scaled, torch.logsumexp(scaled, dim=0)
+
+
+def _log_softmax(x: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Stable float64 log_softmax(x / T) for checked logits and T > 0."""
+    scaled, lse = _scaled(x, temperature)
+    return scaled - lse
+
+
+# exp of a float64 above this is certainly > 0 (the smallest positive double is exp(-744.4))
+_SURELY_NONZERO = -700.0
+
+
+def _nonzero_count(scaled: torch.Tensor, lse: torch.Tensor) -> int:
+    """How many tokens have probability > 0 in float64: exp(scaled - lse) > 0."""
+    if float(scaled.min()) - float(lse) > _SURELY_NONZERO:  # 44 of margin dwarfs any rounding
+        return int(scaled.numel())
+    return int((torch.exp(scaled - lse) > 0).sum())
 
 
 def _greedy_log_probs(x: torch.Tensor) -> torch.Tensor:
@@ -255,10 +274,12 @@ def _min_p_count(log_probs: torch.Tensor, min_p: float) -> int:
     return int((log_probs >= threshold).sum())
 
 
-def _filter_counts(sorted_log_probs: torch.Tensor, params: SamplingParams) -> dict[str, int]:
-    """Apply nonzero, top-k, top-p and min-p in turn to log-probs sorted descending."""
-    # Zero in float64 (a -inf mask or underflow at low T) means it can never be drawn.
-    n = int((torch.exp(sorted_log_probs) > 0).sum())
+def _filter_counts(
+    sorted_log_probs: torch.Tensor, params: SamplingParams, nonzero: int
+) -> dict[str, int]:
+    """Apply top-k, top-p and min-p in turn to log-probs sorted descending (at least the
+    prefix these filters read), after the ``nonzero`` tokens that can be drawn at all."""
+    n = nonzero
     stages = {"nonzero": n}
     if params.top_k:
         n = min(n, params.top_k)
@@ -272,35 +293,69 @@ def _filter_counts(sorted_log_probs: torch.Tensor, params: SamplingParams) -> di
     return stages
 
 
+def _prefix_needed(tempered: torch.Tensor, params: SamplingParams, nonzero: int) -> int:
+    """How long a prefix of the sorted tokens the filters read: top-k reads only its k (top-p
+    and min-p then look within them), min-p alone only the tokens above its threshold; top-p
+    alone, or no filter, reads every token that can be drawn."""
+    if params.top_k:
+        return min(nonzero, params.top_k)
+    if params.top_p is None and params.min_p:
+        threshold = float(tempered.max()) + math.log(params.min_p)
+        return min(nonzero, int((tempered >= threshold).sum()))
+    return nonzero
+
+
+def _sorted_prefix(log_probs: torch.Tensor, length: int) -> torch.Tensor:
+    """Token ids by descending probability, ties in id order (a stable sort), at least the
+    first ``length`` of them: the tokens at or above the length-th largest value are found by
+    top-k and only they are sorted, instead of the whole vocabulary."""
+    if 4 * length >= log_probs.numel():
+        return torch.sort(log_probs, descending=True, stable=True).indices
+    kth = torch.topk(log_probs, length, sorted=False).values.min()
+    candidates = (log_probs >= kth).nonzero().squeeze(1)  # ascending ids
+    return candidates[torch.sort(log_probs[candidates], descending=True, stable=True).indices]
+
+
 def _renormalise(log_probs: torch.Tensor) -> torch.Tensor:
     return torch.exp(log_probs - torch.logsumexp(log_probs, dim=0))
 
 
 def candidate_pool(logits: Any, params: SamplingParams | None = None) -> CandidatePool:
-    """Run the sampling pipeline on a 1-D logits vector and return the surviving pool."""
+    """Run the sampling pipeline on a 1-D logits vector and return the surviving pool.
+
+    The work is that of the pool asked for: greedy reads the vocabulary a few times and sorts
+    nothing; top-k and min-p sort only their candidates."""
     if params is None:
         params = SamplingParams()
     if not isinstance(params, SamplingParams):
         raise InvalidInputError(f"params must be SamplingParams, got {type(params).__name__}")
     x = _as_logits(logits)
-    original = _log_softmax(x, 1.0)
-    tempered = _tempered_log_probs(x, params.temperature)
+    scaled, lse = _scaled(x, 1.0)  # log softmax at T = 1 is scaled - lse, read at the pool only
+    cold = params.temperature < GREEDY_TEMPERATURE
+    warm = params.temperature == 1.0  # tempered = the T = 1 softmax: computed once
 
     if params.is_greedy:
         ids = torch.argmax(x).reshape(1)  # raw logits: tempering can merge near-ties
-        nonzero = int((torch.exp(tempered) > 0).sum())
+        if cold:  # the T -> 0 limit: a one-hot at the argmax
+            nonzero, tempered_at = 1, torch.zeros(1, dtype=torch.float64)
+        else:
+            t_scaled, t_lse = (scaled, lse) if warm else _scaled(x, params.temperature)
+            nonzero, tempered_at = _nonzero_count(t_scaled, t_lse), t_scaled[ids] - t_lse
         counts = {"nonzero": nonzero, "top_k": 1, "top_p": 1, "min_p": 1}
     else:
-        # Stable sort keeps equal probabilities in id order, so ties go to the lowest id.
-        order = torch.sort(tempered, descending=True, stable=True).indices
-        counts = _filter_counts(tempered[order], params)
+        t_scaled, t_lse = (scaled, lse) if warm else _scaled(x, params.temperature)
+        tempered = t_scaled - t_lse
+        nonzero = _nonzero_count(t_scaled, t_lse)
+        order = _sorted_prefix(tempered, _prefix_needed(tempered, params, nonzero))
+        counts = _filter_counts(tempered[order], params, nonzero)
         ids = order[: counts["min_p"]]
+        tempered_at = tempered[ids]
 
     return CandidatePool(
         token_ids=ids.to(torch.int64),
-        probs=_renormalise(tempered[ids]).to(torch.float32),
-        original_probs=torch.exp(original[ids]).to(torch.float32),
-        tempered_probs=torch.exp(tempered[ids]).to(torch.float32),
+        probs=_renormalise(tempered_at).to(torch.float32),
+        original_probs=torch.exp(scaled[ids] - lse).to(torch.float32),
+        tempered_probs=torch.exp(tempered_at).to(torch.float32),
         stages={"vocab": int(x.numel()), **counts},
         params=params,
     )

@@ -7,34 +7,109 @@ from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from lmscope.errors import InvalidInputError
 
-# A hook sees (probe name, tensor) and returns the tensor the model continues with.
+# A hook sees (probe name, tensor) and returns the tensor the model continues with. A hook with
+# a ``wants(name)`` method (a Recorder, an Ablator) says which probes it keeps, and it reads the
+# attention scores and pattern without replacing them: the model then runs attention fused and
+# computes those probes beside it, only when wanted. Any other hook sees (and may replace)
+# every probe, the attention pattern included.
 Hook = Callable[[str, torch.Tensor], torch.Tensor]
+# The attention probes of every layer such a hook sees only when it wants them.
+SCORE_PROBES = (
+    "hook_attn_scores_raw",
+    "hook_attn_scores_scaled",
+    "hook_attn_scores",
+    "hook_pattern",
+)
 
 
 class KVCache:
     """Keys and values of the positions seen so far, one (k, v) pair per layer.
 
-    Tensors are [batch, head, position, d_head]. The model appends to it in place, so a
-    generation loop feeds only the new token each step.
+    Tensors are [batch, head, position, d_head]. Each layer's keys and values live in a buffer
+    with room for more positions: a step writes its new positions in place, and the buffer is
+    reallocated only when full (doubling, up to ``capacity``, the model's context), so a
+    generation loop feeds only the new token and copies nothing else. ``keys[layer]`` and
+    ``values[layer]`` are the filled part.
     """
 
-    def __init__(self, n_layer: int):
-        self.keys: list[torch.Tensor | None] = [None] * n_layer
-        self.values: list[torch.Tensor | None] = [None] * n_layer
+    MIN_POSITIONS = 256  # the first buffer holds at least this many (or up to capacity)
+
+    def __init__(self, n_layer: int, capacity: int | None = None):
+        self.capacity = capacity
+        self._keys: list[torch.Tensor | None] = [None] * n_layer
+        self._values: list[torch.Tensor | None] = [None] * n_layer
+        self._filled = [0] * n_layer
 
     @property
     def length(self) -> int:
-        return 0 if self.keys[0] is None else self.keys[0].shape[2]
+        return self._filled[0]
+
+    @property
+    def keys(self) -> list[torch.Tensor | None]:
+        return _filled_parts(self._keys, self._filled)
+
+    @property
+    def values(self) -> list[torch.Tensor | None]:
+        return _filled_parts(self._values, self._filled)
 
     def extend(self, layer: int, k: torch.Tensor, v: torch.Tensor):
-        if self.keys[layer] is not None:
-            k = torch.cat([self.keys[layer], k], dim=2)
-            v = torch.cat([self.values[layer], v], dim=2)
-        self.keys[layer], self.values[layer] = k, v
-        return k, v
+        """Append k and v ([batch, head, new, d_head]); return every position's keys and
+        values so far (views of the buffers)."""
+        start = self._filled[layer]
+        end = start + k.shape[2]
+        keys, values = self._keys[layer], self._values[layer]
+        if keys is None or end > keys.shape[2]:
+            keys, values = self._grow(layer, k, v, end)
+        keys[:, :, start:end].copy_(k)
+        values[:, :, start:end].copy_(v)
+        self._filled[layer] = end
+        return keys[:, :, :end], values[:, :, :end]
+
+    def _grow(self, layer: int, k: torch.Tensor, v: torch.Tensor, needed: int):
+        old = self._keys[layer]
+        size = max(needed, self.MIN_POSITIONS, 2 * (0 if old is None else old.shape[2]))
+        if self.capacity is not None:
+            size = max(needed, min(size, self.capacity))
+        buffers = []
+        for new, kept in ((k, old), (v, self._values[layer])):
+            buffer = new.new_empty(new.shape[0], new.shape[1], size, new.shape[3])
+            if kept is not None:
+                buffer[:, :, : self._filled[layer]].copy_(kept[:, :, : self._filled[layer]])
+            buffers.append(buffer)
+        self._keys[layer], self._values[layer] = buffers
+        return buffers
+
+
+def _filled_parts(buffers: list, filled: list[int]) -> list[torch.Tensor | None]:
+    return [None if b is None else b[:, :, :n] for b, n in zip(buffers, filled, strict=True)]
+
+
+def reads_scores_only(hook: Hook | None) -> bool:
+    """Whether attention may run fused under this hook (no hook, or one with ``wants``)."""
+    return hook is None or hasattr(hook, "wants")
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None):
+    """x @ weight^T + bias. One bfloat16 row (a generation step) goes through a matrix-vector
+    product: PyTorch's bf16 GEMV streams the weights once, where the matrix-product path
+    repacks them on every call and runs at about half the memory speed. Every other case is
+    F.linear, so float32 numbers are exactly nn.Linear's."""
+    if x.dtype == torch.bfloat16 and x.numel() == x.shape[-1]:
+        row = x.reshape(-1)
+        out = torch.mv(weight, row) if bias is None else torch.addmv(bias, weight, row)
+        return out.view(*x.shape[:-1], weight.shape[0])
+    return F.linear(x, weight, bias)
+
+
+class Linear(nn.Linear):
+    """nn.Linear (same parameters and state dict) whose forward is ``linear`` above."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return linear(x, self.weight, self.bias)
 
 
 def wants(hook: Hook, name: str) -> bool:
@@ -53,7 +128,7 @@ def check_fits(past: int, new: int, n_ctx: int) -> None:
 def checked_logits(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """x @ weight^T, refusing float16 overflow: float16 tops out at 65504; say so, rather than
     hand inf and NaN to softmax."""
-    logits = F.linear(x, weight)
+    logits = linear(x, weight)
     if logits.dtype == torch.float16 and not torch.isfinite(logits).all():
         raise InvalidInputError(
             "this float16 model's activations overflowed (float16 holds at most 65504) on "

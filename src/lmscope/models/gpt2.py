@@ -23,11 +23,14 @@ from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import (
+    SCORE_PROBES,
     Hook,
     KVCache,
+    Linear,
     check_fits,
     checked_logits,
     head_of_model,
+    reads_scores_only,
     wants,
 )
 from lmscope.models.fields import check_field_types, require_mapping
@@ -150,15 +153,24 @@ class LayerNorm(nn.Module):
     def forward(self, x: torch.Tensor, hook: Hook | None, name: str) -> torch.Tensor:
         if hook is None:
             return F.layer_norm(x, (x.shape[-1],), self.weight, self.bias, self.eps)
-        # Statistics in float32 for half-precision models too, as F.layer_norm computes them:
-        # in float16 the square of an activation past 256 overflows to inf.
-        x32 = x.float()
-        centred = x32 - x32.mean(dim=-1, keepdim=True)
+        if x.dtype != torch.float32:
+            return self._probed_half(x, hook, name)
+        centred = x - x.mean(dim=-1, keepdim=True)
         scale = hook(
             f"{name}.hook_scale", (centred.pow(2).mean(-1, keepdim=True) + self.eps).sqrt()
         )
         normalized = hook(f"{name}.hook_normalized", centred / scale)
-        out = normalized * self.weight.float() + self.bias.float()
+        return hook(f"{name}.hook_out", normalized * self.weight + self.bias)
+
+    def _probed_half(self, x: torch.Tensor, hook: Hook, name: str) -> torch.Tensor:
+        # Statistics and the normalized vectors in float32, as F.layer_norm computes them (in
+        # float16 the square of an activation past 256 overflows to inf), by PyTorch's fused
+        # kernel: one pass over the activations instead of a chain of float32 copies.
+        x32 = x.float()
+        normalized, _, rstd = torch.native_layer_norm(x32, (x.shape[-1],), None, None, self.eps)
+        hook(f"{name}.hook_scale", rstd.reciprocal())
+        normalized = hook(f"{name}.hook_normalized", normalized)
+        out = torch.addcmul(self.bias.float(), normalized, self.weight.float())
         return hook(f"{name}.hook_out", out.to(x.dtype))
 
 
@@ -166,8 +178,8 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.n_head, self.d_head = config.n_head, config.d_head
-        self.c_attn = nn.Linear(config.n_embd, 3 * config.n_embd)  # Q, K, V for all heads
-        self.c_proj = nn.Linear(config.n_embd, config.n_embd)  # W_O: concat(heads) -> d_model
+        self.c_attn = Linear(config.n_embd, 3 * config.n_embd)  # Q, K, V for all heads
+        self.c_proj = Linear(config.n_embd, config.n_embd)  # W_O: concat(heads) -> d_model
         self.attn_dropout = nn.Dropout(config.dropout)
         self.dropout = config.dropout
 
@@ -185,8 +197,10 @@ class CausalSelfAttention(nn.Module):
             k, v = cache.extend(layer, k, v)
         past = k.shape[2] - T  # positions that came from the cache
 
-        if hook is None:
+        if reads_scores_only(hook):
             z = self._fast_attention(q, k, v, past)
+            if hook is not None:
+                self._show_scores(q, k, hook, name)
         else:
             z = self._explicit_attention(q, k, v, past, hook, name)
         z = z.transpose(1, 2)  # [batch, position, head, d_head]
@@ -229,6 +243,19 @@ class CausalSelfAttention(nn.Module):
         mask = _causal_mask(T, past + T, q.device)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
 
+    def _show_scores(self, q, k, hook: Hook, name: str) -> None:
+        """The scores and pattern, for a hook that reads them, beside the fused attention that
+        computed z: float32, from q and k, exactly as the derived probes are rebuilt."""
+        names = [f"{name}.{probe}" for probe in SCORE_PROBES]
+        if not any(hook.wants(n) for n in names):
+            return
+        raw = q.float() @ k.float().transpose(-2, -1)
+        scaled = self.scale_scores(raw)
+        scores = _mask(scaled)
+        pattern = torch.softmax(scores, dim=-1)
+        for probe, tensor in zip(names, (raw, scaled, scores, pattern), strict=True):
+            hook(probe, tensor)
+
     def _explicit_attention(self, q, k, v, past: int, hook: Hook, name: str) -> torch.Tensor:
         # Scores, softmax and the weighted sum in float32 for half-precision models, as the
         # fused kernel accumulates them: a float16 QK^T overflows where the kernel's does not.
@@ -253,8 +280,8 @@ def _causal_mask(T: int, S: int, device) -> torch.Tensor:
 class MLP(nn.Module):
     def __init__(self, config: GPTConfig):
         super().__init__()
-        self.c_fc = nn.Linear(config.n_embd, config.d_mlp)
-        self.c_proj = nn.Linear(config.d_mlp, config.n_embd)
+        self.c_fc = Linear(config.n_embd, config.d_mlp)
+        self.c_proj = Linear(config.d_mlp, config.n_embd)
         self.act = ACTIVATIONS[config.activation]
 
     def forward(self, x, hook: Hook | None, name: str):
@@ -277,13 +304,14 @@ class Block(nn.Module):
         self.mlp = MLP(config)
         self.resid_dropout = nn.Dropout(config.dropout)
 
+    def _dropped(self, x: torch.Tensor) -> torch.Tensor:
+        return self.resid_dropout(x) if self.training else x  # no call at all in eval
+
     def forward(self, x, hook: Hook | None, cache: KVCache | None):
         p = f"blocks.{self.layer}"
         if hook is None:
-            x = x + self.resid_dropout(
-                self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache)
-            )
-            return x + self.resid_dropout(self.mlp(self.ln_2(x, None, ""), None, ""))
+            x = x + self._dropped(self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache))
+            return x + self._dropped(self.mlp(self.ln_2(x, None, ""), None, ""))
         x = hook(f"{p}.hook_resid_pre", x)
         attn_out = self.attn(self.ln_1(x, hook, f"{p}.ln1"), hook, f"{p}.attn", self.layer, cache)
         attn_out = hook(f"{p}.hook_attn_out", self.resid_dropout(attn_out))
@@ -355,7 +383,7 @@ class GPT(nn.Module):
         return checked_logits(x, self.wte.weight)
 
     def new_cache(self) -> KVCache:
-        return KVCache(self.config.n_layer)
+        return KVCache(self.config.n_layer, self.config.n_ctx)
 
 
 # --- Hugging Face GPT2LMHeadModel weights ---------------------------------------------------

@@ -35,11 +35,14 @@ from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import (
+    SCORE_PROBES,
     Hook,
     KVCache,
+    Linear,
     check_fits,
     checked_logits,
     head_of_model,
+    reads_scores_only,
     wants,
 )
 from lmscope.models.fields import check_field_types, require_mapping
@@ -375,10 +378,10 @@ class CausalSelfAttention(nn.Module):
         self.n_kv_groups = config.n_kv_groups
         self.window = config.sliding_window
         d_q, d_kv = config.n_head * config.d_head, config.n_kv_head * config.d_head
-        self.q_proj = nn.Linear(config.n_embd, d_q, bias=config.attention_bias)
-        self.k_proj = nn.Linear(config.n_embd, d_kv, bias=config.attention_bias)
-        self.v_proj = nn.Linear(config.n_embd, d_kv, bias=config.attention_bias)
-        self.o_proj = nn.Linear(d_q, config.n_embd, bias=config.attention_out_bias)  # W_O
+        self.q_proj = Linear(config.n_embd, d_q, bias=config.attention_bias)
+        self.k_proj = Linear(config.n_embd, d_kv, bias=config.attention_bias)
+        self.v_proj = Linear(config.n_embd, d_kv, bias=config.attention_bias)
+        self.o_proj = Linear(d_q, config.n_embd, bias=config.attention_out_bias)  # W_O
         self.attn_dropout = nn.Dropout(config.dropout)
         self.dropout = config.dropout
 
@@ -405,12 +408,13 @@ class CausalSelfAttention(nn.Module):
         if cache is not None:
             k, v = cache.extend(layer, k, v)  # the cache holds the n_kv_head rotated keys
         past = k.shape[2] - T  # positions that came from the cache
-        # each query head reads its group's key/value head
-        k, v = (t.repeat_interleave(self.n_kv_groups, dim=1) for t in (k, v))
-
-        if hook is None:
+        if reads_scores_only(hook):
             z = self._fast_attention(q, k, v, past)
+            if hook is not None:
+                self._show_scores(q, k, hook, name)
         else:
+            # each query head reads its group's key/value head
+            k, v = (t.repeat_interleave(self.n_kv_groups, dim=1) for t in (k, v))
             z = self._explicit_attention(q, k, v, hook, name)
         z = z.transpose(1, 2)  # [batch, position, head, d_head]
         if hook is not None:
@@ -444,16 +448,32 @@ class CausalSelfAttention(nn.Module):
         return torch.einsum("...phd,hdm->...phm", z, w_o)
 
     def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
+        """PyTorch's fused attention; each query head reads its group's key/value head there
+        (enable_gqa), without copying the keys and values n_kv_groups times."""
         T, S = q.shape[2], k.shape[2]
-        dropout = self.dropout if self.training else 0.0
+        options = dict(dropout_p=self.dropout if self.training else 0.0)
+        if self.n_kv_groups > 1:
+            options["enable_gqa"] = True
         unwindowed = self.window is None or self.window >= S
         if unwindowed and (past == 0 or T == 1):
             # a single new token may attend to every cached position: no mask needed
-            return F.scaled_dot_product_attention(
-                q, k, v, is_causal=past == 0 and T > 1, dropout_p=dropout
-            )
+            return F.scaled_dot_product_attention(q, k, v, is_causal=past == 0 and T > 1, **options)
         mask = _allowed(T, S, self.window, q.device)
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **options)
+
+    def _show_scores(self, q, k, hook: Hook, name: str) -> None:
+        """The scores and pattern, for a hook that reads them, beside the fused attention that
+        computed z: float32, from q and the shared k, exactly as the derived probes are."""
+        names = [f"{name}.{probe}" for probe in SCORE_PROBES]
+        if not any(hook.wants(n) for n in names):
+            return
+        k = k.repeat_interleave(self.n_kv_groups, dim=1)
+        raw = q.float() @ k.float().transpose(-2, -1)
+        scaled = self.scale_scores(raw)
+        scores = self._mask(scaled)
+        pattern = torch.softmax(scores, dim=-1)
+        for probe, tensor in zip(names, (raw, scaled, scores, pattern), strict=True):
+            hook(probe, tensor)
 
     def _explicit_attention(self, q, k, v, hook: Hook, name: str) -> torch.Tensor:
         # Scores, softmax and the weighted sum in float32 for half-precision models, as the
@@ -484,9 +504,9 @@ class MLP(nn.Module):
 
     def __init__(self, config: LlamaConfig):
         super().__init__()
-        self.gate_proj = nn.Linear(config.n_embd, config.d_mlp, bias=config.mlp_bias)
-        self.up_proj = nn.Linear(config.n_embd, config.d_mlp, bias=config.mlp_bias)
-        self.down_proj = nn.Linear(config.d_mlp, config.n_embd, bias=config.mlp_bias)
+        self.gate_proj = Linear(config.n_embd, config.d_mlp, bias=config.mlp_bias)
+        self.up_proj = Linear(config.n_embd, config.d_mlp, bias=config.mlp_bias)
+        self.down_proj = Linear(config.d_mlp, config.n_embd, bias=config.mlp_bias)
 
     def forward(self, x, hook: Hook | None, name: str):
         gate, up = self.gate_proj(x), self.up_proj(x)
@@ -509,12 +529,15 @@ class Block(nn.Module):
         self.mlp = MLP(config)
         self.resid_dropout = nn.Dropout(config.dropout)
 
+    def _dropped(self, x: torch.Tensor) -> torch.Tensor:
+        return self.resid_dropout(x) if self.training else x  # no call at all in eval
+
     def forward(self, x, hook: Hook | None, cache: KVCache | None, rope):
         p = f"blocks.{self.layer}"
         if hook is None:
             attn_out = self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache, rope)
-            x = x + self.resid_dropout(attn_out)
-            return x + self.resid_dropout(self.mlp(self.ln_2(x, None, ""), None, ""))
+            x = x + self._dropped(attn_out)
+            return x + self._dropped(self.mlp(self.ln_2(x, None, ""), None, ""))
         x = hook(f"{p}.hook_resid_pre", x)
         attn_out = self.attn(
             self.ln_1(x, hook, f"{p}.ln1"), hook, f"{p}.attn", self.layer, cache, rope
@@ -587,6 +610,7 @@ class Llama(nn.Module):
         past = cache.length if cache is not None else 0
         check_fits(past, T, self.config.n_ctx)
         rope = rope_cos_sin(torch.arange(past, past + T, device=idx.device), self.inv_freq)
+        rope = tuple(t.to(self.wte.weight.dtype) for t in rope)  # once, not in every layer
         x = self.wte(idx)
         if hook is not None:
             x = hook("hook_embed", x)
@@ -600,7 +624,7 @@ class Llama(nn.Module):
         return checked_logits(x, weight)
 
     def new_cache(self) -> KVCache:
-        return KVCache(self.config.n_layer)
+        return KVCache(self.config.n_layer, self.config.n_ctx)
 
 
 # ----------------------------------------------------------------------------------------------
