@@ -2,11 +2,17 @@
 
 Keeps what inference needs (weights, config, tokenizer) and drops the optimizer and trainer
 state; float16 halves the size. The result loads with ``lmscope.load(OUT)``.
+
+Export never destroys: OUT must be new, an empty folder, or (with ``--overwrite``) an lmscope
+model that export or train wrote, holding nothing else; it is replaced atomically. A folder
+of anything else, a file, the model's own folder, a folder inside it or one containing it is
+refused in one line before anything is written.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import lmscope
@@ -25,7 +31,12 @@ def register(sub):
     p.add_argument(
         "run_dir", metavar="RUN", help="a folder written by 'lmscope train' (or any model folder)"
     )
-    p.add_argument("out", help="the folder to write (replaced atomically)")
+    p.add_argument("out", help="the folder to write: new, or empty")
+    p.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace an lmscope model already in OUT (atomically; never other files)",
+    )
     p.add_argument(
         "--dtype",
         choices=DTYPES,
@@ -36,13 +47,101 @@ def register(sub):
     p.set_defaults(run=run)
 
 
-def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = None) -> Path:
+# What export and train write into a model folder; anything else there is someone's file.
+WRITTEN = frozenset(
+    {
+        "lmscope.json",
+        "model.safetensors",
+        "optimizer.safetensors",
+        "trainer.json",
+        "trainer.safetensors",
+        "timeline.json",
+        "timeline.md",
+        "encoder.json",
+        "vocab.bpe",
+        "vocab.json",
+        "merges.txt",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chars.json",
+    }
+)
+
+
+def _listing(names: list[str], limit: int = 4) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _lmscope_model_name(folder: Path) -> str | None:
+    """The name in ``folder/lmscope.json`` when export or train wrote it, else None."""
+    from lmscope.formats.weights import LMSCOPE_CONFIG  # lazy: see lmscope.commands
+
+    try:
+        meta = json.loads((folder / LMSCOPE_CONFIG).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(meta, dict) or meta.get("format") != "lmscope":
+        return None
+    return str(meta.get("name") or folder.name)
+
+
+def check_destination(run_dir, out: Path, overwrite: bool = False) -> None:
+    """Refuse, in one line, any OUT that writing could destroy or cannot be written."""
+    source = Path(run_dir)
+    if source.exists():
+        src, dst = source.resolve(), out.resolve()
+        if dst == src:
+            raise InvalidInputError("export needs a different output folder than the run folder")
+        if src in dst.parents:
+            raise InvalidInputError(
+                f"{out} is inside the model being exported ({run_dir}); choose a folder outside it"
+            )
+        if dst in src.parents:
+            raise InvalidInputError(
+                f"{out} contains the model being exported ({run_dir}): writing it would replace "
+                "the model; choose another folder"
+            )
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"{out} is a file, not a folder; choose a folder to export to")
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InvalidInputError(f"cannot create {out}: {parent} is a file, not a folder")
+    if not os.access(parent if not out.exists() else out.parent, os.W_OK | os.X_OK):
+        raise InvalidInputError(f"cannot write {out}: {parent} is not writable")
+    names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if not names:
+        return
+    model = _lmscope_model_name(out)
+    if model is None:
+        raise InvalidInputError(
+            f"{out} is not empty and not an lmscope model (it holds {_listing(names)}); export "
+            "to a new or empty folder (--overwrite replaces only a model lmscope wrote)"
+        )
+    foreign = [n for n in names if n not in WRITTEN]
+    if foreign:
+        raise InvalidInputError(
+            f"{out} holds the lmscope model {model!r} and also {_listing(foreign)}, which lmscope "
+            "did not write; move those out first or export to another folder"
+        )
+    if not overwrite:
+        raise InvalidInputError(
+            f"{out} already holds the lmscope model {model!r}; pass --overwrite to replace it "
+            "(atomically), or choose another folder"
+        )
+
+
+def export_model(
+    run_dir, out_dir, dtype: str = "float32", name: str | None = None, overwrite: bool = False
+) -> Path:
     from lmscope.engine.loading import parse_dtype, save_model  # lazy: see lmscope.commands
     from lmscope.formats.weights import LMSCOPE_CONFIG
 
     weights = parse_dtype(dtype)
-    if Path(out_dir).resolve() == Path(run_dir).resolve():
-        raise InvalidInputError("export needs a different output folder than the run folder")
+    out = Path(out_dir)
+    check_destination(run_dir, out, overwrite)
     model = lmscope.load(run_dir)
     meta = {}
     source_meta = Path(run_dir) / LMSCOPE_CONFIG
@@ -52,13 +151,17 @@ def export_model(run_dir, out_dir, dtype: str = "float32", name: str | None = No
             for k, v in json.loads(source_meta.read_text()).items()
             if k not in ("format", "arch", "model")
         }
-    meta["name"] = name or meta.get("name") or Path(out_dir).name
-    save_model(model.net, out_dir, tokenizer=model.tokenizer, meta=meta, dtype=weights)
-    return Path(out_dir)
+    meta["name"] = name or meta.get("name") or out.name
+    check_destination(run_dir, out, overwrite)  # again: loading took a while
+    try:
+        save_model(model.net, out, tokenizer=model.tokenizer, meta=meta, dtype=weights)
+    except OSError as err:  # the folder as it was is kept (an atomic write)
+        raise InvalidInputError(f"cannot write {out}: {err.strerror or err}") from None
+    return out
 
 
 def run(args) -> int:
-    out = export_model(args.run_dir, args.out, args.dtype, args.name)
+    out = export_model(args.run_dir, args.out, args.dtype, args.name, args.overwrite)
     size = sum(p.stat().st_size for p in out.iterdir()) / 1e6
     print(f"wrote {out} ({size:.1f} MB)")
     return 0
