@@ -188,3 +188,27 @@ def test_a_batch_too_large_for_memory_is_one_line(corpus, tmp_path, capsys, monk
     monkeypatch.setattr("lmscope.train.train", other_bug)
     with pytest.raises(RuntimeError, match="shape mismatch"):  # real bugs are not disguised
         main(tiny_args(corpus, out, "--overwrite"))
+
+
+def test_resume_compares_data_paths_after_resolving_them(corpus, tmp_path, capsys, monkeypatch):
+    """Issue 16: `--data small.txt` then the same command with --resume was refused ("it was
+    trained with --data /abs/path/small.txt": the same file, relative vs absolute)."""
+    import shutil
+
+    shutil.copy(corpus, tmp_path / "small.txt")
+    monkeypatch.chdir(tmp_path)
+    settings = [*TINY.split(), "--eval-iters", "1", "--sample-every", "0", "--device", "cpu"]
+    command = ["train", "--data", "small.txt", *settings, "--out", "rr", "--no-progress"]
+    assert main(command) == 0
+    assert main([*command, "--resume", "--iters", "6"]) == 0
+    assert "done: 6 iterations" in capsys.readouterr().out
+    # the checkpoint keeps the absolute path, so a resume from elsewhere finds the same file
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    again = ["train", "--data", "../small.txt", "--resume", "--out", "../rr", "--iters", "8"]
+    assert main([*again, "--no-progress"]) == 0
+    capsys.readouterr()
+    # another file is still another corpus
+    shutil.copy(corpus, tmp_path / "other.txt")
+    assert main(["train", "--data", "../other.txt", "--resume", "--out", "../rr"]) == 2
+    assert "it was trained with --data" in _error(capsys)

@@ -9,6 +9,7 @@ AdamW with betas (0.9, 0.99) and weight decay 0.1, gradients clipped at 1.0, no 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import asdict, dataclass, field, fields, replace
 
 from lmscope.errors import CheckpointError, InvalidInputError
@@ -195,10 +196,23 @@ def _choice(cfg: TrainConfig, name: str, allowed: tuple[str, ...]) -> None:
         raise InvalidInputError(f"--{_flag(name)} {value!r} is not one of {', '.join(allowed)}")
 
 
+def same_data(saved: str, given: str) -> bool:
+    """Whether two ``--data`` values name one corpus: the same text, or paths to the same
+    file however written (relative to the working folder, absolute, through a link)."""
+    if saved == given:
+        return True
+    try:
+        return os.path.samefile(saved, given)
+    except (OSError, TypeError, ValueError):  # a corpus name, a missing file
+        return False
+
+
 def check_resumable(saved: TrainConfig, wanted: TrainConfig, where: str) -> None:
     """Refuse to resume with settings that would make a different model or batch sequence."""
     for name in FIXED_ON_RESUME:
         before, now = getattr(saved, name), getattr(wanted, name)
+        if name == "data" and same_data(before, now):
+            continue
         if before != now:
             raise CheckpointError(
                 f"cannot resume {where} with --{_flag(name)} {now}: it was trained with "

@@ -28,7 +28,7 @@ from lmscope.tokenizers.gpt2 import BPETokenizer
 from lmscope.train import distributed, timeline
 from lmscope.train.adapters import get_adapter
 from lmscope.train.batches import eval_batches, make_batches, min_tokens
-from lmscope.train.config import TrainConfig, check_resumable, parse_tokenizer_spec
+from lmscope.train.config import TrainConfig, check_resumable, parse_tokenizer_spec, same_data
 from lmscope.train.optim import load_optimizer_state, lr_at, make_optimizer, set_lr
 from lmscope.train.progress import Reporter
 
@@ -89,8 +89,10 @@ def resume_config(out: str | Path, **overrides) -> TrainConfig:
         raise CheckpointError(
             f"{out} holds no lmscope checkpoint to resume; drop --resume to start a new run there"
         )
-    stored = read_json(out / checkpoints.TRAINER_FILE).get("config")
-    return TrainConfig.from_dict(stored).with_overrides(out=str(out), **overrides)
+    saved = TrainConfig.from_dict(read_json(out / checkpoints.TRAINER_FILE).get("config"))
+    if "data" in overrides and same_data(saved.data, overrides["data"]):
+        del overrides["data"]  # the same file named another way: keep the path it trained on
+    return saved.with_overrides(out=str(out), **overrides)
 
 
 def resolve_device(name: str, local_rank: int = 0) -> torch.device:
