@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import httpx
 import pytest
@@ -199,12 +200,15 @@ def test_bad_input_gets_a_message_and_the_page_recovers(page):
 
 
 def test_pipeline_parts_open_their_steps(page):
+    from playwright.sync_api import expect
+
+    # the overview is the flow view; a step's panel is drawn once its packet has landed
     page.locator("[data-testid=pipeline] [data-part=mlp]").click()
-    assert page.get_by_test_id("step-title").inner_text().endswith("MLP")
+    expect(page.get_by_test_id("step-title")).to_have_text(re.compile("MLP$"))
     page.locator("[data-testid=pipeline] [data-part=block-1]").click()
-    assert page.get_by_test_id("layer-select").input_value() == "1"
+    expect(page.get_by_test_id("layer-select")).to_have_value("1")
     page.locator("[data-testid=pipeline] [data-part=probs]").click()
-    assert page.get_by_test_id("step-title").inner_text().endswith("Probabilities")
+    expect(page.get_by_test_id("step-title")).to_have_text(re.compile("Probabilities$"))
 
 
 def test_every_step_renders_real_numbers(page):

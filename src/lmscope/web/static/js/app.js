@@ -1,16 +1,16 @@
-// The page: prompt -> /api/trace -> token chips, pipeline, the current step, and the sampling
+// The page: prompt -> /api/trace -> token chips, the flow view, the current step, and the sampling
 // panel. Steps fetch the layer/head/position they show on demand; sampling controls recompute
 // in the browser from the logits already received.
 
 import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
-import { setSteps, stepKeys } from "./catalogue.js";
+import { setSteps, stepInfo, stepKeys } from "./catalogue.js";
 import { compact, el, fmt, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
 import { chatOn, chatToggle, labelChatToggle, setChat } from "./chat.js";
 import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
 import { useFamilyWords } from "./i18n_modern.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
-import { renderPipeline } from "./pipeline.js";
+import { flowSettled, renderFlow } from "./flow.js";
 import { groupChips } from "./chars.js";
 import { syncPool } from "./pool_sync.js";
 import { computePool } from "./sampling.js";
@@ -186,7 +186,7 @@ function selectPosition(i) {
   for (const chip of document.querySelectorAll("#tokens .chip")) {
     chip.classList.toggle("sel", Number(chip.dataset.position) === i);
   }
-  renderPipelineNow();
+  renderFlowNow();
   renderCurrentStep();
   updateSampling();
 }
@@ -244,17 +244,24 @@ function openStep(key, extra = {}) {
   Object.assign(state, extra);
   state.step = key;
   for (const b of document.querySelectorAll("#steps button")) b.classList.toggle("active", (b.dataset.step ?? b.dataset.view) === key);
-  renderPipelineNow();
-  renderCurrentStep();
-  const panel = $("step");
-  if (panel.getBoundingClientRect().top < 0) panel.scrollIntoView({ block: "start" });
+  renderFlowNow();
+  // the step's figures are drawn once the flow's packet has landed: the animation keeps its frames
+  flowSettled().then(() => {
+    if (state.step !== key) return;
+    renderCurrentStep();
+    const panel = $("step");
+    if (panel.getBoundingClientRect().top < 0) panel.scrollIntoView({ block: "start" });
+  });
 }
 
-function renderPipelineNow() {
+function renderFlowNow() {
   if (!state.trace) return;
-  renderPipeline($("pipeline"), state, {
+  // the flow view: the page's overview, lit by the open step
+  renderFlow($("pipeline"), state, {
     openStep,
-    setLayer: (l) => openStep("blocks", { layer: l }),
+    setLayer: (l) => openStep(state.step === "blocks" || !stepInfo(state.step)?.layer ? "blocks" : state.step, { layer: l }),
+    selectPosition,
+    post: cachedPost,
   });
 }
 
@@ -266,7 +273,7 @@ const stepContext = {
   tokenText,
   setLayer(layer) {
     state.layer = layer;
-    renderPipelineNow();
+    renderFlowNow();
     renderCurrentStep();
   },
   setHead(head) {
@@ -293,7 +300,7 @@ function renderAll() {
   renderFacts();
   renderNav();
   renderTokens();
-  renderPipelineNow();
+  renderFlowNow();
   renderCurrentStep();
   updateSampling();
 }

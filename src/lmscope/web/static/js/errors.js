@@ -7,7 +7,7 @@ import { addStrings, lang, t } from "./i18n.js";
 
 const en = {
   err_empty_prompt: "The prompt is empty; type some text.",
-  err_too_long: "The prompt is {n} tokens, but this model reads at most {context}. Shorten the prompt.",
+  err_too_long: "The prompt is {n} tokens, but this model's context holds at most {context}. Shorten the prompt.",
   err_context_full: "The text already fills the model's context of {context} tokens: shorten the prompt to generate more.",
   err_trace_too_long: "The prompt is {n} tokens: too long to record every layer at once. Shorten the prompt.",
   err_unknown_id: "Token id {id} is not in the vocabulary (0 to {last}).",

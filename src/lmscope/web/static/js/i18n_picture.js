@@ -23,6 +23,47 @@ const en = {
     "then shows bytes like <0xE6> that are no character on their own, and the label above those " +
     "chips shows the character they form together. The model sees only the token ids.",
   byteHere: "In this prompt: “{text}” is made of {n} tokens (positions {a}–{b}).",
+  linesTitle: "Attention as connections · layer {l}",
+  lines_head: "Head {h}",
+  lines_all: "All heads",
+  lines_mean: "Mean of heads",
+  linesKeys: "keys (read)",
+  linesQueries: "queries (reading)",
+  linesLooks: "{p} “{tok}” looks at ({who}): {list}",
+  linesReadBy: "{p} “{tok}” is read most by ({who}): {list}",
+  linesHint:
+    "Each line joins a query (right) to a key it reads (left); its width and opacity are the " +
+    "attention weight. Hover a token: on the right, where it looks; on the left, which later " +
+    "tokens read it. Click a token on the right to select its position.",
+  linesGqa:
+    "Grouped-query attention: the {n} query heads share {kv} sets of keys and values, {g} heads each.",
+  linesOutside: "{w} of the weight is on positions before {a}",
+  flowControls: "Step through the Transformer",
+  flowPrev: "Previous step",
+  flowNext: "Next step",
+  flowPlay: "Play the 20 steps",
+  flowPause: "Pause",
+  flowDetails: "The step's numbers ↓",
+  flowEarlier: "… {n} earlier tokens",
+  flowEmbSum: "token embedding + position embedding: the vector entering block 0",
+  flowEmbOnly: "token embedding only: positions enter inside attention (RoPE)",
+  flowNoPositions:
+    "No position vector is added: this model rotates each head's q and k by an angle that grows with the position (RoPE), inside attention.",
+  flowEmb: "emb",
+  flowBlocks: "{n} blocks",
+  flowStreamOf: "the residual stream of position {p}",
+  flowKvGroup: "query heads {a}–{b} share key/value head {g}",
+  flowKvOwn: "each head has its own keys and values",
+  flowGqa: "{n} query heads, {kv} key/value heads (grouped-query)",
+  flowMha: "{n} heads, each with its own q, k, v",
+  flowRope: "RoPE rotates q and k by position",
+  flowSwiglu: "SiLU(gate) × up: {d} → {f} → {d}",
+  flowGelu: "GELU: {d} → {f} → {d}",
+  flowFinal: "Final {norm}",
+  flowAt: "position {p}",
+  flowArchGpt2: "GPT-2 architecture: learned position vectors added to the tokens, LayerNorm, multi-head attention, GELU MLP.",
+  flowArchLlama:
+    "Llama architecture: no position vectors (RoPE rotates q and k inside attention), RMSNorm, grouped-query attention ({kv} key/value heads), SwiGLU MLP.",
 };
 
 const zh = {
@@ -40,6 +81,43 @@ const zh = {
     "许多汉字，“我”是 E6 88 91 三个字节）会被拆到几个 token 里：每个小块显示 <0xE6> 这样的字节，" +
     "单独看不是字符，而这些小块上方的标签显示它们合起来组成的字。模型看到的只是 token 的 id。",
   byteHere: "在这个提示词里：“{text}”由 {n} 个 token 组成（位置 {a}–{b}）。",
+  linesTitle: "把注意力画成连线 · 第 {l} 层",
+  lines_head: "头 {h}",
+  lines_all: "所有头",
+  lines_mean: "各头平均",
+  linesKeys: "键（被读取）",
+  linesQueries: "查询（在读取）",
+  linesLooks: "{p} “{tok}” 关注（{who}）：{list}",
+  linesReadBy: "{p} “{tok}” 最常被这些位置读取（{who}）：{list}",
+  linesHint:
+    "每条线把一个查询（右）连到它读取的一个键（左）；线的粗细和不透明度就是注意力权重。" +
+    "把鼠标移到 token 上：右边的显示它看向哪里，左边的显示哪些后面的 token 读取它。点击右边的 token 可选中该位置。",
+  linesGqa: "分组查询注意力：{n} 个查询头共用 {kv} 组键和值，每组 {g} 个头。",
+  linesOutside: "{w} 的权重落在位置 {a} 之前",
+  flowControls: "逐步浏览 Transformer",
+  flowPrev: "上一步",
+  flowNext: "下一步",
+  flowPlay: "播放 20 个步骤",
+  flowPause: "暂停",
+  flowDetails: "这一步的数字 ↓",
+  flowEarlier: "… 前面还有 {n} 个 token",
+  flowEmbSum: "token 嵌入 + 位置嵌入：进入 block 0 的向量",
+  flowEmbOnly: "只有 token 嵌入：位置信息在注意力内部加入（RoPE）",
+  flowNoPositions: "这里不加位置向量：这个模型在注意力内部把每个头的 q 和 k 旋转一个随位置增大的角度（RoPE）。",
+  flowEmb: "嵌入",
+  flowBlocks: "{n} 个 block",
+  flowStreamOf: "位置 {p} 的残差流",
+  flowKvGroup: "查询头 {a}–{b} 共用键/值头 {g}",
+  flowKvOwn: "每个头都有自己的键和值",
+  flowGqa: "{n} 个查询头，{kv} 个键/值头（分组查询）",
+  flowMha: "{n} 个头，各有自己的 q、k、v",
+  flowRope: "RoPE 按位置旋转 q 和 k",
+  flowSwiglu: "SiLU(gate) × up：{d} → {f} → {d}",
+  flowGelu: "GELU：{d} → {f} → {d}",
+  flowFinal: "最终 {norm}",
+  flowAt: "位置 {p}",
+  flowArchGpt2: "GPT-2 架构：学习到的位置向量加到 token 上，LayerNorm，多头注意力，GELU MLP。",
+  flowArchLlama: "Llama 架构：没有位置向量（RoPE 在注意力内部旋转 q 和 k），RMSNorm，分组查询注意力（{kv} 个键/值头），SwiGLU MLP。",
 };
 
 addStrings(en, zh);

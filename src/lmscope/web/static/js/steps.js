@@ -23,6 +23,7 @@ import { familyView } from "./modern.js";
 import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
 import { byteLevelNote, groupChips } from "./chars.js";
+import { attentionLines } from "./attention_lines.js";
 
 const PALETTE = ["#7c3aed", "#dc2626", "#2563eb", "#059669", "#d97706", "#db2777", "#0891b2", "#4b5563"];
 
@@ -367,6 +368,7 @@ const RENDER = {
     const row = a.row.pattern;
     const order = row.map((w, j) => [w ?? 0, j]).sort((x, y) => y[0] - x[0]).slice(0, 5);
     return [
+      attentionLines(ctx),
       el(
         "div",
         { class: "attn-layout" },

@@ -88,6 +88,14 @@ export const HEADERS = {
   "x.sum()": "x.sum()",
   "µs/step NumPy": "微秒/步 NumPy",
   "µs/step lists": "微秒/步 列表",
+  "size (GPT width)": "规模（GPT 宽度）",
+  "fixed state": "固定状态",
+  "KV cache per character": "每个字符的 KV 缓存",
+  "answer loss at the end": "最终答案损失",
+  "distance N": "距离 N",
+  "symbols P": "符号数 P",
+  "accuracy [95% interval]": "准确率 [95% 区间]",
+  "memory at the answer": "答题时的记忆",
 };
 
 // k=1, k=2, ...: a distance, the same in both languages
