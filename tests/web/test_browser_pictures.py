@@ -289,3 +289,43 @@ def test_reduced_motion_moves_nothing(browser, server):
     rail = page.locator(".flow-rail").evaluate("e => getComputedStyle(e, '::before').animationName")
     assert rail == "none"
     context.close()
+
+
+# --- embedding neighbours -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("width", "lang"), SIZES)
+def test_embedding_neighbours_are_the_nearest_rows_of_w_e(page, width, lang, tiny_model):
+    import torch
+
+    setup(page, width, lang)
+    page.get_by_test_id("token-chip").nth(2).click()
+    open_step(page, "embedding")
+    box = page.get_by_test_id("neighbours")
+    page.wait_for_selector("[data-testid=neighbours][data-ready='1']")
+    token = chip_ids(page)[2]
+    shown = box.get_by_test_id("neighbour").evaluate_all(
+        "els => els.map(e => [+e.dataset.id, +e.dataset.cosine])"
+    )
+    w = tiny_model.net.wte.weight.detach().double()
+    cos = torch.nn.functional.cosine_similarity(w, w[token][None], dim=-1)
+    cos[token] = -2
+    top = torch.topk(cos, 12)
+    assert [i for i, _ in shown] == top.indices.tolist()
+    assert [c for _, c in shown] == pytest.approx(top.values.tolist(), abs=2e-5)
+    assert ("余弦" in box.inner_text()) == (lang == "zh")
+    no_sideways_scroll(page, width)
+
+
+def test_neighbours_api_uses_the_whole_vocabulary_and_one_index(client, tiny_model):
+    from lmscope.explain.neighbours import embedding_index
+
+    ids = tiny_model.encode("The king and the queen")
+    body = client.post("/api/neighbours", json={"ids": ids, "position": 4, "k": 5}).json()
+    assert body["vocab"] == tiny_model.vocab_size and len(body["neighbours"]) == 5
+    assert body["id"] == ids[4] and all(n["id"] != ids[4] for n in body["neighbours"])
+    index = embedding_index(tiny_model)
+    client.post("/api/neighbours", json={"ids": ids, "position": 1})
+    assert embedding_index(tiny_model) is index  # computed once per served model
+    bad = client.post("/api/neighbours", json={"ids": ids, "position": 99})
+    assert bad.status_code == 400 and bad.json()["code"] == "out_of_range"

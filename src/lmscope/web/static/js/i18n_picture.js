@@ -62,6 +62,9 @@ const en = {
   flowFinal: "Final {norm}",
   flowAt: "position {p}",
   flowArchGpt2: "GPT-2 architecture: learned position vectors added to the tokens, LayerNorm, multi-head attention, GELU MLP.",
+  nbTitle: "Nearest tokens to “{tok}” (id {id}) in the embedding matrix",
+  nbHint:
+    "Cosine similarity between this token's row of W_E and every other row ({n} tokens in all): 1 is the same direction, 0 unrelated. Tokens used alike in training tend to end up near each other.",
   flowArchLlama:
     "Llama architecture: no position vectors (RoPE rotates q and k inside attention), RMSNorm, grouped-query attention ({kv} key/value heads), SwiGLU MLP.",
 };
@@ -117,6 +120,8 @@ const zh = {
   flowFinal: "最终 {norm}",
   flowAt: "位置 {p}",
   flowArchGpt2: "GPT-2 架构：学习到的位置向量加到 token 上，LayerNorm，多头注意力，GELU MLP。",
+  nbTitle: "嵌入矩阵中离“{tok}”（id {id}）最近的 token",
+  nbHint: "这个 token 在 W_E 中的行与其余每一行（共 {n} 个 token）的余弦相似度：1 表示方向相同，0 表示无关。训练中用法相近的 token 往往彼此靠近。",
   flowArchLlama: "Llama 架构：没有位置向量（RoPE 在注意力内部旋转 q 和 k），RMSNorm，分组查询注意力（{kv} 个键/值头），SwiGLU MLP。",
 };
 

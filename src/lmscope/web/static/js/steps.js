@@ -24,6 +24,7 @@ import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
 import { byteLevelNote, groupChips } from "./chars.js";
 import { attentionLines } from "./attention_lines.js";
+import { neighboursSection } from "./neighbours.js";
 
 const PALETTE = ["#7c3aed", "#dc2626", "#2563eb", "#059669", "#d97706", "#db2777", "#0891b2", "#4b5563"];
 
@@ -259,6 +260,7 @@ const RENDER = {
       op("="),
       vec(t("sum"), d.sum),
       el("p", { class: "hint", text: [`W_E ${d.embedding_matrix.join(" × ")}`, d.position_matrix && `W_P ${d.position_matrix.join(" × ")}`, t("hoverHint")].filter(Boolean).join(" · ") }),
+      neighboursSection(ctx),
     );
   },
 

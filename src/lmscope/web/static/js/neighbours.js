@@ -1,0 +1,44 @@
+// Embedding neighbours (step 4): the tokens whose rows of W_E point most the same way as the
+// selected token's, by cosine similarity over the whole matrix (POST /api/neighbours; the
+// server keeps each row's length, computed once per model). The seed's claim "similar
+// meanings get nearby vectors", put to the test on this model.
+
+import { el, fmt, visible } from "./draw.js";
+import { t } from "./i18n.js";
+import "./i18n_picture.js";
+
+export function neighboursSection(ctx) {
+  const { state } = ctx;
+  const box = el("section", { class: "viz neighbours loading", "data-testid": "neighbours" });
+  ctx
+    .post("/api/neighbours", { ids: state.ids, position: state.position })
+    .then((d) => {
+      box.classList.remove("loading");
+      box.replaceChildren(...neighboursView(d));
+      box.dataset.ready = "1";
+    })
+    .catch((err) => {
+      box.classList.remove("loading");
+      box.replaceChildren(el("div", { class: "error inline", text: `${t("error")}: ${err.message}` }));
+    });
+  return box;
+}
+
+function neighboursView(d) {
+  const top = Math.max(...d.neighbours.map((n) => Math.abs(n.cosine)), 1e-9);
+  const rows = d.neighbours.map((n, i) =>
+    el(
+      "div",
+      { class: "nb-row", "data-testid": "neighbour", "data-id": n.id, "data-cosine": n.cosine },
+      el("span", { class: "nb-rank", text: i + 1 }),
+      el("code", { class: "nb-tok", text: visible(n.text) }),
+      el("span", { class: "nb-track" }, el("span", { class: "nb-fill", style: { width: `${(Math.abs(n.cosine) / top) * 100}%` } })),
+      el("span", { class: "nb-val", text: fmt(n.cosine, 3) }),
+    ),
+  );
+  return [
+    el("h4", { text: t("nbTitle", { tok: visible(d.text), id: d.id }) }),
+    el("p", { class: "hint", text: t("nbHint", { n: d.vocab.toLocaleString("en-US") }) }),
+    el("div", { class: "nb-list" }, rows),
+  ];
+}
