@@ -5,6 +5,7 @@ browser's top-p estimate, heatmap labels on long prompts, minus signs, NUL in a 
 
 from __future__ import annotations
 
+import base64
 import re
 
 import pytest
@@ -270,3 +271,31 @@ def test_step_20_names_the_checkpoints_own_dropout_rate(page, tiny_hf_dir):
     ids = chip_ids(page)
     layer = api(page, "/api/layer", {"ids": ids, "layer": 0, "position": 0})
     assert layer["dropout"]["model_rate"] == 0.1
+
+
+def test_heads_for_ablation_take_one_forward_pass(tiny_model, monkeypatch):
+    """Bug 8: /api/heads traced every layer separately on a long prompt (12 forward passes on
+    a GPT-2-small-shaped model, 6-8 s); every layer's pattern now comes from one pass."""
+    from fastapi.testclient import TestClient
+
+    from lmscope.web import create_app
+
+    app = create_app(tiny_model, cache_bytes=1 << 20)  # small: a long prompt is not traced whole
+    ids = tiny_model.encode(" ".join(["the quick brown fox jumps"] * 20))[:100]
+    assert not app.state.store.is_full(tuple(ids))
+    calls = []
+    real = type(tiny_model).trace
+    monkeypatch.setattr(
+        type(tiny_model), "trace", lambda self, *a, **k: calls.append(k) or real(self, *a, **k)
+    )
+    with TestClient(app) as client:
+        assert client.post("/api/trace", json={"ids": ids}).status_code == 200
+        before = len(calls)
+        body = client.post("/api/heads", json={"ids": ids, "position": 99}).json()
+    assert len(calls) - before == 1  # one pass for every layer's attention
+    assert len(body["layers"]) == tiny_model.config.n_layer
+    full = tiny_model.trace(ids)
+    for layer, b64 in enumerate(body["layers"]):
+        got = list(base64.b64decode(b64[0]))
+        want = full[f"blocks.{layer}.attn.hook_pattern"][0, 68:100, 68:100].flatten()
+        assert got == [round(float(x) * 255) for x in want.clamp(0, 1)]

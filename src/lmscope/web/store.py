@@ -32,6 +32,7 @@ BASE_PROBES = (
     "blocks.*.hook_resid_post",
     "ln_final.*",
 )
+PATTERN_PROBES = ("blocks.*.attn.hook_pattern",)  # every layer's attention (q and k, kept)
 PREDICTION_TOP_K = 5
 _MISSING = object()
 
@@ -132,6 +133,16 @@ class TraceStore:
         names = [f"blocks.{layer}.*"]
         return ("layer", ids, layer), lambda: self._trace(ids, names=names, layers=[layer])
 
+    def _patterns_job(self, ids: tuple[int, ...]):
+        """Every layer's attention pattern from one forward pass (not one pass per layer)."""
+        if self.is_full(ids):
+            return self._base_job(ids)
+        return ("patterns", ids), lambda: self._trace(ids, names=PATTERN_PROBES)
+
+    def patterns(self, ids: tuple[int, ...]) -> Trace:
+        """A trace holding the attention pattern of every layer."""
+        return self.remember(*self._patterns_job(ids))[0]
+
     def base(self, ids: tuple[int, ...]) -> tuple[Trace, bool]:
         """A trace with embeddings, the residual stream at block edges, the final LayerNorm
         and per-position predictions (the full trace when it is small enough)."""
@@ -146,9 +157,15 @@ class TraceStore:
         """The value under ``key``, or None (not counted as a hit or a miss)."""
         return self.cache.get((self.model.name, *key))
 
-    def trace_units(self, ids: tuple[int, ...], layer: int | None = None) -> float:
-        """Work units of the base trace (or of ``layer``'s), 0 when it is cached."""
-        key, _ = self._base_job(ids) if layer is None else self._layer_job(ids, layer)
+    def trace_units(
+        self, ids: tuple[int, ...], layer: int | None = None, *, patterns: bool = False
+    ) -> float:
+        """Work units of the base trace (or of ``layer``'s, or of every layer's attention
+        patterns), 0 when it is cached."""
+        if patterns:
+            key, _ = self._patterns_job(ids)
+        else:
+            key, _ = self._base_job(ids) if layer is None else self._layer_job(ids, layer)
         if self.cached(key) is not None:
             return 0.0
         return self.costs.forward(len(ids))

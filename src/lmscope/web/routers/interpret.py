@@ -47,14 +47,11 @@ async def heads(req: s.HeadsRequest, served: Serving):
     store, c = served.store, served.model.config
     at = await served.checked(req)
 
-    def compute():
-        layers = [store.layer(at.ids, i) for i in range(c.n_layer)]
+    def compute():  # one forward pass recording every layer's attention, not one per layer
+        layers = [store.patterns(at.ids)] * c.n_layer
         return heads_view(layers, at.position, req.size), c.n_layer * c.n_head * req.size**2
 
-    if store.is_full(at.ids):
-        units = store.trace_units(at.ids)
-    else:
-        units = sum(store.trace_units(at.ids, i) for i in range(c.n_layer))
+    units = store.trace_units(at.ids, patterns=True)
     return (await store.obtain(("heads", at.ids, at.position, req.size), units, compute))[0]
 
 
