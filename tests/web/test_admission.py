@@ -137,6 +137,8 @@ def test_the_queue_refuses_at_once_what_could_not_be_answered_in_time():
     queue, release = _queue(10.0), threading.Event()
     try:
         queue.submit(None, 8e9, lambda: release.wait(10))  # 8 s of work ahead
+        while queue.stats()["running"] == 0:  # the worker thread has taken it
+            time.sleep(0.001)
         started = time.perf_counter()
         with pytest.raises(Busy, match="the server is busy: about 8 s") as refused:
             queue.submit(None, 2e9, lambda: None)  # 8 + 1.5 x 2 s > 10 s

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers_hf import save_random_hf_gpt2
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -247,14 +247,14 @@ def test_position_seeds_differ():
 # --- bad input ----------------------------------------------------------------------------
 
 BAD = [
-    ("/api/trace", {"text": ""}, 400, "empty"),
+    ("/api/trace", {"text": ""}, 422, "at least 1 character"),  # the schema says so
     ("/api/trace", {"text": "word " * 400}, 400, "context"),
     ("/api/trace", {"text": 12}, 422, "text"),
     ("/api/trace", {}, 422, "exactly one"),
     ("/api/trace", {"text": "a", "ids": [1]}, 422, "exactly one"),
     ("/api/trace", {"text": "a", "path": "/etc/passwd"}, 422, "path"),
     ("/api/trace", {"ids": [50257]}, 400, "vocabulary"),
-    ("/api/trace", {"ids": []}, 400, "empty"),
+    ("/api/trace", {"ids": []}, 422, "at least 1 item"),
     ("/api/layer", {"ids": [1, 2], "layer": 2, "position": 0}, 400, "layer 2"),
     ("/api/layer", {"ids": [1, 2], "layer": 0, "position": 2}, 400, "position 2"),
     ("/api/layer", {"ids": [1, 2], "layer": 0, "position": -1}, 422, "position"),

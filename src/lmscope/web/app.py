@@ -15,7 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 
 from lmscope import __version__
-from lmscope.web.errors import add_error_handlers
+from lmscope.web.errors import ERRORS, add_error_handlers
 from lmscope.web.lab import LabResults
 from lmscope.web.limits import Admission
 from lmscope.web.middleware import BodyLimit, ResponseHeaders
@@ -83,7 +83,7 @@ def create_app(
     )
     add_error_handlers(app)
     for router in ROUTERS:
-        app.include_router(router)
+        app.include_router(router, responses=ERRORS)  # every status an operation can answer
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     # GeneratedEvent only appears in a hand-written response schema; register it.
     _register_schema(app, GeneratedEvent)

@@ -14,16 +14,28 @@ from lmscope.web.error_codes import error_body
 from lmscope.web.limits import Busy, busy_response
 from lmscope.web.schemas import ErrorResponse
 
+# Every API route may answer these (app.py declares them on every operation): 400 for input
+# only the model can judge (ids beyond its vocabulary, a layer it lacks), 413 and 503 from
+# the middleware, 422 for a body or query that breaks the schema.
 ERRORS = {
     400: {"model": ErrorResponse, "description": "input the model cannot use"},
     413: {"model": ErrorResponse, "description": "request body too large"},
     422: {"model": ErrorResponse, "description": "request does not match the schema"},
-    503: {"model": ErrorResponse, "description": "server busy; retry shortly"},
+    503: {
+        "model": ErrorResponse,
+        "description": "server busy; retry after the seconds in Retry-After",
+        "headers": {"Retry-After": {"schema": {"type": "integer", "minimum": 1}}},
+    },
 }
+NOT_FOUND = {404: {"model": ErrorResponse, "description": "no such result or file"}}
 
 
-def error_response(status: int, message: str) -> JSONResponse:
-    return JSONResponse(error_body(message, status), status_code=status)
+class NotFound(LmscopeError):
+    """What a request names does not exist (HTTP 404)."""
+
+
+def error_response(status: int, message: str, headers=None) -> JSONResponse:
+    return JSONResponse(error_body(message, status), status_code=status, headers=headers)
 
 
 def validation_message(exc: RequestValidationError) -> str:
@@ -49,6 +61,10 @@ def add_error_handlers(app: FastAPI) -> None:
     async def lmscope_error(request: Request, exc: LmscopeError):
         return error_response(400, str(exc))
 
+    @app.exception_handler(NotFound)
+    async def not_found(request: Request, exc: NotFound):
+        return error_response(404, str(exc))
+
     @app.exception_handler(Busy)
     async def busy(request: Request, exc: Busy):
         return busy_response(str(exc), exc.retry_after)
@@ -64,7 +80,7 @@ def add_error_handlers(app: FastAPI) -> None:
             message = f"not found: {request.url.path}"
         elif exc.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
-        return error_response(exc.status_code, message)
+        return error_response(exc.status_code, message, exc.headers)  # 405: Allow
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception):

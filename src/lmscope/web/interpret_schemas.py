@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, StringConstraints
 
 from lmscope.explain.tokens import Token, TokenProb
-from lmscope.web.schemas import IdsRequest, TextOrIds
+from lmscope.web.schemas import IdsRequest, TextOrIds, left_out
 
 LENS_MAX_POSITIONS = 32  # columns of one logit-lens answer; the page moves the window
 LENS_MAX_K = 10
@@ -55,7 +55,9 @@ class CompareRequest(TextOrIds):
     """The text to score, as text or as the served model's token ids (decoded first)."""
 
     model: str = Field(..., max_length=500, description="one of GET /api/compare/models")
-    text: str | None = Field(None, max_length=MAX_COMPARE_CHARS)
+    text: str | None = Field(
+        None, min_length=1, max_length=MAX_COMPARE_CHARS, json_schema_extra=left_out
+    )
 
 
 # --- responses ----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.lab.results import RESULT_FILE, machine_line, read_result
+from lmscope.web.errors import NotFound
 
 # The lesson's order. Each command reproduces the experiment; the first is the quickest.
 EXPERIMENTS: dict[str, list[tuple[str, str, str]]] = {
@@ -118,7 +119,7 @@ class LabResults:
             raise InvalidInputError(f"source must be shipped or local, got {source!r}")
         if name not in self.names():
             known = ", ".join(self.names())
-            raise InvalidInputError(f"no lab experiment named {name!r}; known: {known}")
+            raise NotFound(f"no lab experiment named {name!r}; known: {known}")
         folder = self.roots[source] / name
         return folder if (folder / RESULT_FILE).is_file() else None
 
@@ -126,7 +127,7 @@ class LabResults:
         folder = self.folder(name, source)
         if folder is None:
             hint = f"run it with: {EXPERIMENTS[name][0][0]}" if name in EXPERIMENTS else ""
-            raise InvalidInputError(f"no {source} result for {name!r} yet; {hint}".rstrip("; "))
+            raise NotFound(f"no {source} result for {name!r} yet; {hint}".rstrip("; "))
         return read_result(folder)
 
     def plot(self, name: str, source: str, file: str) -> Path:
@@ -141,7 +142,7 @@ class LabResults:
         }
         path = self.folder(name, source) / file
         if file not in named or not path.is_file():
-            raise InvalidInputError(f"{name} ({source}) has no plot named {file!r}")
+            raise NotFound(f"{name} ({source}) has no plot named {file!r}")
         return path
 
     def index(self) -> LabIndex:

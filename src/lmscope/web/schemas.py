@@ -9,9 +9,9 @@ The response models of the steps live in ``lmscope.explain``, which builds them.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lmscope.explain.attention import AttentionResponse
 from lmscope.explain.block import DropoutExample, LayerNormView, LayerResponse
@@ -28,7 +28,22 @@ MAX_GENERATE = 256
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request body: unknown fields refused, and no coercion between types (false is not 0,
+    "0" is not 0, 1.5 is not 1), so what /openapi.json says is exactly what is accepted."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+TokenId = Annotated[int, Field(ge=0)]
+
+
+def left_out(schema: dict) -> None:
+    """The schema of a field that may be left out but not sent as null (the null branch and
+    the default go; ``not_null`` refuses null)."""
+    branches = [s for s in schema.pop("anyOf", []) if s.get("type") != "null"]
+    if branches:
+        schema.update(branches[0])
+    schema.pop("default", None)
 
 
 # --- requests -----------------------------------------------------------------------------
@@ -37,8 +52,23 @@ class Strict(BaseModel):
 class TextOrIds(Strict):
     """Text or token ids, exactly one of the two."""
 
-    text: str | None = Field(None, max_length=MAX_TEXT_CHARS)
-    ids: list[int] | None = Field(None, max_length=MAX_IDS)
+    model_config = ConfigDict(
+        json_schema_extra={"oneOf": [{"required": ["text"]}, {"required": ["ids"]}]}
+    )
+
+    text: str | None = Field(
+        None, min_length=1, max_length=MAX_TEXT_CHARS, json_schema_extra=left_out
+    )
+    ids: list[TokenId] | None = Field(
+        None, min_length=1, max_length=MAX_IDS, json_schema_extra=left_out
+    )
+
+    @field_validator("text", "ids", mode="before")
+    @classmethod
+    def _not_null(cls, value):
+        if value is None:
+            raise ValueError("leave the field out instead of sending null")
+        return value
 
     @model_validator(mode="after")
     def _one_of(self):
@@ -50,7 +80,13 @@ class TextOrIds(Strict):
 class TraceRequest(TextOrIds):
     """A prompt as text or as token ids (exactly one of the two)."""
 
-    text: str | None = Field(None, max_length=MAX_TEXT_CHARS, examples=["Data visualization"])
+    text: str | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_TEXT_CHARS,
+        examples=["Data visualization"],
+        json_schema_extra=left_out,
+    )
     chat: bool = Field(
         False,
         description="wrap the text in the model's chat template first (GET /api/model: chat)",
@@ -58,7 +94,7 @@ class TraceRequest(TextOrIds):
 
 
 class IdsRequest(Strict):
-    ids: list[int] = Field(..., min_length=1, max_length=MAX_IDS, description="token ids")
+    ids: list[TokenId] = Field(..., min_length=1, max_length=MAX_IDS, description="token ids")
 
 
 class PositionRequest(IdsRequest):

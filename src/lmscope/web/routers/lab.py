@@ -9,6 +9,7 @@ from typing import Literal
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
+from lmscope.web.errors import NOT_FOUND
 from lmscope.web.lab import LabIndex
 from lmscope.web.pages import page
 from lmscope.web.served import Serving
@@ -30,14 +31,21 @@ def lab_index(served: Serving):
     return served.lab.index()
 
 
-@router.get("/api/lab/{name}")
+@router.get("/api/lab/{name}", responses=NOT_FOUND)
 def lab_result(name: str, served: Serving, source: Source = "shipped") -> dict:
     """One result file as saved (schema ``lmscope.lab.result/1``): tables, plots,
     explanations and verdicts in English and Chinese."""
     return served.lab.read(name, source)
 
 
-@router.get("/api/lab/{name}/plot/{file}", response_class=FileResponse)
+@router.get(
+    "/api/lab/{name}/plot/{file}",
+    response_class=FileResponse,
+    responses={
+        200: {"content": {"image/png": {}, "image/svg+xml": {}}, "description": "the plot"},
+        **NOT_FOUND,
+    },
+)
 def lab_plot(name: str, file: str, served: Serving, source: Source = "shipped"):
     """A plot (PNG or SVG) that the result names."""
     return FileResponse(served.lab.plot(name, source, file))
