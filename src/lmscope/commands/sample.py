@@ -35,6 +35,12 @@ def register(sub):
         action="store_true",
         help="drop prompt characters outside a character model's vocabulary instead of failing",
     )
+    p.add_argument(
+        "--timeline",
+        action="store_true",
+        help="print the samples DIR kept while it trained (timeline.json: the same seed and "
+        "prime at each iteration) instead of sampling",
+    )
     add_chat_option(p)
     add_lang_option(p)
     p.set_defaults(run=run)
@@ -68,10 +74,29 @@ def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
     return model.to_ids(kept, truncate=True)
 
 
+def print_timeline(name: str) -> int:
+    """The samples a model kept over training, oldest first, as timeline.md lays them out."""
+    from lmscope.train import timeline  # lazy: see lmscope.commands
+
+    folder = timeline.folder_of(name)
+    if folder is None:
+        raise InvalidInputError(say("no model folder or shipped model named {name!r}", name=name))
+    data = timeline.read(folder)
+    if data is None:
+        raise InvalidInputError(
+            say("{folder} keeps no sample timeline (train with --sample-at)", folder=folder)
+        )
+    info = {k: v for k, v in data.items() if k not in ("format", "samples")}
+    print(timeline.markdown(data["samples"], info), end="")
+    return 0
+
+
 def run(args) -> int:
     from lmscope.engine.generation import generate  # lazy: see lmscope.commands
 
     use_lang(args)
+    if args.timeline:
+        return print_timeline(args.dir)
     if args.length < 0:
         raise InvalidInputError(f"--length must be 0 or more, got {args.length}")
     if args.argmax:

@@ -417,6 +417,10 @@ VIEWS = {
     "the prompt has {n} character(s) the model never saw: {shown}; remove them or pass "
     "--skip-unknown": "提示词里有 {n} 个模型从没见过的字符：{shown}；删掉它们或加上 --skip-unknown",
     "no character of the prompt is in the model's vocabulary": "提示词里没有一个字符在模型的词表中",
+    "no model folder or shipped model named {name!r}": "没有名为 {name!r} 的模型文件夹或随附模型",
+    "{folder} keeps no sample timeline (train with --sample-at)": (
+        "{folder} 没有保存采样时间线（训练时加上 --sample-at）"
+    ),
 }
 
 ZH: dict[str, str] = {**SUMMARIES, **EXPLAIN, **VIEWS}

@@ -10,6 +10,9 @@ only thing that changes between them is the model.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+from lmscope.errors import CheckpointError
 
 TIMELINE_JSON = "timeline.json"
 TIMELINE_MD = "timeline.md"
@@ -56,3 +59,29 @@ def markdown(entries: list[dict], info: dict) -> str:
         fence = "~~~~" if "```" in e["text"] else "```"
         lines += ["", heading, "", f"{fence}text", e["text"], fence]
     return "\n".join(lines) + "\n"
+
+
+def folder_of(name_or_source: str) -> Path | None:
+    """The model folder a name (a shipped model, or a folder) or a loaded model's ``source``
+    ("shipped model warpeace-lstm", or the folder's path) stands for; None if neither."""
+    from lmscope.engine.loading import ASSET_MODELS, shipped_models
+
+    name = name_or_source.removeprefix("shipped model ")
+    if name in shipped_models():
+        return ASSET_MODELS / name
+    path = Path(name_or_source).expanduser()
+    return path if path.is_dir() else None
+
+
+def read(folder: Path) -> dict | None:
+    """The timeline a model folder keeps (``timeline.json``), or None when it has none."""
+    path = Path(folder) / TIMELINE_JSON
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"{path} is not a readable timeline: {err}") from None
+    if not isinstance(data, dict) or data.get("format") != "lmscope-timeline":
+        raise CheckpointError(f"{path} is not an lmscope timeline (format lmscope-timeline)")
+    return data

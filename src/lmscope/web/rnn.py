@@ -26,6 +26,14 @@ def corpus_sample(model, chars: int = CORPUS_CHARS) -> tuple[str, str] | None:
     return validation_text(name, chars), f"{name} (validation split, {chars:,} characters)"
 
 
+def model_timeline(model) -> dict | None:
+    """The sample timeline kept in the model's folder (a shipped model's or a trained one's)."""
+    from lmscope.train import timeline
+
+    folder = timeline.folder_of(getattr(model, "source", "") or "")
+    return timeline.read(folder) if folder is not None else None
+
+
 def model_facts(name: str, model) -> s.RNNModelFacts:
     c = model.config
     return s.RNNModelFacts(

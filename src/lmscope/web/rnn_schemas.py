@@ -131,3 +131,23 @@ class SampleResponse(BaseModel):
     sample: str
     seed: int
     temperature: float
+
+
+class TimelineSample(BaseModel):
+    iteration: int
+    train_loss: float | None
+    val_loss: float | None
+    text: str
+
+
+class TimelineResponse(BaseModel):
+    """The samples a model kept while it trained: the same prime and seed at each iteration
+    listed, so only the weights differ between them (``timeline.json`` in its folder)."""
+
+    model: str
+    arch: str | None = None
+    corpus: str | None = None
+    prime: str | None = None
+    seed: int | None = None
+    length: int | None = None
+    samples: list[TimelineSample]

@@ -21,7 +21,13 @@ from lmscope.web import rnn_schemas as s
 from lmscope.web.errors import ERRORS
 from lmscope.web.generation import fresh_seed
 from lmscope.web.pages import page
-from lmscope.web.rnn import activations_view, corpus_sample, model_facts, run_bytes
+from lmscope.web.rnn import (
+    activations_view,
+    corpus_sample,
+    model_facts,
+    model_timeline,
+    run_bytes,
+)
 from lmscope.web.served import Served, Serving, pick
 from lmscope.web.work import Costs
 
@@ -140,3 +146,15 @@ async def sample(req: s.SampleRequest, served: Serving):
     return s.SampleResponse(
         model=name, prompt=req.prompt, sample=text, seed=seed, temperature=req.temperature
     )
+
+
+@router.get("/api/rnn/timeline", response_model=s.TimelineResponse, responses=ERRORS)
+def rnn_timeline(served: Serving, model: str | None = None):
+    """The samples the model kept over training (its folder's ``timeline.json``): Karpathy's
+    War and Peace LSTM going from noise to spaced "words" to sentences, one seed throughout."""
+    name, found = _model(served, model)
+    data = model_timeline(found)
+    if data is None:
+        raise InvalidInputError(f"{name} keeps no sample timeline (train with --sample-at)")
+    fields = {k: data.get(k) for k in ("arch", "corpus", "prime", "seed", "length")}
+    return s.TimelineResponse(model=name, **fields, samples=data["samples"])

@@ -7,6 +7,7 @@ import { ApiError, getJSON, postJSON } from "./api.js";
 import { el, fmt, pct, svg } from "./draw.js";
 import { lang, setLang, t } from "./i18n.js";
 import "./i18n_rnn.js";
+import { renderTimeline, showTimeline, topUnit } from "./rnn_timeline.js";
 
 const EXAMPLES = [
   '"Well, Prince, so Genoa and Lucca are now just family estates of the\nBuonapartes. But I warn you, if you don\'t tell me that this means war,\nif you still try to defend the infamies and horrors perpetrated by that\nAntichrist--I really believe he is Antichrist--I will have nothing more\nto do with you," said Anna Pavlovna.\n',
@@ -417,6 +418,8 @@ function renderLanguage() {
   if (state.ms !== undefined) $("rnn-timing").textContent = t("traced", { ms: state.ms });
   renderView();
   renderCells();
+  renderTimeline();
+  sayTopUnit();
   if (!state.view) renderReadout(null);
 }
 
@@ -441,7 +444,7 @@ function wire() {
   $("rnn-input").addEventListener("input", schedule);
   $("rnn-model").addEventListener("change", (e) => {
     chooseModel(e.target.value);
-    refresh();
+    openModel();
   });
   $("rnn-layer").addEventListener("change", (e) => selectUnit(Number(e.target.value), state.unit, state.kind));
   $("rnn-kind").addEventListener("change", (e) => selectUnit(state.layer, state.unit, e.target.value));
@@ -500,7 +503,36 @@ async function boot() {
   $("rnn-model").replaceChildren(...state.models.map(option));
   $("rnn-input").value = EXAMPLES[0];
   chooseModel(state.models[0].name); // a code model swaps in a code example
+  await openModel();
+}
+
+// A model opens on the unit the cell finder ranks first on its corpus (layer 0 unit 0 is
+// usually a solid block), with its training timeline when it kept one.
+async function openModel() {
+  showTimeline(state.model.name, document.querySelector(".rnn-side"));
+  if (state.model.corpus) {
+    await findCells(false);
+    const top = topUnit(state.cells);
+    if (top) {
+      state.layer = top.layer;
+      state.unit = top.unit;
+      state.kind = top.kind;
+      state.top = top;
+      syncControls();
+      sayTopUnit();
+    }
+  }
   await refresh();
+}
+
+function sayTopUnit() {
+  const u = state.top;
+  const note = $("rnn-top-unit");
+  if (!note || !u) return;
+  const feature = state.cells?.features.find((f) => f.name === u.feature);
+  const name = feature ? feature.description[lang()] || feature.description.en : u.feature;
+  note.textContent = t("rnnTopUnit", { feature: name, l: u.layer, u: u.unit, kind: u.kind });
+  note.hidden = false;
 }
 
 window.lmscopeRnn = { state };

@@ -1,0 +1,68 @@
+// /rnn's training timeline: the samples the model kept while it trained (GET
+// /api/rnn/timeline), drawn with the same seed and prime at each iteration, so a slider moves
+// through the model's own progress from noise to spaced "words" to sentences. And the unit
+// the page opens on: the one the cell finder ranks first, not layer 0 unit 0.
+
+import { getJSON } from "./api.js";
+import { el, fmt } from "./draw.js";
+import { t } from "./i18n.js";
+import "./i18n_picture.js";
+import "./i18n_why.js";
+
+// The unit the finder ranks first: the best unit of the first feature that has one.
+export function topUnit(report) {
+  for (const f of report?.features ?? []) if (f.best?.length) return { ...f.best[0], feature: f.name };
+  return null;
+}
+
+let panel = null;
+let timeline = null;
+
+export async function showTimeline(modelName, aside) {
+  timeline = null;
+  if (!panel) {
+    panel = el("section", { class: "panel", "data-testid": "rnn-timeline", id: "rnn-timeline" });
+    aside.append(panel);
+  }
+  panel.hidden = true;
+  try {
+    timeline = await getJSON(`/api/rnn/timeline?${new URLSearchParams({ model: modelName })}`);
+  } catch {
+    return; // a model that kept no timeline: no panel
+  }
+  renderTimeline();
+}
+
+export function renderTimeline() {
+  if (!panel || !timeline) return;
+  const samples = timeline.samples;
+  const slider = el("input", {
+    type: "range",
+    min: 0,
+    max: samples.length - 1,
+    step: 1,
+    value: samples.length - 1,
+    "data-testid": "rnn-timeline-slider",
+    "aria-label": t("tlSlider"),
+    style: { width: "100%" },
+  });
+  const label = el("div", { class: "muted small-text", "data-testid": "rnn-timeline-label" });
+  const text = el("pre", { class: "rnn-sample-out", "data-testid": "rnn-timeline-text" });
+  const show = () => {
+    const s = samples[Number(slider.value)];
+    const loss = s.train_loss !== null ? ` · ${t("tlLoss", { loss: fmt(s.train_loss, 4) })}` : "";
+    label.textContent = `${t("tlIteration", { i: s.iteration.toLocaleString("en-US") })}${loss}`;
+    text.textContent = s.text;
+    panel.dataset.iteration = s.iteration;
+  };
+  slider.addEventListener("input", show);
+  panel.replaceChildren(
+    el("h2", { text: t("tlTitle") }),
+    el("p", { class: "muted small-text", text: t("tlNote", { seed: timeline.seed, n: timeline.length, corpus: timeline.corpus ?? "" }) }),
+    slider,
+    label,
+    text,
+  );
+  show();
+  panel.hidden = false;
+}
