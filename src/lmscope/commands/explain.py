@@ -102,19 +102,15 @@ def run(args) -> int:
     width = terminal_width()
     _width.set(width)
     console = Console(width=width)
-    console.print(
-        Text(
-            say(
-                "{model} · {n} tokens · layer {layer} · head {head} · position {position}",
-                model=result.model,
-                n=result.n_tokens,
-                layer=result.layer,
-                head=result.head,
-                position=result.position,
-            ),
-            style="bold",
-        )
+    header = say(
+        "{model} · {n} tokens · layer {layer} · head {head} · position {position}",
+        model=result.model,
+        n=result.n_tokens,
+        layer=result.layer,
+        head=result.head,
+        position=result.position,
     )
+    console.print(Text(f"{header} · {model.precision}", style="bold"))  # the numbers' precision
     family = model.capabilities.family
     for step in result.steps:
         body = render(step.data)

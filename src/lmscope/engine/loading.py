@@ -10,6 +10,7 @@ Names: a shipped model (``shakespeare``, ``warpeace-lstm``), a GPT-2 hub id (``g
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -114,7 +115,8 @@ def load(
     if path.suffix.lower() == ".gguf":
         net, tokenizer, meta = load_gguf_transformer(path, **checked)
         shown = SMOLLM2 if name == SMOLLM2 else meta.get("name") or path.stem
-        return LanguageModel(net.to(device=device, dtype=dtype), tokenizer, shown, source, meta)
+        model = LanguageModel(net.to(device=device, dtype=dtype), tokenizer, shown, source, meta)
+        return _with_reference(model, name_or_path, device, checked)
     if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
         if dtype not in (None, torch.float32):
             raise InvalidInputError(f"{path} is a char-RNN; it runs in float32 only")
@@ -129,7 +131,15 @@ def load(
         )
     tokenizer = _tokenizer_for(path, net.config)
     shown = meta.get("name") or display or path.name
-    return LanguageModel(net.to(device=device, dtype=dtype), tokenizer, shown, source, meta)
+    model = LanguageModel(net.to(device=device, dtype=dtype), tokenizer, shown, source, meta)
+    return _with_reference(model, name_or_path, device, checked)
+
+
+def _with_reference(model: LanguageModel, name_or_path, device: str, checked: dict):
+    """The model knows how to load itself again in float32: what a lower precision costs is
+    measured against that (``LanguageModel.precision_cost``)."""
+    model.reference_loader = partial(load, name_or_path, device=device, **checked)
+    return model
 
 
 def _locate(name: str, *, default: bool) -> tuple[Path, str]:

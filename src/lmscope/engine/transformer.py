@@ -8,9 +8,11 @@ arguments, call the same hook and have the same parts (``h[i].attn``, ``ln_f``, 
 
 from __future__ import annotations
 
+import copy
 import numbers
 import os
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -39,6 +41,29 @@ class ModelInfo:
     tokenizer: str | None
     family: str = "gpt2"
     n_kv_head: int | None = None  # grouped-query attention: key/value heads shared by queries
+    dtype: str = "float32"  # the precision of the weights and of every number shown
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class PrecisionCost:
+    """What running in a lower precision changed, measured on one prompt against float32: the
+    largest change of any logit (every position), and whether the top-k next tokens after the
+    last position are the same, in the same order."""
+
+    dtype: str
+    reference: str  # "float32 weights", or "these weights in float32" without the originals
+    tokens: int
+    max_abs_delta_logit: float  # over every position and every token
+    max_abs_delta_last: float  # over the last position's logits
+    top_k: int
+    top_ids: list[int]  # this model's top-k after the last position
+    reference_top_ids: list[int]  # float32's
+    same_top_k: bool  # the same tokens in the same order
+    same_top_k_set: bool  # the same tokens, in any order
+    top1_changed_positions: int  # positions whose most likely next token differs
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -52,6 +77,9 @@ class _Continuation:
     ids: list[int]
 
 
+# The precisions a Transformer runs in, by name (lmscope.load's dtype=, serve --dtype).
+PRECISIONS = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
 # A full trace keeps every probe of every layer: a 2,048-token trace of SmolLM2 holds about
 # 3 GB. Longer prompts still run (logits, generation); a trace of them is refused unless raised.
 MAX_TRACE_TOKENS = 2048
@@ -63,6 +91,10 @@ def max_trace_tokens() -> int:
 
 
 class LanguageModel(TextModel):
+    # Loads this model again in float32 (set by lmscope.load), to measure what a lower precision
+    # costs; without it the reference is these weights upcast to float32.
+    reference_loader: Callable[[], LanguageModel] | None = None
+
     def __init__(
         self,
         net: torch.nn.Module,
@@ -73,6 +105,9 @@ class LanguageModel(TextModel):
     ):
         super().__init__(tokenizer, name, source, meta)
         self.net = net.eval()
+        self._reference: LanguageModel | None = None
+        self._reference_lock = threading.Lock()
+        self._upcast = False  # a reference made by upcasting another model's weights
         family = getattr(net.config, "family", "gpt2")
         self.capabilities = Capabilities(
             family=family,
@@ -96,6 +131,23 @@ class LanguageModel(TextModel):
     def device(self) -> torch.device:
         return next(self.net.parameters()).device
 
+    @property
+    def dtype(self) -> torch.dtype:
+        return next(self.net.parameters()).dtype
+
+    @property
+    def precision(self) -> str:
+        """The weights' precision by name: float32, bfloat16 or float16."""
+        return str(self.dtype).removeprefix("torch.")
+
+    def to_precision(self, dtype: str | torch.dtype) -> LanguageModel:
+        """Cast the weights in place, as ``lmscope.load(..., dtype=)`` does; returns self."""
+        found = PRECISIONS.get(str(dtype).removeprefix("torch."))
+        if found is None:
+            raise InvalidInputError(f"unknown precision {dtype!r}; use {', '.join(PRECISIONS)}")
+        self.net.to(found)
+        return self
+
     def info(self) -> ModelInfo:
         c = self.config
         return ModelInfo(
@@ -112,6 +164,7 @@ class LanguageModel(TextModel):
             getattr(self.tokenizer, "name", None),
             self.capabilities.family,
             getattr(c, "n_kv_head", None),
+            self.precision,
         )
 
     def __repr__(self) -> str:
@@ -207,6 +260,52 @@ class LanguageModel(TextModel):
         """Full-vocabulary logits for every position, [pos, vocab], on the fast path."""
         idx = torch.tensor([self.to_ids(text_or_ids)], device=self.device)
         return self._mask_padding(self.net(idx)[0][0].float())
+
+    # --- what the precision costs ------------------------------------------------------------
+    def float32_reference(self) -> LanguageModel:
+        """This model in float32 (itself when it is float32): loaded again from where it came
+        from on first use and kept, or, without a loader, these weights upcast."""
+        if self.dtype == torch.float32:
+            return self
+        with self._reference_lock:
+            if self._reference is None:
+                if self.reference_loader is not None:
+                    self._reference = self.reference_loader()
+                else:
+                    net = copy.deepcopy(self.net).float()
+                    self._reference = LanguageModel(
+                        net, self.tokenizer, self.name, self.source, self.meta
+                    )
+                    self._reference.reference_loader = None
+                    self._reference._upcast = True
+        return self._reference
+
+    @torch.no_grad()
+    def precision_cost(self, text_or_ids: str | Sequence[int], top_k: int = 5) -> PrecisionCost:
+        """Measured on request: this model's logits for the prompt against float32's."""
+        if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
+            raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
+        ids = self.to_ids(text_or_ids)
+        reference = self.float32_reference()
+        ours, theirs = self.logits(ids), reference.logits(ids)
+        delta = (ours - theirs).abs()
+        k = min(int(top_k), ours.shape[-1])
+        top = ours[-1].topk(k).indices.tolist()
+        reference_top = theirs[-1].topk(k).indices.tolist()
+        upcast = reference._upcast
+        return PrecisionCost(
+            dtype=self.precision,
+            reference="these weights in float32" if upcast else "float32 weights",
+            tokens=len(ids),
+            max_abs_delta_logit=float(delta.max()),
+            max_abs_delta_last=float(delta[-1].max()),
+            top_k=k,
+            top_ids=top,
+            reference_top_ids=reference_top,
+            same_top_k=top == reference_top,
+            same_top_k_set=set(top) == set(reference_top),
+            top1_changed_positions=int((ours.argmax(-1) != theirs.argmax(-1)).sum()),
+        )
 
     # --- generation: the protocol's start/step over a KV cache ------------------------------
     @torch.no_grad()

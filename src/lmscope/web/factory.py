@@ -30,6 +30,7 @@ class ServeSettings:
     cache_mb: int = 1024
     threads: int | None = None
     max_wait: float = 60.0
+    dtype: str = "float32"  # the Transformer's precision (lmscope serve --dtype)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -68,7 +69,7 @@ def build_app(settings: ServeSettings, model=None, warn: Callable[[str], None] =
     from lmscope.web.app import create_app
 
     if model is None:
-        model = lmscope.load(settings.model)
+        model = lmscope.load(settings.model, dtype=settings.dtype)
     others = [lmscope.load(name) for name in settings.compare]  # any family: char-RNNs too
     return create_app(
         model,

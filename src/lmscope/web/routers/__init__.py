@@ -1,11 +1,22 @@
 """The web app's routes, one ``APIRouter`` per page or API area; each gets the served model
 and trace store from the one dependency ``web.served.Serving``."""
 
-from lmscope.web.routers import interpret, lab, pages, pictures, rnn, sampling, step_data, steps
+from lmscope.web.routers import (
+    interpret,
+    lab,
+    pages,
+    pictures,
+    precision,
+    rnn,
+    sampling,
+    step_data,
+    steps,
+)
 
 ROUTERS = (
     pages.router,
     steps.router,
+    precision.router,
     step_data.router,
     pictures.router,
     sampling.router,
