@@ -15,6 +15,8 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (code, re.compile(pattern))
     for code, pattern in (
         ("empty_prompt", r"^the prompt is empty"),
+        # the request schema refuses an empty text before the model sees it (strict bodies)
+        ("empty_prompt", r"^(?:text|prompt): String should have at least 1 character"),
         (
             "too_long",
             r"^the prompt is (?P<n>[\d,]+) tokens(?: plus (?P<room>\d+) to generate)?; "
