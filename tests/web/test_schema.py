@@ -24,7 +24,7 @@ def schema(client) -> dict:
         ("/api/pool", {"ids": [1], "position": 0, "sampling": {"greedy": 0}}),
         ("/api/pool", {"ids": [1], "position": 0, "sampling": {"top_k": "5"}}),
         ("/api/generate", {"ids": [1], "stop_at_eot": 0}),
-        ("/api/generate", {"ids": [1], "n": 2.0}),
+        ("/api/generate", {"ids": [1], "n": 2.5}),
         ("/api/trace", {"text": "a", "ids": [1]}),
         ("/api/trace", {"text": "a", "ids": None}),
         ("/api/trace", {"chat": 1, "text": "a"}),
@@ -37,8 +37,12 @@ def test_no_coercion_between_types(client, path, body):
     assert r.json()["error"]
 
 
-def test_floats_still_take_whole_numbers(client):
+def test_numbers_are_json_numbers(client):
+    """JSON has one number type: a float field takes 1, an integer field takes 1.0 (JSON
+    Schema counts it as an integer), never 1.5, true or "1"."""
     body = {"ids": [1], "position": 0, "sampling": {"temperature": 1, "top_p": 1}}
+    assert client.post("/api/pool", json=body).status_code == 200
+    body = {"ids": [1.0, 2.0], "position": 1.0, "sampling": {"top_k": 5.0}}
     assert client.post("/api/pool", json=body).status_code == 200
 
 

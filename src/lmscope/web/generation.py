@@ -21,7 +21,7 @@ from lmscope.web.error_codes import error_code
 from lmscope.web.schemas import GeneratedEvent
 
 
-def fresh_seed(bits: int = 63) -> int:
+def fresh_seed(bits: int = 52) -> int:  # 52: the page gets it back exactly (a JS number)
     return secrets.randbits(bits)
 
 

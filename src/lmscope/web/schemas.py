@@ -9,6 +9,9 @@ The response models of the steps live in ``lmscope.explain``, which builds them.
 
 from __future__ import annotations
 
+import functools
+import types
+import typing
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -29,12 +32,56 @@ MAX_GENERATE = 256
 
 class Strict(BaseModel):
     """A request body: unknown fields refused, and no coercion between types (false is not 0,
-    "0" is not 0, 1.5 is not 1), so what /openapi.json says is exactly what is accepted."""
+    "0" is not 0, 1.5 is not 1), so what /openapi.json says is exactly what is accepted. JSON
+    has one kind of number, and JSON Schema counts 3.0 as the integer 3: so does this."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _json_integers(cls, data):
+        if not isinstance(data, dict):
+            return data
+        shapes = _integer_fields(cls)
+        out = dict(data)
+        for name, shape in shapes.items():
+            if name not in out:
+                continue
+            value = out[name]
+            if shape == "int":
+                out[name] = _whole(value)
+            elif shape == "list" and isinstance(value, list):
+                out[name] = [_whole(v) for v in value]
+        return out
+
+
+def _whole(value):
+    return int(value) if type(value) is float and value.is_integer() else value
+
+
+def _shape(annotation) -> str | None:
+    """ "int" for an integer field (optional or constrained), "list" for a list of them."""
+    if annotation is int:
+        return "int"
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        return _shape(args[0])
+    if origin in (typing.Union, types.UnionType):
+        shapes = {_shape(a) for a in args if a is not type(None)}
+        return shapes.pop() if len(shapes) == 1 else None
+    if origin is list and args and _shape(args[0]) == "int":
+        return "list"
+    return None
+
+
+@functools.cache
+def _integer_fields(model: type[BaseModel]) -> dict[str, str]:
+    found = {name: _shape(f.annotation) for name, f in model.model_fields.items()}
+    return {name: shape for name, shape in found.items() if shape}
+
 
 TokenId = Annotated[int, Field(ge=0)]
+ONE_OF_TEXT_OR_IDS = {"oneOf": [{"required": ["text"]}, {"required": ["ids"]}]}
 
 
 def left_out(schema: dict) -> None:
@@ -52,9 +99,7 @@ def left_out(schema: dict) -> None:
 class TextOrIds(Strict):
     """Text or token ids, exactly one of the two."""
 
-    model_config = ConfigDict(
-        json_schema_extra={"oneOf": [{"required": ["text"]}, {"required": ["ids"]}]}
-    )
+    model_config = ConfigDict(json_schema_extra=ONE_OF_TEXT_OR_IDS)
 
     text: str | None = Field(
         None, min_length=1, max_length=MAX_TEXT_CHARS, json_schema_extra=left_out
@@ -80,6 +125,15 @@ class TextOrIds(Strict):
 class TraceRequest(TextOrIds):
     """A prompt as text or as token ids (exactly one of the two)."""
 
+    model_config = ConfigDict(
+        json_schema_extra={
+            **ONE_OF_TEXT_OR_IDS,
+            # the chat template wraps a text: chat needs text
+            "if": {"properties": {"chat": {"const": True}}, "required": ["chat"]},
+            "then": {"required": ["text"]},
+        }
+    )
+
     text: str | None = Field(
         None,
         min_length=1,
@@ -91,6 +145,12 @@ class TraceRequest(TextOrIds):
         False,
         description="wrap the text in the model's chat template first (GET /api/model: chat)",
     )
+
+    @model_validator(mode="after")
+    def _chat_wraps_text(self):
+        if self.chat and self.text is None:
+            raise ValueError("chat mode wraps a text prompt; send 'text', not 'ids'")
+        return self
 
 
 class IdsRequest(Strict):
@@ -130,7 +190,12 @@ class PoolRequest(PositionRequest):
 class GenerateRequest(IdsRequest):
     n: int = Field(1, ge=1, le=MAX_GENERATE, description="how many tokens to append")
     sampling: Sampling = Field(default_factory=Sampling)
-    seed: int | None = Field(None, ge=0, lt=2**63, description="null: a fresh random seed")
+    seed: int | None = Field(
+        None,
+        ge=0,
+        le=2**53 - 1,
+        description="null: a fresh random seed (a whole number JavaScript holds exactly)",
+    )
     stop_at_eot: bool = True
 
 
