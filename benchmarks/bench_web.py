@@ -172,10 +172,149 @@ def measure_browser(model, moves: int = 20) -> dict | None:
     }
 
 
+def _serve(model):
+    """(url, stop) of the app for ``model`` on a free loopback port."""
+    import uvicorn
+
+    from lmscope.web import create_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(create_app(model), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+
+    def stop():
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+    return f"http://127.0.0.1:{sock.getsockname()[1]}/", stop
+
+
+# Long animation frames (Chromium's LoAF) during the step changes: a frame's own work is its
+# scripts plus style, layout and paint; the rest of a long frame is time the page did not run
+# (another process had the CPU). OWN_WORK counts frames whose own work passed 32 ms.
+LOAF = """() => { window.benchLoafs = []; new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) window.benchLoafs.push(e.toJSON());
+}).observe({type: "long-animation-frame"}); }"""
+OWN_WORK = """() => {
+  const steps = performance.getEntriesByName("flow-step");
+  const inStep = (e) => steps.some((m) => e.startTime < m.startTime + m.duration
+    && e.startTime + e.duration > m.startTime);
+  const own = (e) => e.scripts.reduce((s, x) => s + x.duration, 0)
+    + (e.renderStart ? e.startTime + e.duration - e.renderStart : 0);
+  return window.benchLoafs.filter(inStep).filter((e) => own(e) > 32).length;
+}"""
+
+# step changes that move the flow's packet between different parts, there and back
+FLOW_STEPS = ("embedding", "blocks", "self-attention", "mlp", "logits", "probabilities")
+
+
+def _frames(changes: list[dict]) -> dict:
+    gaps = sorted(g for c in changes for g in c["frames"])
+    if not gaps:
+        return {}
+    return {
+        "step_changes": len(changes),
+        "frames": len(gaps),
+        "frame_ms_median": _median(gaps),
+        "frame_ms_p95": round(gaps[min(len(gaps) - 1, int(0.95 * len(gaps)))], 1),
+        "frame_ms_max": round(gaps[-1], 1),
+        "frames_over_32ms": sum(g > 32 for g in gaps),
+        "fps": round(1000 / statistics.mean(gaps), 1),
+    }
+
+
+def measure_page(model, rounds: int = 3) -> dict | None:
+    """The page's first load (bytes over the wire, gzip, the first API answers included), the
+    time to the flow view's first frame and to its real vectors, and the frames of its step
+    changes (performance marks and rAF gaps in headless Chromium)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    if chromium is None:
+        return None
+    url, stop = _serve(model)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            loaded = []
+            page.on("requestfinished", lambda r: loaded.append(r))
+            page.goto(url)
+            drawn = "[data-testid=flow][data-loaded='1'][data-drawn='1']"
+            page.wait_for_selector(drawn, timeout=300_000)
+            page.wait_for_timeout(500)
+            sizes = [(r.url, r.sizes()["responseBodySize"]) for r in loaded]
+            marks = page.evaluate(
+                "['flow-first-frame', 'flow-data-frame'].map("
+                "n => performance.getEntriesByName(n)[0]?.startTime ?? null)"
+            )
+            page.evaluate(LOAF)  # long animation frames, with what the page did in them
+            idle = (
+                "() => !document.querySelector('.step-body.loading, .attn-lines.loading, "
+                ".neighbours.loading')"
+            )
+            for _ in range(rounds):
+                for key in FLOW_STEPS:
+                    page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
+                    page.wait_for_function("() => !window.lmscope.flow.moving", timeout=30_000)
+                    # the step panel asks the server and draws after the packet lands: let it
+                    # finish, so each change is measured on its own (as a reader clicks)
+                    page.wait_for_function(idle, timeout=60_000)
+                    page.wait_for_timeout(300)
+            changes = page.evaluate("window.lmscope.flow.changes")
+            own = page.evaluate(OWN_WORK)
+            browser.close()
+    finally:
+        stop()
+    static = sum(n for u, n in sizes if "/static/" in u or u.endswith("/"))
+    return {
+        "first_load_bytes": sum(n for _, n in sizes),
+        "first_load_static_bytes": static,
+        "first_load_requests": len(sizes),
+        "flow_first_frame_ms": round(marks[0], 1) if marks[0] is not None else None,
+        "flow_vectors_ms": round(marks[1], 1) if marks[1] is not None else None,
+        **_frames(changes),
+        "frames_over_32ms_own_work": own,
+    }
+
+
+def measure_interpret(model, length: int = 200) -> dict:
+    """Look inside on a long prompt: the ablation grid's every-head patterns (/api/heads) and
+    the logit lens's 12-position window (/api/lens), first (uncached) answer, wall time."""
+    from fastapi.testclient import TestClient
+
+    from lmscope.web import create_app
+
+    client = TestClient(create_app(model))
+    out = {"prompt_tokens": length, "heads_s": [], "lens_s": []}
+    for ids in prompts(model, length, 2):
+        client.post("/api/trace", json={"ids": ids})  # what the page has asked for already
+        for name, path, body in [
+            ("heads_s", "/api/heads", {"ids": ids}),
+            ("lens_s", "/api/lens", {"ids": ids, "size": 12}),
+        ]:
+            start = time.perf_counter()
+            r = client.post(path, json=body)
+            if r.status_code == 503:  # the queue judged this busy machine too slow: once more
+                time.sleep(float(r.headers.get("retry-after", 1)))
+                start = time.perf_counter()
+                r = client.post(path, json=body)
+            assert r.status_code == 200, r.text
+            out[name].append(round(time.perf_counter() - start, 2))
+    return out
+
+
 MODELS = ("default", "shakespeare-shaped", "small", "gpt2-small")
 
 
-def run(models=MODELS, *, repeats: int = 5, browser: bool = True):
+def run(models=MODELS, *, repeats: int = 5, browser: bool = True, page: bool = True):
     results = {"torch_threads": torch.get_num_threads()}
     for kind in models:
         model = build_model(kind)
@@ -190,6 +329,10 @@ def run(models=MODELS, *, repeats: int = 5, browser: bool = True):
         }
         if browser:
             entry["browser"] = measure_browser(model) or "chromium or playwright missing"
+        if browser and page and kind == models[0]:  # the page itself: once, on the first model
+            entry["page"] = measure_page(model) or "chromium or playwright missing"
+        if kind == "gpt2-small":
+            entry["interpret"] = measure_interpret(model)
         results[kind] = entry
     return results
 

@@ -261,10 +261,53 @@ def web(result: dict, entry: dict) -> str:
     if goals:
         text = "Goals: " + " and ".join(goals[:2]) + ("; " + goals[2] if len(goals) > 2 else "")
         lines += ["", _wrap(text + ".")]
+    lines += _web_page(result)
     if result.get("notes"):
         lines += ["", _wrap(_notes(result))]
     lines += ["", "Reproduce: `python -m benchmarks --only web` (or `benchmarks/bench_web.py`)."]
     return "\n".join(lines)
+
+
+def _web_page(result: dict) -> list[str]:
+    """The page itself (first load, the flow view's first frame, its step animation) and the
+    "look inside" views on a long prompt, when the run measured them."""
+    out = []
+    for row in result.values():
+        page = row.get("page") if isinstance(row, dict) else None
+        if not isinstance(page, dict):
+            continue
+        kb = page["first_load_bytes"] / 1024
+        out += [
+            "",
+            _wrap(
+                f"The page on {row['model']}: the first load is {kb:.0f} KB over the wire (gzip; "
+                f"{page['first_load_static_bytes'] / 1024:.0f} KB of HTML, CSS and JS modules, the "
+                f"rest the first API answers; {page['first_load_requests']} requests; goal at "
+                f"most 150 KB). The flow view's first frame comes {page['flow_first_frame_ms']:.0f}"
+                f" ms after navigation starts and its real vectors {page['flow_vectors_ms']:.0f} "
+                f"ms. A step change's animation ({page['step_changes']} changes, "
+                f"{page['frames']} frames, rAF gaps with performance marks): median "
+                f"{page['frame_ms_median']} ms, 95th percentile {page['frame_ms_p95']} ms, "
+                f"longest {page['frame_ms_max']} ms, {page['frames_over_32ms']} over 32 ms "
+                f"({page.get('frames_over_32ms_own_work', '?')} of them with over 32 ms of the "
+                "page's own work, script, style, layout and paint, by Chromium's long animation "
+                "frame entries; the rest is time other processes had the CPU), about "
+                f"{page['fps']:.0f} frames per second (goal: 60 fps, no frame over 32 ms)."
+            ),
+        ]
+    big = result.get("gpt2-small")
+    look = big.get("interpret") if isinstance(big, dict) else None
+    if isinstance(look, dict):
+        out += [
+            "",
+            _wrap(
+                f"Look inside on GPT-2 small's shape with a {look['prompt_tokens']}-token prompt "
+                f"(first answers, the prompt already traced): every head's pattern for the "
+                f"ablation grid (`/api/heads`) {_span(look['heads_s'], 's', 2)}, the logit lens "
+                f"(`/api/lens`, 12 positions) {_span(look['lens_s'], 's', 2)}; goal under 1 s."
+            ),
+        ]
+    return out
 
 
 # --- bench_train --------------------------------------------------------------------------

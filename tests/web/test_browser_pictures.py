@@ -179,7 +179,7 @@ def test_the_flow_draws_the_real_vectors_and_probabilities(page, width, lang, ti
     expected = [trace["blocks.0.hook_resid_pre"][last]]
     expected += [trace[f"blocks.{i}.hook_resid_post"][last] for i in range(n_layer)]
     for got, want in zip(d["stream"], expected, strict=True):
-        assert got == pytest.approx(want.tolist(), rel=5e-3, abs=1e-6)  # 3 digits
+        assert got == pytest.approx(want.tolist(), rel=5e-2, abs=1e-6)  # 2 digits
     # the probabilities at the end are the model's
     probs = flow.get_by_test_id("flow-prob").evaluate_all(
         "els => els.map(e => [+e.dataset.id, +e.dataset.value])"

@@ -81,6 +81,9 @@ async function load(container, state, dataKey) {
   flow.dataKey = dataKey;
   renderFlow(container, state, hooksRef);
   flow.root.dataset.loaded = "1";
+  requestAnimationFrame(() => {
+    if (!performance.getEntriesByName("flow-data-frame").length) performance.mark("flow-data-frame");
+  });
 }
 
 // --- building ---------------------------------------------------------------------------
@@ -114,7 +117,14 @@ function build(container, state, narrow, data) {
     root.dataset.drawn = "1";
   });
   flow.observer?.disconnect();
-  flow.observer = new ResizeObserver(() => wire(root, overlay));
+  flow.observer = new ResizeObserver(() => {
+    const now = (container.clientWidth || 1200) < NARROW;
+    if (now !== root.classList.contains("narrow")) {
+      root.classList.toggle("narrow", now); // the explanation moves under its part, or back
+      placeExplanation(flow.step, root.querySelector("[data-testid=flow-explain]"));
+    }
+    wire(root, overlay);
+  });
   flow.observer.observe(root);
 }
 
@@ -173,10 +183,12 @@ function tokensColumn(state, data) {
       el("span", { class: "id", text: tok.id }),
     ),
   );
+  // the heading opens step 5 (the column holds the token buttons: no button inside a button)
+  const head = part("tokens-head", { class: "flow-head-btn", go: () => hooksRef.openStep("token-embedding") }, heading(t("tokens"), `[${state.ids.length}]`));
   return part(
     "tokens",
-    { class: "flow-col flow-tokens", go: () => hooksRef.openStep("token-embedding") },
-    heading(t("tokens"), `[${state.ids.length}]`),
+    { class: "flow-col flow-tokens" },
+    head,
     start > 0 ? el("div", { class: "flow-more", text: t("flowEarlier", { n: start }) }) : null,
     el("div", { class: "flow-rows" }, rows),
   );
@@ -401,7 +413,11 @@ function setStep(key, animate) {
   for (const node of root.querySelectorAll("[data-part]")) {
     const name = node.dataset.part;
     const row = name.startsWith("block-") && (on.has("blocks") || on.has("stream"));
-    node.classList.toggle("on", all || on.has(name) || row);
+    const own = on.has(name) || on.has(name.replace(/-head$/, "")); // a column's heading with it
+    node.classList.toggle("on", all || own || row);
+  }
+  for (const node of root.querySelectorAll(".flow-part")) {
+    node.classList.toggle("holds-on", !node.classList.contains("on") && node.querySelector(".on") !== null);
   }
   explain(key);
   sayPlaying();

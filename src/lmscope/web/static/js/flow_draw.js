@@ -99,9 +99,10 @@ export function flyPacket(root, from, to, strip, frames, duration = 520) {
     let last = null;
     let running = true;
     const frame = (now) => {
+      if (!running) return; // landed: what the page draws next is not the animation's
       if (last !== null) frames.push(now - last);
       last = now;
-      if (running) requestAnimationFrame(frame);
+      requestAnimationFrame(frame);
     };
     requestAnimationFrame(frame);
     motion.finished
