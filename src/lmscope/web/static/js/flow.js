@@ -162,8 +162,18 @@ function tokenWindow(state, data) {
   return { start, tokens: state.trace.tokens.slice(start, start + size) };
 }
 
+// position -> [the character a run of byte tokens forms, whether it starts the run here]
+function charMarks(state) {
+  const marks = new Map();
+  for (const span of state.trace.chars ?? []) {
+    for (let p = span.start; p <= span.end; p++) marks.set(p, [span.text, p === span.start]);
+  }
+  return marks;
+}
+
 function tokensColumn(state, data) {
   const { start, tokens } = tokenWindow(state, data);
+  const marks = charMarks(state);
   const rows = tokens.map((tok) =>
     el(
       "button",
@@ -179,6 +189,9 @@ function tokensColumn(state, data) {
           hooksRef.selectPosition(tok.position);
         },
       },
+      marks.has(tok.position)
+        ? el("span", { class: "flow-char", "data-testid": "flow-char", text: marks.get(tok.position)[1] ? marks.get(tok.position)[0] : "↳" })
+        : null,
       el("span", { class: "piece", text: visible(tok.text) }),
       el("span", { class: "id", text: tok.id }),
     ),
@@ -498,7 +511,7 @@ function placeExplanation(key, box) {
   const index = Math.max(0, columns.indexOf(col));
   columns.forEach((c, i) => (c.style.order = String(i * 2)));
   const narrow = flow.root.classList.contains("narrow");
-  box.style.order = narrow ? String(index * 2 + 1) : "99";
+  box.style.order = narrow ? String(index * 2 + 1) : "-1"; // wide: above the columns
   if (!narrow && node) {
     const stage = flow.root.querySelector(".flow-stage").getBoundingClientRect();
     const r = node.getBoundingClientRect();

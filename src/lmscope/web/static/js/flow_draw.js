@@ -25,7 +25,7 @@ export function vectorStrip(values, { width = 128, cell = 3, scale, label, testi
   canvas.style.height = `${rows * cell}px`;
   const g = canvas.getContext("2d");
   g.scale(ratio, ratio);
-  const top = scale ?? Math.max(1e-9, ...values.map(Math.abs));
+  const top = scale ?? robustScale(values);
   for (let i = 0; i < n; i++) {
     g.fillStyle = css(colour(values[i], top));
     g.fillRect((i % cols) * cw, Math.floor(i / cols) * cell, Math.ceil(cw), cell);
@@ -39,6 +39,14 @@ export function vectorStrip(values, { width = 128, cell = 3, scale, label, testi
   });
   canvas.addEventListener("mouseleave", hideTip);
   return canvas;
+}
+
+// Full colour at the 98th percentile of the magnitudes, not the largest: a few outlier
+// dimensions (SmolLM2's residual stream has some hundreds of times the rest) would otherwise
+// leave every other cell white. Hover still reads the exact value.
+export function robustScale(values, q = 0.98) {
+  const sorted = values.map(Math.abs).sort((a, b) => a - b);
+  return Math.max(1e-9, sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 1);
 }
 
 function centre(rect, box) {
