@@ -2,7 +2,7 @@
 sampling and traces, with hypothesis.
 
     python benchmarks/bench_fuzz.py [--api 3000] [--tokenizer 500] [--sampling 2000]
-                                    [--trace 300] [--json]
+                                    [--trace 300] [--files 300] [--schemathesis 300] [--json]
 
 The API fuzzer reads ``/openapi.json`` of the app serving the shipped model and builds every
 request from it: bodies that follow the schema (with values that reach deep into the handlers:
@@ -10,7 +10,8 @@ real token ids, positions inside the prompt, existing layers and heads) and bodi
 (wrong types, missing or unknown fields, out-of-range numbers, NaN, lone surrogates, non-JSON,
 random JSON). Every answer must be a 200 with strict JSON (no NaN, no Infinity; streamed lines
 too) or a 4xx/503 ``{"error": "..."}`` of one line, within a time limit. The other targets are
-the library properties of ``tests/test_fuzz_*.py`` run with bigger budgets.
+the library properties of ``tests/*/test_fuzz_*.py`` run with bigger budgets (damaged model
+files among them), and schemathesis against a served model (``schemathesis_api``).
 
 `run(...)` returns the counts (cases tried, failures) as a dict; `markdown(result)` renders the
 BENCHMARKS.md section. The same checks run in CI with small budgets.
@@ -355,9 +356,13 @@ def _properties(module_name: str) -> list:
     import importlib
     from pathlib import Path
 
-    tests = str(Path(__file__).resolve().parents[1] / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
+    tests = Path(__file__).resolve().parents[1] / "tests"
+    found = sorted(tests.rglob(f"{module_name}.py"))
+    if not found:
+        raise FileNotFoundError(f"no tests/**/{module_name}.py")
+    for folder in (str(tests), str(found[0].parent)):  # tests/ holds the shared helpers
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
     module = importlib.import_module(module_name)
     return [
         getattr(module, name)
@@ -382,6 +387,7 @@ TARGETS = {
     "tokenizer": "test_fuzz_tokenizer",
     "sampling": "test_fuzz_sampling",
     "trace": "test_fuzz_trace",
+    "files": "test_fuzz_files",
 }
 
 
@@ -390,6 +396,8 @@ def run(
     tokenizer: int = 500,
     sampling: int = 2000,
     trace: int = 300,
+    files: int = 300,
+    schemathesis_s: int = 300,
     *,
     log=print,
 ) -> dict:
@@ -405,7 +413,7 @@ def run(
     start = time.perf_counter()
     result["targets"]["api"] = {**fuzz_api(api), "seconds": round(time.perf_counter() - start)}
     log(f"api: {result['targets']['api']['cases']} cases")
-    budgets = {"tokenizer": tokenizer, "sampling": sampling, "trace": trace}
+    budgets = {"tokenizer": tokenizer, "sampling": sampling, "trace": trace, "files": files}
     for name, module in TARGETS.items():
         start = time.perf_counter()
         found = fuzz_module(module, budgets[name])
@@ -413,6 +421,10 @@ def run(
         log(f"{name}: {found['cases']} cases")
     result["cases"] = sum(t["cases"] for t in result["targets"].values())
     result["failures"] = 0  # a failure raises with the example; a finished run found none
+    if schemathesis_s:
+        from benchmarks import schemathesis_api
+
+        result["schemathesis"] = schemathesis_api.run(budget_s=schemathesis_s, log=log)
     result["wall_s"] = round(time.perf_counter() - began)
     return result
 
@@ -443,17 +455,24 @@ def markdown(result: dict) -> str:
         "tiny, -inf, +inf and NaN entries; every parameter combination, valid or not",
         "trace": "token ids in and out of the vocabulary and context, probe name patterns, "
         "layers, keep_logits, top_k, steps, ablation specs; float32/float16/bfloat16",
+        "files": "damaged model folders (Hugging Face GPT-2 and lmscope): bytes overwritten, "
+        "0xFF runs (NaN), files cut or grown, safetensors headers rewritten (dtypes, shapes, "
+        "offsets, length prefix), config.json/lmscope.json values replaced by any JSON (huge, "
+        "negative, fractional, strings, null), keys dropped, non-JSON; each loads and traces "
+        "or is one line",
     }
     for name in TARGETS:
+        if name not in result["targets"]:
+            continue  # a run from before this target existed
         target = result["targets"][name]
         lines.append(
             f"| {name} ({len(target['properties'])} properties) | "
             f"{target['cases']:,} | {what[name]} |"
         )
     statuses = ", ".join(f"{k}: {v:,}" for k, v in api["statuses"].items())
+    lines += ["", f"API answers by status: {statuses}."]
+    lines += schemathesis_lines(result.get("schemathesis"))
     lines += [
-        "",
-        f"API answers by status: {statuses}.",
         "",
         "Reproduce: `python -m benchmarks --only fuzz` (or `python benchmarks/bench_fuzz.py`, "
         "budgets per target as flags); CI runs the same properties with small budgets "
@@ -462,16 +481,56 @@ def markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
+def schemathesis_lines(found: dict | None) -> list[str]:
+    """The schemathesis run's totals, and the limits the schema cannot carry."""
+    if not found:
+        return []
+    phases = ", ".join(found.get("phases", {}))
+    verdict = "0 failures" if found["failures"] == 0 else f"{found['failures']} failures"
+    lines = [
+        "",
+        f"**Schemathesis {found.get('version')}** against `lmscope serve` on loopback (a small "
+        "GPT-2, itself offered for comparison, and a tiny char-LSTM): every check, positive and "
+        f"negative data, phases {phases}, {found['seconds']:g} s: **{found['cases']:,} cases "
+        f"over {found['operations']} operations, {verdict}**. Schema-valid requests the model "
+        "alone can refuse are answered 400 in one line, and counted as accepted:",
+        "",
+    ]
+    lines += [f"- {limit}" for limit in found.get("model_dependent", [])]
+    warnings = found.get("warnings") or {}
+    if warnings:
+        noted = "; ".join(
+            f"{k.replace('_', ' ')}: {len(v)} operation(s)" for k, v in warnings.items()
+        )
+        lines += ["", f"Schemathesis's warnings (not failures): {noted}."]
+    lines += [
+        "",
+        "CI runs the same for 60 s (`tests/web/test_schemathesis.py`); "
+        "`python -m benchmarks.schemathesis_api --budget N` runs it alone.",
+    ]
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--api", type=int, default=3000, help="API requests")
     parser.add_argument("--tokenizer", type=int, default=500, help="cases per property")
     parser.add_argument("--sampling", type=int, default=2000, help="cases per property")
     parser.add_argument("--trace", type=int, default=300, help="cases per property")
+    parser.add_argument("--files", type=int, default=300, help="cases per property")
+    parser.add_argument("--schemathesis", type=int, default=300, help="seconds; 0: skip it")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     quiet = (lambda text: None) if args.json else print
-    result = run(args.api, args.tokenizer, args.sampling, args.trace, log=quiet)
+    result = run(
+        args.api,
+        args.tokenizer,
+        args.sampling,
+        args.trace,
+        args.files,
+        args.schemathesis,
+        log=quiet,
+    )
     print(json.dumps(result, indent=1) if args.json else markdown(result))
     return 0
 

@@ -33,7 +33,7 @@ from lmscope.formats.weights import (
 from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
 from lmscope.models.llama import Llama, LlamaConfig, build_llama
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
-from lmscope.models.state import load_checked
+from lmscope.models.state import build_checked
 from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer, tokenizer_from_gguf_fields
 
 ASSET_MODELS = Path(__file__).parent.parent / "assets" / "models"
@@ -221,7 +221,9 @@ def load_hf_gpt2(directory: Path, *, allow_nonfinite: bool = False) -> GPT:
         )
     config = GPTConfig.from_hf(hf_config)
     state = gpt2_state_from_hf(read_tensors(weights_file(directory)))
-    return load_checked(GPT(config), state, str(directory), allow_nonfinite=allow_nonfinite)
+    return build_checked(
+        lambda: GPT(config), config.n_layer, state, str(directory), allow_nonfinite=allow_nonfinite
+    )
 
 
 def load_lmscope_transformer(
@@ -230,7 +232,7 @@ def load_lmscope_transformer(
     """A Transformer from a folder written by ``lmscope train`` or ``save_model``, and its
     metadata."""
     meta = read_json(directory / LMSCOPE_CONFIG)
-    arch = meta.get("arch", "gpt")
+    arch = _arch(meta, directory)
     if arch not in TRANSFORMER_ARCHS:
         raise CheckpointError(f"{directory} holds a {arch!r} model, not a Transformer")
     config_class, net_class = TRANSFORMER_ARCHS[arch]
@@ -239,8 +241,24 @@ def load_lmscope_transformer(
     except (KeyError, TypeError) as err:
         raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid 'model' entry") from err
     state = read_tensors(weights_file(directory))
-    net = load_checked(net_class(config), state, str(directory), allow_nonfinite=allow_nonfinite)
+    net = build_checked(
+        lambda: net_class(config),
+        config.n_layer,
+        state,
+        str(directory),
+        allow_nonfinite=allow_nonfinite,
+    )
     return net, meta
+
+
+def _arch(meta: dict, directory: Path) -> str:
+    """The architecture an lmscope.json names ("gpt" when it names none)."""
+    arch = meta.get("arch", "gpt")
+    if not isinstance(arch, str):
+        raise CheckpointError(
+            f"{directory / LMSCOPE_CONFIG}: 'arch' must be a name such as 'gpt', got {arch!r}"
+        )
+    return arch
 
 
 def load_gguf_transformer(
@@ -278,7 +296,7 @@ def load_rnn_dir(
     """Build the CharRNN a model folder (or training checkpoint) holds; float32 weights."""
     directory = Path(directory)
     meta = read_json(directory / LMSCOPE_CONFIG)
-    arch = meta.get("arch", "gpt")
+    arch = _arch(meta, directory)
     if arch not in CELLS:
         raise CheckpointError(
             f"{directory} holds a {arch!r} model, not a char-RNN ({', '.join(CELLS)})"
@@ -291,7 +309,13 @@ def load_rnn_dir(
     except InvalidInputError as err:
         raise CheckpointError(f"{directory / LMSCOPE_CONFIG}: {err}") from None
     state = read_tensors(weights_file(directory))
-    net = load_checked(CharRNN(config), state, str(directory), allow_nonfinite=allow_nonfinite)
+    net = build_checked(
+        lambda: CharRNN(config),
+        config.layers,
+        state,
+        str(directory),
+        allow_nonfinite=allow_nonfinite,
+    )
     return net.to(device).eval(), meta
 
 

@@ -55,6 +55,8 @@ class GPTConfig:
         for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head"):
             if getattr(self, name) < 1:
                 raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.n_inner is not None and self.n_inner < 1:
+            raise InvalidInputError(f"n_inner must be >= 1 or null, got {self.n_inner}")
         if self.n_embd % self.n_head:
             raise InvalidInputError(
                 f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})"

@@ -46,7 +46,7 @@ from lmscope.models.common import (
     wants,
 )
 from lmscope.models.fields import check_field_types, require_mapping
-from lmscope.models.state import load_checked
+from lmscope.models.state import build_checked
 
 HF_MODEL_TYPES = ("llama", "mistral", "qwen2")
 _HF_ARCHITECTURES = {
@@ -704,4 +704,6 @@ def build_llama(
     """A float32 Llama in eval mode from a Hugging Face config.json dict and state dict."""
     config = LlamaConfig.from_hf(hf_config)
     state = llama_state_from_hf(hf_state, config)
-    return load_checked(Llama(config), state, source, allow_nonfinite=allow_nonfinite)
+    return build_checked(
+        lambda: Llama(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -18,7 +20,15 @@ def load_checked(
     """Load ``state`` into ``model`` (as float32) after checking that every name is there, no
     name is extra, every shape matches and (unless ``allow_nonfinite``, for people studying
     broken models) every value is finite; a failure is one line naming the first culprit."""
-    expected = model.state_dict()
+    check_fit(model.state_dict(), state, source)
+    if not allow_nonfinite:
+        check_finite(state, source)
+    model.load_state_dict({k: v.float() for k, v in state.items()})
+    return model.eval()
+
+
+def check_fit(expected: dict[str, torch.Tensor], state: dict[str, torch.Tensor], source: str):
+    """Every name there, none extra, every shape the one the config implies."""
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
     if missing or unexpected:
@@ -30,10 +40,38 @@ def load_checked(
                 f"the weights in {source} do not fit the model: {key} has shape "
                 f"{tuple(tensor.shape)}, the config implies {tuple(expected[key].shape)}"
             )
-    if not allow_nonfinite:
-        check_finite(state, source)
-    model.load_state_dict({k: v.float() for k, v in state.items()})
-    return model.eval()
+
+
+def build_checked(
+    make: Callable[[], nn.Module],
+    n_layer: int,
+    state: dict[str, torch.Tensor],
+    source: str,
+    *,
+    allow_nonfinite: bool = False,
+) -> nn.Module:
+    """``make()`` the network a config describes and load ``state`` into it; but first refuse,
+    in one line and before allocating anything, a config the weights cannot fill (a damaged or
+    hand-edited config would otherwise ask for terabytes, or build layers for hours): more
+    layers than the weights have tensors, or any shape the config implies that they lack."""
+    if n_layer > len(state):
+        raise CheckpointError(
+            f"the config of {source} describes {n_layer:,} layers; its weights hold only "
+            f"{len(state)} tensors: the config and the weights do not match"
+        )
+    try:
+        with torch.device("meta"):  # shapes without memory
+            shaped = make()
+    except (RuntimeError, NotImplementedError):  # an init that needs real numbers
+        shaped = None
+    if shaped is not None:
+        check_fit(shaped.state_dict(), state, source)
+    try:
+        model = make()
+    except (RuntimeError, MemoryError) as err:  # a size beyond this machine (RoPE tables...)
+        first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
+        raise CheckpointError(f"cannot build the model {source} describes: {first}") from None
+    return load_checked(model, state, source, allow_nonfinite=allow_nonfinite)
 
 
 def check_finite(state: dict[str, torch.Tensor], source: str) -> None:
