@@ -50,9 +50,13 @@ class Strict(BaseModel):
             value = out[name]
             if shape == "int":
                 out[name] = _whole(value)
-            elif shape == "list" and isinstance(value, list):
+            elif shape == "list" and isinstance(value, list) and not _all_ints(value):
                 out[name] = [_whole(v) for v in value]
         return out
+
+
+def _all_ints(values: list) -> bool:
+    return all(type(v) is int for v in values)  # the common case: one quick pass
 
 
 def _whole(value):
