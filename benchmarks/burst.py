@@ -101,53 +101,91 @@ def prompts(size: int, tokens: int, seed: int = 0, vocab: int = 50257) -> list[l
     return [[rng.randrange(vocab) for _ in range(tokens)] for _ in range(size)]
 
 
+def _request(method: str, path: str, port: int, body: bytes = b"") -> bytes:
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+    if body:
+        head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    return (head + "\r\n").encode() + body
+
+
+def _status(response: bytes) -> tuple[int, dict[str, str]]:
+    """The status and headers of a raw HTTP/1.1 response."""
+    head = response.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+    headers = dict(line.lower().split(": ", 1) for line in head[1:] if ": " in line)
+    return int(head[0].split()[1]), headers
+
+
+async def _send(port: int, payload: bytes) -> tuple[int, dict[str, str]]:
+    """One request on its own connection, read to the end (a bare client: with hundreds in
+    flight, an HTTP library's own overhead would be what is measured)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(payload)
+        await writer.drain()
+        return _status(await reader.read())
+    finally:
+        writer.close()
+
+
+def _probe(port: int, epoch: float, stop, out) -> None:
+    """The cheap requests, one after another, in a process of their own so the burst's
+    client never delays them; (path, seconds after epoch, seconds taken, status) each."""
+    import socket as sockets
+
+    records, i = [], 0
+    while not stop.is_set():
+        path = CHEAP[i % len(CHEAP)]
+        sent = time.time()
+        try:
+            with sockets.create_connection(("127.0.0.1", port), timeout=600) as conn:
+                conn.sendall(_request("GET", path, port))
+                chunks = []
+                while chunk := conn.recv(65536):
+                    chunks.append(chunk)
+            status = _status(b"".join(chunks))[0]
+        except OSError as err:
+            status = type(err).__name__
+        records.append((path, sent - epoch, time.time() - sent, status))
+        i += 1
+        stop.wait(0.1)
+    out.send(records)
+
+
 async def burst(url: str, bodies: list[dict], *, timeout_s: float, path="/api/trace") -> dict:
-    """Send every body at once and probe the cheap paths until the last answer; the raw
-    per-request records (seconds from the start of the burst)."""
-    import httpx
+    """Send every body at once and probe the cheap paths (from another process) until the
+    last answer; the raw per-request records (seconds from the start of the burst)."""
+    import multiprocessing
 
-    limits = httpx.Limits(max_connections=len(bodies) + 4, max_keepalive_connections=0)
+    port = int(url.rsplit(":", 1)[1])
+    payloads = [_request("POST", path, port, json.dumps(b).encode()) for b in bodies]
+    context = multiprocessing.get_context("spawn")
+    stop, (receive, send) = context.Event(), context.Pipe(duplex=False)
+    epoch = time.time()
+    prober = context.Process(target=_probe, args=(port, epoch, stop, send), daemon=True)
+    prober.start()
     heavy: list[dict] = []
-    cheap: list[dict] = []
-    done = asyncio.Event()
-    async with httpx.AsyncClient(base_url=url, timeout=timeout_s, limits=limits) as client:
-        start = time.perf_counter()
+    start = time.perf_counter() - (time.time() - epoch)
 
-        async def one(body: dict) -> None:
-            sent = time.perf_counter()
-            record = {"sent": sent - start}
-            try:
-                r = await client.post(path, json=body)
-                record.update(status=r.status_code, retry_after=r.headers.get("retry-after"))
-                if r.status_code not in (200, 503):
-                    record["error"] = r.text[:200]
-            except Exception as err:  # a timeout or a dropped connection: what we look for
-                record.update(status=None, error=f"{type(err).__name__}: {err}"[:200])
-            record["done"] = time.perf_counter() - start
-            record["latency"] = time.perf_counter() - sent
-            heavy.append(record)
+    async def one(payload: bytes) -> None:
+        sent = time.perf_counter()
+        record = {"sent": sent - start}
+        try:
+            status, headers = await asyncio.wait_for(_send(port, payload), timeout_s)
+            record.update(status=status, retry_after=headers.get("retry-after"))
+        except Exception as err:  # a timeout or a dropped connection: what we look for
+            record.update(status=None, error=f"{type(err).__name__}: {err}"[:200])
+        record["done"] = time.perf_counter() - start
+        record["latency"] = time.perf_counter() - sent
+        heavy.append(record)
 
-        async def probe() -> None:
-            async with httpx.AsyncClient(base_url=url, timeout=timeout_s) as own:
-                i = 0
-                while not done.is_set():
-                    target = CHEAP[i % len(CHEAP)]
-                    sent = time.perf_counter()
-                    try:
-                        status = (await own.get(target)).status_code
-                    except Exception as err:
-                        status = f"{type(err).__name__}"
-                    took = time.perf_counter() - sent
-                    cheap.append({"path": target, "at": sent - start, "s": took, "status": status})
-                    i += 1
-                    await asyncio.sleep(0.1)
-
-        prober = asyncio.create_task(probe())
-        await asyncio.sleep(0)
-        await asyncio.gather(*(one(b) for b in bodies))
-        done.set()
-        await prober
-    return {"heavy": heavy, "cheap": cheap}
+    try:
+        await asyncio.gather(*(one(p) for p in payloads))
+    finally:
+        stop.set()
+        cheap = receive.recv() if receive.poll(60) else []
+        prober.join(timeout=10)
+    keys = ("path", "at", "s", "status")
+    return {"heavy": heavy, "cheap": [dict(zip(keys, r, strict=True)) for r in cheap]}
 
 
 def percentiles(values: list[float]) -> dict:
@@ -195,23 +233,126 @@ def summarize(raw: dict, limit_s: float) -> dict:
     }
 
 
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return 0.0
+
+
+def processes(pid: int) -> dict:
+    """Resident memory (MiB) of the server and of each worker process it started."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                cmdline = (stat.parent / "cmdline").read_bytes()
+                if b"spawn_main" in cmdline:
+                    children.append(rss_mb(int(stat.parent.name)))
+        except (OSError, ValueError, IndexError):
+            continue
+    return {"server_mb": rss_mb(pid), "workers_mb": sorted(children)}
+
+
 def run_one(
     model: Path, size: int, *, tokens: int, limit_s: float, src=None, args=(), seed=0, log=print
 ) -> dict:
     """One burst of ``size`` requests against a fresh server."""
     bodies = [{"ids": ids} for ids in prompts(size, tokens, seed)]
-    with server(model, src=src, args=args) as (url, _):
+    with server(model, src=src, args=args) as (url, proc):
         import httpx
 
         warm = {"ids": prompts(1, tokens, seed + 10_000)[0]}
         httpx.post(f"{url}/api/trace", json=warm, timeout=120)  # one answer before the burst
+        idle = processes(proc.pid)
         raw = asyncio.run(burst(url, bodies, timeout_s=max(900.0, 3 * limit_s)))
+        after = processes(proc.pid)
     result = summarize(raw, limit_s)
+    result["memory"] = {"before": idle, "after": after}
     log(
         f"{size} concurrent: {result['statuses']}, first answer {result['first_answer_s']} s, "
         f"p99 {result['latency'].get('p99_s')} s, cheap max {result['cheap'].get('max_s')} s"
     )
     return result
+
+
+# --- would batching prompts into one forward pass buy anything? ---------------------------------
+
+
+def _best(fn, repeats: int) -> float:
+    fn()  # warm up
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return min(times)
+
+
+def batching(models=("burst", "shakespeare", "smollm2"), batch=8, repeats=3, log=print) -> dict:
+    """Per prompt, one forward pass over ``batch`` prompts at once against ``batch`` passes of
+    one, on one thread (as ``lmscope serve --threads 1``): prompts of 16, 128 and 1,000 tokens
+    with logits at every position (what a trace's predictions need), and a generation step
+    (one new token after 128 cached ones, ``batch`` sequences in one KV cache)."""
+    import torch
+
+    import lmscope
+
+    torch.set_num_threads(1)
+    out = {}
+    for name in models:
+        try:
+            path = small_model(Path(tempfile.gettempdir()) / "lmscope-burst-gpt2")
+            model = lmscope.load(path if name == "burst" else name)
+        except Exception as err:  # smollm2 is an optional package
+            log(f"batching: {name} skipped ({err})")
+            continue
+        net, ctx = model.net, model.capabilities.context or 1024
+        row = {"params_m": round(sum(p.numel() for p in net.parameters()) / 1e6, 1)}
+        with torch.inference_mode():
+            for t in (16, 128, 1000):
+                if t > ctx or (name == "smollm2" and t > 128):
+                    continue  # smollm2 at 1,000 tokens x 8: minutes on 2 busy cores
+                ids = torch.randint(0, model.config.vocab_size, (batch, t))
+                one = _best(lambda n=net, x=ids: [n(x[i : i + 1]) for i in range(batch)], repeats)
+                many = _best(lambda n=net, x=ids: n(x), repeats)
+                row[f"prefill_{t}"] = {
+                    "one_ms": one / batch * 1e3,
+                    "batched_ms": many / batch * 1e3,
+                }
+            row["step_128"] = _steps(net, model.config.vocab_size, batch, repeats)
+        for value in row.values():
+            if isinstance(value, dict):
+                value["gain"] = round(value["one_ms"] / value["batched_ms"], 2)
+                value["one_ms"], value["batched_ms"] = (
+                    round(value["one_ms"], 2),
+                    round(value["batched_ms"], 2),
+                )
+        out[name] = row
+        log(f"batching {name}: {row}")
+    return out
+
+
+def _steps(net, vocab: int, batch: int, repeats: int) -> dict:
+    import torch
+
+    prompt = torch.randint(0, vocab, (batch, 128))
+    nxt = torch.randint(0, vocab, (batch, 1))
+
+    def cached(rows: torch.Tensor):
+        cache = net.new_cache()
+        net(rows, cache=cache, last_only=True)
+        return cache
+
+    def step(rows, cache):
+        net(rows, cache=cache, last_only=True)
+        cache._filled = [128] * len(cache._filled)  # back to the prompt: the same step again
+
+    singles = [cached(prompt[i : i + 1]) for i in range(batch)]
+    together = cached(prompt)
+    one = _best(lambda: [step(nxt[i : i + 1], singles[i]) for i in range(batch)], repeats)
+    many = _best(lambda: step(nxt, together), repeats)
+    return {"one_ms": one / batch * 1e3, "batched_ms": many / batch * 1e3}
 
 
 def run_bursts(
@@ -243,6 +384,167 @@ def run_bursts(
         "src": src,
         "bursts": bursts,
     }
+
+
+BEFORE = "281fbc0^"  # the last commit before the work queue (issue 16)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def source(commit: str):
+    """lmscope's ``src`` at ``commit``, in a temporary folder (``git archive``): the figures
+    of a commit, whatever the working tree holds while they are measured."""
+    with tempfile.TemporaryDirectory(prefix="lmscope-src-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit, "src"], capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        yield tmp
+
+
+def run(
+    sizes=(100, 300, 1000),
+    *,
+    before: str | None = BEFORE,
+    after: str = "HEAD",
+    workers_size: int | None = 300,
+    batch: bool = True,
+    tokens: int = 1000,
+    limit_s: float = 60.0,
+    log=print,
+) -> dict:
+    """The bursts against ``after`` (and ``before``, the same way), the same burst with two
+    worker processes, and the batching measurement: BENCHMARKS.md's figures."""
+    result = {"benchmark": "burst", "before_commit": before, "after_commit": after}
+    for name, commit in (("after", after), ("before", before)):
+        if commit is None:
+            continue
+        with source(commit) as src:
+            result[name] = run_bursts(sizes, tokens=tokens, limit_s=limit_s, src=src, log=log)
+            if name == "after" and workers_size:
+                two = run_bursts(
+                    (workers_size,), tokens=tokens, limit_s=limit_s, src=src, workers=2, log=log
+                )
+                result["workers"] = {
+                    "size": workers_size,
+                    "1": result["after"]["bursts"].get(str(workers_size)),
+                    "2": two["bursts"][str(workers_size)],
+                }
+    result["model"], result["tokens"], result["limit_s"] = SHAPE, tokens, limit_s
+    if batch:
+        result["batching"] = batching(log=log)
+    return result
+
+
+def markdown(result: dict) -> str:
+    """The BENCHMARKS.md section: bursts before and after, two workers, batching."""
+    shape = result["model"]
+    lines = [
+        "## A class at one server: bursts of heavy requests (`benchmarks/burst.py`)",
+        "",
+        f"N concurrent `POST /api/trace` sent at the same instant to `lmscope serve --threads 1` "
+        f"on 127.0.0.1, each a distinct {result['tokens']:,}-token prompt for a random GPT-2 "
+        f"({shape['n_layer']} layers, {shape['n_head']} heads, d_model {shape['n_embd']}, "
+        "GPT-2's 50,257-token vocabulary: one forward pass and its per-position predictions, "
+        "1-3 s of model time on these busy cores), while another process asks for the cheap "
+        "things a page needs (`GET /api/model`, `/api/steps`, a static file, `/docs`) one after "
+        f"another. The server's limit is {result['limit_s']:g} s. Before: "
+        f"`{result.get('before_commit')}`, every model request in FastAPI's 40-thread pool "
+        "waiting for the model gate; after: the work queue of `lmscope.web.work`.",
+        "",
+        "| burst | code | first answer | p50 | p95 | p99 | max | 200 | 503 | past the limit | "
+        "cheap p50 | cheap max |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for size in result.get("after", {}).get("bursts", {}):
+        for name in ("before", "after"):
+            found = result.get(name, {}).get("bursts", {}).get(size)
+            if found:
+                lines.append(_row(size, name, found))
+    lines += _workers_lines(result.get("workers"))
+    lines += _batching_lines(result.get("batching"))
+    lines += [
+        "",
+        "Reproduce: `python -m benchmarks --only burst` (or `python -m benchmarks.burst "
+        "--sizes 100,300,1000 [--src DIR]`); `tests/web/test_burst.py` runs the 100-request "
+        "burst in CI (with `--max-wait 20`).",
+    ]
+    return "\n".join(lines)
+
+
+def _s(value) -> str:
+    return "-" if value is None else f"{value:.2f} s" if value < 10 else f"{value:.0f} s"
+
+
+def _row(size: str, name: str, found: dict) -> str:
+    lat, cheap, st = found["latency"], found["cheap"], found["statuses"]
+    return (
+        f"| {int(size):,} | {name} | {_s(found['first_answer_s'])} | {_s(lat.get('p50_s'))} | "
+        f"{_s(lat.get('p95_s'))} | {_s(lat.get('p99_s'))} | {_s(lat.get('max_s'))} | "
+        f"{st.get('200', 0):,} | {st.get('503', 0):,} | {found['past_limit']:,} | "
+        f"{_s(cheap.get('p50_s'))} | "
+        f"{_s(cheap.get('max_s'))} |"
+    )
+
+
+def _workers_lines(workers: dict | None) -> list[str]:
+    if not workers or not workers.get("1") or not workers.get("2"):
+        return []
+    one, two = workers["1"], workers["2"]
+    mem = two.get("memory", {}).get("after", {})
+    each = ", ".join(f"{m:.0f}" for m in mem.get("workers_mb", []))
+    single = one.get("memory", {}).get("after", {}).get("server_mb")
+    return [
+        "",
+        f"**`--workers 2`** (uvicorn's process manager, each worker its own model, cache and "
+        f"queue, one thread each) on the {workers['size']:,}-request burst: "
+        f"{two['statuses'].get('200', 0)} answered 200 within the limit against "
+        f"{one['statuses'].get('200', 0)} with one worker, first answer "
+        f"{_s(two['first_answer_s'])} against {_s(one['first_answer_s'])}, cheap max "
+        f"{_s(two['cheap'].get('max_s'))} against {_s(one['cheap'].get('max_s'))}. Resident "
+        f"memory: {single:.0f} MiB for one server; with two workers {each} MiB each and "
+        f"{mem.get('server_mb', 0):.0f} MiB for the manager. On these 2 shared cores a second "
+        "worker has little CPU left to add; on a machine with free cores each worker adds its "
+        "share of model throughput for its share of memory.",
+    ]
+
+
+def _batching_lines(batching: dict | None) -> list[str]:
+    if not batching:
+        return []
+    lines = [
+        "",
+        "**Batching.** Would one forward pass over several prompts beat one pass per prompt? "
+        "Milliseconds per prompt, 8 prompts, one thread (`burst.batching`):",
+        "",
+        "| model | work | one at a time | 8 in one pass | gain |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    names = {"prefill_16": "16-token prompt", "prefill_128": "128-token prompt"}
+    names |= {"prefill_1000": "1,000-token prompt", "step_128": "generated token (128 cached)"}
+    for model, row in batching.items():
+        for key, label in names.items():
+            if key in row:
+                r = row[key]
+                lines.append(
+                    f"| {model} ({row['params_m']}M) | {label} | {r['one_ms']:.1f} | "
+                    f"{r['batched_ms']:.1f} | {r['gain']:.2f}x |"
+                )
+
+    def span(keys) -> str:
+        gains = [row[k]["gain"] for row in batching.values() for k in keys if k in row]
+        return f"{min(gains):.1f}-{max(gains):.1f}x" if gains else "-"
+
+    lines += [
+        "",
+        f"Prompts of 128 tokens and more, the work a burst of traces queues, gain "
+        f"{span(('prefill_128', 'prefill_1000'))}: their products are large already. "
+        f"Generation steps gain {span(('step_128',))} and 16-token prompts "
+        f"{span(('prefill_16',))}, but only with a KV cache that holds sequences of different "
+        "lengths in one batch and a trace split per prompt, which the engine does not have: "
+        "the queue does not batch (yet).",
+    ]
+    return lines
 
 
 def main(argv=None) -> int:

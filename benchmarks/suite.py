@@ -94,11 +94,32 @@ BENCHMARKS = [
         full=lambda: {"log": _no_log},
         quick=lambda: {"clients": 4, "seconds": 3, "reference_s": 1, "log": _no_log},
     ),
+    Benchmark(  # the class in one instant: bursts of heavy requests, before and after
+        "burst",
+        "burst",
+        full=lambda: {"log": _no_log},
+        quick=lambda: {
+            "sizes": (20,),
+            "tokens": 200,
+            "before": None,
+            "workers_size": None,
+            "batch": False,
+            "log": _no_log,
+        },
+    ),
     Benchmark(
         "fuzz",
         "bench_fuzz",
         full=lambda: {"log": _no_log},
-        quick=lambda: {"api": 60, "tokenizer": 5, "sampling": 5, "trace": 3, "log": _no_log},
+        quick=lambda: {
+            "api": 60,
+            "tokenizer": 5,
+            "sampling": 5,
+            "trace": 3,
+            "files": 5,
+            "schemathesis_s": 20,
+            "log": _no_log,
+        },
     ),
     Benchmark(
         "train",
