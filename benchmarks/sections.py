@@ -86,47 +86,45 @@ def fallback(name: str, module_name: str, result: dict, module) -> str:
 def model(result: dict, entry: dict) -> str:
     from benchmarks import bench_model
 
-    rows = result["rows"]
+    rows, generation = result["rows"], result["generation"]
 
-    def ratios(prefix: str) -> str:
-        found = [r["ratio"] for r in rows if r["what"].startswith(prefix)]
+    def ratios(what: str, dtype: str) -> str:
+        found = [r["ratio"] for r in rows if r["what"] == what and r["dtype"] == dtype]
         return f"{min(found):.2f}x-{max(found):.2f}x" if len(found) > 1 else f"{found[0]:.2f}x"
 
-    def holds(row) -> bool:
-        goal = row["goal"]
-        if goal.startswith("<="):
-            return row["ratio"] <= float(goal[2:])
-        if goal.startswith(">="):
-            return row["ratio"] >= float(goal[2:])
-        return True
-
-    gen = next(r for r in rows if "lmscope_tok_s" in r)
-    missed = [r["what"] for r in rows if not holds(r)]
-    verdict = "All three goals hold"
-    if missed:
-        verdict = f"Goals missed: {'; '.join(missed)}. The rest hold"
+    missed = [
+        f"{r['what']} {r['dtype']} at {r['tokens']} tokens" for r in rows if r["holds"] is False
+    ]
+    missed += [g["what"] for g in result["generation_goals"] if not g["holds"]]
+    verdict = "Every goal holds" if not missed else f"Goals missed: {'; '.join(missed)}"
+    f32, bf16 = generation
     verdict += (
-        f": plain forward {ratios('forward')} of transformers' time, full trace "
-        f"{ratios('full trace, ')} (it skips the full-vocabulary logits of all but the last "
-        "position, about 30% of a GPT-2 small forward pass; with every position's top-20 "
-        f"predictions computed it is {ratios('full trace + ')}), generation "
-        f"{gen['ratio']:.2f}x transformers' tokens per second."
+        f". Over transformers in the same precision: float32 forward {ratios('forward', 'float32')}"
+        f", float32 trace {ratios('trace', 'float32')}, bfloat16 trace "
+        f"{ratios('trace', 'bfloat16')} of its time; generation {f32['ratio']:.2f}x (float32) "
+        f"and {bf16['ratio']:.2f}x (bfloat16) its tokens per second. bfloat16 generation runs "
+        f"at {bf16['over_hf_float32']:.2f}x transformers' float32 tokens/s and float32 "
+        f"generation at {f32['bandwidth_fraction']:.0%} of the memory limit "
+        f"(bfloat16: {bf16['bandwidth_fraction']:.0%} of its own, half the bytes)."
     )
     m = entry["machine"]
     machine = (
         f"**Machine.** {m['cpu']}, {m['cores']} cores, torch {result['torch']} with "
-        f"{result['threads']} threads, Python {m['python']}, {entry['date']}."
+        f"{result['threads']} thread{'s' if result['threads'] != 1 else ''}, Python "
+        f"{m['python']}, {entry['date']}."
     )
     notes = _notes(result) or (
         f"Load average {_load(entry)} during the run." if _load(entry) else ""
     )
-    same = gen.get("same_tokens")
-    tokens = gen["what"].split(",")[1].split("tokens")[0].strip()
-    if same is not None:
-        notes += (
-            f" Greedy generation produced {'the same' if same else 'different'} {tokens} "
-            "tokens as transformers' `generate`."
-        )
+    same = [
+        f"{g['dtype']}: {'the same' if g['same_as_transformers'] else 'different'}"
+        for g in generation
+    ]
+    as_f32 = "the same as" if result["bf16_greedy_same_as_float32"] else "not all those of"
+    notes += (
+        f" Greedy generation gave transformers' `generate` tokens ({', '.join(same)}); "
+        f"lmscope's bfloat16 tokens were {as_f32} its float32 ones."
+    )
     if entry.get("quick"):
         machine += " A `--quick` smoke run."
     return "\n".join(

@@ -77,6 +77,11 @@ BENCHMARKS = [
         own_machine_line=True,
     ),
     Benchmark(
+        "smollm2",
+        "bench_llama",
+        quick=lambda: importlib.import_module("benchmarks.bench_llama").quick_settings(),
+    ),
+    Benchmark(
         "tokenizer",
         "bench_tokenizer",
         quick=lambda: {"text_path": _quick_text(), "repeats": 1},
@@ -91,8 +96,33 @@ BENCHMARKS = [
     Benchmark(
         "load",
         "bench_load",
+        full=lambda: {"model": "shakespeare", "log": _no_log},
+        quick=lambda: {
+            "clients": 4,
+            "seconds": 3,
+            "reference_s": 1,
+            "model": "shakespeare",
+            "log": _no_log,
+        },
+    ),
+    Benchmark(  # the same class at the real default model (the serve default's trace cache)
+        "load-smollm2",
+        "bench_load",
+        full=lambda: {"model": "smollm2", "cache_mb": 1024, "reference_s": 20, "log": _no_log},
+        quick=lambda: {
+            "clients": 4,
+            "seconds": 3,
+            "reference_s": 1,
+            "model": "smollm2",
+            "cache_mb": 1024,
+            "log": _no_log,
+        },
+    ),
+    Benchmark(  # after the model, web and load runs it compares: run it after them
+        "restructure",
+        "restructure",
         full=lambda: {"log": _no_log},
-        quick=lambda: {"clients": 4, "seconds": 3, "reference_s": 1, "log": _no_log},
+        quick=lambda: {"ab_rounds": {"model": 0, "web": 0, "load": 0}, "log": _no_log},
     ),
     Benchmark(  # the class in one instant: bursts of heavy requests, before and after
         "burst",

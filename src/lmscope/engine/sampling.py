@@ -173,7 +173,9 @@ def _scaled(x: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Te
     """(x - max) / T and its logsumexp: log_softmax(x / T) is their difference."""
     # Shift first: the max becomes exactly 0 and everything else <= 0, so dividing by a tiny T
     # can only overflow towards -inf (probability 0, the right limit), never to +inf or NaN.
-    scaled = (x - x.max()) / temperature
+    scaled = x - x.max()
+    if temperature != 1.0:  # x / 1.0 is x: one pass over the vocabulary saved
+        scaled = scaled / temperature
     return scaled, torch.logsumexp(scaled, dim=0)
 
 
