@@ -44,13 +44,18 @@ def tiny_hf_reference(tiny_hf_dir):
 
 
 @pytest.fixture
-def quiet_fast_cpu(monkeypatch, tmp_path):
-    """Tiny models train fastest on one thread; the corpus cache stays in the test's folder."""
-    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
+def one_thread():
+    """Tiny step-by-step ops: on a busy 2-core machine one thread is far faster than two."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def quiet_fast_cpu(monkeypatch, tmp_path, one_thread):
+    """Tiny models train fastest on one thread; the corpus cache stays in the test's folder."""
+    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
 
 
 @pytest.fixture

@@ -21,13 +21,7 @@ from lmscope.tokenizers import CharTokenizer
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n"
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # Tiny step-by-step ops: on a busy 2-core machine one thread is far faster than two.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny step-by-step ops
 
 
 @pytest.fixture(scope="module")

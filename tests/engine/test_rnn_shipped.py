@@ -18,13 +18,7 @@ NAME = "warpeace-lstm"
 FOLDER = resources.files("lmscope") / "assets" / "models" / NAME
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # Step-by-step runs issue many tiny ops; on a busy 2-core machine one thread is far faster.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny step-by-step ops
 
 
 @pytest.fixture(scope="module")

@@ -35,12 +35,7 @@ CARD_F1 = {"inside_string": ("1:19 c", 0.406), "inside_comment_py": ("1:252 c", 
 TOLERANCE = 0.01
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny step-by-step ops
 
 
 @pytest.fixture(scope="module")

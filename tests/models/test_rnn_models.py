@@ -11,13 +11,7 @@ from lmscope.models.rnn import CELLS, GATES, CharRNN, CharRNNConfig, param_count
 V = 13
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # Tiny step-by-step ops: on a busy 2-core machine one thread is far faster than two.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")  # tiny step-by-step ops
 
 
 def _model(cell: str, layers: int = 3, hidden: int = 16, embed: int = 0, seed: int = 0):
