@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -100,28 +101,37 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_serve_really_serves(tiny_hf_dir):
+@contextmanager
+def serving(args: list[str], start_s: float):
+    """``lmscope serve ARGS`` in a subprocess on a free loopback port, offline; yields its URL,
+    what /api/model answered once it came up (within ``start_s``), and the process."""
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    cmd = [sys.executable, "-m", "lmscope", "serve", "--model", str(tiny_hf_dir)]
-    proc = subprocess.Popen([*cmd, "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
+    cmd = [sys.executable, "-m", "lmscope", "serve", *args, "--port", str(port)]
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + start_s
         while True:
             try:
-                info = httpx.get(f"http://127.0.0.1:{port}/api/model", timeout=2).json()
+                info = httpx.get(f"{url}/api/model", timeout=2).json()
                 break
             except httpx.TransportError:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     raise AssertionError(proc.stderr.read()) from None
                 time.sleep(0.2)
-        assert info["n_layer"] == 2
-        trace = httpx.post(f"http://127.0.0.1:{port}/api/trace", json={"text": "Hi"}).json()
-        assert trace["tokens"][0]["text"] == "Hi"
+        yield url, info, proc
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        proc.wait(timeout=30)
         proc.stderr.close()
+
+
+def test_serve_really_serves(tiny_hf_dir):
+    with serving(["--model", str(tiny_hf_dir)], start_s=60) as (url, info, _):
+        assert info["n_layer"] == 2
+        trace = httpx.post(f"{url}/api/trace", json={"text": "Hi"}).json()
+        assert trace["tokens"][0]["text"] == "Hi"
 
 
 def test_serve_workers_hand_uvicorn_the_app_factory(fake_run, any_port, monkeypatch, tiny_model):
@@ -161,32 +171,15 @@ def _children(pid: int) -> list[int]:
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="counts worker processes in /proc")
 def test_serve_with_two_workers_serves_from_two_processes(tiny_hf_dir):
-    port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    cmd = [sys.executable, "-m", "lmscope", "serve", "--model", str(tiny_hf_dir), "--rnn", "none"]
-    cmd += ["--workers", "2", "--port", str(port)]
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                info = httpx.get(f"http://127.0.0.1:{port}/api/model", timeout=2).json()
-                break
-            except httpx.TransportError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(proc.stderr.read()) from None
-                time.sleep(0.2)
+    args = ["--model", str(tiny_hf_dir), "--rnn", "none", "--workers", "2"]
+    with serving(args, start_s=120) as (url, info, proc):
         assert info["n_layer"] == 2
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as client:
+        with httpx.Client(base_url=url, timeout=30) as client:
             for text in ("Hi", "Hello there", "Good morning"):
                 assert client.post("/api/trace", json={"text": text}).status_code == 200
         # uvicorn's manager and its two workers (and nothing more: spawn's helper aside)
         workers = [p for p in _children(proc.pid) if "spawn_main" in _cmdline(p)]
         assert len(workers) == 2, [_cmdline(p) for p in _children(proc.pid)]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        proc.stderr.close()
 
 
 def _cmdline(pid: int) -> str:
