@@ -13,13 +13,8 @@ def test_default_model_loads_offline():
     model = lmscope.load("shakespeare")
     assert model.name == "shakespeare" and "shakespeare" in shipped_models()
     info = model.info()
-    assert (info.n_layer, info.n_head, info.d_model, info.n_ctx, info.vocab_size) == (
-        4,
-        6,
-        192,
-        256,
-        2048,
-    )
+    want = dict(n_layer=4, n_head=6, d_model=192, n_ctx=256, vocab_size=2048)
+    assert {key: getattr(info, key) for key in want} == want
     assert info.tokenizer == "bpe-2048"
     assert lmscope.load("shakespeare").info() == info
 

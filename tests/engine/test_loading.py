@@ -14,13 +14,8 @@ from lmscope.errors import CheckpointError, ModelNotFoundError
 
 def test_load_hf_folder(tiny_model, tiny_hf_dir):
     info = tiny_model.info()
-    assert (info.n_layer, info.n_head, info.d_model, info.vocab_size, info.n_ctx) == (
-        2,
-        4,
-        64,
-        50257,
-        128,
-    )
+    want = dict(n_layer=2, n_head=4, d_model=64, vocab_size=50257, n_ctx=128)
+    assert {key: getattr(info, key) for key in want} == want
     assert info.tokenizer == "gpt2"
     assert info.n_params == sum(p.numel() for p in tiny_model.gpt.parameters())
 
@@ -100,19 +95,19 @@ def test_corrupt_config(tmp_path, tiny_hf_dir):
         lmscope.load(tmp_path / "m")
 
 
-def test_weights_that_do_not_fit_config(tmp_path, tiny_hf_dir):
+@pytest.mark.parametrize(
+    "before, after, message",
+    [
+        ('"n_layer": 2', '"n_layer": 3', "do not fit"),  # weights that do not fit the config
+        ('"gpt2"', '"llama"', "llama"),  # a model type other than GPT-2 in a GPT-2 folder
+    ],
+    ids=["weights_that_do_not_fit_config", "non_gpt2_model_type"],
+)
+def test_edited_config_is_refused(tmp_path, tiny_hf_dir, before, after, message):
     shutil.copytree(tiny_hf_dir, tmp_path / "m")
-    cfg = (tmp_path / "m" / "config.json").read_text().replace('"n_layer": 2', '"n_layer": 3')
+    cfg = (tmp_path / "m" / "config.json").read_text().replace(before, after)
     (tmp_path / "m" / "config.json").write_text(cfg)
-    with pytest.raises(CheckpointError, match="do not fit"):
-        lmscope.load(tmp_path / "m")
-
-
-def test_non_gpt2_model_type(tmp_path, tiny_hf_dir):
-    shutil.copytree(tiny_hf_dir, tmp_path / "m")
-    cfg = (tmp_path / "m" / "config.json").read_text().replace('"gpt2"', '"llama"')
-    (tmp_path / "m" / "config.json").write_text(cfg)
-    with pytest.raises(CheckpointError, match="llama"):
+    with pytest.raises(CheckpointError, match=message):
         lmscope.load(tmp_path / "m")
 
 
