@@ -16,6 +16,7 @@ from pathlib import Path
 from lmscope.errors import TokenizerError
 from lmscope.tokenizers.base import EOT_TEXT
 from lmscope.tokenizers.bytes_map import bytes_to_text, text_to_bytes
+from lmscope.tokenizers.json_files import read_json
 
 # Names a BPE vocabulary may come under, in the order they are looked for.
 FILE_PAIRS = (("encoder.json", "vocab.bpe"), ("vocab.json", "merges.txt"))
@@ -50,11 +51,7 @@ def read_bpe_files(vocab_path: Path, merges_path: Path) -> BPEFiles:
 
 
 def _read_vocab(path: Path) -> tuple[dict[bytes, int], dict[str, int]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise TokenizerError(f"cannot read BPE vocabulary {path}: {err}") from None
-    return parse_vocab(data, str(path))
+    return parse_vocab(read_json(path, "BPE vocabulary"), str(path))
 
 
 def parse_vocab(

@@ -18,6 +18,7 @@ from lmscope.tokenizers.base import (
     check_ids,
     check_text,
 )
+from lmscope.tokenizers.json_files import file_in, read_json
 
 CHARS_FILE = "chars.json"
 _FORMAT = "lmscope-chars"
@@ -49,13 +50,8 @@ class CharTokenizer(Tokenizer):
     @classmethod
     def load(cls, path: str | PathLike[str], *, unknown: str = "error") -> CharTokenizer:
         """Read a chars.json file (or the directory that holds one)."""
-        path = Path(path)
-        if path.is_dir():
-            path = path / CHARS_FILE
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-            raise TokenizerError(f"cannot read character vocabulary {path}: {err}") from None
+        path = file_in(path, CHARS_FILE)
+        data = read_json(path, "character vocabulary")
         if not isinstance(data, dict) or not isinstance(data.get("chars"), list):
             raise TokenizerError(f"{path} should hold a JSON object with a 'chars' list")
         return cls(data["chars"], unknown=unknown, name=data.get("name", "char"))

@@ -12,7 +12,6 @@ added tokens that strip spaces, and pre-tokenizers it does not know.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from os import PathLike
 from pathlib import Path
@@ -25,6 +24,7 @@ from lmscope.tokenizers.bpe_files import parse_merge, parse_vocab
 from lmscope.tokenizers.bytes_map import bytes_to_text
 from lmscope.tokenizers.gpt2 import BPETokenizer
 from lmscope.tokenizers.hf_files import TOKENIZER_CONFIG, TOKENIZER_JSON, read_config
+from lmscope.tokenizers.json_files import file_in, read_json
 from lmscope.tokenizers.pretokenizers import (
     DIGIT_PATTERN,
     DIGITS_PATTERN,
@@ -44,13 +44,8 @@ def tokenizer_from_hf_json(
 
 def read_hf_json(path: str | PathLike[str], *, name: str | None = None) -> ByteLevelBPE:
     """The pure-Python reference BPE a tokenizer.json describes."""
-    path = Path(path)
-    if path.is_dir():
-        path = path / TOKENIZER_JSON
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise TokenizerError(f"cannot read tokenizer file {path}: {err}") from None
+    path = file_in(path, TOKENIZER_JSON)
+    data = read_json(path, "tokenizer file")
     try:
         return _build(data, path, name)
     except TokenizerError as err:
