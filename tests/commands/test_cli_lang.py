@@ -11,16 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 from rich.cells import cell_len
 
 from lmscope.cli import main
-from lmscope.engine.loading import save_model
 from lmscope.engine.steps import STEPS
 from lmscope.explain import catalogue, words
-from lmscope.interpret.planted import plant_quote_cell
-from lmscope.models.rnn import CharRNN, CharRNNConfig
-from lmscope.tokenizers import CharTokenizer
 
 PROMPT = "Data visualization empowers users to"
 COMMANDS = Path(__file__).parents[2] / "src" / "lmscope" / "commands"
@@ -79,18 +74,6 @@ def run_cli(capsys, *argv):
     return code, out, err
 
 
-CHARS = '\n "abcdefghijklmnopqrstuvwxyz'
-
-
-@pytest.fixture(scope="module")
-def char_model(tmp_path_factory):
-    torch.manual_seed(0)
-    net = CharRNN(CharRNNConfig(vocab_size=len(CHARS), cell="lstm", hidden=12, layers=1))
-    plant_quote_cell(net, CHARS.index('"'), unit=5)
-    folder = tmp_path_factory.mktemp("models") / "quote-lstm"
-    return save_model(net, folder, tokenizer=CharTokenizer(CHARS), meta={"name": "quote-lstm"})
-
-
 @pytest.fixture
 def texts(tmp_path):
     prose = tmp_path / "prose.txt"
@@ -98,15 +81,15 @@ def texts(tmp_path):
     return prose
 
 
-def commands(tiny_hf_dir, char_model, prose, out: Path) -> dict[str, list]:
+def commands(tiny_hf_dir, quote_lstm, prose, out: Path) -> dict[str, list]:
     m = ["--model", tiny_hf_dir]
     return {
         "explain": ["explain", PROMPT, *m, "--top-k", "5", "-t", "0.7"],
         "lens": ["lens", PROMPT, *m],
         "ablate": ["ablate", PROMPT, *m, "-a", "L0H1", "-a", "mlp1"],
         "compare": ["compare", "-m", tiny_hf_dir, "-m", tiny_hf_dir, "--text", prose],
-        "neurons": ["neurons", "--model", char_model, "--text", prose, "--cell", "0:5"],
-        "neurons --find": ["neurons", "--model", char_model, "--text", prose, "--find"],
+        "neurons": ["neurons", "--model", quote_lstm, "--text", prose, "--cell", "0:5"],
+        "neurons --find": ["neurons", "--model", quote_lstm, "--text", prose, "--find"],
         "minrnn": ["minrnn", "--hello", "--iters", "50"],
         "lab show": ["lab", "show", "serial-depth"],
     } | {"compare": [*["compare", "-m", tiny_hf_dir, "-m", tiny_hf_dir], "--text", prose]}
@@ -119,10 +102,10 @@ WIDE = ("explain", "lens", "ablate", "compare", "neurons", "neurons --find")
     "name", ["explain", "lens", "ablate", "compare", "neurons", "neurons --find", "minrnn"]
 )
 def test_every_explaining_command_speaks_chinese(
-    name, capsys, monkeypatch, tmp_path, tiny_hf_dir, char_model, texts
+    name, capsys, monkeypatch, tmp_path, tiny_hf_dir, quote_lstm, texts
 ):
     monkeypatch.chdir(tmp_path)  # compare and neurons --find write their files here
-    argv = commands(tiny_hf_dir, char_model, texts, tmp_path)[name]
+    argv = commands(tiny_hf_dir, quote_lstm, texts, tmp_path)[name]
     code, out, err = run_cli(capsys, *argv, "--lang", "zh")
     assert code in (0, 1), err  # minrnn --hello says 1 when 50 steps did not learn it all
     shown = out + err
@@ -132,8 +115,8 @@ def test_every_explaining_command_speaks_chinese(
     assert english_left(shown) == [], name
 
 
-def test_sample_says_what_is_wrong_with_a_prompt_in_chinese(capsys, char_model):
-    code, _, err = run_cli(capsys, "sample", char_model, "--prompt", "Zut!", "--lang", "zh")
+def test_sample_says_what_is_wrong_with_a_prompt_in_chinese(capsys, quote_lstm):
+    code, _, err = run_cli(capsys, "sample", quote_lstm, "--prompt", "Zut!", "--lang", "zh")
     assert code == 2 and "提示词里有 2 个模型从没见过的字符：'Z', '!'" in err
     assert english_left(err.replace("--skip-unknown", "")) == []
 
@@ -165,11 +148,11 @@ def test_lmscope_lang_is_the_default_and_a_wrong_one_is_one_line(capsys, monkeyp
 @pytest.mark.parametrize("columns", [80, 100])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_no_line_is_wider_than_the_terminal(
-    columns, lang, capsys, monkeypatch, tmp_path, tiny_hf_dir, char_model, texts
+    columns, lang, capsys, monkeypatch, tmp_path, tiny_hf_dir, quote_lstm, texts
 ):
     monkeypatch.setenv("COLUMNS", str(columns))
     monkeypatch.chdir(tmp_path)
-    for name, argv in commands(tiny_hf_dir, char_model, texts, tmp_path).items():
+    for name, argv in commands(tiny_hf_dir, quote_lstm, texts, tmp_path).items():
         if name not in WIDE:
             continue
         code, out, _ = run_cli(capsys, *argv, "--lang", lang)
