@@ -137,6 +137,72 @@ def checked_logits(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return logits
 
 
+class PreNormBlock(nn.Module):
+    """One pre-norm block, x + attn(ln_1(x)) then + mlp(ln_2(x)), with the residual probes
+    (TransformerLens names): GPT-2's and Llama's, each with its own norms, attention and MLP.
+    ``extra`` is what the attention needs besides the cache (Llama: RoPE's cos/sin)."""
+
+    def __init__(self, layer: int, ln_1, attn, ln_2, mlp, dropout: float):
+        super().__init__()
+        self.layer = layer
+        self.ln_1 = ln_1
+        self.attn = attn
+        self.ln_2 = ln_2
+        self.mlp = mlp
+        self.resid_dropout = nn.Dropout(dropout)
+
+    def _dropped(self, x: torch.Tensor) -> torch.Tensor:
+        return self.resid_dropout(x) if self.training else x  # no call at all in eval
+
+    def forward(self, x, hook: Hook | None, cache: KVCache | None, *extra):
+        p = f"blocks.{self.layer}"
+        if hook is None:
+            attn_out = self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache, *extra)
+            x = x + self._dropped(attn_out)
+            return x + self._dropped(self.mlp(self.ln_2(x, None, ""), None, ""))
+        x = hook(f"{p}.hook_resid_pre", x)
+        attn_out = self.attn(
+            self.ln_1(x, hook, f"{p}.ln1"), hook, f"{p}.attn", self.layer, cache, *extra
+        )
+        attn_out = hook(f"{p}.hook_attn_out", self.resid_dropout(attn_out))
+        x = hook(f"{p}.hook_resid_mid", x + attn_out)
+        mlp_out = hook(
+            f"{p}.hook_mlp_out",
+            self.resid_dropout(self.mlp(self.ln_2(x, hook, f"{p}.ln2"), hook, f"{p}.mlp")),
+        )
+        return hook(f"{p}.hook_resid_post", x + mlp_out)
+
+
+class DecoderLM(nn.Module):
+    """What GPT and Llama share: the forward pass around each one's own ``embed`` (which also
+    returns what its blocks need besides the hidden state), and the KV cache's shape."""
+
+    def forward(
+        self,
+        idx: torch.Tensor,
+        targets: torch.Tensor | None = None,
+        *,
+        hook: Hook | None = None,
+        cache: KVCache | None = None,
+        last_only: bool = False,
+    ):
+        """Return (logits, loss). ``idx`` is [batch, T] token ids.
+
+        ``cache`` continues from the positions it holds; ``last_only`` computes logits for the
+        final position alone (what generation needs). ``loss`` is the mean cross-entropy against
+        ``targets`` ([batch, T]; -1 entries ignored), else None.
+        """
+        past = cache.length if cache is not None else 0
+        check_fits(past, idx.shape[1], self.config.n_ctx)
+        x, extra = self.embed(idx, past, hook)
+        for block in self.h:
+            x = block(x, hook, cache, *extra)
+        return head_of_model(self, x, hook, targets, last_only)
+
+    def new_cache(self) -> KVCache:
+        return KVCache(self.config.n_layer, self.config.n_ctx)
+
+
 def head_of_model(model, x, hook: Hook | None, targets, last_only: bool):
     """Final norm, (the last position only, for generation), unembedding and the loss: the
     end of every forward pass. Returns (logits, loss)."""

@@ -24,12 +24,12 @@ from torch import nn
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import (
     SCORE_PROBES,
+    DecoderLM,
     Hook,
     KVCache,
     Linear,
-    check_fits,
+    PreNormBlock,
     checked_logits,
-    head_of_model,
     reads_scores_only,
     wants,
 )
@@ -296,36 +296,19 @@ class MLP(nn.Module):
         return self.c_proj(post)
 
 
-class Block(nn.Module):
+class Block(PreNormBlock):
     def __init__(self, config: GPTConfig, layer: int):
-        super().__init__()
-        self.layer = layer
-        self.ln_1 = LayerNorm(config.n_embd, config.layer_norm_eps)
-        self.attn = CausalSelfAttention(config)
-        self.ln_2 = LayerNorm(config.n_embd, config.layer_norm_eps)
-        self.mlp = MLP(config)
-        self.resid_dropout = nn.Dropout(config.dropout)
-
-    def _dropped(self, x: torch.Tensor) -> torch.Tensor:
-        return self.resid_dropout(x) if self.training else x  # no call at all in eval
-
-    def forward(self, x, hook: Hook | None, cache: KVCache | None):
-        p = f"blocks.{self.layer}"
-        if hook is None:
-            x = x + self._dropped(self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache))
-            return x + self._dropped(self.mlp(self.ln_2(x, None, ""), None, ""))
-        x = hook(f"{p}.hook_resid_pre", x)
-        attn_out = self.attn(self.ln_1(x, hook, f"{p}.ln1"), hook, f"{p}.attn", self.layer, cache)
-        attn_out = hook(f"{p}.hook_attn_out", self.resid_dropout(attn_out))
-        x = hook(f"{p}.hook_resid_mid", x + attn_out)
-        mlp_out = hook(
-            f"{p}.hook_mlp_out",
-            self.resid_dropout(self.mlp(self.ln_2(x, hook, f"{p}.ln2"), hook, f"{p}.mlp")),
+        super().__init__(
+            layer,
+            LayerNorm(config.n_embd, config.layer_norm_eps),
+            CausalSelfAttention(config),
+            LayerNorm(config.n_embd, config.layer_norm_eps),
+            MLP(config),
+            config.dropout,
         )
-        return hook(f"{p}.hook_resid_post", x + mlp_out)
 
 
-class GPT(nn.Module):
+class GPT(DecoderLM):
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.config = config
@@ -352,40 +335,19 @@ class GPT(nn.Module):
         n = sum(p.numel() for p in self.parameters())
         return n if include_position_embedding else n - self.wpe.weight.numel()
 
-    def forward(
-        self,
-        idx: torch.Tensor,
-        targets: torch.Tensor | None = None,
-        *,
-        hook: Hook | None = None,
-        cache: KVCache | None = None,
-        last_only: bool = False,
-    ):
-        """Return (logits, loss). ``idx`` is [batch, T] token ids.
-
-        ``cache`` continues from the positions it holds; ``last_only`` computes logits for the
-        final position alone (what generation needs). ``loss`` is the mean cross-entropy against
-        ``targets`` ([batch, T]; -1 entries ignored), else None.
-        """
+    def embed(self, idx: torch.Tensor, past: int, hook: Hook | None):
+        """Token plus learned position embeddings; blocks need nothing more."""
         B, T = idx.shape
-        past = cache.length if cache is not None else 0
-        check_fits(past, T, self.config.n_ctx)
         pos = torch.arange(past, past + T, device=idx.device)
         tok_emb, pos_emb = self.wte(idx), self.wpe(pos).unsqueeze(0)
         if hook is not None:
             tok_emb = hook("hook_embed", tok_emb)
             pos_emb = hook("hook_pos_embed", pos_emb.expand(B, T, -1))
-        x = self.drop(tok_emb + pos_emb)
-        for block in self.h:
-            x = block(x, hook, cache)
-        return head_of_model(self, x, hook, targets, last_only)
+        return self.drop(tok_emb + pos_emb), ()
 
     def unembed(self, x: torch.Tensor) -> torch.Tensor:
         """Logits from final-LayerNorm outputs: the unembedding, tied to the token embedding."""
         return checked_logits(x, self.wte.weight)
-
-    def new_cache(self) -> KVCache:
-        return KVCache(self.config.n_layer, self.config.n_ctx)
 
 
 # --- Hugging Face GPT2LMHeadModel weights ---------------------------------------------------

@@ -36,12 +36,12 @@ from torch import nn
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import (
     SCORE_PROBES,
+    DecoderLM,
     Hook,
     KVCache,
     Linear,
-    check_fits,
+    PreNormBlock,
     checked_logits,
-    head_of_model,
     reads_scores_only,
     wants,
 )
@@ -239,17 +239,23 @@ class LlamaConfig:
 
 def _check_rope_scaling(scaling: dict):
     kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
-    if kind != "llama3":
-        raise InvalidInputError(
-            f"RoPE scaling {kind!r} is not supported; lmscope runs plain and 'llama3' RoPE"
-        )
-    missing = [k for k in _LLAMA3_KEYS if k not in scaling]
-    if missing:
-        raise InvalidInputError(f"llama3 RoPE scaling lacks {', '.join(missing)}")
+    _llama3_only(
+        kind, scaling, InvalidInputError, "RoPE scaling {!r} is not supported", "llama3 RoPE"
+    )
     if scaling["high_freq_factor"] <= scaling["low_freq_factor"] or scaling["factor"] <= 0:
         raise InvalidInputError(
             "llama3 RoPE scaling needs factor > 0 and high_freq_factor > low_freq_factor"
         )
+
+
+def _llama3_only(kind, scaling: dict, error: type[Exception], unsupported: str, what: str):
+    """The one check that a RoPE scaling is llama3's with all its keys, for a config
+    (InvalidInputError) and a config.json (CheckpointError): the same words, where differs."""
+    if kind != "llama3":
+        raise error(f"{unsupported.format(kind)}; lmscope runs plain and 'llama3' RoPE")
+    missing = [k for k in _LLAMA3_KEYS if k not in scaling]
+    if missing:
+        raise error(f"{what} scaling lacks {', '.join(missing)}")
 
 
 def _hf_rope(hf: dict) -> tuple[float, dict | None]:
@@ -263,13 +269,13 @@ def _hf_rope(hf: dict) -> tuple[float, dict | None]:
         raise CheckpointError("config.json asks for partial rotary embeddings; not supported")
     if kind in ("default", None):
         return theta, None
-    if kind != "llama3":
-        raise CheckpointError(
-            f"config.json asks for RoPE scaling {kind!r}; lmscope runs plain and 'llama3' RoPE"
-        )
-    missing = [k for k in _LLAMA3_KEYS if k not in scaling]
-    if missing:
-        raise CheckpointError(f"config.json's llama3 RoPE scaling lacks {', '.join(missing)}")
+    _llama3_only(
+        kind,
+        scaling,
+        CheckpointError,
+        "config.json asks for RoPE scaling {!r}",
+        "config.json's llama3 RoPE",
+    )
     return theta, {"rope_type": "llama3", **{k: scaling[k] for k in _LLAMA3_KEYS}}
 
 
@@ -519,39 +525,19 @@ class MLP(nn.Module):
         return self.down_proj(post)
 
 
-class Block(nn.Module):
+class Block(PreNormBlock):
     def __init__(self, config: LlamaConfig, layer: int):
-        super().__init__()
-        self.layer = layer
-        self.ln_1 = RMSNorm(config.n_embd, config.rms_norm_eps)
-        self.attn = CausalSelfAttention(config)
-        self.ln_2 = RMSNorm(config.n_embd, config.rms_norm_eps)
-        self.mlp = MLP(config)
-        self.resid_dropout = nn.Dropout(config.dropout)
-
-    def _dropped(self, x: torch.Tensor) -> torch.Tensor:
-        return self.resid_dropout(x) if self.training else x  # no call at all in eval
-
-    def forward(self, x, hook: Hook | None, cache: KVCache | None, rope):
-        p = f"blocks.{self.layer}"
-        if hook is None:
-            attn_out = self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache, rope)
-            x = x + self._dropped(attn_out)
-            return x + self._dropped(self.mlp(self.ln_2(x, None, ""), None, ""))
-        x = hook(f"{p}.hook_resid_pre", x)
-        attn_out = self.attn(
-            self.ln_1(x, hook, f"{p}.ln1"), hook, f"{p}.attn", self.layer, cache, rope
+        super().__init__(
+            layer,
+            RMSNorm(config.n_embd, config.rms_norm_eps),
+            CausalSelfAttention(config),
+            RMSNorm(config.n_embd, config.rms_norm_eps),
+            MLP(config),
+            config.dropout,
         )
-        attn_out = hook(f"{p}.hook_attn_out", self.resid_dropout(attn_out))
-        x = hook(f"{p}.hook_resid_mid", x + attn_out)
-        mlp_out = hook(
-            f"{p}.hook_mlp_out",
-            self.resid_dropout(self.mlp(self.ln_2(x, hook, f"{p}.ln2"), hook, f"{p}.mlp")),
-        )
-        return hook(f"{p}.hook_resid_post", x + mlp_out)
 
 
-class Llama(nn.Module):
+class Llama(DecoderLM):
     def __init__(self, config: LlamaConfig):
         super().__init__()
         self.config = config
@@ -591,40 +577,20 @@ class Llama(nn.Module):
         positions = torch.as_tensor(positions, device=x.device)
         return apply_rope(x, *rope_cos_sin(positions, self.inv_freq))
 
-    def forward(
-        self,
-        idx: torch.Tensor,
-        targets: torch.Tensor | None = None,
-        *,
-        hook: Hook | None = None,
-        cache: KVCache | None = None,
-        last_only: bool = False,
-    ):
-        """Return (logits, loss). ``idx`` is [batch, T] token ids.
-
-        ``cache`` continues from the positions it holds; ``last_only`` computes logits for the
-        final position alone (what generation needs). ``loss`` is the mean cross-entropy against
-        ``targets`` ([batch, T]; -1 entries ignored), else None.
-        """
-        B, T = idx.shape
-        past = cache.length if cache is not None else 0
-        check_fits(past, T, self.config.n_ctx)
+    def embed(self, idx: torch.Tensor, past: int, hook: Hook | None):
+        """Token embeddings, and RoPE's cos/sin for the positions, which every block needs."""
+        T = idx.shape[1]
         rope = rope_cos_sin(torch.arange(past, past + T, device=idx.device), self.inv_freq)
         rope = tuple(t.to(self.wte.weight.dtype) for t in rope)  # once, not in every layer
         x = self.wte(idx)
         if hook is not None:
             x = hook("hook_embed", x)
-        for block in self.h:
-            x = block(x, hook, cache, rope)
-        return head_of_model(self, x, hook, targets, last_only)
+        return x, (rope,)
 
     def unembed(self, x: torch.Tensor) -> torch.Tensor:
         """Logits from final-RMSNorm outputs: lm_head, or the token embedding when tied."""
         weight = self.wte.weight if self.lm_head is None else self.lm_head.weight
         return checked_logits(x, weight)
-
-    def new_cache(self) -> KVCache:
-        return KVCache(self.config.n_layer, self.config.n_ctx)
 
 
 # ----------------------------------------------------------------------------------------------
