@@ -15,7 +15,7 @@ import re
 import httpx
 import pytest
 import torch
-from webtools import ARTIFACTS, api, chip_ids, traces, wait_for_trace, wait_idle
+from webtools import ARTIFACTS, api, chip_ids, open_step, traces, wait_for_trace, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -25,12 +25,6 @@ def bar_data(page) -> list[dict]:
         "els => els.map(e => ({id: +e.dataset.id, prob: +e.dataset.prob, "
         "pool: +e.dataset.poolProb, kept: e.dataset.survives === '1'}))"
     )
-
-
-def open_step(page, key: str):
-    page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
-    page.wait_for_selector(f".step-body[data-step='{key}']")
-    wait_idle(page)
 
 
 # --- tests ------------------------------------------------------------------------------

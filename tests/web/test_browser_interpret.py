@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from webtools import api, char_model, chip_ids, shot, wait_for_trace, wait_idle
+from webtools import api, char_model, chip_ids, open_view, shot, wait_for_trace, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -20,12 +20,6 @@ def app(tiny_model, other_gpt2):
     from lmscope.web import create_app
 
     return create_app(tiny_model, compare=[other_gpt2, char_model()])
-
-
-def open_view(page, key: str):
-    page.locator(f"[data-testid=view-nav] button[data-view='{key}']").click()
-    page.wait_for_selector(f".step-body[data-view='{key}']")
-    wait_idle(page)
 
 
 def test_logit_lens_grid_shows_the_servers_numbers(page):

