@@ -240,15 +240,14 @@ def load_lmscope_transformer(
         config = config_class.from_dict(meta["model"])
     except (KeyError, TypeError) as err:
         raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid 'model' entry") from err
-    state = read_tensors(weights_file(directory))
-    net = build_checked(
-        lambda: net_class(config),
-        config.n_layer,
-        state,
-        str(directory),
-        allow_nonfinite=allow_nonfinite,
-    )
+    net = _build_from_folder(directory, lambda: net_class(config), config.n_layer, allow_nonfinite)
     return net, meta
+
+
+def _build_from_folder(directory: Path, build, n_layer: int, allow_nonfinite: bool):
+    """The network ``build`` makes, holding the folder's weights (checked: build_checked)."""
+    state = read_tensors(weights_file(directory))
+    return build_checked(build, n_layer, state, str(directory), allow_nonfinite=allow_nonfinite)
 
 
 def _arch(meta: dict, directory: Path) -> str:
@@ -308,14 +307,7 @@ def load_rnn_dir(
         config = CharRNNConfig.from_dict(model_config)
     except InvalidInputError as err:
         raise CheckpointError(f"{directory / LMSCOPE_CONFIG}: {err}") from None
-    state = read_tensors(weights_file(directory))
-    net = build_checked(
-        lambda: CharRNN(config),
-        config.layers,
-        state,
-        str(directory),
-        allow_nonfinite=allow_nonfinite,
-    )
+    net = _build_from_folder(directory, lambda: CharRNN(config), config.layers, allow_nonfinite)
     return net.to(device).eval(), meta
 
 

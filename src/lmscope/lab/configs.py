@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from lmscope.errors import InvalidInputError
+from lmscope.lab.choices import check_models
 from lmscope.lab.timing import check_clock
 
 MEMORY_METHODS = ("naive", "sdpa", "lstm")
@@ -184,15 +185,7 @@ class RaceConfig:
             raise InvalidInputError(
                 f"--gpt-dim ({self.gpt_dim}) must be divisible by --gpt-heads ({self.gpt_heads})"
             )
-        unknown = [m for m in self.models if m not in RACE_MODELS]
-        if unknown:
-            raise InvalidInputError(
-                f"unknown model {unknown[0]!r} in --models; use {', '.join(RACE_MODELS)}"
-            )
-        if "gpt" not in self.models or not any(m in RECURRENT for m in self.models):
-            raise InvalidInputError(
-                "--models needs gpt and at least one of lstm, gru, rnn (e.g. lstm,gpt)"
-            )
+        check_models(self.models, RACE_MODELS, RECURRENT, " (e.g. lstm,gpt)")
         self.models = tuple(dict.fromkeys(self.models))
         _check_threads(self.threads)
         check_clock(self.clock, [self.device], self.threads)

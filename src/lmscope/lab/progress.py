@@ -22,6 +22,19 @@ def stage(progress, label: str, total: int) -> Callable[..., None]:
     return advance
 
 
+def loss_bar(progress, label: str, total: float) -> Callable[[float, float], None] | None:
+    """One model's training bar (None without progress): ``show(done, loss)`` moves it to
+    ``done`` (seconds or steps) and shows the last loss beside the label."""
+    if progress is None:
+        return None
+    task = progress.add_task(label, total=total)
+
+    def show(done: float, loss: float) -> None:
+        progress.update(task, completed=done, description=f"{label} [dim]loss {loss:.3f}[/]")
+
+    return show
+
+
 def make_progress(
     console=None,
     *,

@@ -32,6 +32,7 @@ from lmscope.errors import InvalidInputError
 from lmscope.lab import texts
 from lmscope.lab.configs import RECURRENT, RaceConfig
 from lmscope.lab.plots import Panel, Series, save_panels
+from lmscope.lab.progress import loss_bar
 from lmscope.lab.results import (
     Column,
     Result,
@@ -201,14 +202,8 @@ class Stopwatch:
 
 def run_model(arch: str, cfg: RaceConfig, hidden: int, progress=None) -> dict:
     """Train one model for the budget; return its step count, time and evaluations."""
-    show = None
-    if progress is not None:
-        label = f"{LABELS[arch]} ({shape_text(arch, cfg, hidden)})"
-        task = progress.add_task(label, total=cfg.budget_s)
-
-        def show(done: float, loss: float) -> None:
-            progress.update(task, completed=done, description=f"{label} [dim]loss {loss:.3f}[/]")
-
+    label = f"{LABELS[arch]} ({shape_text(arch, cfg, hidden)})"
+    show = loss_bar(progress, label, cfg.budget_s)
     watch = Stopwatch(cfg.budget_s, cfg.eval_points, cfg.clock, show)
     with tempfile.TemporaryDirectory(prefix="lmscope-race-") as tmp:
         trainer = Trainer(

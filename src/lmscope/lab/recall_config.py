@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from lmscope.errors import InvalidInputError
+from lmscope.lab.choices import check_models
 
 RECALL_MODELS = ("lstm", "gru", "gpt")
 RECURRENT = ("lstm", "gru")
@@ -64,13 +65,7 @@ class RecallConfig:
                     f"--sizes: a GPT width must be a multiple of {self.gpt_head_dim} "
                     f"(the width of one head), got {size}"
                 )
-        unknown = [m for m in self.models if m not in RECALL_MODELS]
-        if unknown:
-            raise InvalidInputError(
-                f"unknown model {unknown[0]!r} in --models; use {', '.join(RECALL_MODELS)}"
-            )
-        if "gpt" not in self.models or not any(m in RECURRENT for m in self.models):
-            raise InvalidInputError("--models needs gpt and at least one of lstm, gru")
+        check_models(self.models, RECALL_MODELS, RECURRENT)
         for name, flag in (
             ("gpt_layers", "--gpt-layers"),
             ("gpt_head_dim", "--gpt-head-dim"),

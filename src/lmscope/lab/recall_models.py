@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from lmscope.lab.progress import loss_bar
 from lmscope.lab.race import BETA2, GRAD_CLIP, LABELS, NEVER
 from lmscope.lab.recall_config import RecallConfig
 from lmscope.lab.recall_task import (
@@ -202,14 +203,7 @@ class StepWatch:
 
 def train_model(cfg, plan, corpus, fraction, context, tmp: Path, progress=None):
     """Train one model; return (model, adapter, what the run did)."""
-    show = None
-    if progress is not None:
-        label = f"{plan['model']} d{plan['size']} ({plan['shape']})"
-        task = progress.add_task(label, total=cfg.steps)
-
-        def show(step: int, loss: float) -> None:
-            progress.update(task, completed=step, description=f"{label} [dim]loss {loss:.3f}[/]")
-
+    show = loss_bar(progress, f"{plan['model']} d{plan['size']} ({plan['shape']})", cfg.steps)
     watch = StepWatch(cfg.budget_s, show)
     out = tmp / f"{plan['arch']}-{plan['size']}"
     trainer = Trainer(
