@@ -6,7 +6,8 @@ each file-system step of its save in turn (and in the middle of each file it wri
 subprocess, and every time the previous checkpoint loads and ``--resume`` finishes the run
 with bitwise the same weights as a run that was never killed.
 
-Run as a script (``python tests/test_faults.py BASE WORKDIR``) this file is that subprocess.
+Run as a script (``PYTHONPATH=tests python tests/formats/test_faults.py BASE WORKDIR CORPUS``)
+this file is that subprocess.
 """
 
 from __future__ import annotations
@@ -24,41 +25,22 @@ import pytest
 import torch
 
 import lmscope
+from helpers_train import quiet_train, tiny_settings
 from lmscope.errors import LmscopeError
 from lmscope.formats import checkpoints
 
-SRC = Path(__file__).resolve().parents[2] / "src" / "lmscope"
+TESTS = Path(__file__).resolve().parents[1]  # the subprocess imports helpers_train from here
+SRC = TESTS.parent / "src" / "lmscope"
 KILL_AT = 4  # the save this run is killed in; the one before is at 2
 ITERS = 6
 SURVIVED = 3  # a child's exit code when the kill point lies past the save
 
 
 def settings(corpus: str, out: str, **changes) -> dict:
-    base = dict(
-        data=corpus,
-        layers=1,
-        heads=2,
-        dim=16,
-        context=16,
-        batch=4,
-        iters=ITERS,
-        lr=3e-3,
-        min_lr=3e-4,
-        warmup=2,
-        eval_every=2,
-        eval_iters=2,
-        sample_every=0,
-        dropout=0.1,
-        out=out,
-        device="cpu",
-    )
-    return {**base, **changes}
-
-
-def quiet_train(cfg, **kwargs):
-    from lmscope.train import train
-
-    return train(cfg, progress=False, log=lambda text: None, **kwargs)
+    """tiny_settings with dropout (its random masks must resume exactly too), evaluated and
+    saved every 2 of its 6 steps."""
+    faults = dict(iters=ITERS, eval_every=2, dropout=0.1)
+    return tiny_settings(corpus, out, **{**faults, **changes})
 
 
 # --- the subprocess: one forked child per kill point, forked just before the save ----------
@@ -185,6 +167,7 @@ def test_kill_9_at_every_point_of_a_save_then_resume_exactly(runs):
 
     tmp, corpus, whole = runs
     env = {**os.environ, "OMP_NUM_THREADS": "1", "LMSCOPE_CACHE": str(tmp / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), *filter(None, [env.get("PYTHONPATH")])])
     cmd = [sys.executable, __file__, str(tmp / "base"), str(tmp / "kills"), str(corpus)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

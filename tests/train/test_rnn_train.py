@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import lmscope
+from helpers_train import quiet_train
 from lmscope.cli import main
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.train import ARCHS, TrainConfig, train
@@ -29,10 +30,6 @@ def rnn_cfg(corpus: Path, out: Path, arch: str = "lstm", **changes) -> TrainConf
     shape = dict(arch=arch, layers=2, dim=24, context=16, batch=4)
     run = dict(iters=8, eval_every=4, eval_iters=2, sample_every=0, out=str(out), device="cpu")
     return TrainConfig(**{**RNN_DEFAULTS, **shape, **run, "data": str(corpus), **changes})
-
-
-def quiet(cfg: TrainConfig, **kwargs):
-    return train(cfg, progress=False, log=lambda text: None, **kwargs)
 
 
 # --- the trainer --------------------------------------------------------------------------------
@@ -74,7 +71,7 @@ def test_state_is_carried_detached_and_reset_when_the_streams_restart(
     monkeypatch.setattr(LSTMAdapter, "forward", spy)
     # 5,400 training characters in 4 streams of 1,350: 84 chunks of 16 make an epoch.
     cfg = rnn_cfg(corpus, tmp_path / "run", iters=90, eval_every=0)
-    quiet(cfg)
+    quiet_train(cfg)
     zero = [i for i, (is_zero, *_) in enumerate(seen) if is_zero]
     assert zero == [0, 84]  # fresh at the start and again at the epoch boundary
     assert not any(grad_h or grad_c for _, grad_h, grad_c in seen)  # detached: truncated BPTT
@@ -83,9 +80,9 @@ def test_state_is_carried_detached_and_reset_when_the_streams_restart(
 def test_lstm_resume_is_exact(corpus, tmp_path):
     # Stopping at 4 with the schedule of an 8-step run, then resuming to 8.
     common = dict(dropout=0.1, decay_iters=8, eval_every=3)
-    straight = quiet(rnn_cfg(corpus, tmp_path / "a", iters=8, **common))
-    quiet(rnn_cfg(corpus, tmp_path / "b", iters=4, **common))
-    resumed = quiet(rnn_cfg(corpus, tmp_path / "b", iters=8, **common), resume=True)
+    straight = quiet_train(rnn_cfg(corpus, tmp_path / "a", iters=8, **common))
+    quiet_train(rnn_cfg(corpus, tmp_path / "b", iters=4, **common))
+    resumed = quiet_train(rnn_cfg(corpus, tmp_path / "b", iters=8, **common), resume=True)
     assert resumed.start_iteration == 4
     assert resumed.losses == straight.losses  # bit for bit, hidden state and dropout included
     a = lmscope.load(tmp_path / "a").net.state_dict()
@@ -94,7 +91,7 @@ def test_lstm_resume_is_exact(corpus, tmp_path):
 
 
 def test_embedding_input_is_a_setting(corpus, tmp_path):
-    quiet(rnn_cfg(corpus, tmp_path / "run", arch="gru", embed=8, iters=2))
+    quiet_train(rnn_cfg(corpus, tmp_path / "run", arch="gru", embed=8, iters=2))
     model = lmscope.load(tmp_path / "run")
     assert model.config.embed == 8 and model.net.embedding.weight.shape[1] == 8
 
@@ -106,7 +103,7 @@ def test_embedding_input_is_a_setting(corpus, tmp_path):
 def test_sample_at_keeps_a_timeline_in_the_run_folder(corpus, tmp_path, arch):
     extra = {"heads": 2, "warmup": 1, "optimizer": "adamw"} if arch == "gpt" else {}
     cfg = rnn_cfg(corpus, tmp_path / "run", arch, sample_at=[0, 3, 6], sample_length=40, **extra)
-    quiet(cfg)
+    quiet_train(cfg)
     data = json.loads((tmp_path / "run" / "timeline.json").read_text())
     assert [s["iteration"] for s in data["samples"]] == [0, 3, 6]
     assert data["seed"] == cfg.seed and data["prime"] == "\n" and data["length"] == 40
@@ -117,16 +114,16 @@ def test_sample_at_keeps_a_timeline_in_the_run_folder(corpus, tmp_path, arch):
     md = (tmp_path / "run" / "timeline.md").read_text()
     assert "## Iteration 3" in md and texts[2] in md
     # The same settings draw the same timeline.
-    quiet(cfg, overwrite=True)
+    quiet_train(cfg, overwrite=True)
     again = json.loads((tmp_path / "run" / "timeline.json").read_text())
     assert [s["text"] for s in again["samples"]] == texts
 
 
 def test_timeline_survives_a_resume(corpus, tmp_path):
     common = dict(sample_at=[2, 5], sample_length=20, decay_iters=6)
-    quiet(rnn_cfg(corpus, tmp_path / "a", iters=6, **common))
-    quiet(rnn_cfg(corpus, tmp_path / "b", iters=3, **common))
-    quiet(rnn_cfg(corpus, tmp_path / "b", iters=6, **common), resume=True)
+    quiet_train(rnn_cfg(corpus, tmp_path / "a", iters=6, **common))
+    quiet_train(rnn_cfg(corpus, tmp_path / "b", iters=3, **common))
+    quiet_train(rnn_cfg(corpus, tmp_path / "b", iters=6, **common), resume=True)
     a = json.loads((tmp_path / "a" / "timeline.json").read_text())["samples"]
     b = json.loads((tmp_path / "b" / "timeline.json").read_text())["samples"]
     assert a == b and [s["iteration"] for s in b] == [2, 5]

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import lmscope
+from helpers_train import quiet_train, tiny_settings
 from lmscope.data import StreamBatches, load_corpus
 from lmscope.formats import checkpoints
 from lmscope.models.gpt2 import GPT, GPTConfig
@@ -27,7 +28,6 @@ from lmscope.train import (
     make_batches,
     make_optimizer,
     param_groups,
-    train,
 )
 
 pytestmark = pytest.mark.usefixtures("quiet_fast_cpu")
@@ -39,14 +39,7 @@ def corpus(shakespeare_file) -> Path:
 
 
 def tiny(corpus: Path, out: Path, **changes) -> TrainConfig:
-    shape = dict(layers=1, heads=2, dim=16, context=16, batch=4)
-    schedule = dict(iters=12, lr=3e-3, min_lr=3e-4, warmup=2, eval_every=4, eval_iters=2)
-    run = dict(data=str(corpus), sample_every=0, out=str(out), device="cpu")
-    return TrainConfig(**{**shape, **schedule, **run, **changes})
-
-
-def quiet_train(cfg: TrainConfig, **kwargs):
-    return train(cfg, progress=False, log=lambda text: None, **kwargs)
+    return TrainConfig(**tiny_settings(corpus, out, **changes))
 
 
 def crash_at(iteration: int):
