@@ -33,8 +33,9 @@ from lmscope.lab.results import (
     format_bytes,
     hardware_info,
     machine_line,
+    table,
 )
-from lmscope.lab.timing import CLOCK_LABELS, SPREAD_COLUMN
+from lmscope.lab.timing import CLOCK_LABELS
 from lmscope.models.gpt2 import GPTConfig
 
 METHOD_LABELS = {
@@ -312,40 +313,11 @@ def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Resu
 
 
 def attention_section(rows, params, limits) -> Section:
-    return Section(
-        key="attention",
-        plot="memory-wall",
-        columns=[
-            Column("n", "N", "int"),
-            Column("theory_bytes", "N²·heads·bytes", "bytes"),
-            Column("naive_peak", "naive peak", "bytes"),
-            Column("naive_over_theory", "naive / theory", "ratio"),
-            Column("naive_s", "naive time", "seconds"),
-            Column("sdpa_peak", "SDPA peak", "bytes"),
-            Column("sdpa_s", "SDPA time", "seconds"),
-            Column("lstm_peak", "LSTM peak", "bytes"),
-            Column("lstm_state_bytes", "LSTM state", "bytes"),
-            Column("lstm_s", "LSTM time", "seconds"),
-            SPREAD_COLUMN,
-        ],
-        rows=rows,
-        **texts.attention(rows, params, limits),
-    )
+    return table("attention", rows, texts.attention(rows, params, limits))
 
 
 def limits_section(limits, budget) -> Section:
-    return Section(
-        key="limits",
-        columns=[
-            Column("method", "method", "text"),
-            Column("largest_fit", "largest N that fit", "int"),
-            Column("first_not_fit", "first N that did not", "int"),
-            Column("reason", "why it stopped", "text"),
-        ],
-        rows=limits,
-        data={"budget_bytes": budget},
-        **texts.limits(limits, budget),
-    )
+    return table("limits", limits, texts.limits(limits, budget), data={"budget_bytes": budget})
 
 
 def kv_section(dtypes) -> Section:

@@ -9,6 +9,7 @@ The CLI, the web page and the tests all read this same file.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import os
 import platform
@@ -100,6 +101,19 @@ class Section:
             "plot": {"png": f"{self.plot}.png", "svg": f"{self.plot}.svg"} if self.plot else None,
             "data": self.data,
         }
+
+
+def table(key: str, rows: list[dict], texts: dict, **extra) -> Section:
+    """Section ``key`` with its plot and columns from tables.json (what a table shows is data,
+    like its texts) and ``texts``' title, explain and verdict."""
+    spec = _tables()[key]
+    columns = [Column(*column) for column in spec["columns"]]
+    return Section(key=key, plot=spec.get("plot"), columns=columns, rows=rows, **texts, **extra)
+
+
+@functools.cache
+def _tables() -> dict:
+    return json.loads(resources.files(__package__).joinpath("tables.json").read_text("utf-8"))
 
 
 @dataclass

@@ -20,7 +20,7 @@ from lmscope.lab import texts, torch_sweep
 from lmscope.lab.configs import SerialDepthConfig
 from lmscope.lab.plots import Panel, Series, save_panels
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Column, Result, Section, hardware_info, machine_line
+from lmscope.lab.results import Result, Section, hardware_info, machine_line, table
 from lmscope.lab.scans import (
     AFFINE_IDENTITY,
     affine_op,
@@ -33,7 +33,7 @@ from lmscope.lab.scans import (
     serial_scan,
     tree_reduce,
 )
-from lmscope.lab.timing import CLOCK_LABELS, MAX_SPREAD, SPREAD_COLUMN, measure, steadiness
+from lmscope.lab.timing import CLOCK_LABELS, MAX_SPREAD, measure, steadiness
 
 DEPTH_SIZES = [4**k for k in range(3, 10)]  # 64 .. 262,144
 PYTHON_SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -93,21 +93,7 @@ def depth_section(cfg: SerialDepthConfig) -> Section:
                 "work": n - 1,
             }
         )
-    return Section(
-        key="depth",
-        plot="depth",
-        columns=[
-            Column("n", "N", "int"),
-            Column("recurrence_depth", "recurrence depth", "int"),
-            Column("tree_depth", "tree depth", "int"),
-            Column("ratio", "shallower by", "ratio"),
-            Column("hillis_steele_depth", "Hillis-Steele scan", "int"),
-            Column("blelloch_depth", "Blelloch scan", "int"),
-            Column("work", "additions (both)", "int"),
-        ],
-        rows=rows,
-        **texts.depth(rows),
-    )
+    return table("depth", rows, texts.depth(rows))
 
 
 def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
@@ -131,21 +117,7 @@ def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
             }
         )
         advance(f"N={n:,}")
-    return Section(
-        key="python",
-        plot="python-timing",
-        columns=[
-            Column("n", "N", "int"),
-            Column("recurrence_s", "recurrence", "seconds"),
-            Column("reduction_s", "sum/len", "seconds"),
-            Column("ratio", "recurrence / sum", "ratio"),
-            Column("recurrence_ns_per_item", "ns/item (rec.)", "float"),
-            Column("reduction_ns_per_item", "ns/item (sum)", "float"),
-            SPREAD_COLUMN,
-        ],
-        rows=rows,
-        **texts.python_timing(rows, cfg.a, cfg.clock),
-    )
+    return table("python", rows, texts.python_timing(rows, cfg.a, cfg.clock))
 
 
 def equivalence_section(cfg: SerialDepthConfig, progress=None) -> Section:
@@ -177,21 +149,7 @@ def equivalence_section(cfg: SerialDepthConfig, progress=None) -> Section:
                 }
             )
             advance(f"N={n:,} a={a:g}")
-    return Section(
-        key="equivalence",
-        columns=[
-            Column("n", "N", "int"),
-            Column("a", "a", "float"),
-            Column("serial_steps", "recurrence steps", "int"),
-            Column("hillis_steele_rounds", "H-S rounds", "int"),
-            Column("blelloch_rounds", "Blelloch rounds", "int"),
-            Column("hillis_steele_rel_diff", "max rel. diff H-S", "sci"),
-            Column("blelloch_rel_diff", "max rel. diff Blelloch", "sci"),
-            Column("equal", "equal", "bool"),
-        ],
-        rows=rows,
-        **texts.equivalence(rows),
-    )
+    return table("equivalence", rows, texts.equivalence(rows))
 
 
 def _diff(xs, ys):
@@ -229,22 +187,7 @@ def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
             }
         )
         advance(f"N={n:,}")
-    return Section(
-        key="vector",
-        columns=[
-            Column("n", "N", "int"),
-            Column("scalar_s", "scalar h", "seconds"),
-            Column("lists_s", "64 floats, lists", "seconds"),
-            Column("numpy_s", "64 floats, NumPy", "seconds"),
-            Column("lists_growth", "lists / scalar", "ratio"),
-            Column("numpy_growth", "NumPy / scalar", "ratio"),
-            Column("lists_us_per_step", "µs/step lists", "float"),
-            Column("numpy_us_per_step", "µs/step NumPy", "float"),
-            SPREAD_COLUMN,
-        ],
-        rows=rows,
-        **texts.vector(rows, cfg.clock),
-    )
+    return table("vector", rows, texts.vector(rows, cfg.clock))
 
 
 def scans_section(cfg: SerialDepthConfig, progress=None) -> Section:
@@ -276,23 +219,7 @@ def scans_section(cfg: SerialDepthConfig, progress=None) -> Section:
         advance(f"N={n:,}")
     passed = random_trials(rng, cfg.max_n)
     advance("random inputs")
-    return Section(
-        key="scans",
-        columns=[
-            Column("n", "N", "int"),
-            Column("serial_depth", "serial depth", "int"),
-            Column("serial_work", "serial work", "int"),
-            Column("hillis_steele_depth", "H-S depth", "int"),
-            Column("hillis_steele_work", "H-S work", "int"),
-            Column("blelloch_depth", "Blelloch depth", "int"),
-            Column("blelloch_work", "Blelloch work", "int"),
-            Column("hillis_steele_equal", "H-S = serial", "bool"),
-            Column("blelloch_equal", "Blelloch = serial", "bool"),
-            Column("max_rel_diff", "max rel. diff", "sci"),
-        ],
-        rows=rows,
-        **texts.scans(rows, passed, RANDOM_TRIALS),
-    )
+    return table("scans", rows, texts.scans(rows, passed, RANDOM_TRIALS))
 
 
 def random_trials(rng: random.Random, max_n: int | None) -> int:

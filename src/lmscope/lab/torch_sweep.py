@@ -21,11 +21,10 @@ from lmscope.lab.linear_scan import (
 )
 from lmscope.lab.plots import Panel, Series, save_panels
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Column, Section, format_seconds, machine_line
+from lmscope.lab.results import Section, format_seconds, machine_line, table
 from lmscope.lab.timing import (
     CLOCK_LABELS,
     MAX_REPEATS,
-    SPREAD_COLUMN,
     Timing,
     measure,
     steadiness,
@@ -168,25 +167,11 @@ def sweep_sections(cfg, out_dir: Path, hardware: dict, progress=None) -> list[Se
         for device in cfg.devices
     }
     plot_sweep(rows, cfg.devices, out_dir, cfg.a, hardware, cfg.clock)
-    section = Section(
-        key="torch",
-        plot="torch-sweep",
-        columns=[
-            Column("device", "device", "text"),
-            Column("n", "N", "int"),
-            Column("loop_s", "loop", "seconds"),
-            Column("sum_s", "x.sum()", "seconds"),
-            Column("chunked_s", "chunked", "seconds"),
-            Column("assoc_s", "assoc.", "seconds"),
-            Column("loop_over_sum", "loop/sum", "ratio"),
-            Column("loop_over_chunked", "loop/chunked", "ratio"),
-            Column("chunked_rel_err", "err chunked", "sci"),
-            Column("assoc_rel_err", "err assoc.", "sci"),
-            SPREAD_COLUMN,
-        ],
-        rows=rows,
+    section = table(
+        "torch",
+        rows,
+        texts.torch_sweep(rows, shapes, cfg.a, cfg.clock),
         data={"curve_shapes": shapes},
-        **texts.torch_sweep(rows, shapes, cfg.a, cfg.clock),
     )
     return [section, stability_section(cfg.a)]
 
@@ -201,16 +186,7 @@ def stability_section(a: float) -> Section:
         for dtype in (torch.float32, torch.float64):
             n = first_breakdown(coef, dtype)
             rows.append({"a": coef, "dtype": str(dtype).replace("torch.", ""), "breaks_at": n})
-    return Section(
-        key="stability",
-        columns=[
-            Column("a", "a", "float"),
-            Column("dtype", "dtype", "text"),
-            Column("breaks_at", "closed form non-finite from N =", "int"),
-        ],
-        rows=rows,
-        **texts.stability(rows, a, DEFAULT_BLOCK),
-    )
+    return table("stability", rows, texts.stability(rows, a, DEFAULT_BLOCK))
 
 
 def plot_sweep(
