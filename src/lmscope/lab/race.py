@@ -34,12 +34,12 @@ from lmscope.lab.configs import RECURRENT, RaceConfig
 from lmscope.lab.plots import Panel, Series, save_panels
 from lmscope.lab.progress import loss_bar
 from lmscope.lab.results import (
-    Column,
     Result,
-    Section,
+    columns_of,
     format_seconds,
     hardware_info,
     machine_line,
+    table,
 )
 from lmscope.lab.sizes import matched_hidden
 from lmscope.lab.timing import CLOCK_LABELS, Timing
@@ -312,28 +312,8 @@ def summarise(rows: list[dict], curves: dict[str, list[dict]], cfg: RaceConfig, 
 
 
 # --- sections and plots --------------------------------------------------------------------------
-SPEED_COLUMNS = [
-    Column("model", "model", "text"),
-    Column("params", "parameters", "int"),
-    Column("shape", "shape", "text"),
-    Column("steps", "steps", "int"),
-    Column("tokens", "tokens seen", "int"),
-    Column("tokens_per_s", "tokens/s", "int"),
-    Column("epoch_s", "time per epoch", "seconds"),
-    Column("epochs", "epochs done", "float"),
-    Column("flops_per_token", "forward FLOPs/token", "int"),
-    Column("gflops", "achieved GFLOP/s", "float"),
-    Column("val_loss", "val loss at the end", "float"),
-    Column("spread_pct", "step-time spread %", "float"),
-]
-CURVE_COLUMNS = [
-    Column("model", "model", "text"),
-    Column("step", "step", "int"),
-    Column("seconds", "training time", "seconds"),
-    Column("tokens", "tokens seen", "int"),
-    Column("train_loss", "train loss", "float"),
-    Column("val_loss", "val loss", "float"),
-]
+SPEED_COLUMNS = columns_of("speed")  # both in tables.json
+CURVE_COLUMNS = columns_of("loss")
 
 
 def plot_result(doc: dict, out_dir: Path) -> None:
@@ -480,20 +460,11 @@ def run_race(cfg: RaceConfig, out_dir: Path, progress=None) -> Result:
         },
     )
     result.sections += [
-        Section(
-            key="speed",
-            plot="race-speed",
-            columns=SPEED_COLUMNS,
-            rows=rows,
-            data=summary,
-            **texts.race_speed(rows, summary),
-        ),
-        Section(
-            key="loss",
-            plot="race-loss",
-            columns=CURVE_COLUMNS,
-            rows=[r for arch in cfg.models for r in curves[arch]],
-            **texts.race_loss(rows, summary),
+        table("speed", rows, texts.race_speed(rows, summary), data=summary),
+        table(
+            "loss",
+            [r for arch in cfg.models for r in curves[arch]],
+            texts.race_loss(rows, summary),
         ),
     ]
     plot_result(result.to_dict(), out_dir)

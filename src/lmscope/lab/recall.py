@@ -48,7 +48,7 @@ from lmscope.lab.recall_models import (
 )
 from lmscope.lab.recall_plots import plot_result
 from lmscope.lab.recall_task import ALPHABET, CHANCE, QUERY, TaskShape, make_examples, wilson
-from lmscope.lab.results import Column, Result, Section, hardware_info
+from lmscope.lab.results import Column, Result, columns_of, hardware_info, table
 from lmscope.tokenizers import CharTokenizer
 from lmscope.train import get_adapter, register_arch
 
@@ -122,32 +122,12 @@ def accuracy_row(plan: dict, items: int, distance: int, correct: int, total: int
 
 
 # --- the result --------------------------------------------------------------------------------
-MODEL_COLUMNS = [
-    Column("size", "size (GPT width)", "int"),
-    Column("model", "model", "text"),
-    Column("params", "parameters", "int"),
-    Column("shape", "shape", "text"),
-    Column("state_bytes", "fixed state", "bytes"),
-    Column("kv_bytes_per_token", "KV cache per character", "bytes"),
-    Column("steps", "steps", "int"),
-    Column("train_s", "training time", "seconds"),
-    Column("loss_end", "answer loss at the end", "float"),
-]
+MODEL_COLUMNS = columns_of("models")  # in tables.json
 
 
 def accuracy_columns(varied: str) -> list[Column]:
-    first = (
-        [Column("distance", "distance N", "int"), Column("items", "symbols P", "int")]
-        if varied == "distance"
-        else [Column("items", "symbols P", "int"), Column("distance", "distance N", "int")]
-    )
-    return [
-        Column("size", "size (GPT width)", "int"),
-        Column("model", "model", "text"),
-        *first,
-        Column("shown", "accuracy [95% interval]", "text"),
-        Column("memory_bytes", "memory at the answer", "bytes"),
-    ]
+    """The columns of the table that varies ``varied`` (distance or amount)."""
+    return columns_of("distance" if varied == "distance" else "amount")
 
 
 def command_line(cfg: RecallConfig) -> str:
@@ -212,29 +192,15 @@ def run_recall(cfg: RecallConfig, out_dir: Path, progress=None) -> Result:
         ),
     )
     result.sections += [
-        Section(
-            key="models",
-            plot="recall-memory",
-            columns=MODEL_COLUMNS,
-            rows=plans,
+        table("models", plans, texts.models_section(plans, summary), data=summary),
+        table(
+            "distance",
+            rows["distance"],
+            texts.distance_section(rows["distance"], summary),
             data=summary,
-            **texts.models_section(plans, summary),
         ),
-        Section(
-            key="distance",
-            plot="recall-distance",
-            columns=accuracy_columns("distance"),
-            rows=rows["distance"],
-            data=summary,
-            **texts.distance_section(rows["distance"], summary),
-        ),
-        Section(
-            key="amount",
-            plot="recall-amount",
-            columns=accuracy_columns("amount"),
-            rows=rows["amount"],
-            data=summary,
-            **texts.amount_section(rows["amount"], summary),
+        table(
+            "amount", rows["amount"], texts.amount_section(rows["amount"], summary), data=summary
         ),
     ]
     result.params["run_s"] = time.perf_counter() - started

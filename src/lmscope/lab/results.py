@@ -106,9 +106,13 @@ class Section:
 def table(key: str, rows: list[dict], texts: dict, **extra) -> Section:
     """Section ``key`` with its plot and columns from tables.json (what a table shows is data,
     like its texts) and ``texts``' title, explain and verdict."""
-    spec = _tables()[key]
-    columns = [Column(*column) for column in spec["columns"]]
-    return Section(key=key, plot=spec.get("plot"), columns=columns, rows=rows, **texts, **extra)
+    plot = _tables()[key].get("plot")
+    return Section(key=key, plot=plot, columns=columns_of(key), rows=rows, **texts, **extra)
+
+
+def columns_of(key: str) -> list[Column]:
+    """The columns of section ``key``'s table, from tables.json."""
+    return [Column(*column) for column in _tables()[key]["columns"]]
 
 
 @functools.cache
