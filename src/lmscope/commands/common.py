@@ -82,6 +82,13 @@ def add_model_option(parser: argparse.ArgumentParser):
     )
 
 
+def add_exclusive_switches(parser, *switches: tuple[str, str]) -> None:
+    """On/off flags (flag, help) that exclude each other: argparse refuses two of them."""
+    group = parser.add_mutually_exclusive_group()
+    for flag, help_ in switches:
+        group.add_argument(flag, action="store_true", help=help_)
+
+
 def add_ablate_option(parser: argparse.ArgumentParser):
     parser.add_argument(
         "--ablate",

@@ -21,11 +21,12 @@ from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import MemoryWallConfig, SerialDepthConfig
 from lmscope.lab.results import (
     read_result,
-    resolve_device,
     resolve_devices,
     shipped_dir,
     shipped_experiments,
 )
+
+ONE_DEVICE = "memory-wall measures one device at a time: --device cpu or cuda"
 
 
 def register(sub):
@@ -145,9 +146,7 @@ def run_serial_depth(args) -> int:
 def run_memory_wall(args) -> int:
     from lmscope.lab.memory_wall import parse_size, run_memory_wall  # lazy: see lmscope.commands
 
-    refusal = "memory-wall measures one device at a time: --device cpu or cuda"
-    device = resolve_device(args.device, refusal)
-    lab_common.choose_clock(args, [device])
+    device = lab_common.one_device(args, ONE_DEVICE)
     cfg = lab_common.settings(
         MemoryWallConfig,
         args,

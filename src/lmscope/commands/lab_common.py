@@ -15,7 +15,7 @@ from rich.text import Text
 from lmscope.commands.common import add_lang_option, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
-from lmscope.lab.results import format_cell, machine_line
+from lmscope.lab.results import format_cell, machine_line, resolve_device
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -53,6 +53,14 @@ def choose_clock(args, devices, quick: bool = False) -> None:
     args.clock = "cpu" if steadier else "wall"
     if steadier:
         args.threads = 1
+
+
+def one_device(args, refusal: str) -> str:
+    """The one device --device names (``refusal`` when it names more), with --clock filled in
+    for it: what every single-device experiment starts with."""
+    device = resolve_device(args.device, refusal)
+    choose_clock(args, [device])
+    return device
 
 
 def add_report_options(parser) -> None:

@@ -8,7 +8,7 @@ import time
 
 from rich.console import Console
 
-from lmscope.commands.common import add_lang_option, say, use_lang
+from lmscope.commands.common import add_exclusive_switches, add_lang_option, say, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
 
@@ -27,12 +27,10 @@ def register(sub):
         "samples. --hello trains the 'hello' example and prints its predictions; --gradcheck "
         "compares the analytic gradients with centered differences.",
     )
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--hello", action="store_true", help="train on 'hello' and show each step's prediction"
-    )
-    mode.add_argument(
-        "--gradcheck", action="store_true", help="check every parameter's gradient numerically"
+    add_exclusive_switches(
+        p,
+        ("--hello", "train on 'hello' and show each step's prediction"),
+        ("--gradcheck", "check every parameter's gradient numerically"),
     )
     p.add_argument(
         "--data",

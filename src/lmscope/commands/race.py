@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from lmscope.commands import lab_common
 from lmscope.lab.configs import RACE_MODELS, RaceConfig
-from lmscope.lab.results import resolve_device
+
+ONE_DEVICE = "the race runs on one device: --device cpu or --device cuda"
 
 
 def register(sub):
@@ -83,9 +84,7 @@ def register(sub):
 def run(args) -> int:
     from lmscope.lab.race import parse_budget, run_race  # lazy: see lmscope.commands
 
-    refusal = "the race runs on one device: --device cpu or --device cuda"
-    device = resolve_device(args.device, refusal)
-    lab_common.choose_clock(args, [device])
+    device = lab_common.one_device(args, ONE_DEVICE)
     cfg = lab_common.settings(
         RaceConfig,
         args,

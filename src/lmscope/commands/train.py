@@ -9,6 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from lmscope.commands.common import add_exclusive_switches
 from lmscope.errors import InvalidInputError
 from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
 
@@ -92,12 +93,10 @@ def register(sub):
     _option(run_group, "--out", str, "checkpoint folder")
     _option(run_group, "--device", str, "where to train", choices=DEVICES)
     _option(run_group, "--dtype", str, "compute precision", choices=DTYPES)
-    mode = run_group.add_mutually_exclusive_group()
-    mode.add_argument(
-        "--resume", action="store_true", help="continue the checkpoint in --out exactly"
-    )
-    mode.add_argument(
-        "--overwrite", action="store_true", help="replace a checkpoint already in --out"
+    add_exclusive_switches(
+        run_group,
+        ("--resume", "continue the checkpoint in --out exactly"),
+        ("--overwrite", "replace a checkpoint already in --out"),
     )
     run_group.add_argument(
         "--no-progress", action="store_true", help="log lines instead of a progress bar"
