@@ -1,5 +1,5 @@
-"""The recall experiment's words: its title, the fixed explanations and the verdicts written
-from the measured numbers, in English and Chinese.
+"""The recall experiment's words: its title, the fixed explanations (in recall_texts.json) and
+the verdicts written from the measured numbers, in English and Chinese.
 
 The verdict rule respects noise. Each accuracy is a count out of a finite test set and comes
 with its 95% Wilson interval; one model is called ahead of another only where the two
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lmscope.lab.recall_task import CHANCE, tokens_read
 from lmscope.lab.results import bilingual as bi
-from lmscope.lab.results import format_bytes
+from lmscope.lab.results import fixed_texts, format_bytes
 
 TITLE = bi(
     "Recall after a distance: can a fixed-size state hold the past?",
@@ -100,6 +100,11 @@ def plot_title(key: str, params: dict) -> str:
 
 
 # --- sections ------------------------------------------------------------------------------------
+def _fixed(key: str, then: dict | None = None) -> tuple[dict, dict]:
+    """Section ``key``'s title and explanation: their words are in recall_texts.json."""
+    return fixed_texts("recall_texts.json", key, then)
+
+
 def _section(title: dict, explain: dict, verdict: dict | None) -> dict:
     return {"title": title, "explain": explain, "verdict": verdict}
 
@@ -216,46 +221,26 @@ def _verdict(key: str, s: dict) -> dict:
     return bi(" ".join([lead_en, *en]), "".join([lead_zh, *zh]))
 
 
-_RULE_EN = (
+# How the accuracy tables are read; said after both of their explanations.
+_RULE = bi(
     "Each accuracy is the share of first answers right out of the test examples, with its "
     "95% Wilson interval in brackets; one model is called ahead of another only where the "
-    "intervals do not overlap. Chance is 1 in 26 (a guess among the symbols)."
-)
-_RULE_ZH = (
+    "intervals do not overlap. Chance is 1 in 26 (a guess among the symbols).",
     "每个准确率是测试样例中第一个回答正确的比例，方括号里是它的 95% Wilson 区间；只有两个"
-    "区间不重叠时，才说一个模型领先另一个。瞎猜的准确率是 1/26（在 26 个符号里猜）。"
+    "区间不重叠时，才说一个模型领先另一个。瞎猜的准确率是 1/26（在 26 个符号里猜）。",
 )
 
 
 def distance_section(rows: list[dict], s: dict) -> dict:
     return _section(
-        bi("Accuracy against the distance N", "准确率与距离 N 的关系"),
-        bi(
-            "Each test example lists P symbols, then N filler characters, then asks for the "
-            "symbol at a position in the list. An RNN must carry the whole list across the N "
-            "filler characters in its fixed-size state: every step rewrites that state, and "
-            "what it held must survive each rewrite. A GPT keeps a key and a value for every "
-            "character it has read (the KV cache) and attends back to the list directly, so "
-            "its memory grows with N. " + _RULE_EN,
-            "每个测试样例先列出 P 个符号，接着是 N 个填充字符，然后问列表中某个位置上的符号。"
-            "RNN 必须把整个列表装进固定大小的状态，带着它走过 N 个填充字符：每一步都会改写"
-            "这个状态，之前存下的东西必须挺过每一次改写。GPT 为读过的每个字符保留一个键和一个值"
-            "（KV cache），直接用注意力回看列表，因此它的内存随 N 增长。" + _RULE_ZH,
-        ),
+        *_fixed("distance", then=_RULE),
         _verdict("distance", s),
     )
 
 
 def amount_section(rows: list[dict], s: dict) -> dict:
     return _section(
-        bi("Accuracy against the amount to remember P", "准确率与要记住的数量 P 的关系"),
-        bi(
-            "The same models and test, now with the distance held fixed and the list "
-            "growing: a fixed-size state must share its room among more symbols, while the "
-            "GPT's cache gains one entry per symbol. " + _RULE_EN,
-            "同样的模型和测试，这次固定距离、让列表变长：固定大小的状态要在更多符号之间分配"
-            "同样的空间，而 GPT 的缓存每多一个符号就多一项。" + _RULE_ZH,
-        ),
+        *_fixed("amount", then=_RULE),
         _verdict("amount", s),
     )
 
@@ -315,20 +300,6 @@ def models_section(plans: list[dict], s: dict) -> dict:
         zh + "。" + "；".join(memory_zh) + "。" + where_zh,
     )
     return _section(
-        bi("The models: equal parameters, different memory", "模型：参数量相同，记忆方式不同"),
-        bi(
-            "For each size the GPT's width sets the parameter count and each recurrent "
-            "model gets the hidden size whose count is nearest it. All train through lmscope's "
-            "one trainer with the same optimiser settings on the same examples; the loss "
-            "counts only the answers, and every example starts from a fresh state. The fixed "
-            "state is what an RNN carries from one character to the next (an LSTM: h and c "
-            "per layer; a GRU: h), in float32 bytes; the GPT's memory is its KV cache, a key "
-            "and a value per layer for every character read.",
-            "每个规模由 GPT 的宽度决定参数量，循环模型取参数量最接近它的隐藏层大小。所有模型都"
-            "用 lmscope 的同一个训练器、同样的优化器设置、同样的样例训练；损失只计算答案，"
-            "每个样例都从全新的状态开始。固定状态是 RNN 从一个字符带到下一个字符的东西"
-            "（LSTM：每层的 h 和 c；GRU：h），按 float32 字节计；GPT 的记忆是它的 KV cache，"
-            "每读一个字符，每层多存一个键和一个值。",
-        ),
+        *_fixed("models"),
         verdict,
     )

@@ -106,18 +106,33 @@ class Section:
 def table(key: str, rows: list[dict], texts: dict, **extra) -> Section:
     """Section ``key`` with its plot and columns from tables.json (what a table shows is data,
     like its texts) and ``texts``' title, explain and verdict."""
-    plot = _tables()[key].get("plot")
+    plot = package_json("tables.json")[key].get("plot")
     return Section(key=key, plot=plot, columns=columns_of(key), rows=rows, **texts, **extra)
 
 
 def columns_of(key: str) -> list[Column]:
     """The columns of section ``key``'s table, from tables.json."""
-    return [Column(*column) for column in _tables()[key]["columns"]]
+    return [Column(*column) for column in package_json("tables.json")[key]["columns"]]
+
+
+def fixed_texts(
+    file: str, key: str, then: dict[str, str] | None = None, **values
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Section ``key``'s title and explanation, per language, from ``file``: the words that do
+    not depend on the measurements are data, reviewed side by side in both languages. ``values``
+    fill the explanation's {placeholders}; ``then`` (a note per language) is appended."""
+    spec = package_json(file)[key]
+    explain = {}
+    for lang, text in spec["explain"].items():
+        text = text.format(**values) if values else text
+        explain[lang] = text + (then[lang] if then else "")
+    return dict(spec["title"]), explain
 
 
 @functools.cache
-def _tables() -> dict:
-    return json.loads(resources.files(__package__).joinpath("tables.json").read_text("utf-8"))
+def package_json(name: str) -> dict:
+    """A JSON file shipped beside this module (package data); read once."""
+    return json.loads(resources.files(__package__).joinpath(name).read_text("utf-8"))
 
 
 @dataclass

@@ -2,7 +2,9 @@
 
 Every section gets a title, a fixed explanation and a verdict. The verdict is written from
 the measured rows, so the sentence a reader takes away always quotes the numbers in the same
-file. Kept in one module so both languages can be reviewed side by side.
+file. Titles and explanations, the words that do not depend on the measurements, are data in
+texts.json ({placeholders} for the settings they quote); verdicts are written here. Both keep
+the two languages side by side.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import math
 import statistics
 
 from lmscope.lab.results import bilingual as bi
-from lmscope.lab.results import format_bytes, format_seconds
+from lmscope.lab.results import fixed_texts, format_bytes, format_seconds
 
 SERIAL_DEPTH_TITLE = bi(
     "Why Transformers: serial depth of recurrences vs parallel reductions and scans",
@@ -54,6 +56,11 @@ CLI = {
     "yes": bi("yes", "是"),
     "no": bi("NO", "否"),
 }
+
+
+def _fixed(key: str, then: dict | None = None, **values) -> tuple[dict, dict]:
+    """Section ``key``'s title and explanation: their words are in texts.json."""
+    return fixed_texts("texts.json", key, then, **values)
 
 
 def _section(title, explain, verdict, clock: str = "wall") -> dict:
@@ -143,21 +150,7 @@ def depth(rows: list[dict]) -> dict:
             "树只多一轮。",
         )
     return _section(
-        bi("Serial depth: recurrence vs tree reduction", "串行深度：循环 vs 树形归约"),
-        bi(
-            "Serial depth is the longest chain of operations in which each one needs the "
-            "result of the one before; even unlimited parallel hardware cannot finish sooner. "
-            "The recurrence h_t = f(h_{t-1}, x_t) has depth N. Adding the same N numbers as a "
-            "balanced tree of pairs takes ceil(log2 N) rounds, and the parallel prefix scans "
-            "that produce every running result take log2 N (Hillis-Steele) or 2·log2 N "
-            "(Blelloch) rounds. The tree depths were counted by running the reduction."
-            + SCAN_DEPTH["en"],
-            "串行深度是最长的一条依赖链：链上每个操作都要等前一个的结果；并行硬件再多也无法"
-            "更早完成。循环 h_t = f(h_{t-1}, x_t) 的深度是 N。把同样的 N 个数按两两配对的"
-            "平衡树相加只需 ceil(log2 N) 轮；能给出每个中间结果的并行前缀扫描需要 log2 N 轮"
-            "（Hillis-Steele）或 2·log2 N 轮（Blelloch）。表中树的深度是实际运行归约数出来的。"
-            + SCAN_DEPTH["zh"],
-        ),
+        *_fixed("depth", then=SCAN_DEPTH),
         verdict,
     )
 
@@ -188,19 +181,7 @@ def python_timing(rows: list[dict], a: float, clock: str = "wall") -> dict:
         )
     verdict = _with_noise(verdict, rows, bool(calm), clock)
     return _section(
-        bi("Pure-Python timing: recurrence vs reduction", "纯 Python 计时：循环 vs 归约"),
-        bi(
-            f"Both functions read every number once and do N additions, in pure Python on one "
-            f"core: h = {a:g}*h + x in an interpreted loop, and sum(xs)/len(xs), whose loop "
-            "runs in C. No parallel hardware is involved: the gap is the interpreter's cost per "
-            "dependent step. It is the lesson's point in miniature: once the steps do not "
-            "depend on each other, the work can be handed to faster machinery (C here, "
-            "thousands of GPU cores in a Transformer).",
-            f"两个函数都把每个数读一遍、做 N 次加法，都是单核纯 Python：一个在解释器里逐步执行 "
-            f"h = {a:g}*h + x，另一个是 sum(xs)/len(xs)，它的循环在 C 里执行。这里没有用到任何"
-            "并行硬件：差距来自解释器在每个依赖步骤上的开销。这是本课论点的缩影：步骤之间一旦"
-            "没有依赖，工作就能交给更快的机器（这里是 C，在 Transformer 里是 GPU 的上千个核心）。",
-        ),
+        *_fixed("python_timing", a=a),
         verdict,
         clock,
     )
@@ -243,22 +224,7 @@ def equivalence(rows: list[dict]) -> dict:
             f"Blelloch 扫描需要 {big['blelloch_rounds']} 轮，而循环需要 {n:,} 步。",
         )
     return _section(
-        bi(
-            "The recurrence is a prefix scan: states compared",
-            "循环就是前缀扫描：逐个状态对比",
-        ),
-        bi(
-            "Each recurrence step is an affine map h ↦ a·h + x. Two such maps compose into "
-            "another one, (a₁, b₁) then (a₂, b₂) = (a₁a₂, a₂b₁ + b₂), and composition is "
-            "associative. So the running states of the recurrence are exactly a prefix scan "
-            "over the (a, x) pairs, and a parallel scan computes all of them in O(log N) "
-            "rounds. With a = 1 it is the ordinary prefix sum. Differences come only from "
-            "rounding in a different order.",
-            "循环的每一步都是一个仿射映射 h ↦ a·h + x。两个仿射映射复合后仍是仿射映射：先 "
-            "(a₁, b₁) 再 (a₂, b₂) 等于 (a₁a₂, a₂b₁ + b₂)，并且复合满足结合律。所以循环的全部"
-            "中间状态恰好是对 (a, x) 对做前缀扫描的结果，并行扫描能在 O(log N) 轮内把它们"
-            "全部算出。a = 1 时就是普通的前缀和。两者的差别只来自浮点数以不同顺序舍入。",
-        ),
+        *_fixed("equivalence"),
         verdict,
     )
 
@@ -284,19 +250,7 @@ def vector(rows: list[dict], clock: str = "wall") -> dict:
         )
     verdict = _with_noise(verdict, rows, bool(calm), clock)
     return _section(
-        bi(
-            "Exercise (easy): a 64-dimensional hidden state",
-            "练习（简单）：64 维隐藏状态",
-        ),
-        bi(
-            "The recurrence with a vector state, h ← 0.9·h + x_t with x_t of 64 numbers, timed "
-            "two ways: pure-Python lists (64 multiply-adds per step, each interpreted) and NumPy "
-            "(one vectorised 64-wide update per step). The growth columns divide by the scalar "
-            "recurrence's time at the same N. The number of dependent steps is N in every case.",
-            "把循环的状态换成向量：h ← 0.9·h + x_t，x_t 有 64 个数，用两种方式计时：纯 Python "
-            "列表（每步 64 次乘加，逐个解释执行）和 NumPy（每步一次 64 维向量化更新）。增长列"
-            "是除以同一 N 下标量循环的时间。所有情况下依赖步数都是 N。",
-        ),
+        *_fixed("vector"),
         verdict,
         clock,
     )
@@ -325,26 +279,7 @@ def scans(rows: list[dict], passed: int, trials: int) -> dict:
             "在 1e-9 以内）。",
         )
     return _section(
-        bi(
-            "Exercise (medium): Hillis-Steele and Blelloch scans, depth and work",
-            "练习（中等）：Hillis-Steele 与 Blelloch 扫描的深度和工作量",
-        ),
-        bi(
-            "Hillis-Steele: in round r every position i ≥ 2^r adds in position i − 2^r; after "
-            "ceil(log2 N) rounds each position holds its prefix sum. Shallow, but for N a power "
-            "of two it does N·log2 N − (N − 1) additions, more than the serial N − 1. Blelloch's "
-            "work-efficient scan sweeps a balanced tree up (partial sums) and down (prefixes): "
-            "2·log2 N rounds and 2(N − 1) additions, N padded up to a power of two. Depth is "
-            "counted in rounds (operations within a round are independent), work in additions, "
-            "both while the scans run. Pure Python executes a round one addition at a time, so "
-            "this measures the shape of the computation, not a speed-up.",
-            "Hillis-Steele：第 r 轮中每个位置 i ≥ 2^r 加上位置 i − 2^r 的值；ceil(log2 N) 轮后"
-            "每个位置都是自己的前缀和。深度很浅，但 N 为 2 的幂时要做 N·log2 N − (N − 1) 次加法，"
-            "比串行的 N − 1 次多。Blelloch 的工作高效扫描在平衡树上先上扫（部分和）再下扫"
-            "（前缀）：2·log2 N 轮、2(N − 1) 次加法（N 补齐到 2 的幂）。深度按轮数计（同一轮内"
-            "的操作互不依赖），工作量按加法次数计，都是扫描运行时数出来的。纯 Python 一次只做"
-            "一个加法，所以这里量的是计算的形状，而不是加速。",
-        ),
+        *_fixed("scans"),
         verdict,
     )
 
@@ -467,29 +402,7 @@ def torch_sweep(rows: list[dict], shapes: dict, a: float, clock: str = "wall") -
         verdicts_zh.append(f"在 {device} 上：" + "".join(zh))
     verdict = bi(" ".join(verdicts_en), "".join(verdicts_zh)) if verdicts_en else _none()
     return _section(
-        bi(
-            "Exercise (hard): PyTorch loop vs reduction vs parallel scan",
-            "练习（困难）：PyTorch 中的循环 vs 归约 vs 并行扫描",
-        ),
-        bi(
-            f"The same recurrence h_t = {a:g}·h_(t-1) + x_t, three ways in PyTorch: a Python "
-            "loop over positions (a few small tensor operations per step); the parallel "
-            "reduction x.sum(); and two parallel scans that produce every h_t: a chunked scan "
-            "(the closed form a^t·cumsum(x_s / a^s) inside blocks short enough that a^-s stays "
-            "finite, joined by a scan over the block carries) and an associative scan (log2 N "
-            "rounds of whole-tensor operations on (a, x) pairs). Both scans are checked against "
-            "the loop at every N. On log-log axes a slope of 1 is linear growth and a flat line "
-            "a fixed cost: a parallel operation first pays a fixed per-call (on a GPU, "
-            "per-launch) overhead and only grows once the data outweighs it, while the loop pays "
-            "that overhead at every step, so it grows linearly from the start.",
-            f"同一个循环 h_t = {a:g}·h_(t-1) + x_t，在 PyTorch 里用三种方式计算：按位置的 "
-            "Python 循环（每步几个小张量运算）；并行归约 x.sum()；以及两种能给出全部 h_t 的"
-            "并行扫描：分块扫描（在足够短、使 a^-s 不溢出的块内用闭式 a^t·cumsum(x_s / a^s)，"
-            "再对块间的进位做一次扫描）和结合律扫描（对 (a, x) 对做 log2 N 轮整张量运算）。"
-            "每个 N 下两种扫描都与循环的结果核对。在双对数坐标里，斜率 1 表示线性增长，水平线"
-            "表示固定开销：并行运算先付一次固定的调用开销（在 GPU 上是 kernel 启动开销），数据"
-            "量超过这份开销后才开始增长；而循环每一步都要付这份开销，所以从一开始就线性增长。",
-        ),
+        *_fixed("torch_sweep", a=a),
         verdict,
         clock,
     )
@@ -510,19 +423,7 @@ def stability(rows: list[dict], a: float, block: int) -> dict:
             "这样分块扫描在计时的每个 N 上都与循环一致，差别只在舍入误差之内。",
         )
     return _section(
-        bi(
-            "Why the scan is blocked: where the closed form breaks",
-            "为什么扫描要分块：闭式在哪里失效",
-        ),
-        bi(
-            "The closed form h_t = a^t · Σ_{s≤t} x_s / a^s turns the recurrence into one cumsum, "
-            "but for |a| < 1 the factor a^-s grows without bound: it overflows the floating-point "
-            "range (and a^t underflows) after a few hundred steps in float32. The table gives "
-            "the first N at which the unblocked formula returns inf or nan.",
-            "闭式 h_t = a^t · Σ_{s≤t} x_s / a^s 把循环变成一次 cumsum，但 |a| < 1 时因子 a^-s "
-            "无界增长：在 float32 中几百步后就超出浮点范围（a^t 也会下溢）。表中给出不分块的"
-            "公式第一次返回 inf 或 nan 的 N。",
-        ),
+        *_fixed("stability"),
         verdict,
     )
 
@@ -624,26 +525,15 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
         )
     verdict = bi(" ".join(en), "".join(zh)) if en else _none()
     return _section(
-        bi("Peak memory and time of causal attention", "因果注意力的峰值内存与耗时"),
-        bi(
-            f"One forward pass of causal self-attention over N positions ({heads} heads × "
-            f"d_head {params['d_head']}, batch {params['batch']}, {dtype}, on "
-            f"{params['device']}), three ways: naive attention that materialises the N × N score "
-            "matrix of every head, masks and softmaxes it; PyTorch's "
-            "scaled_dot_product_attention with is_causal=True, whose flash / memory-efficient "
-            "kernels walk over key tiles and never hold the whole matrix; and an LSTM cell of "
-            "the same width stepping over the N positions with only (h, c) as state. Peak is "
-            "the memory the computation adds on top of its inputs, measured in a separate "
-            f"process ({params['peak_method']}); theory is N² × heads × batch × bytes per "
-            "element, one score matrix." + FLASH["en"],
-            f"对 N 个位置做一次因果自注意力前向（{heads} 个头 × d_head {params['d_head']}，"
-            f"batch {params['batch']}，{dtype}，设备 {params['device']}），三种方式：朴素注意力，"
-            "为每个头物化 N × N 分数矩阵，再做掩码和 softmax；PyTorch 的 "
-            "scaled_dot_product_attention（is_causal=True），其 flash / 省显存 kernel 按键的"
-            "分块遍历，从不持有整张矩阵；以及同宽度的 LSTM 单元，逐个走过 N 个位置，状态只有 "
-            "(h, c)。峰值指计算在输入之外额外占用的内存，在独立进程中测量"
-            f"（{params['peak_method']}）；理论值为 N² × 头数 × batch × 每元素字节数，即一份"
-            "分数矩阵。" + FLASH["zh"],
+        *_fixed(
+            "attention",
+            then=FLASH,
+            batch=params["batch"],
+            d_head=params["d_head"],
+            device=params["device"],
+            dtype=dtype,
+            heads=heads,
+            peak_method=params["peak_method"],
         ),
         verdict,
         params.get("clock", "wall"),
@@ -670,15 +560,7 @@ def limits(rows: list[dict], budget: int) -> dict:
             en.append(f"{r['method']}: every size fit, up to N = {r['largest_fit']:,}.")
             zh.append(f"{r['method']}：所有规模都放得下，直到 N = {r['largest_fit']:,}。")
     return _section(
-        bi("Where each method hit the memory budget", "各方法在哪里撞上内存预算"),
-        bi(
-            f"Each method ran at growing N under a memory budget of {format_bytes(budget)} "
-            "(enforced: on CPU an address-space limit on the measuring process, on CUDA a cap "
-            "on PyTorch's allocator) and stopped at the first N whose allocation failed.",
-            f"每种方法在 {format_bytes(budget)} 的内存预算下逐步增大 N（预算是强制的：CPU 上"
-            "对测量进程设地址空间上限，CUDA 上限制 PyTorch 分配器），并在第一次分配失败的 N "
-            "处停止。",
-        ),
+        *_fixed("limits", budget=format_bytes(budget)),
         bi(" ".join(en), "".join(zh)) if en else _none(),
     )
 
@@ -702,14 +584,7 @@ def kv_cache(rows: list[dict], dtypes) -> dict:
             "数线性增长，而 RNN 的状态根本不增长。",
         )
     return _section(
-        bi("KV cache of the GPT-2 family", "GPT-2 系列的 KV 缓存"),
-        bi(
-            "When a Transformer generates, it keeps every earlier token's keys and values so "
-            "it does not recompute them: 2 (keys and values) × layers × d_model numbers per "
-            "token, times the bytes per number.",
-            "Transformer 生成时会保留之前每个 token 的键和值，以免重复计算：每个 token 需要 "
-            "2（键和值）× 层数 × d_model 个数，再乘以每个数的字节数。",
-        ),
+        *_fixed("kv_cache"),
         verdict,
     )
 
@@ -801,30 +676,7 @@ def race_speed(rows: list[dict], s: dict) -> dict:
             f"{low:g}–{high:g} 倍。{why_zh}课程所说的加速需要并行硬件（见说明）。",
         )
     return _section(
-        bi("Speed: tokens per second and time per epoch", "速度：每秒 token 数与每个 epoch 的时间"),
-        bi(
-            "Every model read the same batches in the same order (the training text cut into "
-            "one contiguous stream per batch row, N characters per step), trained with the "
-            f"same trainer and optimiser family for the same budget of {clock_en}, with "
-            "parameter counts matched to the GPT's. An epoch is one pass over the training "
-            "text; its time is the steps an epoch takes times the mean step time measured. "
-            "The lesson's argument: the RNN must take N dependent steps per window, each a "
-            "small matrix product, while the Transformer computes all N positions at once in "
-            "a few large products that parallel hardware shares out; on a GPU with thousands "
-            "of cores that is where 5–10× comes from. On a CPU with a thread or two there are "
-            "no idle cores to recruit: what counts is the total work (forward FLOPs per "
-            "token, which for the GPT include attention over (N + 1) / 2 keys on average) "
-            "and how fast each kind of work runs (achieved GFLOP/s, counting training as "
-            "three forward passes).",
-            "所有模型以相同顺序读取相同的 batch（训练文本按 batch 的每一行切成一条连续的流，"
-            f"每步 N 个字符），用同一个训练器和同一类优化器，训练相同预算的{clock_zh}，参数量"
-            "与 GPT 对齐。一个 epoch 是把训练文本完整读一遍；它的时间等于一个 epoch 的步数乘以"
-            "实测的平均每步时间。课程的论点是：RNN 每个窗口必须走 N 个前后依赖的步骤，每步只是"
-            "一次小矩阵乘法；Transformer 则用几次大矩阵乘法一次算完全部 N 个位置，交给并行硬件"
-            "分摊。在拥有上千个核心的 GPU 上，5–10 倍正是这样来的。在只有一两个线程的 CPU 上，"
-            "没有闲置的核心可用：起作用的是总工作量（每个 token 的前向 FLOPs，GPT 还包括平均对 "
-            "(N + 1) / 2 个键的注意力）以及每种工作跑得多快（实际 GFLOP/s，训练按三次前向计）。",
-        ),
+        *_fixed("race_speed", clock_en=clock_en, clock_zh=clock_zh),
         verdict,
         s["clock"],
     )
@@ -858,22 +710,7 @@ def race_loss(rows: list[dict], s: dict) -> dict:
             f"GPT {at['gpt']:.3f}，即按读过的字符算，{same} 学到的更多。"
         )
     return _section(
-        bi(
-            "Learning: validation loss against time and against tokens",
-            "学习：验证损失随时间与随 token 数的变化",
-        ),
-        bi(
-            "Validation loss in nats per character on the same held-out text for every model "
-            "(the last tenth of the corpus), measured at even fractions of the budget; "
-            "evaluation time is not counted. Against training time it shows who learns more "
-            "in the same time; against tokens seen, who learns more from the same data "
-            "whatever its speed. A short race says nothing about where each model would end: "
-            "with enough data and compute, Transformers of the same size pull ahead.",
-            "验证损失（每个字符的 nats），所有模型都在同一段留出文本（语料的最后十分之一）上，"
-            "于预算的均匀分点处测量；评估时间不计入。对训练时间作图，看谁在相同时间内学得更多；"
-            "对读过的 token 数作图，看在不考虑速度时，谁从相同数据中学得更多。短时间的赛跑说明"
-            "不了每个模型最终能到哪里：数据和算力足够时，同等规模的 Transformer 会领先。",
-        ),
+        *_fixed("race_loss"),
         bi(en, zh),
         s["clock"],
     )
