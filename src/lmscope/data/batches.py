@@ -51,12 +51,33 @@ def _check_state(state: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
             )
 
 
-class RandomBatches:
+class _Batches:
+    """What both loaders share: they are their own iterators, and a saved state must come from
+    a loader of the same shape (kind, batch size, window length, data length)."""
+
+    kind: str
+    window: str  # the attribute that holds the window length
+
+    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        return self
+
+    def _shape(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "batch_size": self.batch_size,
+            self.window: getattr(self, self.window),
+            "data_len": len(self.data),
+        }
+
+
+class RandomBatches(_Batches):
     """Windows of `context + 1` ids at random offsets, as nanoGPT's get_batch draws them.
 
     Batch number k is drawn from a generator seeded by (seed, k), so the sequence depends
     only on the seed, and resuming needs nothing more than the step counter.
     """
+
+    kind, window = "random", "context"
 
     def __init__(self, data: object, batch_size: int, context: int, seed: int = 0) -> None:
         self.data = _as_ids(data)
@@ -72,9 +93,6 @@ class RandomBatches:
         self.seed = int(seed)
         self.step = 0
 
-    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        return self
-
     def __next__(self) -> tuple[torch.Tensor, torch.Tensor]:
         rng = np.random.default_rng([self.seed, self.step])
         # A window starting at i needs ids i..i+context, so i < len - context.
@@ -82,14 +100,6 @@ class RandomBatches:
         windows = self.data[starts[:, None] + np.arange(self.context + 1)]
         self.step += 1
         return _to_tensor(windows)
-
-    def _shape(self) -> dict[str, Any]:
-        return {
-            "kind": "random",
-            "batch_size": self.batch_size,
-            "context": self.context,
-            "data_len": len(self.data),
-        }
 
     def state_dict(self) -> dict[str, Any]:
         return {**self._shape(), "seed": self.seed, "step": self.step}
@@ -100,7 +110,7 @@ class RandomBatches:
         self.step = int(state["step"])
 
 
-class StreamBatches:
+class StreamBatches(_Batches):
     """The data cut into `batch_size` contiguous streams, read `seq_len` ids at a time.
 
     Row b of consecutive batches walks along stream b without gaps, so an RNN can carry its
@@ -108,6 +118,8 @@ class StreamBatches:
     the last whole chunk the streams start again from their beginnings: a new epoch, where
     the trainer must drop its hidden state. Check `new_epoch` after each batch.
     """
+
+    kind, window = "stream", "seq_len"
 
     def __init__(self, data: object, batch_size: int, seq_len: int) -> None:
         self.data = _as_ids(data)
@@ -134,9 +146,6 @@ class StreamBatches:
         """True when the next batch will be the first of an epoch (streams at their starts)."""
         return self.chunk == 0
 
-    def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        return self
-
     def __next__(self) -> tuple[torch.Tensor, torch.Tensor]:
         self.new_epoch = self.chunk == 0
         offsets = np.arange(self.batch_size) * self.stream_len + self.chunk * self.seq_len
@@ -145,14 +154,6 @@ class StreamBatches:
         if self.chunk == self.chunks_per_epoch:
             self.chunk, self.epoch = 0, self.epoch + 1
         return _to_tensor(windows)
-
-    def _shape(self) -> dict[str, Any]:
-        return {
-            "kind": "stream",
-            "batch_size": self.batch_size,
-            "seq_len": self.seq_len,
-            "data_len": len(self.data),
-        }
 
     def state_dict(self) -> dict[str, Any]:
         position = {"epoch": self.epoch, "chunk": self.chunk, "new_epoch": self.new_epoch}
