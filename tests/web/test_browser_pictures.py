@@ -5,18 +5,12 @@ embedding neighbours. Every number drawn is checked against the API it came from
 from __future__ import annotations
 
 import pytest
-from webtools import api, chip_ids, open_step, set_prompt, shot, to_chinese, traces, wait_for_trace
+import webtools
+from webtools import api, chip_ids, open_step, set_prompt, shot, traces, wait_for_trace
 
 pytestmark = pytest.mark.browser
 
 ZH_PROMPT = "数据可视化让用户能够"
-SIZES = [(1440, "en"), (390, "zh")]
-
-
-def setup(page, width: int, lang: str):
-    page.set_viewport_size({"width": width, "height": 900})
-    if lang == "zh":
-        to_chinese(page)
 
 
 def no_sideways_scroll(page, width: int):
@@ -26,9 +20,9 @@ def no_sideways_scroll(page, width: int):
 # --- characters over byte-level chips -----------------------------------------------------
 
 
-@pytest.mark.parametrize(("width", "lang"), SIZES)
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
 def test_chinese_characters_label_their_byte_chips(page, width, lang):
-    setup(page, width, lang)
+    webtools.at_size(page, width, lang)
     set_prompt(page, ZH_PROMPT)
     spans = api(page, "/api/trace", {"text": ZH_PROMPT})["chars"]
     labels = page.get_by_test_id("char-span")
@@ -74,9 +68,9 @@ def open_lines(page):
     page.wait_for_selector("[data-testid=attention-lines][data-ready='1']")
 
 
-@pytest.mark.parametrize(("width", "lang"), SIZES)
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
 def test_attention_lines_draw_the_real_weights(page, width, lang):
-    setup(page, width, lang)
+    webtools.at_size(page, width, lang)
     set_prompt(page, "The quick brown fox jumps over the lazy dog because it")
     page.get_by_test_id("greedy").check()
     page.get_by_test_id("generate-count").fill("2")
@@ -143,9 +137,9 @@ def active_step(page) -> str:
     return page.locator("[data-testid=step-nav] button.active").get_attribute("data-step")
 
 
-@pytest.mark.parametrize(("width", "lang"), SIZES)
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
 def test_the_flow_draws_the_real_vectors_and_probabilities(page, width, lang, tiny_model):
-    setup(page, width, lang)
+    webtools.at_size(page, width, lang)
     flow_loaded(page)
     ids = chip_ids(page)
     last = len(ids) - 1
@@ -182,9 +176,9 @@ def test_the_flow_draws_the_real_vectors_and_probabilities(page, width, lang, ti
     no_sideways_scroll(page, width)
 
 
-@pytest.mark.parametrize(("width", "lang"), SIZES)
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
 def test_each_step_lights_its_part_and_explains_it_in_place(page, width, lang):
-    setup(page, width, lang)
+    webtools.at_size(page, width, lang)
     flow_loaded(page)
     flow = page.get_by_test_id("flow")
     shots = {
@@ -227,7 +221,9 @@ def test_each_step_lights_its_part_and_explains_it_in_place(page, width, lang):
     no_sideways_scroll(page, width)
 
 
-def test_play_pause_and_the_animation(page):
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
+def test_play_pause_and_the_animation(page, width, lang):
+    webtools.at_size(page, width, lang)
     flow_loaded(page)
     page.evaluate("window.lmscope.flow.playMs = 700")
     open_step(page, "transformer")
@@ -281,11 +277,11 @@ def test_reduced_motion_moves_nothing(browser, server):
 # --- embedding neighbours -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("width", "lang"), SIZES)
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
 def test_embedding_neighbours_are_the_nearest_rows_of_w_e(page, width, lang, tiny_model):
     import torch
 
-    setup(page, width, lang)
+    webtools.at_size(page, width, lang)
     page.get_by_test_id("token-chip").nth(2).click()
     open_step(page, "embedding")
     box = page.get_by_test_id("neighbours")

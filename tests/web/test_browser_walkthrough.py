@@ -9,6 +9,7 @@ import base64
 import re
 
 import pytest
+import webtools
 from webtools import api, chip_ids, open_step, set_prompt, to_chinese, traces, wait_for_trace
 
 pytestmark = pytest.mark.browser
@@ -47,8 +48,10 @@ def test_a_prompt_past_the_context_clears_the_view_and_names_no_missing_option(p
     assert error.is_hidden() and len(chip_ids(page)) == 2
 
 
-def test_generated_text_stays_when_the_prompt_is_edited(page):
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
+def test_generated_text_stays_when_the_prompt_is_edited(page, width, lang):
     """Bug 3: Generate 5, then type "!": the generated tokens vanished and "+5" stayed."""
+    webtools.at_size(page, width, lang)
     set_prompt(page, "Now is the winter of our discontent")
     prompt_ids = chip_ids(page)
     page.get_by_test_id("greedy").check()
@@ -129,9 +132,11 @@ def test_no_horizontal_scroll_at_390_px_on_any_step(page, lang):
     assert slider["x"] >= 0 and slider["x"] + slider["width"] <= 390
 
 
-def test_top_p_past_the_sent_tokens_shows_the_servers_pool(page):
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
+def test_top_p_past_the_sent_tokens_shows_the_servers_pool(page, width, lang):
     """Bug 4: top-p 0.9 at T = 1 showed the browser's estimate (11.7% -> 11.7%) while the pool
     Generate samples from gave 12.96%: the pool reached past the tokens the page was sent."""
+    webtools.at_size(page, width, lang)
     set_prompt(page, "Data visualization empowers users to")
     page.get_by_test_id("top-p").fill("0.9")
     page.wait_for_function(
@@ -210,7 +215,9 @@ def test_long_prompts_keep_heatmap_labels_and_the_whole_query_row(page, width):
     assert page.get_by_test_id("query-row-all").locator("tbody tr").count() == n
 
 
-def test_ablation_says_it_changes_only_its_panel(page):
+@pytest.mark.parametrize("width", [1440, 390])
+def test_ablation_says_it_changes_only_its_panel(page, width):
+    page.set_viewport_size({"width": width, "height": 900})  # English, then Chinese below
     page.locator("[data-testid=view-nav] button[data-view=ablation]").click()
     scope = page.get_by_test_id("ablation-scope")
     scope.wait_for()
@@ -225,8 +232,10 @@ def test_ablation_says_it_changes_only_its_panel(page):
     assert "只有这个面板" in page.get_by_test_id("ablation-scope").inner_text()
 
 
-def test_control_characters_and_minus_signs(page):
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
+def test_control_characters_and_minus_signs(page, width, lang):
     """Also: a NUL was shown raw in a chip; numbers mixed ASCII '-' and U+2212."""
+    webtools.at_size(page, width, lang)
     set_prompt(page, "a\x00b c")
     pieces = page.locator("[data-testid=token-chip] .piece").all_inner_texts()
     assert "\x00" not in "".join(pieces) and "␀" in "".join(pieces)

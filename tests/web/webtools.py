@@ -150,3 +150,14 @@ def open_view(page, key: str) -> None:
 def to_chinese(page) -> None:
     page.get_by_test_id("lang-toggle").click()
     page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
+
+
+# Issue 14: every view and bug at a desktop and a phone width, in English and in Chinese.
+SIZES = [(1440, "en"), (1440, "zh"), (390, "en"), (390, "zh")]
+
+
+def at_size(page, width: int, lang: str) -> None:
+    """The page at ``width`` px (900 high), switched to Chinese for ``lang == "zh"``."""
+    page.set_viewport_size({"width": width, "height": 900})
+    if lang == "zh":
+        to_chinese(page)
