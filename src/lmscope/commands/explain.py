@@ -9,6 +9,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from lmscope.commands.common import (
+    add_ablate_option,
     add_chat_option,
     add_lang_option,
     add_model_option,
@@ -49,13 +50,7 @@ def register(sub):
     )
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
     add_chat_option(p)
-    p.add_argument(
-        "--ablate",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help="switch parts off first: L5H3, attn2, mlp*, ... (repeatable)",
-    )
+    add_ablate_option(p)
     add_sampling_options(p)
     add_lang_option(p)
     p.set_defaults(run=run)
