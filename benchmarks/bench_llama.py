@@ -105,14 +105,17 @@ def corpus_ids(model, n: int) -> list[int]:
 def paired_runs(fns: dict, repeats: int) -> dict[str, list[float]]:
     """Every time of each function, measured in alternation after one warm-up call each, so
     that a burst of other work on a shared machine hits every contender alike."""
+    from benchmarks import machine
+
+    clock = machine.clock()  # one torch thread: this thread's CPU time, which others' jobs spare
     for fn in fns.values():
         fn()
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
-            start = time.perf_counter()
+            start = clock()
             fn()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(clock() - start)
     return times
 
 
@@ -206,11 +209,25 @@ def measure_generation(ours, hf, tokens: int, repeats: int) -> dict:
             )
         return out[0, len(prompt) :].tolist()
 
-    runs = paired_runs({"hf": hf_generate, "ours": ours_generate}, repeats)
+    from benchmarks import machine
+
+    # A step's matrix-vector products alone (every weight read once, nothing else), timed with
+    # the two: the floor no float32 implementation reading these weights can go below.
+    products = machine.step_products(ours.net)
+
+    def floor_steps():
+        for _ in range(tokens):
+            products()
+
+    runs = paired_runs({"hf": hf_generate, "ours": ours_generate, "floor": floor_steps}, repeats)
     t = {k: min(v) for k, v in runs.items()}
     same = ours_generate() == hf_generate()
     ratio = t["hf"] / t["ours"]
     return {
+        "floor_tok_s": round(tokens / t["floor"], 2),
+        "lmscope_of_floor": round(t["floor"] / t["ours"], 3),
+        "reference_of_floor": round(t["floor"] / t["hf"], 3),
+        "ratio_cap": round(t["hf"] / t["floor"], 3),
         "what": f"greedy generation, {tokens} tokens after a {len(prompt)}-token prompt",
         "kind": "generate",
         "tokens": tokens,
@@ -649,6 +666,19 @@ def markdown(result: dict) -> str:
             f"loaded, peak {ref['peak_mib']:,.0f} MiB."
         ),
     ]
+    if "floor_tok_s" in gen:
+        lines += [
+            "",
+            _wrap(
+                f"**Generation's floor.** A step's matrix-vector products alone (every weight "
+                f"read once through the same kernel, nothing else), timed in the same runs, give "
+                f"{gen['floor_tok_s']:.1f} tokens/s: no float32 implementation that reads these "
+                f"weights can go faster on this machine. lmscope runs at "
+                f"{gen['lmscope_of_floor']:.0%} of that floor and transformers at "
+                f"{gen['reference_of_floor']:.0%}, so the most any float32 code could gain over "
+                f"transformers here is {gen['ratio_cap']:.2f}x."
+            ),
+        ]
     for p in result.get("profiles", []):
         lines += ["", _wrap(f"**Profile of a missed goal** ({_profile_words(p)})")]
     if result.get("notes"):

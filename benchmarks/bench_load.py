@@ -389,8 +389,10 @@ def markdown(result: dict) -> str:
         f"requests in progress and a {result['limits']['wait_s']:g} s wait for the model). "
         "Each types a prompt (a fresh slice of Shakespeare, or one of a few the whole class "
         "shares), opens step views on it, moves the sampling controls and generates 1-40 "
-        "tokens. The reference is the same mix from one client on the idle server, measured in "
-        "the same run.",
+        "tokens. A learner does not stop to read: the next request goes the moment the last "
+        "one is answered, so the class asks for all the model work the server can do, a harsher "
+        "test than people reading between clicks. The reference is the same mix from one client "
+        "on the idle server, measured in the same run.",
         "",
         f"**{loaded['requests']:,} requests, {loaded['errors']} errors**; "
         f"{loaded['requests_per_s']:.1f} requests/s and "

@@ -397,6 +397,7 @@ def markdown(result: dict) -> str:
         "matrix-vector products run alone on the same weights (attention, norms, sampling, the "
         "Python of the loop).",
     ]
+    lines += ["", _kernel_speeds(result)]
     for name, sides in result.get("profiles", {}).items():
         lines += ["", f"**Profile of the missed goal: {name}** (torch.profiler, one run):", ""]
         for side, ops in sides.items():
@@ -405,6 +406,24 @@ def markdown(result: dict) -> str:
             )
             lines.append(f"- {side}: {words}.")
     return "\n".join(lines)
+
+
+def _kernel_speeds(result: dict) -> str:
+    """What the matrix-vector kernels alone read per second in each precision, and the most
+    bfloat16 generation could gain over transformers' float32 with them: the floor, not a goal."""
+    by = {g["dtype"]: g for g in result["generation"]}
+    f32, bf16 = by["float32"], by["bfloat16"]
+    speed = {d: g["step_bytes"] / (g["matvec_floor_ms"] / 1e3) / 1e9 for d, g in by.items()}
+    cap = (1e3 / bf16["matvec_floor_ms"]) / f32["reference_tok_s"]
+    gain = f32["matvec_floor_ms"] / bf16["matvec_floor_ms"]
+    return (
+        f"**The kernels' own speed.** A step's matrix-vector products alone read "
+        f"{speed['float32']:.1f} GB/s in float32 and {speed['bfloat16']:.1f} GB/s in bfloat16 "
+        f"(PyTorch's `mv` on {result['threads']} thread{'s' if result['threads'] != 1 else ''}),"
+        f" so bfloat16 halves the bytes but its products take {1 / gain:.2f}x the time, not 0.5x"
+        f": with those kernels and nothing else in a step, bfloat16 generation "
+        f"would reach {cap:.2f}x transformers' float32 tokens/s at most."
+    )
 
 
 def print_table(results: dict):

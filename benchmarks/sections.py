@@ -402,3 +402,48 @@ def train(result: dict, entry: dict) -> str:
             ),
         ]
     )
+
+
+# --- bench_load in another precision: its own section, then the float32 run beside it ---------
+
+
+def load_beside_float32(result: dict, entry: dict, float32_name: str) -> str:
+    """bench_load's section for a bfloat16 run, and a table of its throughput and p95 beside
+    the float32 run of the same class (``results/<float32_name>.json``, saved by its own run)."""
+    import json
+    from pathlib import Path
+
+    from benchmarks import bench_load
+
+    text = bench_load.markdown(result)
+    folder = Path(__file__).resolve().parent / "results"
+    if entry.get("quick"):
+        folder = folder / "quick"
+    saved = folder / f"{float32_name}.json"
+    if not saved.is_file():
+        return text + f"\n\n(No float32 run saved in `{saved.name}` to compare with.)"
+    other = json.loads(saved.read_text("utf-8"))
+    runs = [("float32", other["result"], other["date"]), (result["dtype"], result, entry["date"])]
+    rows = [
+        "| precision | run | requests/s | generated tokens/s | errors | p95, all but generation "
+        "| p50, all but generation | trace alone (p50) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, r, date in runs:
+        loaded = r["loaded"]
+        views = loaded.get("latency_without_generation", loaded["latency"])
+        trace = r["alone"]["by_kind"].get("trace", {})
+        rows.append(
+            f"| {name} | {date} | {loaded['requests_per_s']:.1f} | "
+            f"{loaded['generated_tokens_per_s']:.1f} | {loaded['errors']} | "
+            f"{views['p95_ms']:,.0f} ms | {views['p50_ms']:,.0f} ms | "
+            f"{trace.get('p50_ms', float('nan')):,.0f} ms |"
+        )
+    words = _wrap(
+        f"**Beside float32.** The same class, the same seed and the same server options, the "
+        f"float32 figures from `benchmarks/results/{float32_name}.json` (its own run, so the "
+        "machine's load may differ: each run names its load average). One forward pass at a "
+        "time does the model work, so requests/s and generated tokens/s under load are the "
+        "server's throughput."
+    )
+    return "\n".join([text, "", words, "", *rows])

@@ -118,6 +118,27 @@ BENCHMARKS = [
             "log": _no_log,
         },
     ),
+    Benchmark(  # issue 17: the same class in bfloat16, beside the float32 run above
+        "load-smollm2-bf16",
+        "bench_load",
+        full=lambda: {
+            "model": "smollm2",
+            "cache_mb": 1024,
+            "reference_s": 20,
+            "dtype": "bfloat16",
+            "log": _no_log,
+        },
+        quick=lambda: {
+            "clients": 4,
+            "seconds": 3,
+            "reference_s": 1,
+            "model": "smollm2",
+            "cache_mb": 1024,
+            "dtype": "bfloat16",
+            "log": _no_log,
+        },
+        renderer=lambda result, entry: sections.load_beside_float32(result, entry, "load-smollm2"),
+    ),
     Benchmark(  # after the model, web and load runs it compares: run it after them
         "restructure",
         "restructure",
