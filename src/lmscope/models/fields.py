@@ -11,6 +11,7 @@ import dataclasses
 import math
 import types
 import typing
+from typing import ClassVar, TypeVar
 
 from lmscope.errors import CheckpointError, InvalidInputError
 
@@ -70,3 +71,23 @@ def require_mapping(data, what: str) -> dict:
     if not isinstance(data, dict):
         raise CheckpointError(f"{what} must be a JSON object, got {type(data).__name__}")
     return data
+
+
+_Config = TypeVar("_Config", bound="JsonConfig")
+
+
+class JsonConfig:
+    """``to_dict``/``from_dict`` of a dataclass config stored as a JSON object, for every
+    architecture and the trainer: keys the class does not know are left out, and a document
+    that is not an object is refused in one line naming ``stored_as``."""
+
+    stored_as: ClassVar[str] = "the model config"
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls: type[_Config], data: dict) -> _Config:
+        data = require_mapping(data, cls.stored_as)
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})

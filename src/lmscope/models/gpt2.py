@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
@@ -33,11 +33,11 @@ from lmscope.models.common import (
     reads_scores_only,
     wants,
 )
-from lmscope.models.fields import check_field_types, require_mapping
+from lmscope.models.fields import JsonConfig, check_field_types, require_mapping
 
 
 @dataclass
-class GPTConfig:
+class GPTConfig(JsonConfig):
     family: ClassVar[str] = "gpt2"  # what the explainer says this architecture does
 
     vocab_size: int = 50257
@@ -75,15 +75,6 @@ class GPTConfig:
     @property
     def d_mlp(self) -> int:
         return self.n_inner or 4 * self.n_embd
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> GPTConfig:
-        data = require_mapping(data, "the model config")
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
     @classmethod
     def from_hf(cls, hf: dict) -> GPTConfig:

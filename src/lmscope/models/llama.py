@@ -26,7 +26,7 @@ interleave the pairs, are converted by the GGUF reader before they get here.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
@@ -45,7 +45,7 @@ from lmscope.models.common import (
     reads_scores_only,
     wants,
 )
-from lmscope.models.fields import check_field_types, require_mapping
+from lmscope.models.fields import JsonConfig, check_field_types, require_mapping
 from lmscope.models.state import build_checked
 
 HF_MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -60,7 +60,7 @@ _LLAMA3_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_p
 
 
 @dataclass
-class LlamaConfig:
+class LlamaConfig(JsonConfig):
     family: ClassVar[str] = "llama"  # what the explainer says this architecture does
     vocab_size: int = 32000
     n_ctx: int = 2048  # context length (Hugging Face: max_position_embeddings)
@@ -136,15 +136,6 @@ class LlamaConfig:
     def n_kv_groups(self) -> int:
         """Query heads per key/value head."""
         return self.n_head // self.n_kv_head
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> LlamaConfig:
-        data = require_mapping(data, "the model config")
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
     @classmethod
     def from_hf(cls, hf: dict) -> LlamaConfig:

@@ -24,14 +24,14 @@ The carried state is a tensor ``h`` [layers, batch, hidden] (RNN, GRU) or a tupl
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.fields import check_field_types
+from lmscope.models.fields import JsonConfig, check_field_types
 
 CELLS = ("rnn", "lstm", "gru")
 GATES = {"lstm": ("i", "f", "g", "o"), "gru": ("r", "z", "n"), "rnn": ()}
@@ -40,7 +40,7 @@ _GATE_ROWS = {"rnn": 1, "lstm": 4, "gru": 3}  # weight rows per hidden unit
 
 
 @dataclass
-class CharRNNConfig:
+class CharRNNConfig(JsonConfig):
     vocab_size: int
     cell: str = "lstm"  # rnn | lstm | gru
     hidden: int = 128
@@ -68,16 +68,10 @@ class CharRNNConfig:
     def input_size(self) -> int:
         return self.embed or self.vocab_size
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
     @classmethod
     def from_dict(cls, data: dict) -> CharRNNConfig:
-        if not isinstance(data, dict):
-            raise CheckpointError("the model config is not a JSON object")
-        known = {f.name for f in fields(cls)}
         try:
-            return cls(**{k: v for k, v in data.items() if k in known})
+            return super().from_dict(data)
         except TypeError as err:
             raise CheckpointError(f"the model config is incomplete: {err}") from None
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields, replace
+from typing import ClassVar
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.fields import JsonConfig
 
 OPTIMIZERS = ("adamw", "adam", "rmsprop")
 BATCH_KINDS = ("random", "stream")
@@ -44,7 +46,8 @@ FIXED_ON_RESUME = (
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(JsonConfig):
+    stored_as: ClassVar[str] = "the stored training config"
     # data
     data: str = "shakespeare"  # a bundled corpus name or a path to a text file or folder
     tokenizer: str = "char"  # char | bpe:N (trained on the training split) | gpt2
@@ -84,16 +87,6 @@ class TrainConfig:
     out: str = "out"
     device: str = "auto"  # auto | cpu | cuda
     dtype: str = "float32"  # float32 | bfloat16 (autocast; weights stay float32)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> TrainConfig:
-        if not isinstance(data, dict):
-            raise CheckpointError("the stored training config is not a JSON object")
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
 
     def with_overrides(self, **changes) -> TrainConfig:
         unknown = sorted(set(changes) - {f.name for f in fields(self)})
