@@ -94,25 +94,42 @@ class ModelAdapter(ABC):
         return f"{cfg.layers} layers, {cfg.heads} heads, {cfg.dim} dims"
 
 
-class GPTAdapter(ModelAdapter):
+class FamilyAdapter(ModelAdapter):
+    """A family lmscope builds itself: its config class (JSON via ``to_dict``/``from_dict``),
+    its network, and the engine wrapper its samples run through. ``shape(cfg)`` maps the
+    training settings to the config's fields; the vocabulary and dropout are every family's."""
+
+    config_class: ClassVar[type]
+    network: ClassVar[type[nn.Module]]
+    wrapper: ClassVar[type]
+
+    @abstractmethod
+    def shape(self, cfg: TrainConfig) -> dict: ...
+
+    def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict:
+        config = self.config_class(vocab_size=vocab_size, dropout=cfg.dropout, **self.shape(cfg))
+        return config.to_dict()
+
+    def build(self, config: dict) -> nn.Module:
+        return self.network(self.config_class.from_dict(config))
+
+    def language_model(self, model, tokenizer):
+        return self.wrapper(model, tokenizer)
+
+
+class GPTAdapter(FamilyAdapter):
     """GPTs see random windows; every batch stands alone, so there is no state."""
 
     arch = "gpt"
     sample_params = SamplingParams(temperature=0.8, top_k=200)  # nanoGPT's sample.py choice
+    config_class, network, wrapper = GPTConfig, GPT, LanguageModel
 
-    def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict:
-        shape = dict(n_layer=cfg.layers, n_head=cfg.heads, n_embd=cfg.dim, n_ctx=cfg.context)
-        return GPTConfig(vocab_size=vocab_size, dropout=cfg.dropout, **shape).to_dict()
-
-    def build(self, config: dict) -> nn.Module:
-        return GPT(GPTConfig.from_dict(config))
+    def shape(self, cfg: TrainConfig) -> dict:
+        return dict(n_layer=cfg.layers, n_head=cfg.heads, n_embd=cfg.dim, n_ctx=cfg.context)
 
     def forward(self, net, x, targets, state):
         logits, loss = net(x, targets)
         return logits, loss, state
-
-    def language_model(self, model, tokenizer):
-        return LanguageModel(model, tokenizer)
 
 
 # Training settings that suit char-RNNs better than the GPT defaults (``lmscope train --arch
@@ -133,29 +150,23 @@ RNN_DEFAULTS = {
 }
 
 
-class CharRNNAdapter(ModelAdapter):
+class CharRNNAdapter(FamilyAdapter):
     """Char-RNNs read contiguous streams and carry (h) or (h, c) from chunk to chunk; the
     trainer detaches it after each chunk (truncated BPTT) and resets it at epoch boundaries."""
 
     stateful = True
     default_batches = "stream"
     defaults: ClassVar[dict] = RNN_DEFAULTS
+    config_class, network, wrapper = CharRNNConfig, CharRNN, RNNLanguageModel
 
-    def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict:
-        shape = dict(cell=self.arch, layers=cfg.layers, hidden=cfg.dim, embed=cfg.embed)
-        return CharRNNConfig(vocab_size=vocab_size, dropout=cfg.dropout, **shape).to_dict()
-
-    def build(self, config: dict) -> nn.Module:
-        return CharRNN(CharRNNConfig.from_dict(config))
+    def shape(self, cfg: TrainConfig) -> dict:
+        return dict(cell=self.arch, layers=cfg.layers, hidden=cfg.dim, embed=cfg.embed)
 
     def forward(self, net, x, targets, state):
         return net(x, state, targets)
 
     def initial_state(self, model, batch, device):
         return model.initial_state(batch, device)
-
-    def language_model(self, model, tokenizer):
-        return RNNLanguageModel(model, tokenizer)
 
     def describe(self, cfg: TrainConfig) -> str:
         return f"{cfg.layers} layers, hidden {cfg.dim}, chunks of {cfg.context}"
