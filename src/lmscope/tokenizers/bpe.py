@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import heapq
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
+from typing import TypeVar
 
 from lmscope.errors import TokenizerError
 from lmscope.tokenizers.base import (
@@ -43,6 +44,8 @@ __all__ = ["GPT2_PATTERN", "GPT2_VOCAB_SIZE", "ByteLevelBPE", "default_name"]
 GPT2_VOCAB_SIZE = 50257
 
 _NOT_MERGEABLE = float("inf")
+
+_Item = TypeVar("_Item")  # what a walk over the chunks collects: ids, chunks, explanations
 
 # Stands in for a byte the vocabulary lacks when unk_id is set: never merges, encodes as unk_id.
 _UNKNOWN_BYTE = b""
@@ -137,15 +140,7 @@ class ByteLevelBPE(Tokenizer):
     # -- Tokenizer interface ----------------------------------------------------------------
 
     def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
-        check_text(text)
-        ids: list[int] = []
-        for segment, special_id in self.segments(text, allow_special=allow_special):
-            if special_id is not None:
-                ids.append(special_id)
-                continue
-            for chunk in self.pretokenizer.split(segment):
-                ids.extend(self._encode_chunk(chunk))
-        return ids
+        return self._by_chunk(text, allow_special, lambda _, i: i, self._encode_chunk)
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         return b"".join(self.token_bytes(i) for i in check_ids(ids, self.vocab_size))
@@ -161,25 +156,33 @@ class ByteLevelBPE(Tokenizer):
 
     def pretokenize(self, text: str, *, allow_special: bool = True) -> list[str]:
         """The chunks BPE works on separately (special tokens stay whole)."""
-        check_text(text)
-        chunks: list[str] = []
-        for segment, special_id in self.segments(text, allow_special=allow_special):
-            if special_id is not None:
-                chunks.append(segment)
-            else:
-                chunks.extend(self.pretokenizer.split(segment))
-        return chunks
+        return self._by_chunk(text, allow_special, lambda segment, _: segment, lambda c: (c,))
 
     def explain(self, text: str, *, allow_special: bool = True) -> list[TokenExplanation]:
+        def special(segment: str, special_id: int) -> TokenExplanation:
+            return TokenExplanation(special_id, self.piece(special_id), segment)
+
+        return self._by_chunk(text, allow_special, special, self._explain_chunk)
+
+    def _by_chunk(
+        self,
+        text: str,
+        allow_special: bool,
+        special: Callable[[str, int], _Item],
+        chunk: Callable[[str], Iterable[_Item]],
+    ) -> list[_Item]:
+        """The one walk encode, pretokenize and explain share: text checked, cut around special
+        tokens (each one item, ``special(segment, id)``), the plain text pre-tokenized and each
+        chunk's items, ``chunk(piece)``, in order."""
         check_text(text)
-        explained: list[TokenExplanation] = []
+        items: list[_Item] = []
         for segment, special_id in self.segments(text, allow_special=allow_special):
             if special_id is not None:
-                explained.append(TokenExplanation(special_id, self.piece(special_id), segment))
-                continue
-            for chunk in self.pretokenizer.split(segment):
-                explained.extend(self._explain_chunk(chunk))
-        return explained
+                items.append(special(segment, special_id))
+            else:
+                for piece in self.pretokenizer.split(segment):
+                    items.extend(chunk(piece))
+        return items
 
     def save(self, directory: str | PathLike[str]) -> None:
         """GPT-2's encoder.json + vocab.bpe when they can say everything, else tokenizer.json."""
