@@ -432,12 +432,19 @@ def markdown(result: dict) -> str:
         f"{rss['end']:.0f} MiB after (peak {rss['peak']:.0f} MiB; fewer than {n:,} requests).",
     ]
     if loaded["errors"]:
-        lines += ["", "Errors seen:", ""] + [f"- `{e}`" for e in loaded["error_examples"]]
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(loaded["errors_by_kind"].items()))
+        refusals = all(": 503 " in e for e in loaded["error_examples"])
+        what = " (every one shown is the work queue's 503 with a Retry-After)" if refusals else ""
+        lines += ["", f"Errors by kind: {kinds}. Examples{what}:", ""]
+        lines += [f"- `{e}`" for e in loaded["error_examples"]]
     lines += ["", goal_line(result)]
     if result.get("notes"):  # what was observed during the run, saved with the figures
         lines += ["", " ".join(result["notes"])]
-    bench = "load" if not title else f"load-{name}"
+    dtype = result.get("dtype", "float32")
+    bench = "load" if name.startswith("shakespeare") else f"load-{name}"
+    bench += {"float32": "", "bfloat16": "-bf16"}.get(dtype, f"-{dtype}")
     flags = f" --model {result['model']}" if served.get("name") else ""
+    flags += f" --dtype {dtype}" if dtype != "float32" else ""
     flags += f" --cache-mb {result['cache_mb']}" if result["cache_mb"] != 128 else ""
     lines += [
         "",
