@@ -17,7 +17,7 @@ import torch
 from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
 from lmscope.errors import InvalidInputError
-from lmscope.models.rnn import CharRNN, CharRNNConfig, LayerRecord
+from lmscope.models.rnn import CharRNN, LayerRecord
 from lmscope.tokenizers import CharTokenizer
 
 ARCH_NAMES = {"rnn": "char-RNN", "lstm": "char-LSTM", "gru": "char-GRU"}
@@ -53,17 +53,13 @@ class Activations:
 
 
 class RNNLanguageModel(TextModel):
-    def __init__(
-        self,
-        net: CharRNN,
-        tokenizer=None,
-        name: str = "char-rnn",
-        source: str = "",
-        meta: dict | None = None,
-    ):
-        super().__init__(tokenizer, name, source, meta)
-        self.net = net.eval()
-        self.capabilities = Capabilities(
+    """``RNNLanguageModel(net: CharRNN, tokenizer=None, name="char-rnn", source="", meta=None)``"""
+
+    default_name = "char-rnn"
+    net: CharRNN
+
+    def capabilities_of(self, net: CharRNN) -> Capabilities:
+        return Capabilities(
             family=net.config.cell,
             kind="recurrent",
             trace=False,
@@ -71,10 +67,6 @@ class RNNLanguageModel(TextModel):
             activations=True,
             context=None,
         )
-
-    @property
-    def config(self) -> CharRNNConfig:
-        return self.net.config
 
     @property
     def arch(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from typing import ClassVar
 
 import torch
 
@@ -18,14 +19,34 @@ from lmscope.errors import InvalidInputError, TokenizerError
 
 
 class TextModel:
-    """Base of ``LanguageModel`` and ``RNNLanguageModel``; subclasses set ``capabilities``,
-    ``config`` (with ``vocab_size``), ``device``, ``info``, ``logits``, ``start`` and ``step``."""
+    """Base of ``LanguageModel`` and ``RNNLanguageModel``: a network (put in eval mode) with its
+    ``config`` (with ``vocab_size``), its tokenizer, a name (``default_name`` when none is
+    given), where it came from and its metadata. Subclasses say what the network can show
+    (``capabilities_of``) and give ``device``, ``info``, ``logits``, ``start`` and ``step``."""
 
     capabilities: Capabilities
+    default_name: ClassVar[str] = ""
 
-    def __init__(self, tokenizer=None, name: str = "", source: str = "", meta: dict | None = None):
+    def __init__(
+        self,
+        net: torch.nn.Module,
+        tokenizer=None,
+        name: str | None = None,
+        source: str = "",
+        meta: dict | None = None,
+    ):
+        self.net = net.eval()
         self.tokenizer = tokenizer
-        self.name, self.source, self.meta = name, source, meta or {}
+        self.name = self.default_name if name is None else name
+        self.source, self.meta = source, meta or {}
+        self.capabilities = self.capabilities_of(net)
+
+    def capabilities_of(self, net: torch.nn.Module) -> Capabilities:
+        raise NotImplementedError
+
+    @property
+    def config(self):
+        return self.net.config
 
     @property
     def vocab_size(self) -> int:

@@ -90,27 +90,23 @@ def max_trace_tokens() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else MAX_TRACE_TOKENS
 
 
+# One float32 reference is made at a time: each is a whole model in memory.
+_REFERENCE_LOCK = threading.Lock()
+
+
 class LanguageModel(TextModel):
     # Loads this model again in float32 (set by lmscope.load), to measure what a lower precision
     # costs; without it the reference is these weights upcast to float32.
     reference_loader: Callable[[], LanguageModel] | None = None
 
-    def __init__(
-        self,
-        net: torch.nn.Module,
-        tokenizer=None,
-        name: str = "gpt",
-        source: str = "",
-        meta: dict | None = None,
-    ):
-        super().__init__(tokenizer, name, source, meta)
-        self.net = net.eval()
-        self._reference: LanguageModel | None = None
-        self._reference_lock = threading.Lock()
-        self._upcast = False  # a reference made by upcasting another model's weights
-        family = getattr(net.config, "family", "gpt2")
-        self.capabilities = Capabilities(
-            family=family,
+    default_name = "gpt"
+    # Set on first use by float32_reference (under _REFERENCE_LOCK), per instance.
+    _reference: LanguageModel | None = None
+    _upcast = False  # a reference made by upcasting another model's weights
+
+    def capabilities_of(self, net: torch.nn.Module) -> Capabilities:
+        return Capabilities(
+            family=getattr(net.config, "family", "gpt2"),
             kind="transformer",
             trace=True,
             attention=True,
@@ -122,10 +118,6 @@ class LanguageModel(TextModel):
     def gpt(self) -> torch.nn.Module:
         """The network (kept under its old name for one release; prefer ``net``)."""
         return self.net
-
-    @property
-    def config(self):
-        return self.net.config
 
     @property
     def device(self) -> torch.device:
@@ -267,7 +259,7 @@ class LanguageModel(TextModel):
         from on first use and kept, or, without a loader, these weights upcast."""
         if self.dtype == torch.float32:
             return self
-        with self._reference_lock:
+        with _REFERENCE_LOCK:
             if self._reference is None:
                 if self.reference_loader is not None:
                     self._reference = self.reference_loader()
