@@ -6,6 +6,8 @@ first response has a time budget; a per-element Python loop would dominate it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -35,7 +37,19 @@ def rounded(x, digits: int = 6) -> list:
 
 
 def number(x, digits: int = 6) -> float | None:
-    return rounded(np.asarray([as_array(x).item()]), digits)[0]
+    """One value as ``rounded`` gives it, in plain Python: a view has dozens of single numbers
+    (norms, means, scales), and numpy's fixed cost per call was most of a layer view's time."""
+    v = float(x.item() if hasattr(x, "item") else x)
+    if not math.isfinite(v):
+        return None
+    exponent = digits - 1 - math.floor(math.log10(abs(v) if v != 0 else 1.0))
+    if exponent >= 0:
+        up = 10.0 ** min(exponent, 300)
+        out = round(v * up) / up
+    else:
+        down = 10.0 ** min(-exponent, 300)
+        out = round(v / down) * down
+    return math.copysign(out, v) if out == 0 else out  # numpy keeps the sign of a rounded zero
 
 
 Number = float | None  # None where the model's value is -inf (a masked score) or NaN
