@@ -532,10 +532,17 @@ def run(
     results["memory"] = measure_memory(threads, corpus_ids(ours, memory_tokens))
     hf, _ = load_transformers()
     results["attention_implementation"] = getattr(hf.config, "_attn_implementation", None)
+    from benchmarks import machine
+
+    log("the machine's limits ...")
+    before = machine.measure(repeats)
     log("forward, trace and fast path ...")
     results["rows"] = measure_forward(ours, hf, lengths, repeats, long_repeats)
     log("greedy generation ...")
     results["generation"] = measure_generation(ours, hf, gen_tokens, gen_repeats)
+    # the best of a measurement before and one after: the least disturbed one
+    results["limits"] = machine.best_of(before, machine.measure(repeats))
+    machine.annotate(ours.net, results["limits"], results["rows"], results["generation"])
     results["profiles"] = []
     if profile_misses:
         log("profiling missed goals ...")
@@ -544,6 +551,17 @@ def run(
 
 
 # --- the BENCHMARKS.md section ----------------------------------------------------------------
+
+
+def _gflops(row: dict) -> str:
+    return f"{row['gflops']:.0f} ({row['peak_fraction']:.0%})" if "gflops" in row else "-"
+
+
+def _of_limit(gen: dict) -> str:
+    """Generation against the memory limit (bandwidth over the bytes a step reads)."""
+    if "bandwidth_fraction" not in gen:
+        return "-"
+    return f"{gen['bandwidth_fraction']:.0%} of the memory limit ({gen['ceiling_tok_s']:.1f} tok/s)"
 
 
 def _ms(seconds: float) -> str:
@@ -599,8 +617,9 @@ def markdown(result: dict) -> str:
             "by other jobs; the ratio of the medians beside it shows how steady that is."
         ),
         "",
-        "| measure | lmscope | transformers | ratio (best) | ratio (medians) | goal | verdict |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| measure | lmscope | transformers | ratio (best) | ratio (medians) | goal | verdict "
+        "| lmscope GFLOPS (of peak) |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
 
     def median_ratio(row: dict) -> str:
@@ -609,26 +628,27 @@ def markdown(result: dict) -> str:
     for row in rows:
         lines.append(
             f"| {row['what']} | {_ms(row['lmscope_s'])} | {_ms(row['reference_s'])} | "
-            f"{row['ratio']:.2f}x | {median_ratio(row)} | {row['goal']} | {_verdict(row)} |"
+            f"{row['ratio']:.2f}x | {median_ratio(row)} | {row['goal']} | {_verdict(row)} | "
+            f"{_gflops(row)} |"
         )
     lines.append(
         f"| {gen['what']} (tokens/s) | {gen['lmscope_tok_s']:.1f} tok/s | "
         f"{gen['reference_tok_s']:.1f} tok/s | {gen['ratio']:.2f}x | {median_ratio(gen)} | "
-        f"{gen['goal']} | {_verdict(gen)} |"
+        f"{gen['goal']} | {_verdict(gen)} | {_of_limit(gen)} |"
     )
     lines.append(
         f"| first load, empty weight cache | {load['first_s']:.1f} s | "
-        f"{load['transformers_s']:.1f} s | {load['first_ratio']:.2f}x | - | none set | - |"
+        f"{load['transformers_s']:.1f} s | {load['first_ratio']:.2f}x | - | none set | - | - |"
     )
     lines.append(
         f"| cached load | {load['cached_s']:.1f} s | {load['transformers_s']:.1f} s | "
-        f"{load['cached_ratio']:.2f}x | - | none set | - |"
+        f"{load['cached_ratio']:.2f}x | - | none set | - | - |"
     )
     tr, ref = mem["trace"], mem["transformers_forward"]
     lines.append(
         f"| peak resident memory, {mem['tokens']:,}-token full trace (fresh process) | "
         f"{tr['peak_mib']:,.0f} MiB | {ref['peak_mib']:,.0f} MiB (plain forward) | "
-        f"{tr['peak_mib'] / ref['peak_mib']:.2f}x | - | none set | - |"
+        f"{tr['peak_mib'] / ref['peak_mib']:.2f}x | - | none set | - | - |"
     )
     lines += [
         "",
@@ -666,6 +686,19 @@ def markdown(result: dict) -> str:
             f"loaded, peak {ref['peak_mib']:,.0f} MiB."
         ),
     ]
+    if "limits" in result:
+        from benchmarks import machine
+
+        lines += [
+            "",
+            _wrap(
+                f"**Limits.** {machine.limits_sentence(result['limits'])} The best of a "
+                "measurement before the comparisons and one after. GFLOPS count every matrix "
+                "product (attention's over the causal half; the unembedding of the positions a "
+                "measure asks for: the last for a trace, every one for the fast path); the memory "
+                "limit is the bandwidth over the bytes a generation step reads (every weight once)."
+            ),
+        ]
     if "floor_tok_s" in gen:
         lines += [
             "",
