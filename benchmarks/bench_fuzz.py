@@ -329,7 +329,7 @@ def fuzz_api(examples: int, seed: int | None = None) -> dict:
 
 
 def _run_property(test, examples: int) -> int:
-    """Run a ``tests/test_fuzz_*`` property with ``examples`` cases; returns how many ran."""
+    """Run a ``tests/*/test_fuzz_*`` property with ``examples`` cases; returns how many ran."""
     calls = [0]
     inner = test.hypothesis.inner_test
 
@@ -476,7 +476,7 @@ def markdown(result: dict) -> str:
         "",
         "Reproduce: `python -m benchmarks --only fuzz` (or `python benchmarks/bench_fuzz.py`, "
         "budgets per target as flags); CI runs the same properties with small budgets "
-        "(`tests/test_fuzz_*.py`).",
+        "(`tests/*/test_fuzz_*.py`).",
     ]
     return "\n".join(lines)
 
@@ -486,14 +486,17 @@ def schemathesis_lines(found: dict | None) -> list[str]:
     if not found:
         return []
     phases = ", ".join(found.get("phases", {}))
-    verdict = "0 failures" if found["failures"] == 0 else f"{found['failures']} failures"
+    n = found["failures"]
+    verdict = f"{n} failure{'' if n == 1 else 's'}"
     lines = [
         "",
         f"**Schemathesis {found.get('version')}** against `lmscope serve` on loopback (a small "
         "GPT-2, itself offered for comparison, and a tiny char-LSTM): every check, positive and "
         f"negative data, phases {phases}, {found['seconds']:g} s: **{found['cases']:,} cases "
-        f"over {found['operations']} operations, {verdict}**. Schema-valid requests the model "
-        "alone can refuse are answered 400 in one line, and counted as accepted:",
+        f"over {found['operations']} operations, {verdict}**. A body over the server's 256 KiB "
+        "limit is refused 413 before it is read (a status every operation declares), so 413 "
+        "counts as rejecting schema-breaking data. Schema-valid requests the model alone can "
+        "refuse are answered 400 in one line, and counted as accepted:",
         "",
     ]
     lines += [f"- {limit}" for limit in found.get("model_dependent", [])]
