@@ -50,7 +50,7 @@ def test_the_schema_carries_the_bounds_it_can(schema):
     bodies = schema["components"]["schemas"]
     for name in ("TraceRequest", "PositionRequest", "LayerRequest", "GenerateRequest"):
         ids = bodies[name]["properties"]["ids"]
-        assert ids["items"] == {"type": "integer", "minimum": 0}, name
+        assert ids["items"] == {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}, name
         assert ids["minItems"] == 1
     trace = bodies["TraceRequest"]
     assert trace["oneOf"] == [{"required": ["text"]}, {"required": ["ids"]}]

@@ -19,6 +19,8 @@ from lmscope.engine.generation import position_seed  # noqa: E402
 from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator  # noqa: E402
 from lmscope.explain.logits import TEMPERATURES, TOP_N  # noqa: E402
 from lmscope.web import create_app  # noqa: E402
+from lmscope.web.app import MAX_BODY  # noqa: E402
+from lmscope.web.schemas import MAX_IDS, MAX_TEXT_CHARS, MAX_TOKEN_ID  # noqa: E402
 from lmscope.web.store import TraceStore, full_trace_bytes  # noqa: E402
 
 PROMPT = "Data visualization empowers users to"
@@ -281,16 +283,31 @@ def test_not_json_and_oversized_bodies(client):
     assert r.status_code == 422 and "not valid JSON" in r.json()["error"]
     r = client.post("/api/trace", content="text=hi", headers={"content-type": "text/plain"})
     assert r.status_code == 422 and r.json()["error"]
-    big = json.dumps({"text": "x" * 300_000})
+    big = json.dumps({"text": "x" * (MAX_BODY + 1)})
     r = client.post("/api/trace", content=big, headers={"content-type": "application/json"})
     assert r.status_code == 413 and "too large" in r.json()["error"]
 
     def chunks():  # no Content-Length: the limit applies while reading
-        for _ in range(40):
+        for _ in range(MAX_BODY // 10_000 + 2):
             yield b" " * 10_000
 
     r = client.post("/api/trace", content=chunks(), headers={"content-type": "application/json"})
     assert r.status_code == 413
+
+
+def test_the_largest_request_the_schema_allows_is_not_refused_for_its_size(client):
+    """A body that fits the schema's bounds was once 413 (256 KiB limit, 100,000 characters
+    allowed): the longest text in its longest JSON form (each character a surrogate pair
+    escape, 12 bytes) and the most ids at the largest id now reach the model's own checks."""
+    as_json = {"content-type": "application/json"}
+    text = json.dumps({"text": "\U0001f600" * MAX_TEXT_CHARS}, ensure_ascii=True)
+    ids = json.dumps({"ids": [MAX_TOKEN_ID] * MAX_IDS}, separators=(",", ":"))
+    for body in (text, ids):
+        assert len(body) <= MAX_BODY
+        r = client.post("/api/trace", content=body, headers=as_json)
+        assert r.status_code == 400, r.text[:200]  # past the context or the vocabulary
+    r = client.post("/api/trace", json={"ids": [MAX_TOKEN_ID + 1]})
+    assert r.status_code == 422  # past the schema's bound: the schema says so
 
 
 def test_unknown_routes_and_methods(client):

@@ -21,11 +21,14 @@ from lmscope.web.limits import Admission
 from lmscope.web.middleware import BodyLimit, ResponseHeaders
 from lmscope.web.pages import STATIC
 from lmscope.web.routers import ROUTERS
-from lmscope.web.schemas import GeneratedEvent
+from lmscope.web.schemas import MAX_IDS, MAX_TEXT_CHARS, GeneratedEvent
 from lmscope.web.served import Served, named
 from lmscope.web.store import TraceStore
 
-MAX_BODY = 256 * 1024
+# The largest body the request schemas allow, compactly written, is never refused for its size:
+# MAX_TEXT_CHARS characters escaped as JSON surrogate pairs (12 bytes each), or MAX_IDS ids of
+# up to 10 digits and a comma, with room for the other fields.
+MAX_BODY = 12 * max(MAX_TEXT_CHARS, MAX_IDS) + 64 * 1024
 MAX_ACTIVE = 256  # API requests in progress at once (a class of 30, several views each)
 WAIT_S = 60.0  # longest wait for the model before a request gives up with 503
 GZIP_SKIP = (*DEFAULT_EXCLUDED_CONTENT_TYPES, "application/x-ndjson")

@@ -84,7 +84,10 @@ def _integer_fields(model: type[BaseModel]) -> dict[str, str]:
     return {name: shape for name, shape in found.items() if shape}
 
 
-TokenId = Annotated[int, Field(ge=0)]
+# Bounded so that the schema's largest request has a finite size (see app.MAX_BODY); the
+# model's vocabulary decides which ids exist.
+MAX_TOKEN_ID = 2**31 - 1
+TokenId = Annotated[int, Field(ge=0, le=MAX_TOKEN_ID)]
 ONE_OF_TEXT_OR_IDS = {"oneOf": [{"required": ["text"]}, {"required": ["ids"]}]}
 
 
