@@ -6,6 +6,7 @@ requests share one computation. ``test_burst.py`` runs the burst against a real 
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 
@@ -112,8 +113,10 @@ def test_a_stream_that_cannot_go_on_in_time_ends_with_an_error_event(held, monke
     )
     thread.start()
     assert reached.wait(10)
-    work.submit(None, 1e9, lambda: hold.wait(10))  # queued behind the second token...
-    work.rate.seconds_per_unit = 1e-6  # ...and now known to take 1,000 s: the third is refused
+    long = work.submit(None, 1e9, lambda: hold.wait(10))  # queued behind the second token,
+    long.answer_by = math.inf  # one the queue runs whatever it turns out to cost (as an idle
+    # queue's job), so it is not withdrawn when...
+    work.rate.seconds_per_unit = 1e-6  # ...it is now known to take 1,000 s: the third is refused
     release.set()
     thread.join(timeout=30)
     hold.set()
@@ -186,5 +189,38 @@ def test_jobs_that_a_slower_rate_makes_too_late_are_refused_when_it_is_known():
             results.append(asyncio.run(queue.wait(job)))
         except Busy:
             results.append("busy")
-    # the first two still start within their 8.5 s; the rest are refused at once
-    assert results == ["ok", "ok", "busy", "busy", "busy"]
+    # at the rate now known a job needs 1.5 x 5 s to answer safely, so only one that starts
+    # by 2.5 s can still answer within 10 s: the first; the rest are refused at once (their
+    # start deadlines of 8.5 s, fixed when they were queued, would have let the second start
+    # at 5 s and answer at about 10 s, past the promise with any slip)
+    assert results == ["ok", "busy", "busy", "busy", "busy"]
+
+
+def test_a_request_that_arrived_long_ago_is_refused_not_answered_late():
+    """Found by the 1,000-request burst: reading and checking the bodies took seconds before
+    the jobs were queued, and that time was not counted, so some answers came past 60 s."""
+    queue, release = _queue(1.0), threading.Event()
+    try:
+        queue.submit(None, 0, lambda: release.wait(10))  # the worker is busy
+        while queue.stats()["running"] == 0:
+            time.sleep(0.001)
+        queue.submit(None, 1e8, lambda: "ok", arrived=time.monotonic())  # 0.15 s: fits
+        with pytest.raises(Busy, match="about 1 s"):  # 0.9 s already spent + 0.15 s > 1 s
+            queue.submit(None, 1e8, lambda: "late", arrived=time.monotonic() - 0.9)
+    finally:
+        release.set()
+
+
+def test_a_job_is_not_started_when_it_could_no_longer_answer_in_time():
+    """Its start is checked against its request's arrival at the rate known then."""
+    queue, release = _queue(2.0), threading.Event()
+    queue.submit(None, 0, lambda: release.wait(10))
+    while queue.stats()["running"] == 0:
+        time.sleep(0.001)
+    job = queue.submit(None, 1e8, lambda: "ran", arrived=time.monotonic())  # 0.15 s of 2 s
+    queue.rate.seconds_per_unit = 1e-8  # now 1 s, 1.5 s with the margin: start by 0.5 s
+    time.sleep(0.7)
+    release.set()  # the worker is free only now, too late for the job
+    with pytest.raises(Busy):
+        asyncio.run(queue.wait(job))
+    assert queue.stats()["withdrawn"] == 1

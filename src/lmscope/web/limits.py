@@ -20,6 +20,7 @@ import os
 import threading
 import time
 from collections import deque
+from contextvars import ContextVar
 
 from fastapi.responses import JSONResponse
 
@@ -97,6 +98,17 @@ class Gate:
         return len(self._queue)
 
 
+# When the API request being answered arrived (time.monotonic()), set by Admission: the model
+# work queue counts a request's wait from here, not from when its job was queued (reading and
+# checking a thousand bodies of a burst takes seconds before the first job is queued).
+_ARRIVED: ContextVar[float | None] = ContextVar("lmscope_request_arrived", default=None)
+
+
+def arrival() -> float | None:
+    """When the API request this code answers arrived (monotonic), or None outside one."""
+    return _ARRIVED.get()
+
+
 class Admission:
     """ASGI middleware: refuse API requests beyond ``limit`` in progress with a 503.
 
@@ -120,9 +132,11 @@ class Admission:
             )
             return await response(scope, receive, send)
         self.active += 1
+        token = _ARRIVED.set(time.monotonic())
         try:
             await self.app(scope, receive, send)
         finally:
+            _ARRIVED.reset(token)
             self.active -= 1
 
 

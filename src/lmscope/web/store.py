@@ -22,7 +22,7 @@ from typing import Any
 from lmscope.engine.trace import Trace
 from lmscope.errors import LmscopeError
 from lmscope.web.cache import CacheStats, LRUCache
-from lmscope.web.limits import Gate
+from lmscope.web.limits import Gate, arrival
 from lmscope.web.work import Costs, WorkQueue
 
 BASE_PROBES = (
@@ -108,7 +108,11 @@ class TraceStore:
             return value, True
         work = queue if queue is not None else self.work
         full = (self.model.name, *key)
-        return await work.run(full, units, lambda: self.remember(key, compute, lock))
+
+        def compute_and_keep():
+            return self.remember(key, compute, lock)
+
+        return await work.run(full, units, compute_and_keep, arrival())
 
     def stats(self) -> CacheStats:
         return self.cache.stats()

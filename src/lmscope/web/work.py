@@ -63,7 +63,8 @@ class Job:
     key: Hashable | None
     fn: Callable[[], Any]
     units: float
-    deadline: float  # time.monotonic() by which it must have started
+    deadline: float  # time.monotonic() by which it must have started, at the estimate it had
+    answer_by: float = math.inf  # the request's arrival + the limit (inf: no limit applies)
     future: Future = field(default_factory=Future)
     state: str = "queued"  # queued, running, done, withdrawn
     started: float = 0.0
@@ -117,20 +118,32 @@ class WorkQueue:
             retry_after=retry,
         )
 
-    def submit(self, key: Hashable | None, units: float, fn: Callable[[], Any]) -> Job:
+    def _start_by(self, job: Job) -> float:
+        """When ``job`` must start at the latest to answer in time, at the current rate (the
+        machine may have turned out slower than when it was queued)."""
+        return min(job.deadline, job.answer_by - self.MARGIN * self.rate.seconds(job.units))
+
+    def submit(
+        self, key: Hashable | None, units: float, fn: Callable[[], Any], arrived=None
+    ) -> Job:
         """Queue ``fn`` (``units`` of work), or join the same ``key``'s job; ``Busy`` when it
-        could not start in time to answer within ``limit_s``."""
+        could not start in time to answer within ``limit_s`` of ``arrived`` (when the request
+        came, time.monotonic(); default now)."""
         with self._cond:
             if key is not None and key in self._by_key:
                 self.shared += 1
                 return self._by_key[key]
-            wait, latest = self._backlog(), self._latest_start(units)
+            now = time.monotonic()
+            spent = 0.0 if arrived is None else max(0.0, now - arrived)
+            wait, latest = self._backlog(), self._latest_start(units) - spent
             idle = not (self._queue or self._running)
             if not idle and wait > latest:
                 self.refused += 1
-                raise self._busy(wait, units)
+                raise self._busy(wait + spent, units)
             # an idle queue takes even a job longer than the limit: it starts at once
-            job = Job(key, fn, units, time.monotonic() + (self.limit_s if idle else latest))
+            job = Job(key, fn, units, now + (self.limit_s if idle else latest))
+            if not idle:
+                job.answer_by = now - spent + self.limit_s
             self._queue.append(job)
             if key is not None:
                 self._by_key[key] = job
@@ -138,9 +151,9 @@ class WorkQueue:
             self._cond.notify()
             return job
 
-    async def run(self, key: Hashable | None, units: float, fn: Callable[[], Any]):
+    async def run(self, key: Hashable | None, units: float, fn: Callable[[], Any], arrived=None):
         """``fn()``'s value, computed on the queue (see ``submit``)."""
-        return await self.wait(self.submit(key, units, fn))
+        return await self.wait(self.submit(key, units, fn, arrived))
 
     async def wait(self, job: Job):
         """The job's value; ``Busy`` when it has not started by its deadline."""
@@ -172,7 +185,7 @@ class WorkQueue:
         for job in self._queue:
             if job.state != "queued":
                 continue
-            if now + ahead / self.workers > job.deadline:
+            if now + ahead / self.workers > self._start_by(job):
                 late.append(job)
             else:
                 ahead += seconds(job.units)
@@ -201,6 +214,9 @@ class WorkQueue:
                     self._cond.wait()
                 job = self._queue.popleft()
                 if job.state != "queued":
+                    continue
+                if time.monotonic() > self._start_by(job):  # too late to answer in time now
+                    self._withdraw(job)
                     continue
                 job.state, job.started = "running", time.monotonic()
                 self._running.add(job)

@@ -20,6 +20,7 @@ from lmscope.interpret.neurons import KINDS, NeuronRun, a_model, default_kind, n
 from lmscope.web import rnn_schemas as s
 from lmscope.web.errors import ERRORS
 from lmscope.web.generation import fresh_seed
+from lmscope.web.limits import arrival
 from lmscope.web.pages import page
 from lmscope.web.rnn import (
     activations_view,
@@ -142,7 +143,7 @@ async def sample(req: s.SampleRequest, served: Serving):
             return "".join(t.text for t in tokens)
 
     units = Costs.whole(model, len(req.prompt) + req.n)
-    text = await served.rnn_work.run(None, units, draw)
+    text = await served.rnn_work.run(None, units, draw, arrival())
     return s.SampleResponse(
         model=name, prompt=req.prompt, sample=text, seed=seed, temperature=req.temperature
     )
