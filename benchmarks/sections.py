@@ -286,10 +286,7 @@ def _web_page(result: dict) -> list[str]:
                 f"ms. A step change's animation ({page['step_changes']} changes, "
                 f"{page['frames']} frames, rAF gaps with performance marks): median "
                 f"{page['frame_ms_median']} ms, 95th percentile {page['frame_ms_p95']} ms, "
-                f"longest {page['frame_ms_max']} ms, {page['frames_over_32ms']} over 32 ms "
-                f"({page.get('frames_over_32ms_own_work', '?')} of them with over 32 ms of the "
-                "page's own work, script, style, layout and paint, by Chromium's long animation "
-                "frame entries; the rest is time other processes had the CPU), about "
+                f"longest {page['frame_ms_max']} ms, {_long_frames(page)}, about "
                 f"{page['fps']:.0f} frames per second (goal: 60 fps, no frame over 32 ms)."
             ),
         ]
@@ -447,3 +444,15 @@ def load_beside_float32(result: dict, entry: dict, float32_name: str) -> str:
         "server's throughput."
     )
     return "\n".join([text, "", words, "", *rows])
+
+
+def _long_frames(page: dict) -> str:
+    """How many animation frames passed 32 ms, and how many of those were the page's own work."""
+    over = page["frames_over_32ms"]
+    if over == 0:
+        return "none over 32 ms"
+    return (
+        f"{over} over 32 ms ({page.get('frames_over_32ms_own_work', '?')} of them with over 32 "
+        "ms of the page's own work, script, style, layout and paint, by Chromium's long "
+        "animation frame entries; the rest is time other processes had the CPU)"
+    )
