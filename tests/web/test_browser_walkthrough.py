@@ -195,11 +195,11 @@ def test_why_tables_say_their_headers_and_cells_in_chinese(page):
 LONG = " ".join(f"w{i}" for i in range(23))  # 45 tokens with GPT-2's tokenizer
 
 
-@pytest.mark.parametrize("width", [1440, 390])
-def test_long_prompts_keep_heatmap_labels_and_the_whole_query_row(page, width):
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
+def test_long_prompts_keep_heatmap_labels_and_the_whole_query_row(page, width, lang):
     """Also: heatmaps lost their row labels past ~36 tokens; step 11's row table sat in a
     240 px scroll box."""
-    page.set_viewport_size({"width": width, "height": 900})
+    webtools.at_size(page, width, lang)
     set_prompt(page, LONG)
     n = len(chip_ids(page))
     assert n >= 40
@@ -252,14 +252,17 @@ def test_control_characters_and_minus_signs(page, width, lang):
         assert not re.search(r"(^|[\s(\[=:,±])-\d", text), key
 
 
-def test_step_20_names_the_checkpoints_own_dropout_rate(page, tiny_hf_dir):
+@pytest.mark.parametrize(("width", "lang"), webtools.SIZES)
+def test_step_20_names_the_checkpoints_own_dropout_rate(page, tiny_hf_dir, width, lang):
     """Bug 2: GPT-2 checkpoints (resid_pdrop = 0.1) showed "dropout rate: 0"."""
     import json
 
     config = json.loads((tiny_hf_dir / "config.json").read_text())
     assert config["resid_pdrop"] == config["attn_pdrop"] == config["embd_pdrop"] == 0.1
+    webtools.at_size(page, width, lang)
     open_step(page, "dropout")
-    assert "dropout rate: 0.1" in page.get_by_test_id("step-panel").inner_text()
+    said = {"en": "dropout rate: 0.1", "zh": "dropout 比率：0.1"}[lang]
+    assert said in page.get_by_test_id("step-panel").inner_text()
     ids = chip_ids(page)
     layer = api(page, "/api/layer", {"ids": ids, "layer": 0, "position": 0})
     assert layer["dropout"]["model_rate"] == 0.1
