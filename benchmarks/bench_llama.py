@@ -103,20 +103,11 @@ def corpus_ids(model, n: int) -> list[int]:
 
 
 def paired_runs(fns: dict, repeats: int) -> dict[str, list[float]]:
-    """Every time of each function, measured in alternation after one warm-up call each, so
-    that a burst of other work on a shared machine hits every contender alike."""
+    """Every time of each function, in alternation (``machine.paired_runs``): this thread's CPU
+    time with one torch thread, which other jobs on the machine spare."""
     from benchmarks import machine
 
-    clock = machine.clock()  # one torch thread: this thread's CPU time, which others' jobs spare
-    for fn in fns.values():
-        fn()
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = clock()
-            fn()
-            times[name].append(clock() - start)
-    return times
+    return machine.paired_runs(fns, repeats)
 
 
 def median(values: list[float]) -> float:
@@ -124,11 +115,10 @@ def median(values: list[float]) -> float:
 
 
 def holds(ratio: float, goal: str) -> bool | None:
-    if goal.startswith("<="):
-        return ratio <= float(goal[2:])
-    if goal.startswith(">="):
-        return ratio >= float(goal[2:])
-    return None
+    """Whether ``ratio`` meets a goal written "<= x" or ">= x" (bench_model's reading)."""
+    from benchmarks.bench_model import holds as meets
+
+    return meets(ratio, goal)
 
 
 def measure_forward(ours, hf, lengths, repeats: int, long_repeats: int) -> list[dict]:

@@ -45,21 +45,11 @@ BF16_OVER_HF_F32 = 1.6  # bfloat16 generation: this many times transformers' flo
 
 
 def _paired_times(fns: dict, repeats: int) -> dict[str, float]:
-    """Best time of each function, measured in alternation so that a burst of other work on a
-    shared machine hits every contender alike; the minimum is the least disturbed run. The
-    clock is ``machine.clock()``: this thread's CPU time with one torch thread."""
+    """Best time of each function over runs in alternation (``machine.paired_runs``): the
+    minimum is the least disturbed run."""
     from benchmarks import machine
 
-    now = machine.clock()
-    for fn in fns.values():
-        fn()  # warm-up: first calls pay for allocations and lazy init
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            start = now()
-            fn()
-            times[name].append(now() - start)
-    return {name: min(ts) for name, ts in times.items()}
+    return {name: min(ts) for name, ts in machine.paired_runs(fns, repeats).items()}
 
 
 def build_models(folder: Path):

@@ -45,6 +45,22 @@ def best_time(fn, repeats: int) -> float:
     return best
 
 
+def paired_runs(fns: dict, repeats: int) -> dict[str, list[float]]:
+    """Every time of each function, after one warm-up call each (first calls pay for
+    allocations and lazy init), measured in alternation so that a burst of other work on a
+    shared machine hits every contender alike; timed with ``clock()``."""
+    now = clock()
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = now()
+            fn()
+            times[name].append(now() - start)
+    return times
+
+
 def matmul_gflops(dtype: torch.dtype, repeats: int) -> float:
     n = MATMUL_SIZE
     a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)

@@ -67,6 +67,12 @@ def _no_log(text: str) -> None:
     pass
 
 
+def _smollm2_class(dtype: str, quick: bool = False) -> dict:
+    """bench_load's arguments for the class at SmolLM2 (a short smoke run with ``quick``)."""
+    size = {"clients": 4, "seconds": 3, "reference_s": 1} if quick else {"reference_s": 20}
+    return {"model": "smollm2", "cache_mb": 1024, "dtype": dtype, "log": _no_log, **size}
+
+
 # Order of the sections in BENCHMARKS.md.
 BENCHMARKS = [
     Benchmark(
@@ -108,35 +114,14 @@ BENCHMARKS = [
     Benchmark(  # the same class at the real default model (the serve default's trace cache)
         "load-smollm2",
         "bench_load",
-        full=lambda: {"model": "smollm2", "cache_mb": 1024, "reference_s": 20, "log": _no_log},
-        quick=lambda: {
-            "clients": 4,
-            "seconds": 3,
-            "reference_s": 1,
-            "model": "smollm2",
-            "cache_mb": 1024,
-            "log": _no_log,
-        },
+        full=lambda: _smollm2_class("float32"),
+        quick=lambda: _smollm2_class("float32", quick=True),
     ),
     Benchmark(  # issue 17: the same class in bfloat16, beside the float32 run above
         "load-smollm2-bf16",
         "bench_load",
-        full=lambda: {
-            "model": "smollm2",
-            "cache_mb": 1024,
-            "reference_s": 20,
-            "dtype": "bfloat16",
-            "log": _no_log,
-        },
-        quick=lambda: {
-            "clients": 4,
-            "seconds": 3,
-            "reference_s": 1,
-            "model": "smollm2",
-            "cache_mb": 1024,
-            "dtype": "bfloat16",
-            "log": _no_log,
-        },
+        full=lambda: _smollm2_class("bfloat16"),
+        quick=lambda: _smollm2_class("bfloat16", quick=True),
         renderer=lambda result, entry: sections.load_beside_float32(result, entry, "load-smollm2"),
     ),
     Benchmark(  # after the model, web and load runs it compares: run it after them
