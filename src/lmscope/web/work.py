@@ -109,12 +109,15 @@ class WorkQueue:
         """Seconds from now by which a job must start to answer within the limit."""
         return self.limit_s - self.MARGIN * self.rate.seconds(units)
 
-    def _busy(self, wait: float, units: float) -> Busy:
+    def _busy(self, wait: float, units: float, spent: float = 0.0) -> Busy:
+        """The refusal: the work queued ahead, what the request already waited (read, checked,
+        before its job was queued), and when a new request should be in time."""
         retry = max(1, math.ceil(round(wait - self._latest_start(units), 3)))
+        waited = f", which had already waited {spent:.0f} s" if spent >= 0.5 else ""
         return Busy(
             f"the server is busy: about {wait:.0f} s of {self.name} work is queued ahead of "
-            f"this request, and no request waits more than {self.limit_s:g} s; try again in "
-            f"{retry} s",
+            f"this request{waited}, and no request waits more than {self.limit_s:g} s; try "
+            f"again in {retry} s",
             retry_after=retry,
         )
 
@@ -139,7 +142,7 @@ class WorkQueue:
             idle = not (self._queue or self._running)
             if not idle and wait > latest:
                 self.refused += 1
-                raise self._busy(wait + spent, units)
+                raise self._busy(wait, units, spent)
             # an idle queue takes even a job longer than the limit: it starts at once
             job = Job(key, fn, units, now + (self.limit_s if idle else latest))
             if not idle:
