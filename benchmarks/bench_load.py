@@ -73,7 +73,7 @@ def server(
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_ready(url, proc, startup_s)
+        wait_ready(url, proc, startup_s, proc.stderr.read)
         yield url, proc.pid
     finally:
         proc.terminate()
@@ -86,7 +86,9 @@ def server(
         log.close()
 
 
-def _wait_ready(url: str, proc: subprocess.Popen, startup_s: float) -> None:
+def wait_ready(url: str, proc: subprocess.Popen, startup_s: float, errors) -> None:
+    """Wait until the server at ``url`` answers /api/model; a RuntimeError when ``proc`` exits
+    first (with the end of ``errors()``, its error output) or ``startup_s`` passes."""
     import httpx
 
     deadline = time.monotonic() + startup_s
@@ -97,7 +99,7 @@ def _wait_ready(url: str, proc: subprocess.Popen, startup_s: float) -> None:
         except httpx.TransportError:
             pass
         if proc.poll() is not None:
-            raise RuntimeError(f"lmscope serve exited: {proc.stderr.read()[-2000:]}")
+            raise RuntimeError(f"lmscope serve exited: {errors()[-2000:]}")
         if time.monotonic() > deadline:
             raise RuntimeError(f"lmscope serve did not answer within {startup_s:.0f} s")
         time.sleep(0.2)
@@ -246,22 +248,22 @@ async def _drive(url: str, clients: int, seconds: float, seed: int, on_count=Non
     return {"tally": tally, "wall_s": wall, "cache": cache, "model": facts}
 
 
-def percentiles(values: list[float]) -> dict:
-    """p50/p95/p99 and max in milliseconds (nearest-rank)."""
+def percentiles(values: list[float], unit: str = "ms") -> dict:
+    """p50/p95/p99 and max (nearest rank) of seconds, in milliseconds ("ms", 0.1 ms) or
+    seconds ("s", 1 ms): keys p50_ms ... max_ms, or p50_s ... max_s."""
     if not values:
         return {"n": 0}
+    scale, digits = {"ms": (1e3, 1), "s": (1.0, 3)}[unit]
     ordered = sorted(values)
 
     def rank(p: float) -> float:
         return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
 
-    return {
-        "n": len(ordered),
-        "p50_ms": round(rank(50) * 1e3, 1),
-        "p95_ms": round(rank(95) * 1e3, 1),
-        "p99_ms": round(rank(99) * 1e3, 1),
-        "max_ms": round(ordered[-1] * 1e3, 1),
-    }
+    out = {"n": len(ordered)}
+    for p in (50, 95, 99):
+        out[f"p{p}_{unit}"] = round(rank(p) * scale, digits)
+    out[f"max_{unit}"] = round(ordered[-1] * scale, digits)
+    return out
 
 
 def _summary(result: dict) -> dict:

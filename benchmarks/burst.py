@@ -24,13 +24,14 @@ import asyncio
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
+
+from benchmarks.bench_load import free_port, percentiles, wait_ready
 
 CHEAP = ("/api/model", "/api/steps", "/static/style.css", "/docs")
 SHAPE = {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_ctx": 1024}
@@ -52,18 +53,10 @@ def small_model(directory: Path) -> Path:
     return directory
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def server(model: Path, *, src: str | None = None, args=(), startup_s: float = 120):
     """`lmscope serve --threads 1` in a subprocess on a free loopback port (the lmscope of
     ``src`` when given); yields (base url, process)."""
-    import httpx
-
     port = free_port()
     cmd = [sys.executable, "-m", "lmscope", "serve", "--model", str(model), "--port", str(port)]
     cmd += ["--threads", "1", "--rnn", "none", *args]
@@ -73,18 +66,13 @@ def server(model: Path, *, src: str | None = None, args=(), startup_s: float = 1
     errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed below, after the server
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errors, text=True)
     url = f"http://127.0.0.1:{port}"
+
+    def error_output() -> str:
+        errors.seek(0)
+        return errors.read()
+
     try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            try:
-                if httpx.get(f"{url}/api/model", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                errors.seek(0)
-                raise RuntimeError(f"lmscope serve did not start: {errors.read()[-2000:]}")
-            time.sleep(0.2)
+        wait_ready(url, proc, startup_s, error_output)
         yield url, proc
     finally:
         proc.terminate()
@@ -188,24 +176,6 @@ async def burst(url: str, bodies: list[dict], *, timeout_s: float, path="/api/tr
     return {"heavy": heavy, "cheap": [dict(zip(keys, r, strict=True)) for r in cheap]}
 
 
-def percentiles(values: list[float]) -> dict:
-    """p50/p95/p99 and max in seconds (nearest rank)."""
-    if not values:
-        return {"n": 0}
-    ordered = sorted(values)
-
-    def rank(p: float) -> float:
-        return ordered[min(len(ordered) - 1, max(0, round(p / 100 * len(ordered)) - 1))]
-
-    return {
-        "n": len(ordered),
-        "p50_s": round(rank(50), 3),
-        "p95_s": round(rank(95), 3),
-        "p99_s": round(rank(99), 3),
-        "max_s": round(ordered[-1], 3),
-    }
-
-
 def summarize(raw: dict, limit_s: float) -> dict:
     heavy, cheap = raw["heavy"], raw["cheap"]
     statuses: dict[str, int] = {}
@@ -221,13 +191,13 @@ def summarize(raw: dict, limit_s: float) -> dict:
         "first_answer_s": round(min((r["done"] for r in heavy), default=0.0), 3),
         "first_200_s": round(min((r["done"] for r in heavy if r["status"] == 200), default=0), 3),
         "last_answer_s": round(max((r["done"] for r in heavy), default=0.0), 3),
-        "latency": percentiles([r["latency"] for r in heavy]),
-        "latency_200": percentiles(ok),
-        "latency_503": percentiles(refused),
-        "retry_after_s": percentiles(retry),
+        "latency": percentiles([r["latency"] for r in heavy], "s"),
+        "latency_200": percentiles(ok, "s"),
+        "latency_503": percentiles(refused, "s"),
+        "retry_after_s": percentiles(retry, "s"),
         "past_limit": len(late),
         "past_limit_examples": [r.get("error") or f"{r['latency']:.1f} s" for r in late[:5]],
-        "cheap": percentiles([c["s"] for c in cheap]),
+        "cheap": percentiles([c["s"] for c in cheap], "s"),
         "cheap_over_1s": sum(c["s"] > 1.0 for c in cheap),
         "cheap_failed": sum(c["status"] != 200 for c in cheap),
     }

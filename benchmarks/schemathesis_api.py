@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import contextmanager
 from pathlib import Path
+
+from benchmarks.bench_load import free_port, wait_ready
 
 MODEL_DEPENDENT = (
     "token ids beyond the served model's vocabulary",
@@ -81,18 +81,10 @@ def char_lstm(folder: Path) -> Path:
     return folder
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def served(model: Path, lstm: Path, workdir: Path, startup_s: float = 120):
     """``lmscope serve`` with ``model`` (also to compare with) and ``lstm``; its base URL."""
-    import httpx
-
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "lmscope", "serve", "--model", str(model)]
     cmd += ["--compare", str(model), "--rnn", str(lstm), "--port", str(port)]
     cmd += ["--threads", "1", "--max-wait", "10", "--cache-mb", "64"]
@@ -102,16 +94,7 @@ def served(model: Path, lstm: Path, workdir: Path, startup_s: float = 120):
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + startup_s
-        while True:
-            try:
-                if httpx.get(f"{url}/api/model", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"lmscope serve did not start: {log.read_text()[-2000:]}")
-            time.sleep(0.2)
+        wait_ready(url, proc, startup_s, log.read_text)
         yield url
     finally:
         proc.terminate()
