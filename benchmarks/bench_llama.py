@@ -167,37 +167,41 @@ def measure_forward(ours, hf, lengths, repeats: int, long_repeats: int) -> list[
     return rows
 
 
-def measure_generation(ours, hf, tokens: int, repeats: int) -> dict:
+def hf_greedy(hf, prompt: list[int], tokens: int) -> list[int]:
+    """transformers' KV-cached greedy ``generate``: exactly ``tokens`` new ids after ``prompt``."""
     import torch
 
+    tensor = torch.tensor([prompt])
+    pad = hf.generation_config.pad_token_id
+    pad = pad if pad is not None else hf.generation_config.eos_token_id
+    pad = pad[0] if isinstance(pad, list) else pad
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = hf.generate(
+            tensor,
+            attention_mask=torch.ones_like(tensor),
+            max_new_tokens=tokens,
+            min_new_tokens=tokens,
+            do_sample=False,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            pad_token_id=pad,
+        )
+    return out[0, len(prompt) :].tolist()
+
+
+def measure_generation(ours, hf, tokens: int, repeats: int) -> dict:
     from lmscope.engine.sampling import SamplingParams
 
     prompt = ours.to_ids(PROMPT)
     greedy = SamplingParams(greedy=True)
-    tensor = torch.tensor([prompt])
-    pad = hf.generation_config.pad_token_id
-    pad = pad if pad is not None else hf.generation_config.eos_token_id
-    if isinstance(pad, list):
-        pad = pad[0]
 
     def ours_generate():
         return [t.id for t in ours.generate(prompt, tokens, greedy, stop_at_eot=False)]
 
     def hf_generate():
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            out = hf.generate(
-                tensor,
-                attention_mask=torch.ones_like(tensor),
-                max_new_tokens=tokens,
-                min_new_tokens=tokens,
-                do_sample=False,
-                temperature=None,
-                top_p=None,
-                top_k=None,
-                pad_token_id=pad,
-            )
-        return out[0, len(prompt) :].tolist()
+        return hf_greedy(hf, prompt, tokens)
 
     from benchmarks import machine
 
@@ -434,27 +438,13 @@ def profile_missed(ours, hf, rows: list[dict], generation: dict) -> list[dict]:
         if row["kind"] == "generate":
             prompt = ours.to_ids(PROMPT)
             n = min(row["tokens"], 16)
-            tensor = torch.tensor([prompt])
 
             def mine(prompt=prompt, n=n):
                 params = SamplingParams(greedy=True)
                 return list(ours.generate(prompt, n, params, stop_at_eot=False))
 
-            def theirs(tensor=tensor, n=n):
-                with torch.no_grad(), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    kw = {"max_new_tokens": n, "min_new_tokens": n, "do_sample": False}
-                    pad = hf.generation_config.eos_token_id
-                    pad = pad[0] if isinstance(pad, list) else pad
-                    return hf.generate(
-                        tensor,
-                        attention_mask=torch.ones_like(tensor),
-                        pad_token_id=pad,
-                        temperature=None,
-                        top_p=None,
-                        top_k=None,
-                        **kw,
-                    )
+            def theirs(prompt=prompt, n=n):
+                return hf_greedy(hf, prompt, n)
 
             what = f"greedy generation, {n} tokens"
         else:
