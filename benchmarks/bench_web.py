@@ -127,25 +127,11 @@ def measure_api(model, repeats: int) -> dict:
 
 def measure_browser(model, moves: int = 20) -> dict | None:
     """Median time the page takes to recompute and redraw after a temperature change."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
+    found = _browser()
+    if found is None:
         return None
-    if chromium is None:
-        return None
-    import uvicorn
-
-    from lmscope.web import create_app
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    server = uvicorn.Server(uvicorn.Config(create_app(model), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.05)
+    sync_playwright, chromium = found
+    url, stop = _serve(model)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
@@ -162,14 +148,22 @@ def measure_browser(model, moves: int = 20) -> dict | None:
             trace = page.evaluate("performance.getEntriesByName('trace').map(e => e.duration)")
             browser.close()
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+        stop()
     return {
         "sampling_render_ms_median": _median(renders),
         "sampling_render_ms_max": round(max(renders), 2),
         "first_trace_round_trip_ms": round(trace[0], 1) if trace else None,
     }
+
+
+def _browser():
+    """(playwright's sync_playwright, the Chromium executable), or None without either."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    return None if chromium is None else (sync_playwright, chromium)
 
 
 def _serve(model):
@@ -232,13 +226,10 @@ def measure_page(model, rounds: int = 3) -> dict | None:
     """The page's first load (bytes over the wire, gzip, the first API answers included), the
     time to the flow view's first frame and to its real vectors, and the frames of its step
     changes (performance marks and rAF gaps in headless Chromium)."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
+    found = _browser()
+    if found is None:
         return None
-    if chromium is None:
-        return None
+    sync_playwright, chromium = found
     url, stop = _serve(model)
     try:
         with sync_playwright() as p:
