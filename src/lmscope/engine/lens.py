@@ -56,6 +56,24 @@ def residual_stages(trace) -> list[tuple[str, str]]:
     return stages
 
 
+READOUT_ROWS = 256  # rows read out per matrix product: the unembedding read once per chunk
+
+
+def _readout(trace, names: list[str], index: torch.Tensor) -> list[torch.Tensor]:
+    """Log-probabilities of the residual streams ``names`` at positions ``index``, one tensor
+    per name. The rows of every stage go through the unembedding together, in chunks: read
+    out a stage at a time, a short window is a matrix-vector product that reads the whole
+    unembedding matrix (tens of MB) once per stage, which cost more than the arithmetic."""
+    rows = torch.cat([trace[name][index] for name in names])
+    logps = torch.cat(
+        [
+            torch.log_softmax(trace.readout(chunk).float(), dim=-1)
+            for chunk in rows.split(READOUT_ROWS)
+        ]
+    )
+    return list(logps.split(len(index)))
+
+
 @torch.no_grad()
 def logit_lens(trace, k: int = 5, positions: list[int] | None = None) -> LogitLens:
     """Top-k predictions at every stage and position, and how the final prediction ranks."""
@@ -75,10 +93,7 @@ def logit_lens(trace, k: int = 5, positions: list[int] | None = None) -> LogitLe
             f"the logit lens needs the residual stream of every layer; {missing[0]} was not "
             "recorded (trace without a names/layers filter)"
         )
-    index = torch.tensor(positions)
-    logps = []
-    for _, name in stages:
-        logps.append(torch.log_softmax(trace.readout(trace[name][index]).float(), dim=-1))
+    logps = _readout(trace, [name for _, name in stages], torch.tensor(positions))
     final_ids = logps[-1].argmax(dim=-1)
     top_ids, top_probs, ranks, probs = [], [], [], []
     for logp in logps:
