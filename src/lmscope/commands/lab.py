@@ -18,7 +18,7 @@ from rich.text import Text
 from lmscope.commands import lab_common, lab_gradients, lab_recall
 from lmscope.commands.common import use_lang
 from lmscope.errors import InvalidInputError
-from lmscope.lab.configs import MemoryWallConfig, SerialDepthConfig
+from lmscope.lab.configs import MEMORY_METHODS, MemoryWallConfig, SerialDepthConfig
 from lmscope.lab.results import (
     read_result,
     resolve_devices,
@@ -55,13 +55,7 @@ def register(sub):
         "unless --clock or --threads say otherwise",
     )
     sd.add_argument("--max-n", type=int, default=None, help="largest N in every table")
-    sd.add_argument(
-        "--repeats",
-        type=int,
-        default=3,
-        help="timing repeats, at least: more while they disagree by over 10%%, best kept "
-        "(default 3)",
-    )
+    _add_repeats_option(sd)
     sd.add_argument(
         "--device",
         default="auto",
@@ -94,14 +88,12 @@ def register(sub):
         help="memory a measurement may use, e.g. 4GB, 512MiB (default: a quarter of the "
         "memory available now)",
     )
-    mw.add_argument("--methods", default="naive,sdpa,lstm", help="comma list of naive, sdpa, lstm")
     mw.add_argument(
-        "--repeats",
-        type=int,
-        default=3,
-        help="timing repeats, at least: more while they disagree by over 10%%, best kept "
-        "(default 3)",
+        "--methods",
+        default=",".join(MEMORY_METHODS),
+        help=f"comma list of {', '.join(MEMORY_METHODS)}",
     )
+    _add_repeats_option(mw)
     _common_options(mw)
     mw.set_defaults(run=run_memory_wall)
 
@@ -126,6 +118,17 @@ def register(sub):
 def _help(parser) -> int:
     parser.print_help()
     return 0
+
+
+def _add_repeats_option(parser) -> None:
+    """--repeats: the same timing rule (lmscope.lab.timing) for every timed experiment."""
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=3,
+        help="timing repeats, at least: more while they disagree by over 10%%, best kept "
+        "(default 3)",
+    )
 
 
 def _common_options(parser, quick: bool = False) -> None:
