@@ -89,6 +89,15 @@ def add_exclusive_switches(parser, *switches: tuple[str, str]) -> None:
         group.add_argument(flag, action="store_true", help=help_)
 
 
+def add_unset_option(parser, defaults, flag: str, type_, help_: str, **extra) -> None:
+    """A flag whose default is None, so only what the user typed overrides what fills in the
+    rest (a checkpoint, --quick); its help shows ``defaults``' field of the same name."""
+    field = flag.lstrip("-").replace("-", "_")
+    default = getattr(defaults, field)
+    shown = "" if default is None else f" (default {default})"
+    parser.add_argument(flag, type=type_, default=None, dest=field, help=help_ + shown, **extra)
+
+
 def add_ablate_option(parser: argparse.ArgumentParser):
     parser.add_argument(
         "--ablate",

@@ -12,6 +12,7 @@ to the memory each model holds (``lmscope.lab.recall``).
 from __future__ import annotations
 
 from lmscope.commands import lab_common
+from lmscope.commands.common import add_unset_option
 from lmscope.errors import InvalidInputError
 from lmscope.lab.recall_config import QUICK, RECALL_MODELS, RecallConfig
 
@@ -47,9 +48,7 @@ def register(lab) -> None:
         default=",".join(d.models),
         help=f"comma list of {', '.join(RECALL_MODELS)}: gpt and a recurrent one (default all)",
     )
-    p.add_argument(
-        "--steps", type=int, default=None, help=f"training steps per model (default {d.steps})"
-    )
+    add_unset_option(p, d, "--steps", int, "training steps per model")
     p.add_argument(
         "--budget",
         dest="budget_s",
@@ -57,15 +56,8 @@ def register(lab) -> None:
         help="most training time per model, wall clock: seconds or 90s, 2m; 'none' for no "
         f"cap (default {d.budget_s:g} s). A model stopped early is named in the result",
     )
-    p.add_argument(
-        "--items", type=int, default=None, help=f"longest list P trained (default {d.items})"
-    )
-    p.add_argument(
-        "--distance",
-        type=int,
-        default=None,
-        help=f"longest distance N trained, in filler characters (default {d.distance})",
-    )
+    add_unset_option(p, d, "--items", int, "longest list P trained")
+    add_unset_option(p, d, "--distance", int, "longest distance N trained, in filler characters")
     p.add_argument(
         "--queries", type=int, default=d.queries, help=f"queries per example ({d.queries})"
     )
@@ -82,12 +74,7 @@ def register(lab) -> None:
         default=d.rnn_layers,
         help=f"layers of each recurrent model ({d.rnn_layers})",
     )
-    p.add_argument(
-        "--test-examples",
-        type=int,
-        default=None,
-        help=f"test examples per tested (P, N) (default {d.test_examples})",
-    )
+    add_unset_option(p, d, "--test-examples", int, "test examples per tested (P, N)")
     p.add_argument("--seed", type=int, default=d.seed, help="seed for weights and examples")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, or auto")
     lab_common.add_threads_option(p)

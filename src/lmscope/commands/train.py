@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lmscope.commands.common import add_exclusive_switches
+from lmscope.commands.common import add_exclusive_switches, add_unset_option
 from lmscope.errors import InvalidInputError
 from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
 
@@ -17,11 +17,8 @@ _DEFAULTS = TrainConfig()
 
 
 def _option(group, flag: str, type_, help_: str, **extra):
-    """A flag whose default is None, so only what the user typed overrides a checkpoint."""
-    field = flag.lstrip("-").replace("-", "_")
-    default = getattr(_DEFAULTS, field)
-    shown = "" if default is None else f" (default {default})"
-    group.add_argument(flag, type=type_, default=None, dest=field, help=help_ + shown, **extra)
+    """Only what the user typed overrides a checkpoint; the help shows TrainConfig's default."""
+    add_unset_option(group, _DEFAULTS, flag, type_, help_, **extra)
 
 
 def register(sub):
