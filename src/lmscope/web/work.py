@@ -2,10 +2,13 @@
 
 Every forward pass (and every other computation of a model's size: per-position
 predictions, the logit lens, an ablation) runs on the queue's own worker thread(s), first
-come first served. A request that needs such work is a coroutine awaiting its job, so a
-thousand waiting requests hold no thread, and the cheap requests (model facts, the step
-list, static files, /docs, views of cached traces) are answered by the event loop and the
-ordinary thread pool, never behind the model.
+come first served within two classes: the work of the requests a page waits for (a trace, a
+lens) goes ahead of background work (each token of a generation stream, which shows its
+progress as it goes), so a class generating text does not hold up everyone's views. A
+request that needs such work is a coroutine awaiting its job, so a thousand waiting requests
+hold no thread, and the cheap requests (model facts, the step list, static files, /docs,
+views of cached traces) are answered by the event loop and the ordinary thread pool, never
+behind the model.
 
 The queue is bounded by time, not by count: each job comes with its size in work units (about
 floating-point operations, see ``Costs``), and ``Rate`` turns units into seconds from what
@@ -65,6 +68,7 @@ class Job:
     units: float
     deadline: float  # time.monotonic() by which it must have started, at the estimate it had
     answer_by: float = math.inf  # the request's arrival + the limit (inf: no limit applies)
+    background: bool = False  # runs when no page request is queued (a generated token)
     future: Future = field(default_factory=Future)
     state: str = "queued"  # queued, running, done, withdrawn
     started: float = 0.0
@@ -87,7 +91,8 @@ class WorkQueue:
         self.limit_s, self.workers, self.gate, self.name = limit_s, workers, gate, name
         self.rate = Rate()
         self._cond = threading.Condition(threading.Lock())
-        self._queue: deque[Job] = deque()
+        self._queue: deque[Job] = deque()  # the requests a page waits for
+        self._later: deque[Job] = deque()  # background work, run when _queue is empty
         self._running: set[Job] = set()
         self._by_key: dict[Hashable, Job] = {}
         self._threads: list[threading.Thread] = []
@@ -99,11 +104,19 @@ class WorkQueue:
         with self._cond:
             return self._backlog()
 
-    def _backlog(self) -> float:
+    def _backlog(self, background: bool = True) -> float:
+        """Expected seconds of work ahead of a new job (a page request's: without the queued
+        background work, which it goes ahead of)."""
         now, seconds = time.monotonic(), self.rate.seconds
-        queued = sum(seconds(job.units) for job in self._queue if job.state == "queued")
+        queued = sum(seconds(job.units) for job in self._queued(background))
         running = sum(max(0.0, seconds(job.units) - (now - job.started)) for job in self._running)
         return (queued + running) / self.workers
+
+    def _queued(self, background: bool = True) -> Iterator[Job]:
+        """The queued jobs in the order they will run (page requests, then background)."""
+        yield from (job for job in self._queue if job.state == "queued")
+        if background:
+            yield from (job for job in self._later if job.state == "queued")
 
     def _latest_start(self, units: float) -> float:
         """Seconds from now by which a job must start to answer within the limit."""
@@ -127,36 +140,53 @@ class WorkQueue:
         return min(job.deadline, job.answer_by - self.MARGIN * self.rate.seconds(job.units))
 
     def submit(
-        self, key: Hashable | None, units: float, fn: Callable[[], Any], arrived=None
+        self,
+        key: Hashable | None,
+        units: float,
+        fn: Callable[[], Any],
+        arrived=None,
+        *,
+        background: bool = False,
     ) -> Job:
         """Queue ``fn`` (``units`` of work), or join the same ``key``'s job; ``Busy`` when it
         could not start in time to answer within ``limit_s`` of ``arrived`` (when the request
-        came, time.monotonic(); default now)."""
+        came, time.monotonic(); default now). ``background`` work runs only when no other job
+        is queued."""
         with self._cond:
             if key is not None and key in self._by_key:
                 self.shared += 1
                 return self._by_key[key]
             now = time.monotonic()
             spent = 0.0 if arrived is None else max(0.0, now - arrived)
-            wait, latest = self._backlog(), self._latest_start(units) - spent
-            idle = not (self._queue or self._running)
+            wait, latest = self._backlog(background), self._latest_start(units) - spent
+            idle = not (self._queue or self._later or self._running)
             if not idle and wait > latest:
                 self.refused += 1
                 raise self._busy(wait, units, spent)
             # an idle queue takes even a job longer than the limit: it starts at once
-            job = Job(key, fn, units, now + (self.limit_s if idle else latest))
+            job = Job(
+                key, fn, units, now + (self.limit_s if idle else latest), background=background
+            )
             if not idle:
                 job.answer_by = now - spent + self.limit_s
-            self._queue.append(job)
+            (self._later if background else self._queue).append(job)
             if key is not None:
                 self._by_key[key] = job
             self._start_threads()
             self._cond.notify()
             return job
 
-    async def run(self, key: Hashable | None, units: float, fn: Callable[[], Any], arrived=None):
+    async def run(
+        self,
+        key: Hashable | None,
+        units: float,
+        fn: Callable[[], Any],
+        arrived=None,
+        *,
+        background: bool = False,
+    ):
         """``fn()``'s value, computed on the queue (see ``submit``)."""
-        return await self.wait(self.submit(key, units, fn, arrived))
+        return await self.wait(self.submit(key, units, fn, arrived, background=background))
 
     async def wait(self, job: Job):
         """The job's value; ``Busy`` when it has not started by its deadline."""
@@ -178,16 +208,14 @@ class WorkQueue:
         job.state = "withdrawn"
         self.withdrawn += 1
         self._forget(job)
-        job.future.set_exception(self._busy(self._backlog(), job.units))
+        job.future.set_exception(self._busy(self._backlog(job.background), job.units))
 
     def _shed(self) -> None:
         """Refuse the queued jobs that the backlog ahead of them now makes too late (under
         the lock)."""
         now, seconds, late = time.monotonic(), self.rate.seconds, []
         ahead = sum(max(0.0, seconds(job.units) - (now - job.started)) for job in self._running)
-        for job in self._queue:
-            if job.state != "queued":
-                continue
+        for job in self._queued():
             if now + ahead / self.workers > self._start_by(job):
                 late.append(job)
             else:
@@ -197,7 +225,7 @@ class WorkQueue:
 
     def _forget(self, job: Job) -> None:
         with contextlib.suppress(ValueError):
-            self._queue.remove(job)
+            (self._later if job.background else self._queue).remove(job)
         if job.key is not None and self._by_key.get(job.key) is job:
             del self._by_key[job.key]
 
@@ -213,9 +241,9 @@ class WorkQueue:
     def _next(self) -> Job:
         with self._cond:
             while True:
-                while not self._queue:
+                while not (self._queue or self._later):
                     self._cond.wait()
-                job = self._queue.popleft()
+                job = (self._queue or self._later).popleft()
                 if job.state != "queued":
                     continue
                 if time.monotonic() > self._start_by(job):  # too late to answer in time now
@@ -263,7 +291,8 @@ class WorkQueue:
     def stats(self) -> dict:
         with self._cond:
             return {
-                "queued": sum(job.state == "queued" for job in self._queue),
+                "queued": sum(1 for _ in self._queued()),
+                "queued_background": sum(job.state == "queued" for job in self._later),
                 "running": len(self._running),
                 "backlog_s": round(self._backlog(), 3),
                 "seconds_per_unit": self.rate.seconds_per_unit,
@@ -275,8 +304,9 @@ class WorkQueue:
 
 
 class Steps:
-    """A sync iterator advanced one item per job on ``queue`` (a token stream: each token is
-    a job, so other requests interleave with a long run). ``next`` is None at its end."""
+    """A sync iterator advanced one item per background job on ``queue`` (a token stream:
+    each token is a job, so other requests interleave with a long run, and go first). ``next``
+    is None at its end."""
 
     _END = object()
 
@@ -284,7 +314,9 @@ class Steps:
         self.queue, self.items = queue, items
 
     async def next(self, units: float):
-        item = await self.queue.run(None, units, lambda: next(self.items, self._END))
+        item = await self.queue.run(
+            None, units, lambda: next(self.items, self._END), background=True
+        )
         return None if item is self._END else item
 
 
