@@ -108,61 +108,35 @@ def save_checkpoint(
     history the trainer needs. ``meta`` adds entries to lmscope.json (name, training summary).
     ``extra_files`` (name -> bytes) are written alongside, e.g. the sample timeline.
     """
-    return write_folder(
-        directory,
-        lambda tmp: _write_contents(
-            tmp,
-            arch=arch,
-            model_config=model_config,
-            weights=weights,
-            tokenizer=tokenizer,
-            optimizer_state=optimizer_state,
-            trainer_state=trainer_state,
-            rng_state=rng_state if rng_state is not None else capture_rng(),
-            carry=carry,
-            meta=meta or {},
-            extra_files=extra_files or {},
-        ),
-    )
 
+    def fill(tmp: Path) -> None:
+        # the RNG state first, as it is before anything of the checkpoint is written
+        rng = rng_state if rng_state is not None else capture_rng()
+        for name, data in (extra_files or {}).items():
+            (tmp / name).write_bytes(data)
+        if tokenizer is not None:
+            tokenizer.save(tmp)
+        save_file(_cpu_tensors(weights), str(tmp / WEIGHTS_FILE))
+        opt_tensors, opt_json = optimizer_to_files(optimizer_state)
+        save_file(opt_tensors, str(tmp / OPTIMIZER_FILE))
+        rng_tensors, rng_json = _rng_to_files(rng)
+        carry_tensors, carry_kind = _carry_to_files(carry)
+        save_file({**rng_tensors, **carry_tensors}, str(tmp / TRAINER_TENSORS))
+        full_meta = {"format": "lmscope", "arch": arch, "model": model_config, **(meta or {})}
+        _write_json(tmp / LMSCOPE_CONFIG, full_meta)
+        trainer = {
+            "format": TRAINER_FORMAT,
+            "version": TRAINER_VERSION,
+            **trainer_state,
+            "optimizer": opt_json,
+            "rng": rng_json,
+            "carry": carry_kind,
+            "torch_version": torch.__version__,
+        }
+        # trainer.json goes last: a folder holding it was written to the end.
+        _write_json(tmp / TRAINER_FILE, trainer)
 
-def _write_contents(
-    tmp: Path,
-    *,
-    arch,
-    model_config,
-    weights,
-    tokenizer,
-    optimizer_state,
-    trainer_state,
-    rng_state,
-    carry,
-    meta,
-    extra_files,
-) -> None:
-    for name, data in extra_files.items():
-        (tmp / name).write_bytes(data)
-    if tokenizer is not None:
-        tokenizer.save(tmp)
-    save_file(_cpu_tensors(weights), str(tmp / WEIGHTS_FILE))
-    opt_tensors, opt_json = optimizer_to_files(optimizer_state)
-    save_file(opt_tensors, str(tmp / OPTIMIZER_FILE))
-    rng_tensors, rng_json = _rng_to_files(rng_state)
-    carry_tensors, carry_kind = _carry_to_files(carry)
-    save_file({**rng_tensors, **carry_tensors}, str(tmp / TRAINER_TENSORS))
-    full_meta = {"format": "lmscope", "arch": arch, "model": model_config, **meta}
-    _write_json(tmp / LMSCOPE_CONFIG, full_meta)
-    trainer = {
-        "format": TRAINER_FORMAT,
-        "version": TRAINER_VERSION,
-        **trainer_state,
-        "optimizer": opt_json,
-        "rng": rng_json,
-        "carry": carry_kind,
-        "torch_version": torch.__version__,
-    }
-    # trainer.json goes last: a folder holding it was written to the end.
-    _write_json(tmp / TRAINER_FILE, trainer)
+    return write_folder(directory, fill)
 
 
 def _write_json(path: Path, data: dict) -> None:
