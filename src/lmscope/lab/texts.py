@@ -433,6 +433,17 @@ def _slope(n0: int, y0: float, n1: int, y1: float) -> float:
     return math.log(y1 / y0) / math.log(n1 / n0)
 
 
+def _took(
+    row: dict, method: str, en: str, zh: str, noisy: tuple[str, str] = ("", "")
+) -> tuple[str, str]:
+    """``method``'s time at ``row`` put in the words ``en`` and ``zh`` ({time}), or the words
+    ``noisy`` when its repeats disagreed: an unsteady time is not quoted."""
+    if not steady(row, method):
+        return noisy
+    time = format_seconds(row[f"{method}_s"])
+    return en.format(time=time), zh.format(time=time)
+
+
 def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
     heads, dtype = params["heads"], params["dtype"]
     en, zh = [], []
@@ -476,8 +487,7 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
                 f"：从 N = {before['n']:,} 到 {r['n']:,}，它的耗时变成了 {grew:.1f} 倍"
                 "（单看 O(N²) 的计算量应为 4 倍）"
             )
-        took_en = f", in {format_seconds(r['sdpa_s'])}" if steady(r, "sdpa") else ""
-        took_zh = f"，耗时 {format_seconds(r['sdpa_s'])}" if steady(r, "sdpa") else ""
+        took_en, took_zh = _took(r, "sdpa", ", in {time}", "，耗时 {time}")
         en.append(
             f"scaled_dot_product_attention (backend {backend}) at N = {r['n']:,} peaked at "
             f"{format_bytes(r['sdpa_peak'])}, "
@@ -495,8 +505,9 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
         )
     if lstm:
         r = lstm[-1]
-        took_en = f"took {format_seconds(r['lstm_s'])}" if steady(r, "lstm") else "had to go"
-        took_zh = f"耗时 {format_seconds(r['lstm_s'])}" if steady(r, "lstm") else "要走 N 步"
+        took_en, took_zh = _took(
+            r, "lstm", "took {time}", "耗时 {time}", ("had to go", "要走 N 步")
+        )
         en.append(
             f"The LSTM carries {format_bytes(r['lstm_state_bytes'])} of state at any N, and at "
             f"N = {r['n']:,} its measured peak above the inputs was "
