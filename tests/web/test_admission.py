@@ -254,3 +254,26 @@ def test_what_a_learner_waits_for_goes_ahead_of_generated_tokens():
         assert order[0] == "view"
     finally:
         release.set()
+
+
+def test_a_generated_tokens_cost_does_not_change_what_a_trace_is_expected_to_cost():
+    """Found by the class load test on SmolLM2: a generated token reads every weight for one
+    row of arithmetic, so per work unit it takes ~15x a trace's time; with one measured rate
+    for both, after a few tokens the queue expected every trace to take 15x too long and
+    refused traces it had time for. Each kind of job has its own measured rate."""
+    queue, release = _queue(10.0), threading.Event()
+    try:
+        token = queue.submit(None, 1e6, lambda: time.sleep(0.05), background=True, kind="step")
+        asyncio.run(queue.wait(token))  # ~4e-8 s per unit: 40x the forward rate
+        queue.submit(None, 0, lambda: release.wait(10))  # the worker is busy
+        while queue.stats()["running"] == 0:
+            time.sleep(0.001)
+        queue.submit(None, 2e9, lambda: None)  # 2 s of forward work ahead
+        queue.submit(None, 5e9, lambda: None)  # 2 + 7.5 s <= 10 s: admitted
+        with pytest.raises(Busy, match="about 7 s"):  # a forward job is still a forward job:
+            queue.submit(None, 3e9, lambda: None)  # 7 + 1.5 x 3 s > 10 s
+        with pytest.raises(Busy):  # 7 s ahead + 1.5 x ~4 s of one more token's work: refused
+            queue.submit(None, 1e8, lambda: None, background=True, kind="step")
+        assert queue.stats()["seconds_per_unit"]["step"] > 10 * 1e-9
+    finally:
+        release.set()

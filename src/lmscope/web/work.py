@@ -11,12 +11,14 @@ views of cached traces) are answered by the event loop and the ordinary thread p
 behind the model.
 
 The queue is bounded by time, not by count: each job comes with its size in work units (about
-floating-point operations, see ``Costs``), and ``Rate`` turns units into seconds from what
-the jobs before it measured. A job that would finish later than ``limit_s`` from now is
-refused at once with ``Busy`` (HTTP 503) and a ``Retry-After`` saying when the queue should
-have room; an empty queue takes any job, so a single long one still runs. A job whose wait
-passes ``limit_s`` all the same (the estimate was wrong) is withdrawn with a 503 instead of
-starting late. Identical concurrent jobs (the same ``key``) share one computation.
+floating-point operations, see ``Costs``), and ``Rate`` turns units into seconds from what the
+jobs of its kind before it measured (a generated token, which reads every weight for one row
+of arithmetic, takes far longer per unit than a forward pass over a prompt). A job that would
+finish later than ``limit_s`` from now is refused at once with ``Busy`` (HTTP 503) and a
+``Retry-After`` saying when the queue should have room; an empty queue takes any job, so a
+single long one still runs. A job whose wait passes ``limit_s`` all the same (the estimate was
+wrong) is withdrawn with a 503 instead of starting late. Identical concurrent jobs (the same
+``key``) share one computation.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class Job:
     deadline: float  # time.monotonic() by which it must have started, at the estimate it had
     answer_by: float = math.inf  # the request's arrival + the limit (inf: no limit applies)
     background: bool = False  # runs when no page request is queued (a generated token)
+    kind: str = "forward"  # whose measured rate turns its units into seconds
     future: Future = field(default_factory=Future)
     state: str = "queued"  # queued, running, done, withdrawn
     started: float = 0.0
@@ -89,7 +92,8 @@ class WorkQueue:
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.limit_s, self.workers, self.gate, self.name = limit_s, workers, gate, name
-        self.rate = Rate()
+        self.rate = Rate()  # a forward pass's, and any kind's until that kind is measured
+        self.rates: dict[str, Rate] = {"forward": self.rate}
         self._cond = threading.Condition(threading.Lock())
         self._queue: deque[Job] = deque()  # the requests a page waits for
         self._later: deque[Job] = deque()  # background work, run when _queue is empty
@@ -107,10 +111,20 @@ class WorkQueue:
     def _backlog(self, background: bool = True) -> float:
         """Expected seconds of work ahead of a new job (a page request's: without the queued
         background work, which it goes ahead of)."""
-        now, seconds = time.monotonic(), self.rate.seconds
-        queued = sum(seconds(job.units) for job in self._queued(background))
-        running = sum(max(0.0, seconds(job.units) - (now - job.started)) for job in self._running)
-        return (queued + running) / self.workers
+        queued = sum(self._seconds(job) for job in self._queued(background))
+        return (queued + self._running_rest()) / self.workers
+
+    def _running_rest(self) -> float:
+        """Expected seconds the running jobs still take, together."""
+        now = time.monotonic()
+        return sum(max(0.0, self._seconds(job) - (now - job.started)) for job in self._running)
+
+    def _seconds(self, job: Job) -> float:
+        return self._rate(job.kind).seconds(job.units)
+
+    def _rate(self, kind: str) -> Rate:
+        rate = self.rates.get(kind)
+        return rate if rate is not None and rate.measured else self.rate
 
     def _queued(self, background: bool = True) -> Iterator[Job]:
         """The queued jobs in the order they will run (page requests, then background)."""
@@ -118,14 +132,14 @@ class WorkQueue:
         if background:
             yield from (job for job in self._later if job.state == "queued")
 
-    def _latest_start(self, units: float) -> float:
+    def _latest_start(self, units: float, kind: str = "forward") -> float:
         """Seconds from now by which a job must start to answer within the limit."""
-        return self.limit_s - self.MARGIN * self.rate.seconds(units)
+        return self.limit_s - self.MARGIN * self._rate(kind).seconds(units)
 
-    def _busy(self, wait: float, units: float, spent: float = 0.0) -> Busy:
+    def _busy(self, wait: float, units: float, spent: float = 0.0, kind: str = "forward") -> Busy:
         """The refusal: the work queued ahead, what the request already waited (read, checked,
         before its job was queued), and when a new request should be in time."""
-        retry = max(1, math.ceil(round(wait - self._latest_start(units), 3)))
+        retry = max(1, math.ceil(round(wait - self._latest_start(units, kind), 3)))
         waited = f", which had already waited {spent:.0f} s" if spent >= 0.5 else ""
         return Busy(
             f"the server is busy: about {wait:.0f} s of {self.name} work is queued ahead of "
@@ -137,7 +151,7 @@ class WorkQueue:
     def _start_by(self, job: Job) -> float:
         """When ``job`` must start at the latest to answer in time, at the current rate (the
         machine may have turned out slower than when it was queued)."""
-        return min(job.deadline, job.answer_by - self.MARGIN * self.rate.seconds(job.units))
+        return min(job.deadline, job.answer_by - self.MARGIN * self._seconds(job))
 
     def submit(
         self,
@@ -147,26 +161,26 @@ class WorkQueue:
         arrived=None,
         *,
         background: bool = False,
+        kind: str = "forward",
     ) -> Job:
         """Queue ``fn`` (``units`` of work), or join the same ``key``'s job; ``Busy`` when it
         could not start in time to answer within ``limit_s`` of ``arrived`` (when the request
         came, time.monotonic(); default now). ``background`` work runs only when no other job
-        is queued."""
+        is queued; ``kind`` names the rate its units are measured at."""
         with self._cond:
             if key is not None and key in self._by_key:
                 self.shared += 1
                 return self._by_key[key]
             now = time.monotonic()
             spent = 0.0 if arrived is None else max(0.0, now - arrived)
-            wait, latest = self._backlog(background), self._latest_start(units) - spent
+            wait, latest = self._backlog(background), self._latest_start(units, kind) - spent
             idle = not (self._queue or self._later or self._running)
             if not idle and wait > latest:
                 self.refused += 1
-                raise self._busy(wait, units, spent)
+                raise self._busy(wait, units, spent, kind)
             # an idle queue takes even a job longer than the limit: it starts at once
-            job = Job(
-                key, fn, units, now + (self.limit_s if idle else latest), background=background
-            )
+            deadline = now + (self.limit_s if idle else latest)
+            job = Job(key, fn, units, deadline, background=background, kind=kind)
             if not idle:
                 job.answer_by = now - spent + self.limit_s
             (self._later if background else self._queue).append(job)
@@ -184,9 +198,11 @@ class WorkQueue:
         arrived=None,
         *,
         background: bool = False,
+        kind: str = "forward",
     ):
         """``fn()``'s value, computed on the queue (see ``submit``)."""
-        return await self.wait(self.submit(key, units, fn, arrived, background=background))
+        job = self.submit(key, units, fn, arrived, background=background, kind=kind)
+        return await self.wait(job)
 
     async def wait(self, job: Job):
         """The job's value; ``Busy`` when it has not started by its deadline."""
@@ -208,18 +224,18 @@ class WorkQueue:
         job.state = "withdrawn"
         self.withdrawn += 1
         self._forget(job)
-        job.future.set_exception(self._busy(self._backlog(job.background), job.units))
+        wait = self._backlog(job.background)
+        job.future.set_exception(self._busy(wait, job.units, kind=job.kind))
 
     def _shed(self) -> None:
         """Refuse the queued jobs that the backlog ahead of them now makes too late (under
         the lock)."""
-        now, seconds, late = time.monotonic(), self.rate.seconds, []
-        ahead = sum(max(0.0, seconds(job.units) - (now - job.started)) for job in self._running)
+        now, ahead, late = time.monotonic(), self._running_rest(), []
         for job in self._queued():
             if now + ahead / self.workers > self._start_by(job):
                 late.append(job)
             else:
-                ahead += seconds(job.units)
+                ahead += self._seconds(job)
         for job in late:
             self._withdraw(job)
 
@@ -276,7 +292,7 @@ class WorkQueue:
                     self._running.discard(job)
                     self._forget(job)
                     if took is not None:  # a failed job says nothing about the rate
-                        self.rate.observe(job.units, took)
+                        self.rates.setdefault(job.kind, Rate()).observe(job.units, took)
                     self.done += 1
                     self._shed()
 
@@ -295,7 +311,9 @@ class WorkQueue:
                 "queued_background": sum(job.state == "queued" for job in self._later),
                 "running": len(self._running),
                 "backlog_s": round(self._backlog(), 3),
-                "seconds_per_unit": self.rate.seconds_per_unit,
+                "seconds_per_unit": {
+                    kind: rate.seconds_per_unit for kind, rate in self.rates.items()
+                },
                 "done": self.done,
                 "refused": self.refused,
                 "shared": self.shared,
@@ -313,10 +331,11 @@ class Steps:
     def __init__(self, queue: WorkQueue, items: Iterator):
         self.queue, self.items = queue, items
 
-    async def next(self, units: float):
-        item = await self.queue.run(
-            None, units, lambda: next(self.items, self._END), background=True
-        )
+    async def next(self, units: float, kind: str = "step"):
+        """The next item, ``units`` of work of ``kind`` (the first, which reads the whole
+        prompt, is a "forward" pass)."""
+        step = lambda: next(self.items, self._END)  # noqa: E731 - a job is a callable
+        item = await self.queue.run(None, units, step, background=True, kind=kind)
         return None if item is self._END else item
 
 

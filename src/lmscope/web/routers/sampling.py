@@ -57,7 +57,7 @@ async def generate(req: schemas.GenerateRequest, served: Serving):
     # the first (the whole prompt) is asked for before answering: a full queue is a 503.
     steps = Steps(served.store.work, events)
     costs = served.store.costs
-    first = await steps.next(costs.forward(len(ids)) + costs.logits(1))
+    first = await steps.next(costs.forward(len(ids)) + costs.logits(1), kind="forward")
 
     async def lines():
         event, n = first, len(ids)
