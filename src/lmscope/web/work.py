@@ -191,18 +191,11 @@ class WorkQueue:
             return job
 
     async def run(
-        self,
-        key: Hashable | None,
-        units: float,
-        fn: Callable[[], Any],
-        arrived=None,
-        *,
-        background: bool = False,
-        kind: str = "forward",
+        self, key: Hashable | None, units: float, fn: Callable[[], Any], arrived=None, **options
     ):
-        """``fn()``'s value, computed on the queue (see ``submit``)."""
-        job = self.submit(key, units, fn, arrived, background=background, kind=kind)
-        return await self.wait(job)
+        """``fn()``'s value, computed on the queue (``submit``'s ``options``: background,
+        kind)."""
+        return await self.wait(self.submit(key, units, fn, arrived, **options))
 
     async def wait(self, job: Job):
         """The job's value; ``Busy`` when it has not started by its deadline."""
