@@ -117,9 +117,13 @@ class Tally:
         self.examples: list[str] = []
         self.tokens = 0
         self.first_token: list[float] = []
+        self.began = time.perf_counter()  # reset when the class starts
+        self.timeline: list[tuple[float, str, float]] = []  # (sent at, kind, seconds)
 
     def ok(self, kind: str, seconds: float) -> None:
         self.latency.setdefault(kind, []).append(seconds)
+        sent = time.perf_counter() - seconds - self.began
+        self.timeline.append((sent, kind, seconds))
 
     def error(self, kind: str, what: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
@@ -241,7 +245,7 @@ async def _drive(url: str, clients: int, seconds: float, seed: int, on_count=Non
                 if on_count is not None:
                     on_count(tally.count)
 
-        began = time.perf_counter()
+        began = tally.began = time.perf_counter()
         await asyncio.gather(*(learner(i) for i in range(clients)))
         wall = time.perf_counter() - began
         cache = (await client.get("/api/cache")).json()
@@ -266,6 +270,20 @@ def percentiles(values: list[float], unit: str = "ms") -> dict:
     return out
 
 
+def by_window(timeline: list[tuple[float, str, float]], width_s: float = 10.0) -> list[dict]:
+    """Latency of every request but generation by when it was sent (``width_s`` windows from
+    the start of the class): whether slow answers are the first wave (every learner's first
+    trace in the same instant) or the steady state."""
+    windows: dict[int, list[float]] = {}
+    for sent, kind, seconds in timeline:
+        if kind != "generate":
+            windows.setdefault(int(sent // width_s), []).append(seconds)
+    return [
+        {"from_s": i * width_s, "to_s": (i + 1) * width_s, **percentiles(windows[i])}
+        for i in sorted(windows)
+    ]
+
+
 def _summary(result: dict) -> dict:
     tally: Tally = result["tally"]
     every = [x for v in tally.latency.values() for x in v]
@@ -283,6 +301,7 @@ def _summary(result: dict) -> dict:
             [x for k, v in tally.latency.items() if k != "generate" for x in v]
         ),
         "by_kind": {k: percentiles(v) for k, v in sorted(tally.latency.items())},
+        "without_generation_by_window": by_window(tally.timeline),
         "first_token": percentiles(tally.first_token),
         "cache": result["cache"],
         "model": result["model"],
