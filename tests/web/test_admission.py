@@ -277,3 +277,47 @@ def test_a_generated_tokens_cost_does_not_change_what_a_trace_is_expected_to_cos
         assert queue.stats()["seconds_per_unit"]["step"] > 10 * 1e-9
     finally:
         release.set()
+
+
+def test_a_burst_of_page_requests_runs_the_shortest_first():
+    """Found by the class load test on SmolLM2: 32 learners send their first trace in the
+    same instant (about 8 s of model work on 2 cores). First come first served, a 5-token
+    prompt behind thirty 100-token ones waited the whole 8 s; run shortest first, the short
+    prompts answer at once and only the long ones wait."""
+    queue, release, order = _queue(60.0), threading.Event(), []
+    try:
+        queue.submit(None, 0, lambda: release.wait(10))  # the worker is busy
+        while queue.stats()["running"] == 0:
+            time.sleep(0.001)
+        jobs = [
+            queue.submit(None, units, lambda name=name: order.append(name))
+            for name, units in [("long", 3e9), ("short", 1e8), ("middle", 1e9)]
+        ]
+        release.set()
+        for job in jobs:
+            asyncio.run(queue.wait(job))
+        assert order == ["short", "middle", "long"]
+    finally:
+        release.set()
+
+
+def test_a_long_request_is_not_passed_once_that_would_make_it_late():
+    """Shortest first never costs a request its answer: a shorter one goes ahead only when
+    every request it passes can still start in time afterwards (its own time counted with the
+    margin), else the request that must start first runs."""
+    queue, release, order = _queue(10.0), threading.Event(), []
+    try:
+        queue.submit(None, 0, lambda: release.wait(10))
+        while queue.stats()["running"] == 0:
+            time.sleep(0.001)
+        long = queue.submit(None, 5e9, lambda: order.append("long"))  # start by 10 - 7.5 s
+        time.sleep(1.5)  # 1 s left before it must start
+        short = queue.submit(None, 1e9, lambda: order.append("short"))  # 1.5 s with the margin
+        tiny = queue.submit(None, 5e8, lambda: order.append("tiny"))  # 0.75 s: fits before it
+        release.set()
+        for job in (long, short, tiny):
+            asyncio.run(queue.wait(job))
+        assert order == ["tiny", "long", "short"]
+        assert queue.stats()["withdrawn"] == 0
+    finally:
+        release.set()

@@ -1,10 +1,12 @@
 """Model work off the request threads: one queue, bounded in expected seconds of work.
 
 Every forward pass (and every other computation of a model's size: per-position
-predictions, the logit lens, an ablation) runs on the queue's own worker thread(s), first
-come first served within two classes: the work of the requests a page waits for (a trace, a
-lens) goes ahead of background work (each token of a generation stream, which shows its
-progress as it goes), so a class generating text does not hold up everyone's views. A
+predictions, the logit lens, an ablation) runs on the queue's own worker thread(s), in two
+classes: the work of the requests a page waits for (a trace, a lens) goes ahead of background
+work (each token of a generation stream, which shows its progress as it goes), so a class
+generating text does not hold up everyone's views. Page requests run shortest first (a
+class's first burst of traces answers its short prompts at once), but never so that one
+passed could no longer start in time; background work runs in its order. A
 request that needs such work is a coroutine awaiting its job, so a thousand waiting requests
 hold no thread, and the cheap requests (model facts, the step list, static files, /docs,
 views of cached traces) are answered by the event loop and the ordinary thread pool, never
@@ -127,8 +129,9 @@ class WorkQueue:
         return rate if rate is not None and rate.measured else self.rate
 
     def _queued(self, background: bool = True) -> Iterator[Job]:
-        """The queued jobs in the order they will run (page requests, then background)."""
-        yield from (job for job in self._queue if job.state == "queued")
+        """The queued jobs, page requests by the time they must start (earliest first), then
+        background work in its order."""
+        yield from sorted((job for job in self._queue if job.state == "queued"), key=self._start_by)
         if background:
             yield from (job for job in self._later if job.state == "queued")
 
@@ -247,12 +250,32 @@ class WorkQueue:
             self._threads.append(thread)
             thread.start()
 
+    def _pick(self) -> Job | None:
+        """The page request to run next (under the lock): the one expected to be shortest, so
+        in a burst of traces the short prompts answer at once and only the long ones wait;
+        unless running it first would make a request it passes miss the time that request must
+        start by (its own time counted with the margin), then the one that must start first."""
+        waiting = list(self._queued(background=False))
+        if not waiting:
+            return None
+        shortest = min(waiting, key=self._seconds)  # of equals, the one that must start first
+        delay = self.MARGIN * self._seconds(shortest)
+        start = time.monotonic() + self._running_rest() / self.workers
+        for job in waiting:  # the jobs that would run before it, each delayed by its time
+            if job is shortest:
+                return shortest
+            if 0 <= self._start_by(job) - start < delay:  # (a job already late is shed anyway)
+                return waiting[0]
+            start += self._seconds(job) / self.workers
+        return shortest
+
     def _next(self) -> Job:
         with self._cond:
             while True:
                 while not (self._queue or self._later):
                     self._cond.wait()
-                job = (self._queue or self._later).popleft()
+                job = self._pick() or (self._later or self._queue)[0]
+                (self._later if job.background else self._queue).remove(job)
                 if job.state != "queued":
                     continue
                 if time.monotonic() > self._start_by(job):  # too late to answer in time now
