@@ -34,6 +34,7 @@ CORPUS = ROOT / "src/lmscope/assets/corpora/tinyshakespeare/input.txt"
 SHARED_PROMPTS = 12  # prompts the whole class pastes (cache hits)
 REQUEST_TIMEOUT_S = 90.0  # a request slower than this counts as a hang
 GOAL_P95_MS = 2000.0  # the goal: 0 errors, p95 of every request but generation <= 2 s
+PAGE_LENS_SIZE = 12  # positions the page's logit lens asks for (SIZE in static/js/lens.js)
 
 
 # --- the server -----------------------------------------------------------------------------
@@ -214,6 +215,8 @@ class Browser:
                 body["layer"] = layer
             if kind == "attention":
                 body["head"] = rng.randrange(c["n_head"])
+            if kind == "lens":
+                body["size"] = PAGE_LENS_SIZE
             if kind == "lens" and "/api/lens" not in self.info["paths"]:
                 kind, body = "final", {"ids": ids, "position": pos}
             await self.call(kind, f"/api/{kind}", body)
@@ -301,6 +304,11 @@ def _summary(result: dict) -> dict:
             [x for k, v in tally.latency.items() if k != "generate" for x in v]
         ),
         "by_kind": {k: percentiles(v) for k, v in sorted(tally.latency.items())},
+        "over_goal_by_kind": {  # how many answers took longer than the goal's 2 s
+            k: n
+            for k, v in sorted(tally.latency.items())
+            if k != "generate" and (n := sum(x * 1e3 > GOAL_P95_MS for x in v))
+        },
         "without_generation_by_window": by_window(tally.timeline),
         "first_token": percentiles(tally.first_token),
         "cache": result["cache"],

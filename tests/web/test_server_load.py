@@ -16,6 +16,7 @@ import pytest
 from webtools import serve
 
 import lmscope
+import lmscope.web
 from lmscope.web import create_app
 from lmscope.web.limits import Busy, Gate
 
@@ -150,3 +151,10 @@ def test_the_benchmarks_page_is_rendered_from_the_saved_figures():
     page = suite.PAGE.read_text("utf-8")
     assert sections(page) == sections(suite.render_page(suite.RESULTS))
     assert len(sections(page)) == len(suite.saved(suite.RESULTS)) >= 6
+
+
+def test_the_simulated_class_asks_for_the_lens_window_the_page_asks_for():
+    """The load test plays the page: its lens requests have the page's number of columns
+    (the API's default is wider, and costs a third more)."""
+    script = (Path(lmscope.web.__file__).parent / "static/js/lens.js").read_text("utf-8")
+    assert f"const SIZE = {bench_load.PAGE_LENS_SIZE};" in script
