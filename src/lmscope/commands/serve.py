@@ -112,7 +112,7 @@ def run(args) -> int:
     import uvicorn
 
     from lmscope.web.factory import ENV, ServeSettings, build_app, settle
-    from lmscope.web.limits import limit_malloc_arenas
+    from lmscope.web.limits import keep_freed_memory, limit_malloc_arenas
 
     _check_options(args)
     if args.host not in LOOPBACK:
@@ -129,6 +129,7 @@ def run(args) -> int:
         args.model, args.compare, args.rnn, args.cache_mb, threads, args.max_wait, args.dtype
     )
     limit_malloc_arenas()  # before the worker threads exist: keeps resident memory flat
+    keep_freed_memory()  # the next trace reuses the last one's pages
     if threads is not None:
         torch.set_num_threads(threads)
     model = load_model(args)  # with --workers too: a wrong --model is one line, said once

@@ -92,10 +92,11 @@ def app_from_env():
     """The app of one worker of ``lmscope serve --workers N`` (uvicorn calls this by name)."""
     import torch
 
-    from lmscope.web.limits import limit_malloc_arenas
+    from lmscope.web.limits import keep_freed_memory, limit_malloc_arenas
 
     settings = ServeSettings.from_env(os.environ[ENV])
     limit_malloc_arenas()
+    keep_freed_memory()
     if settings.threads is not None:
         torch.set_num_threads(settings.threads)
     app = build_app(settings, warn=lambda text: None)  # the serving command said it once
