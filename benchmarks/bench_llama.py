@@ -512,6 +512,11 @@ def run(
     results["memory"] = measure_memory(threads, corpus_ids(ours, memory_tokens))
     hf, _ = load_transformers()
     results["attention_implementation"] = getattr(hf.config, "_attn_implementation", None)
+    from lmscope.web.limits import keep_freed_memory
+
+    # this process's malloc as `lmscope serve` sets it, for both contenders (after the fresh
+    # processes above, which measure loads and peak memory with the defaults)
+    results["freed_memory_kept"] = keep_freed_memory()
     from benchmarks import machine
 
     log("the machine's limits ...")
@@ -590,7 +595,14 @@ def markdown(result: dict) -> str:
             "from_pretrained(folder, gguf_file=..., dtype=torch.float32)`, attention "
             f"`{result.get('attention_implementation') or '?'}`); CPU, float32, "
             f"{result['threads']} torch thread{'s' if result['threads'] != 1 else ''} for "
-            f"both, torch {result['torch']}. Inputs are "
+            f"both, torch {result['torch']}"
+            + (
+                "; freed memory kept for reuse as `lmscope serve` keeps it, for both "
+                "(`keep_freed_memory`: no page is zeroed again for the next run)"
+                if result.get("freed_memory_kept")
+                else ""
+            )
+            + ". Inputs are "
             "the first tokens of Tiny Shakespeare. Contenders run in turn; the verdict reads "
             f"the best of {result['repeats']} runs ({result['long_repeats']} at 1,024 tokens, "
             f"{result['generation'].get('repeats', '?')} for generation), the least disturbed "
