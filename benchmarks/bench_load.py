@@ -477,7 +477,9 @@ def markdown(result: dict) -> str:
         what = " (every one shown is the work queue's 503 with a Retry-After)" if refusals else ""
         lines += ["", f"Errors by kind: {kinds}. Examples{what}:", ""]
         lines += [f"- `{e}`" for e in loaded["error_examples"]]
-    lines += ["", *_by_window_lines(result), "", goal_line(result), "", *_first_wave_words(result)]
+    lines += ["", *_by_window_lines(result), "", goal_line(result)]
+    if cost := _first_wave_words(result):
+        lines += ["", *cost]
     if result.get("notes"):  # what was observed during the run, saved with the figures
         lines += ["", " ".join(result["notes"])]
     dtype = result.get("dtype", "float32")
