@@ -195,6 +195,7 @@ def test_the_server_reuses_the_memory_a_trace_frees():
 
     # glibc's default depends on where the heap can grow, so the measurement is checked
     # against memory that is certainly given back: 240 MB of fresh pages, ~60,000 faults
-    given_back = {"MALLOC_MMAP_THRESHOLD_": "131072", "MALLOC_TRIM_THRESHOLD_": "131072"}
-    assert faults("default", **given_back) > 10_000
-    assert faults("keep") < 1_000
+    given_back = faults("default", MALLOC_MMAP_THRESHOLD_="131072", MALLOC_TRIM_THRESHOLD_="131072")
+    assert given_back > 10_000
+    # kept: the pages are reused (a block or two may still land on fresh ones, ~1,500 each)
+    assert faults("keep") < given_back / 10
