@@ -140,8 +140,18 @@ class Admission:
             self.active -= 1
 
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's malloc.h
 KEEP_BELOW = 1 << 30  # blocks smaller than this come from malloc's heaps, so they can be reused
+
+
+def _mallopt(*settings: tuple[int, int]) -> bool:
+    """Apply glibc ``mallopt`` (parameter, value) settings; True when every one took effect
+    (False elsewhere than glibc)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c"))
+        return all([libc.mallopt(param, value) == 1 for param, value in settings])
+    except (OSError, AttributeError, TypeError):
+        return False
 
 
 def keep_freed_memory() -> bool:
@@ -155,12 +165,7 @@ def keep_freed_memory() -> bool:
     stays at its peak (what ``--cache-mb`` and one trace need), which it reaches anyway."""
     if os.environ.get("MALLOC_TRIM_THRESHOLD_") or os.environ.get("MALLOC_MMAP_THRESHOLD_"):
         return False  # the user's own malloc settings win
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        kept = libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1) == 1
-        return libc.mallopt(_M_MMAP_THRESHOLD, KEEP_BELOW) == 1 and kept
-    except (OSError, AttributeError, TypeError):
-        return False
+    return _mallopt((_M_TRIM_THRESHOLD, 2**31 - 1), (_M_MMAP_THRESHOLD, KEEP_BELOW))
 
 
 def limit_malloc_arenas(arenas: int = 2) -> bool:
@@ -174,8 +179,4 @@ def limit_malloc_arenas(arenas: int = 2) -> bool:
     """
     if os.environ.get("MALLOC_ARENA_MAX"):
         return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        return libc.mallopt(-8, arenas) == 1  # -8 is M_ARENA_MAX in glibc's malloc.h
-    except (OSError, AttributeError, TypeError):
-        return False
+    return _mallopt((_M_ARENA_MAX, arenas))
