@@ -137,12 +137,18 @@ def _queue(limit_s: float) -> WorkQueue:
     return queue
 
 
+def _hold(queue: WorkQueue, release: threading.Event, units: float = 0) -> None:
+    """Make the queue's worker busy (a job of ``units`` that runs until ``release``) and wait
+    until it has taken that job."""
+    queue.submit(None, units, lambda: release.wait(10))
+    while queue.stats()["running"] == 0:
+        time.sleep(0.001)
+
+
 def test_the_queue_refuses_at_once_what_could_not_be_answered_in_time():
     queue, release = _queue(10.0), threading.Event()
     try:
-        queue.submit(None, 8e9, lambda: release.wait(10))  # 8 s of work ahead
-        while queue.stats()["running"] == 0:  # the worker thread has taken it
-            time.sleep(0.001)
+        _hold(queue, release, 8e9)  # 8 s of work ahead
         started = time.perf_counter()
         with pytest.raises(Busy, match="the server is busy: about 8 s") as refused:
             queue.submit(None, 2e9, lambda: None)  # 8 + 1.5 x 2 s > 10 s
@@ -202,9 +208,7 @@ def test_a_request_that_arrived_long_ago_is_refused_not_answered_late():
     the jobs were queued, and that time was not counted, so some answers came past 60 s."""
     queue, release = _queue(1.0), threading.Event()
     try:
-        queue.submit(None, 0, lambda: release.wait(10))  # the worker is busy
-        while queue.stats()["running"] == 0:
-            time.sleep(0.001)
+        _hold(queue, release)  # the worker is busy
         queue.submit(None, 1e8, lambda: "ok", arrived=time.monotonic())  # 0.15 s: fits
         with pytest.raises(Busy, match="which had already waited 1 s"):  # 0.9 + 0.15 s > 1 s
             queue.submit(None, 1e8, lambda: "late", arrived=time.monotonic() - 0.9)
@@ -215,9 +219,7 @@ def test_a_request_that_arrived_long_ago_is_refused_not_answered_late():
 def test_a_job_is_not_started_when_it_could_no_longer_answer_in_time():
     """Its start is checked against its request's arrival at the rate known then."""
     queue, release = _queue(2.0), threading.Event()
-    queue.submit(None, 0, lambda: release.wait(10))
-    while queue.stats()["running"] == 0:
-        time.sleep(0.001)
+    _hold(queue, release)
     job = queue.submit(None, 1e8, lambda: "ran", arrived=time.monotonic())  # 0.15 s of 2 s
     queue.rate.seconds_per_unit = 1e-8  # now 1 s, 1.5 s with the margin: start by 0.5 s
     time.sleep(0.7)
@@ -234,9 +236,7 @@ def test_what_a_learner_waits_for_goes_ahead_of_generated_tokens():
     after, only the page requests queued before it."""
     queue, release, order = _queue(10.0), threading.Event(), []
     try:
-        queue.submit(None, 0, lambda: release.wait(10))  # the worker is busy
-        while queue.stats()["running"] == 0:
-            time.sleep(0.001)
+        _hold(queue, release)  # the worker is busy
         tokens = [
             queue.submit(None, 1e9, lambda i=i: order.append(f"token {i}"), background=True)
             for i in range(6)  # 6 s of generation queued
@@ -265,9 +265,7 @@ def test_a_generated_tokens_cost_does_not_change_what_a_trace_is_expected_to_cos
     try:
         token = queue.submit(None, 1e6, lambda: time.sleep(0.05), background=True, kind="step")
         asyncio.run(queue.wait(token))  # ~4e-8 s per unit: 40x the forward rate
-        queue.submit(None, 0, lambda: release.wait(10))  # the worker is busy
-        while queue.stats()["running"] == 0:
-            time.sleep(0.001)
+        _hold(queue, release)  # the worker is busy
         queue.submit(None, 2e9, lambda: None)  # 2 s of forward work ahead
         queue.submit(None, 5e9, lambda: None)  # 2 + 7.5 s <= 10 s: admitted
         with pytest.raises(Busy, match="about 7 s"):  # a forward job is still a forward job:
@@ -286,9 +284,7 @@ def test_a_burst_of_page_requests_runs_the_shortest_first():
     prompts answer at once and only the long ones wait."""
     queue, release, order = _queue(60.0), threading.Event(), []
     try:
-        queue.submit(None, 0, lambda: release.wait(10))  # the worker is busy
-        while queue.stats()["running"] == 0:
-            time.sleep(0.001)
+        _hold(queue, release)  # the worker is busy
         jobs = [
             queue.submit(None, units, lambda name=name: order.append(name))
             for name, units in [("long", 3e9), ("short", 1e8), ("middle", 1e9)]
@@ -307,9 +303,7 @@ def test_a_long_request_is_not_passed_once_that_would_make_it_late():
     margin), else the request that must start first runs."""
     queue, release, order = _queue(10.0), threading.Event(), []
     try:
-        queue.submit(None, 0, lambda: release.wait(10))
-        while queue.stats()["running"] == 0:
-            time.sleep(0.001)
+        _hold(queue, release)
         long = queue.submit(None, 5e9, lambda: order.append("long"))  # start by 10 - 7.5 s
         time.sleep(1.5)  # 1 s left before it must start
         short = queue.submit(None, 1e9, lambda: order.append("short"))  # 1.5 s with the margin
