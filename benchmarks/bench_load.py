@@ -278,6 +278,12 @@ def percentiles(values: list[float], unit: str = "ms") -> dict:
     return out
 
 
+def allowed_over(n: int, p: float = 95) -> int:
+    """How many of ``n`` answers may be over a bound with the ``p``th percentile (nearest rank,
+    as ``percentiles`` reads it) still within it."""
+    return n - max(1, round(p / 100 * n)) if n else 0
+
+
 def by_window(timeline: list[tuple[float, str, float]], width_s: float = 10.0) -> list[dict]:
     """Latency of every request but generation by when it was sent (``width_s`` windows from
     the start of the class): whether slow answers are the first wave (every learner's first
@@ -533,7 +539,7 @@ def _by_window_lines(result: dict) -> list[str]:
     over = loaded.get("over_goal_by_kind", {})
     total = loaded.get("latency_without_generation", {}).get("n", 0)
     counted = ", ".join(f"{k} {n}" for k, n in over.items()) or "none"
-    allowed = int(total * 0.05)
+    allowed = allowed_over(total)
     return [
         "Every request but generation, by when it was sent:",
         "",
@@ -553,7 +559,7 @@ def _first_wave_words(result: dict) -> list[str]:
     late = loaded.get("over_goal_by_kind", {}).get("trace", 0)
     if result.get("join_s") or result["goal"]["met"] or not trace or not total:
         return []
-    clients, goal_s, allowed = result["clients"], GOAL_P95_MS / 1e3, int(total * 0.05)
+    clients, goal_s, allowed = result["clients"], GOAL_P95_MS / 1e3, allowed_over(total)
     fit = int(GOAL_P95_MS // trace)
     must_wait = max(0, clients - fit)
     if must_wait > allowed:

@@ -199,3 +199,15 @@ def test_the_server_reuses_the_memory_a_trace_frees():
     assert given_back > 10_000
     # kept: the pages are reused (a block or two may still land on fresh ones, ~1,500 each)
     assert faults("keep") < given_back / 10
+
+
+def test_the_answers_a_p95_allows_over_the_goal_match_the_p95_it_reports():
+    """Found reading the class load section: "a p95 within the goal allows 20" of 416 answers,
+    but the nearest-rank p95 the benchmark reports stays within the goal with 21 over it."""
+    for n in range(1, 600):
+        allowed = bench_load.allowed_over(n)
+        within = [1.0] * (n - allowed) + [3.0] * allowed
+        assert bench_load.percentiles(within, "s")["p95_s"] <= 1.0, n
+        if allowed < n:
+            beyond = [1.0] * (n - allowed - 1) + [3.0] * (allowed + 1)
+            assert bench_load.percentiles(beyond, "s")["p95_s"] > 1.0, n
