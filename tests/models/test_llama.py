@@ -215,6 +215,70 @@ def test_greedy_generation_matches_transformers(llama_pair, mistral_pair):
         assert cache.length == len(out) - 1
 
 
+def spy_on_decode_steps(monkeypatch) -> list[int]:
+    """Counts the calls of Llama's one-token decode step (so a test knows it ran)."""
+    calls: list[int] = []
+    lean = Llama.decode_step
+
+    def counted(self, idx, cache):
+        calls.append(idx.shape[0])
+        return lean(self, idx, cache)
+
+    monkeypatch.setattr(Llama, "decode_step", counted)
+    return calls
+
+
+def test_generation_steps_match_transformers(pair, monkeypatch):
+    """Each cached one-token step (the lean decode path) gives transformers' logits at that
+    position: biases, a sliding window shorter than the sequence, Llama-3 RoPE, odd sizes."""
+    name, hf, model = pair
+    calls = spy_on_decode_steps(monkeypatch)
+    length = min(24, model.config.n_ctx)
+    ids = ids_for(model, 2, length, seed=6)
+    with torch.no_grad():
+        ref = hf(ids).logits
+        cache = model.new_cache()
+        model(ids[:, :4], cache=cache)
+        for t in range(4, length):
+            step = model(ids[:, t : t + 1], cache=cache, last_only=True)[0]
+            assert (step[:, 0] - ref[:, t]).abs().max() < TOL, (name, t)
+    assert calls == [2] * (length - 4)
+
+
+def decode_errors(model, ids, step, reference) -> list[float]:
+    """Each one-token step's largest distance from the reference logits at its position."""
+    cache = model.new_cache()
+    model(ids[:, :3], cache=cache)
+    return [
+        (step(model, ids[:, t : t + 1], cache)[0, 0].float() - reference[t]).abs().max().item()
+        for t in range(3, ids.shape[1])
+    ]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_decode_step_is_the_general_path_in_fewer_operations(pair, dtype):
+    """The lean step against DecoderLM's general one, both measured against the float32 full
+    forward pass. In bfloat16 the two round differently (a fused multiply-add in the rotation),
+    so the lean step is held to the general path's own distance from float32, not to it."""
+    from lmscope.models.common import DecoderLM
+
+    name, _, model = pair
+    ids = ids_for(model, 1, min(20, model.config.n_ctx), seed=7)
+    try:
+        with torch.no_grad():
+            reference = model(ids)[0][0]
+            model.to(dtype)
+            lean = decode_errors(model, ids, Llama.decode_step, reference)
+            general = decode_errors(model, ids, DecoderLM.decode_step, reference)
+    finally:
+        model.float()
+    if dtype == torch.float32:
+        assert max(lean) < TOL and max(general) < TOL, name
+    else:
+        assert 0 < max(general) < 0.1 * reference.abs().max(), name  # bfloat16 does round
+        assert max(lean) <= 2 * max(general), name
+
+
 def test_hf_export_round_trips(pair, tmp_path):
     from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM

@@ -194,10 +194,27 @@ class DecoderLM(nn.Module):
         """
         past = cache.length if cache is not None else 0
         check_fits(past, idx.shape[1], self.config.n_ctx)
+        if (
+            idx.shape[1] == 1
+            and past > 0
+            and hook is None
+            and targets is None
+            and not self.training
+        ):
+            return self.decode_step(idx, cache), None
         x, extra = self.embed(idx, past, hook)
         for block in self.h:
             x = block(x, hook, cache, *extra)
         return head_of_model(self, x, hook, targets, last_only)
+
+    def decode_step(self, idx: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """Logits [batch, 1, vocab] for one new token per row ([batch, 1] ids) after the
+        cached positions, no hook: a generation step. This is the general path; a model may
+        override it with fewer operations, for the same numbers."""
+        x, extra = self.embed(idx, cache.length, None)
+        for block in self.h:
+            x = block(x, None, cache, *extra)
+        return head_of_model(self, x, None, None, True)[0]
 
     def new_cache(self) -> KVCache:
         return KVCache(self.config.n_layer, self.config.n_ctx)

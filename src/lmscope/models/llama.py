@@ -487,6 +487,18 @@ class CausalSelfAttention(nn.Module):
         return scaled.masked_fill(~_allowed(T, S, self.window, scaled.device), float("-inf"))
 
 
+def _rms_norm_row(x: torch.Tensor, norm: RMSNorm) -> torch.Tensor:
+    """RMSNorm's forward without a hook, in one fused operation (statistics in float32)."""
+    if x.dtype == torch.float32:
+        return F.rms_norm(x, norm.weight.shape, norm.weight, norm.eps)
+    return F.rms_norm(x.float(), norm.weight.shape, None, norm.eps).to(x.dtype) * norm.weight
+
+
+def _rotate_row(t: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
+    """apply_rope for one position: t * cos + rotate_half(t) * sin in three operations."""
+    return torch.addcmul(t * cos, t.roll(t.shape[-1] // 2, -1), signed_sin)
+
+
 def _allowed(T: int, S: int, window: int | None, device) -> torch.Tensor:
     """True where query i (the last T of S positions) may look at key j: j <= i, and with a
     sliding window also i - j < window."""
@@ -582,6 +594,31 @@ class Llama(DecoderLM):
         """Logits from final-RMSNorm outputs: lm_head, or the token embedding when tied."""
         weight = self.wte.weight if self.lm_head is None else self.lm_head.weight
         return checked_logits(x, weight)
+
+    def decode_step(self, idx: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """One generation step ([batch, 1] new ids after the cache) with the forward pass's
+        numbers in fewer operations: with a single position, each step's rotation, norm and
+        residual is one or two tensor operations, where the general path (built for many
+        positions and probes) spends five to ten. At 135M parameters a step's matrix products
+        take about 40 ms on one core, and the general path's small operations added about 8."""
+        B, c = idx.shape[0], self.config
+        nq, nkv, d = c.n_head, c.n_kv_head, c.d_head
+        x = self.wte(idx).view(B, c.n_embd)
+        cos, sin = rope_cos_sin(torch.tensor([cache.length]), self.inv_freq)
+        # rotate_half(t) * sin == roll(t, d/2) * sin with the first half's sign flipped
+        cos = cos.view(d).to(x.dtype)
+        sin = torch.cat((-sin.view(d)[: d // 2], sin.view(d)[d // 2 :])).to(x.dtype)
+        for layer, block in enumerate(self.h):
+            attn, mlp = block.attn, block.mlp
+            h = _rms_norm_row(x, block.ln_1)
+            q = _rotate_row(attn.q_proj(h).view(B, nq, 1, d), cos, sin)
+            k = _rotate_row(attn.k_proj(h).view(B, nkv, 1, d), cos, sin)
+            k, v = cache.extend(layer, k, attn.v_proj(h).view(B, nkv, 1, d))
+            z = attn._fast_attention(q, k, v, k.shape[2] - 1)
+            x = x + attn.o_proj(z.reshape(B, nq * d))
+            h = _rms_norm_row(x, block.ln_2)
+            x = x + mlp.down_proj(F.silu(mlp.gate_proj(h)).mul_(mlp.up_proj(h)))
+        return self.unembed(_rms_norm_row(x, self.ln_f)).view(B, 1, -1)
 
 
 # ----------------------------------------------------------------------------------------------
