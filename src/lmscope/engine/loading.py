@@ -17,6 +17,7 @@ import torch
 
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.engine.transformer import LanguageModel
+from lmscope.engine.weight_memory import pack_weights
 from lmscope.errors import CheckpointError, InvalidInputError, ModelNotFoundError, TokenizerError
 from lmscope.formats.atomic import readable
 from lmscope.formats.gguf import find_smollm2_gguf, load_gguf
@@ -115,7 +116,7 @@ def load(
     if path.suffix.lower() == ".gguf":
         net, tokenizer, meta = load_gguf_transformer(path, **checked)
         shown = SMOLLM2 if name == SMOLLM2 else meta.get("name") or path.stem
-        model = LanguageModel(net.to(device=device, dtype=dtype), tokenizer, shown, source, meta)
+        model = LanguageModel(_placed(net, device, dtype), tokenizer, shown, source, meta)
         return _with_reference(model, name_or_path, device, checked)
     if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
         if dtype not in (None, torch.float32):
@@ -131,8 +132,15 @@ def load(
         )
     tokenizer = _tokenizer_for(path, net.config)
     shown = meta.get("name") or display or path.name
-    model = LanguageModel(net.to(device=device, dtype=dtype), tokenizer, shown, source, meta)
+    model = LanguageModel(_placed(net, device, dtype), tokenizer, shown, source, meta)
     return _with_reference(model, name_or_path, device, checked)
+
+
+def _placed(net, device: str, dtype: torch.dtype | None):
+    """The network on its device and in its dtype; on a CPU, its weights in huge pages."""
+    net = net.to(device=device, dtype=dtype)
+    pack_weights(net)
+    return net
 
 
 def _with_reference(model: LanguageModel, name_or_path, device: str, checked: dict):
