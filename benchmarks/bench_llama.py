@@ -698,10 +698,13 @@ def markdown(result: dict) -> str:
                 f"**Generation's floor.** A step's matrix-vector products alone (every weight "
                 f"read once through the same kernel, nothing else), timed in the same runs, give "
                 f"{gen['floor_tok_s']:.1f} tokens/s: no float32 implementation that reads these "
-                f"weights can go faster on this machine. lmscope runs at "
+                f"weights from lmscope's memory (one buffer in huge pages, "
+                f"`engine.weight_memory`) can go faster on this machine. lmscope runs at "
                 f"{gen['lmscope_of_floor']:.0%} of that floor and transformers at "
                 f"{gen['reference_of_floor']:.0%}, so the most any float32 code could gain over "
-                f"transformers here is {gen['ratio_cap']:.2f}x."
+                f"transformers here is {gen['ratio_cap']:.2f}x. lmscope's step is the lean "
+                f"one-position path (`Llama.decode_step`); transformers reads its weights from "
+                f"ordinary 4 KiB pages."
             ),
         ]
     for p in result.get("profiles", []):
