@@ -9,6 +9,7 @@ rerun, or one section re-rendered, without running the others.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import importlib
 import json
 import os
@@ -220,11 +221,20 @@ def machine() -> dict:
         "cores": os.cpu_count(),
         "memory_gib": memory,
         "torch": torch.__version__,
-        "torch_threads": torch.get_num_threads(),
+        "torch_threads": _default_threads(),
         "python": platform.python_version(),
         "os": f"{platform.system()} {platform.release()}",
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
+
+
+@functools.cache
+def _default_threads() -> int:
+    """torch's thread count when the suite first asked: its default, before a benchmark set
+    its own (the page is rendered by the process that ran them)."""
+    import torch
+
+    return torch.get_num_threads()
 
 
 # --- running and saving -------------------------------------------------------------------
@@ -232,6 +242,7 @@ def machine() -> dict:
 
 def run_one(bench: Benchmark, *, quick: bool, results: Path, log=print) -> dict:
     """Run one benchmark and save its figures; returns the saved entry."""
+    _default_threads()  # read before a benchmark's import or run sets its own
     kwargs = (bench.quick if quick else bench.full)()
     module = bench.load()
     before = machine()

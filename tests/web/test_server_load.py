@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+import torch
 from webtools import serve
 
 import lmscope
@@ -152,6 +153,21 @@ def test_the_benchmarks_page_is_rendered_from_the_saved_figures():
     page = suite.PAGE.read_text("utf-8")
     assert sections(page) == sections(suite.render_page(suite.RESULTS))
     assert len(sections(page)) == len(suite.saved(suite.RESULTS)) >= 6
+
+
+def test_the_page_header_names_torch_default_threads_after_a_run_set_its_own():
+    """The page is rendered by the process that ran the benchmarks, which set their own thread
+    counts: the header still names the default, read before any of them ran."""
+    from benchmarks import suite
+
+    default = torch.get_num_threads()
+    suite._default_threads.cache_clear()
+    try:
+        assert suite.machine()["torch_threads"] == default
+        torch.set_num_threads(default + 1)
+        assert suite.machine()["torch_threads"] == default
+    finally:
+        torch.set_num_threads(default)
 
 
 def test_the_simulated_class_asks_for_the_lens_window_the_page_asks_for():
