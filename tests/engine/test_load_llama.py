@@ -77,3 +77,28 @@ def test_save_and_load_round_trip(pair, tmp_path):
     again = lmscope.load(folder)
     assert again.name == "copy" and again.capabilities.family == "llama"
     torch.testing.assert_close(again.logits(IDS), model.logits(IDS), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("settings", [SamplingParams(greedy=True), SamplingParams(top_k=20)])
+def test_runs_stepped_together_draw_the_tokens_they_draw_alone(pair, settings):
+    """Three runs of different prompt lengths, each step computed by one model.step_many for
+    all of them and handed over with provide(), draw exactly the tokens each draws alone."""
+    model, _ = pair
+    prompts = [IDS[:2], IDS[:5], IDS]
+    kwargs = dict(seed=7, per_position=True, stop_at_eot=False)
+    alone = [[t.id for t in model.generate(p, 6, settings, **kwargs)] for p in prompts]
+    runs = [model.generate(list(p), 6, settings, **kwargs) for p in prompts]
+    assert all(run.pending is None for run in runs)  # the first token reads the prompt
+    drawn = [[next(run).id] for run in runs]
+    while any(run.pending is not None for run in runs):
+        waiting = [run for run in runs if run.pending is not None]
+        states, tokens = zip(*(run.pending for run in waiting), strict=True)
+        for run, (logits, state) in zip(
+            waiting, model.step_many(list(states), list(tokens)), strict=True
+        ):
+            run.provide(logits, state)
+            assert run.pending is None  # provided: nothing more to compute
+        for run, ids in zip(runs, drawn, strict=True):
+            ids.extend(t.id for t in [next(run, None)] if t is not None)
+    assert drawn == alone
+    assert all(next(run, None) is None for run in runs)

@@ -93,3 +93,26 @@ def test_generation_reuses_one_buffer_per_layer(nets):
             net(torch.zeros(1, 1, dtype=torch.long), cache=cache, last_only=True)
     assert [b.data_ptr() for b in cache._keys + cache._values] == buffers
     assert cache.length == 28
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "mistral"])
+def test_rows_of_different_lengths_step_together(nets, name):
+    """decode_rows: sequences of 3, 7 and 12 tokens (past Mistral's 5-token window), each in
+    its own cache, take four steps together; every row's logits are its own full forward
+    pass's at that position."""
+    net = nets[name]
+    g = torch.Generator().manual_seed(9)
+    seqs = [torch.randint(0, net.config.vocab_size, (1, n + 4), generator=g) for n in (3, 7, 12)]
+    with torch.no_grad():
+        full = [net(s)[0][0] for s in seqs]
+        caches = [net.new_cache() for _ in seqs]
+        for s, cache in zip(seqs, caches, strict=True):
+            net(s[:, :-4], cache=cache)
+        for step in range(4):
+            at = [s.shape[1] - 4 + step for s in seqs]
+            idx = torch.cat([s[:, t : t + 1] for s, t in zip(seqs, at, strict=True)])
+            logits = net.decode_rows(idx, caches)
+            assert logits.shape == (3, 1, net.config.vocab_size)
+            for row, (f, t) in enumerate(zip(full, at, strict=True)):
+                assert (logits[row, 0] - f[t]).abs().max() < 1e-4, (name, step, row)
+    assert [c.length for c in caches] == [s.shape[1] for s in seqs]

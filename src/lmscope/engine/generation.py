@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import numbers
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -60,7 +61,7 @@ def generate(
     stop_when_full: bool = False,
     lock=None,
     **encode_options,
-) -> Iterator[GeneratedToken]:
+) -> TokenStream:
     """Yield up to ``max_new_tokens`` tokens sampled from ``model`` (any ``lmscope.load`` model).
 
     ``stop_at_eot`` (default: on for Transformers, off for char-RNNs) ends at the end-of-text
@@ -81,7 +82,7 @@ def generate(
     if stop_at_eot is None:
         stop_at_eot = model.capabilities.kind == "transformer"
     eot = getattr(model.tokenizer, "eot_id", None) if stop_at_eot else None
-    return _stream(
+    return TokenStream(
         model,
         ids,
         int(max_new_tokens),
@@ -94,37 +95,78 @@ def generate(
     )
 
 
-def _stream(model, ids, max_new, params, seed, eot, per_position, stop_when_full, lock):
-    context = model.capabilities.context
-    if per_position and seed is None:
-        seed = secrets.randbits(63)
-    generator = None if per_position else make_generator(seed)
-    state = logits = None
-    for n in range(max_new):
-        position = len(ids)
-        if stop_when_full and context is not None and position >= context:
-            return
-        with lock, torch.inference_mode():
-            if n == 0:
-                logits, state = model.start(ids)
-            else:
-                logits, state = model.step(state, ids[-1])
-        if per_position:
-            generator = make_generator(position_seed(seed, position))
-        pool = candidate_pool(logits, params)
+class TokenStream:
+    """A generation run: an iterator of GeneratedToken, one model step per token after the first
+    (which reads the prompt). Between tokens it says which step it needs next (``pending``), so
+    a server can run that step for several runs at once and hand each its result
+    (``provide``); the tokens drawn are the same either way."""
+
+    def __init__(self, model, ids, max_new, params, seed, eot, per_position, stop_when_full, lock):
+        self.model, self.ids, self.max_new, self.params = model, ids, max_new, params
+        self.eot, self.per_position, self.stop_when_full = eot, per_position, stop_when_full
+        self.lock = lock
+        self.context = model.capabilities.context
+        if per_position and seed is None:
+            seed = secrets.randbits(63)
+        self.seed = seed
+        self.generator = None if per_position else make_generator(seed)
+        self.state = None
+        self.count = 0  # tokens drawn so far
+        self._given = None  # (logits, state) a caller computed for the next step
+
+    def __iter__(self):
+        return self
+
+    def ended(self) -> bool:
+        """No token will come: n reached, end of text drawn, or the context full."""
+        if self.count >= self.max_new:
+            return True
+        if self.count and self.eot is not None and self.ids[-1] == self.eot:
+            return True
+        full = self.stop_when_full and self.context is not None
+        return full and len(self.ids) >= self.context
+
+    @property
+    def pending(self) -> tuple[Any, int] | None:
+        """(state, token): the model step the next token needs, or None (the run is over, the
+        next token reads the prompt, or the step was provided already)."""
+        if self.count == 0 or self._given is not None or self.ended():
+            return None
+        return self.state, self.ids[-1]
+
+    def provide(self, logits: torch.Tensor, state: Any) -> None:
+        """The result of ``pending``'s step, computed by the caller (``model.step_many``)."""
+        self._given = (logits, state)
+
+    def __next__(self) -> GeneratedToken:
+        if self.ended():
+            raise StopIteration
+        position = len(self.ids)
+        if self._given is not None:
+            (logits, self.state), self._given = self._given, None
+        else:
+            with self.lock, torch.inference_mode():
+                if self.count == 0:
+                    logits, self.state = self.model.start(self.ids)
+                else:
+                    logits, self.state = self.model.step(self.state, self.ids[-1])
+        generator = self.generator
+        if self.per_position:
+            generator = make_generator(position_seed(self.seed, position))
+        pool = candidate_pool(logits, self.params)
         token = pool.sample(generator)
         where = int((pool.token_ids == token).nonzero()[0, 0])
-        ids.append(token)
-        yield GeneratedToken(
+        self.ids.append(token)
+        self.count += 1
+        tokenizer = self.model.tokenizer
+        return GeneratedToken(
             token,
-            model.tokenizer.piece(token).text if model.tokenizer is not None else None,
+            tokenizer.piece(token).text if tokenizer is not None else None,
             float(pool.probs[where]),
             float(pool.original_probs[where]),
             len(pool.token_ids),
             position,
         )
-        if eot is not None and token == eot:
-            return
 
 
 def generate_ids(

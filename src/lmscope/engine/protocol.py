@@ -69,3 +69,7 @@ class Model(Protocol):
     def step(self, state: Any, token: int) -> tuple[torch.Tensor, Any]:
         """Append one token: the next-token logits after it, and the new state."""
         ...
+
+    def step_many(self, states: list, tokens: list[int]) -> list[tuple[torch.Tensor, Any]]:
+        """``step`` for several runs at once (what a server batches)."""
+        ...

@@ -134,6 +134,10 @@ class RNNLanguageModel(TextModel):
         logits, state = self.run([token], state)
         return logits[-1], state
 
+    def step_many(self, states: list, tokens: list[int]) -> list[tuple[torch.Tensor, object]]:
+        """``step`` for several runs (one after the other: a char-RNN's step is tiny)."""
+        return [self.step(s, t) for s, t in zip(states, tokens, strict=True)]
+
     @torch.no_grad()  # not inference_mode: callers compute freely with the results
     def logits(self, text_or_ids) -> torch.Tensor:
         """Full-vocabulary logits for every position, [T, V], from the zero state."""

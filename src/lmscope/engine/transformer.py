@@ -314,6 +314,26 @@ class LanguageModel(TextModel):
             return self._feed(state, kept), state
         return self._feed(state, [token]), state
 
+    @torch.inference_mode()  # a run's cache may come from one (the generation loop's)
+    def step_many(
+        self, states: list[_Continuation], tokens: list[int]
+    ) -> list[tuple[torch.Tensor, _Continuation]]:
+        """``step`` for several generation runs at once, (logits, state) for each: the
+        weights are read once for all of them. A run whose window is full slides on its own."""
+        n_ctx = self.config.n_ctx
+        together = [i for i, s in enumerate(states) if s.cache.length + 1 <= n_ctx]
+        out: list = [None] * len(states)
+        if together:
+            idx = torch.tensor([[tokens[i]] for i in together], device=self.device)
+            logits = self.net.decode_rows(idx, [states[i].cache for i in together])
+            for row, i in enumerate(together):
+                states[i].ids.append(tokens[i])
+                out[i] = (self._mask_padding(logits[row, -1].float().cpu()), states[i])
+        return [
+            done if done is not None else self.step(state, token)
+            for done, state, token in zip(out, states, tokens, strict=True)
+        ]
+
     def _feed(self, state: _Continuation, new: list[int]) -> torch.Tensor:
         idx = torch.tensor([new], device=self.device)
         state.ids.extend(new)

@@ -216,6 +216,12 @@ class DecoderLM(nn.Module):
             x = block(x, None, cache, *extra)
         return head_of_model(self, x, None, None, True)[0]
 
+    def decode_rows(self, idx: torch.Tensor, caches: list[KVCache]) -> torch.Tensor:
+        """One step for each of several sequences: [rows, 1] ids, one single-row cache each
+        (of any lengths) -> logits [rows, 1, vocab]. Here one row at a time; a model that can
+        read its weights once for all rows overrides it."""
+        return torch.cat([self.decode_step(idx[i : i + 1], c) for i, c in enumerate(caches)])
+
     def new_cache(self) -> KVCache:
         return KVCache(self.config.n_layer, self.config.n_ctx)
 

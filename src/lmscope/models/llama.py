@@ -601,20 +601,43 @@ class Llama(DecoderLM):
         residual is one or two tensor operations, where the general path (built for many
         positions and probes) spends five to ten. At 135M parameters a step's matrix products
         take about 40 ms on one core, and the general path's small operations added about 8."""
+
+        def attend(layer, q, k, v):
+            k, v = cache.extend(layer, k, v)
+            return self.h[layer].attn._fast_attention(q, k, v, k.shape[2] - 1)
+
+        return self._decode(idx, [cache.length], attend)
+
+    def decode_rows(self, idx: torch.Tensor, caches: list[KVCache]) -> torch.Tensor:
+        """One step for each of several sequences ([rows, 1] ids, one single-row cache each,
+        of any lengths): every weight is read once for all of them, which is what a step costs;
+        only attention runs row by row, over each row's own cache."""
+
+        def attend(layer, q, k, v):
+            z, attention = [], self.h[layer].attn
+            for row, cache in enumerate(caches):
+                keys, values = cache.extend(layer, k[row : row + 1], v[row : row + 1])
+                past = keys.shape[2] - 1
+                z.append(attention._fast_attention(q[row : row + 1], keys, values, past))
+            return torch.cat(z)
+
+        return self._decode(idx, [cache.length for cache in caches], attend)
+
+    def _decode(self, idx: torch.Tensor, positions: list[int], attend) -> torch.Tensor:
         B, c = idx.shape[0], self.config
         nq, nkv, d = c.n_head, c.n_kv_head, c.d_head
         x = self.wte(idx).view(B, c.n_embd)
-        cos, sin = rope_cos_sin(torch.tensor([cache.length]), self.inv_freq)
+        cos, sin = rope_cos_sin(torch.tensor(positions), self.inv_freq)  # [rows or 1, 1, d]
         # rotate_half(t) * sin == roll(t, d/2) * sin with the first half's sign flipped
-        cos = cos.view(d).to(x.dtype)
-        sin = torch.cat((-sin.view(d)[: d // 2], sin.view(d)[d // 2 :])).to(x.dtype)
+        cos = cos.view(-1, 1, 1, d).to(x.dtype)
+        sin = torch.cat((-sin[..., : d // 2], sin[..., d // 2 :]), -1).view(-1, 1, 1, d)
+        sin = sin.to(x.dtype)
         for layer, block in enumerate(self.h):
             attn, mlp = block.attn, block.mlp
             h = _rms_norm_row(x, block.ln_1)
             q = _rotate_row(attn.q_proj(h).view(B, nq, 1, d), cos, sin)
             k = _rotate_row(attn.k_proj(h).view(B, nkv, 1, d), cos, sin)
-            k, v = cache.extend(layer, k, attn.v_proj(h).view(B, nkv, 1, d))
-            z = attn._fast_attention(q, k, v, k.shape[2] - 1)
+            z = attend(layer, q, k, attn.v_proj(h).view(B, nkv, 1, d))
             x = x + attn.o_proj(z.reshape(B, nq * d))
             h = _rms_norm_row(x, block.ln_2)
             x = x + mlp.down_proj(F.silu(mlp.gate_proj(h)).mul_(mlp.up_proj(h)))
