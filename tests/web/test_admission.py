@@ -99,12 +99,15 @@ def test_a_stream_that_cannot_go_on_in_time_ends_with_an_error_event(held, monke
     work = app.state.store.work
     reached, release, hold = threading.Event(), threading.Event(), threading.Event()
 
-    def events(*args):
+    def tokens():
         yield GeneratedEvent(type="token", id=1, text="a", position=3, seed=1)
         reached.set()
         release.wait(10)  # the second token keeps the model busy until the test says
         yield GeneratedEvent(type="token", id=2, text="b", position=4, seed=1)
         yield GeneratedEvent(type="done", reason="done", seed=1)
+
+    def events(*args):
+        return tokens(), None  # (the events, the run the batcher would read)
 
     monkeypatch.setattr(web_generation, "events", events)
     answer: list = []
@@ -315,3 +318,105 @@ def test_a_long_request_is_not_passed_once_that_would_make_it_late():
         assert queue.stats()["withdrawn"] == 0
     finally:
         release.set()
+
+
+def test_queued_background_jobs_of_one_group_run_as_one_batch():
+    """Jobs queued with the same ``together`` run as one batch, after the group's batcher has
+    seen them all; another group's and ungrouped jobs are not mixed in; a batch is capped."""
+    queue, release = _queue(60.0), threading.Event()
+    seen: list[list[str]] = []
+    queue.batchers["g"] = lambda jobs: seen.append([job.payload for job in jobs])
+    order: list[str] = []
+    try:
+        _hold(queue, release)
+        jobs = [
+            queue.submit(None, 1, lambda n=n: order.append(n), background=True, **grouping)
+            for n, grouping in [
+                ("a", {"together": "g", "payload": "a"}),
+                ("x", {}),
+                ("b", {"together": "g", "payload": "b"}),
+                ("h", {"together": "h", "payload": "h"}),
+                ("c", {"together": "g", "payload": "c"}),
+            ]
+        ]
+        release.set()
+        for job in jobs:
+            job.future.result(timeout=10)
+    finally:
+        release.set()
+    assert seen == [["a", "b", "c"]]  # one batch, the batcher saw it whole
+    assert order == ["a", "b", "c", "x", "h"]  # the batch ran where its first job stood
+    assert queue.stats()["batched"] == 3
+
+    queue.BATCH = 2
+    release.clear()
+    seen.clear()
+    try:
+        _hold(queue, release)
+        jobs = [
+            queue.submit(None, 1, lambda: None, background=True, together="g", payload=n)
+            for n in range(5)
+        ]
+        release.set()
+        for job in jobs:
+            job.future.result(timeout=10)
+    finally:
+        release.set()
+    assert seen == [[0, 1], [2, 3]]  # at most BATCH together; a lone job needs no batcher
+
+
+def test_a_failing_batcher_fails_its_whole_batch_and_the_worker_goes_on():
+    queue, release = _queue(60.0), threading.Event()
+
+    def broken(jobs):
+        raise RuntimeError("the shared step failed")
+
+    queue.batchers["g"] = broken
+    try:
+        _hold(queue, release)
+        jobs = [
+            queue.submit(None, 1, lambda: "ran", background=True, together="g") for _ in range(3)
+        ]
+        release.set()
+        for job in jobs:
+            with pytest.raises(RuntimeError, match="the shared step failed"):
+                job.future.result(timeout=10)
+        assert queue.submit(None, 1, lambda: "after").future.result(timeout=10) == "after"
+    finally:
+        release.set()
+
+
+def test_generation_streams_share_their_model_steps_and_draw_the_same_tokens(
+    held, tiny_model, monkeypatch
+):
+    """Three pages generating at once: their queued steps run as batches (one step_many), and
+    each stream's events are exactly those it gets alone."""
+    url, app = held
+    work = app.state.store.work
+    bodies = [
+        {"ids": tiny_model.encode(text), "n": 12, "seed": 5, "sampling": {"top_k": 20}}
+        for text in ("ROMEO:", "To be, or not to be", "Now is the winter of our discontent")
+    ]
+    alone = [httpx.post(f"{url}/api/generate", json=b, timeout=30).text for b in bodies]
+    step = tiny_model.step
+
+    def slow_step(state, token):  # a step alone takes a while: the others queue behind it
+        time.sleep(0.02)
+        return step(state, token)
+
+    shared: list[int] = []
+    step_many = tiny_model.step_many
+
+    def counted_step_many(states, tokens):
+        shared.append(len(states))
+        return step_many(states, tokens)
+
+    monkeypatch.setattr(tiny_model, "step", slow_step)
+    monkeypatch.setattr(tiny_model, "step_many", counted_step_many)
+    before = work.stats()["batched"]
+    flood = _run(_heavy, url, bodies, "/api/generate")
+    flood.join(timeout=60)
+    assert [r.status_code for r in flood.out] == [200] * 3
+    assert [r.text for r in flood.out] == alone
+    assert shared and all(n >= 2 for n in shared)  # steps of several streams at once
+    assert work.stats()["batched"] > before

@@ -21,6 +21,7 @@ from typing import Any
 
 from lmscope.engine.trace import Trace
 from lmscope.errors import LmscopeError
+from lmscope.web import generation
 from lmscope.web.cache import CacheStats, LRUCache
 from lmscope.web.limits import Gate, arrival
 from lmscope.web.work import Costs, WorkQueue
@@ -76,6 +77,7 @@ class TraceStore:
         self.gate = Gate(wait_s)
         # the model's work, bounded in expected seconds (see web.work)
         self.work = WorkQueue(wait_s if wait_s is not None else float("inf"), gate=self.gate)
+        self.work.batchers[generation.GROUP] = generation.steps_together(model)
         self.costs = Costs(model)
 
     def remember(

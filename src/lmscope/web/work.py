@@ -74,6 +74,8 @@ class Job:
     answer_by: float = math.inf  # the request's arrival + the limit (inf: no limit applies)
     background: bool = False  # runs when no page request is queued (a generated token)
     kind: str = "forward"  # whose measured rate turns its units into seconds
+    together: Hashable | None = None  # background jobs of one group may run as one batch
+    payload: Any = None  # what the group's batcher reads (a generation run)
     future: Future = field(default_factory=Future)
     state: str = "queued"  # queued, running, done, withdrawn
     started: float = 0.0
@@ -102,7 +104,9 @@ class WorkQueue:
         self._running: set[Job] = set()
         self._by_key: dict[Hashable, Job] = {}
         self._threads: list[threading.Thread] = []
-        self.done = self.refused = self.shared = self.withdrawn = 0
+        # group -> run before a batch of that group's jobs (say, one model step for them all)
+        self.batchers: dict[Hashable, Callable[[list[Job]], None]] = {}
+        self.done = self.refused = self.shared = self.withdrawn = self.batched = 0
 
     # --- admission ----------------------------------------------------------------------------
     def backlog_s(self) -> float:
@@ -165,11 +169,15 @@ class WorkQueue:
         *,
         background: bool = False,
         kind: str = "forward",
+        together: Hashable | None = None,
+        payload: Any = None,
     ) -> Job:
         """Queue ``fn`` (``units`` of work), or join the same ``key``'s job; ``Busy`` when it
         could not start in time to answer within ``limit_s`` of ``arrived`` (when the request
         came, time.monotonic(); default now). ``background`` work runs only when no other job
-        is queued; ``kind`` names the rate its units are measured at."""
+        is queued; ``kind`` names the rate its units are measured at. Queued background jobs of
+        one ``together`` group run as one batch, after that group's batcher (``batchers``) has
+        seen them all with their ``payload``s."""
         with self._cond:
             if key is not None and key in self._by_key:
                 self.shared += 1
@@ -184,6 +192,7 @@ class WorkQueue:
             # an idle queue takes even a job longer than the limit: it starts at once
             deadline = now + (self.limit_s if idle else latest)
             job = Job(key, fn, units, deadline, background=background, kind=kind)
+            job.together, job.payload = together, payload
             if not idle:
                 job.answer_by = now - spent + self.limit_s
             (self._later if background else self._queue).append(job)
@@ -269,21 +278,38 @@ class WorkQueue:
             start += self._seconds(job) / self.workers
         return shortest
 
-    def _next(self) -> Job:
+    BATCH = 16  # at most this many jobs of one group run together
+
+    def _next(self) -> list[Job]:
+        """The next job to run, with the queued background jobs of its group (a batch)."""
         with self._cond:
             while True:
                 while not (self._queue or self._later):
                     self._cond.wait()
                 job = self._pick() or (self._later or self._queue)[0]
                 (self._later if job.background else self._queue).remove(job)
-                if job.state != "queued":
+                if not self._start(job):
                     continue
-                if time.monotonic() > self._start_by(job):  # too late to answer in time now
-                    self._withdraw(job)
-                    continue
-                job.state, job.started = "running", time.monotonic()
-                self._running.add(job)
-                return job
+                batch = [job]
+                if job.background and job.together is not None:
+                    group = [j for j in self._later if j.together == job.together]
+                    for other in group[: self.BATCH - 1]:
+                        self._later.remove(other)
+                        if self._start(other):
+                            batch.append(other)
+                return batch
+
+    def _start(self, job: Job) -> bool:
+        """Mark a job taken off the queue as running (under the lock); False when it was
+        withdrawn, or is now too late to answer in time (then refused)."""
+        if job.state != "queued":
+            return False
+        if time.monotonic() > self._start_by(job):
+            self._withdraw(job)
+            return False
+        job.state, job.started = "running", time.monotonic()
+        self._running.add(job)
+        return True
 
     def _timed(self, fn: Callable[[], Any]) -> tuple[Any, float]:
         """(fn(), seconds it took once the gate was held)."""
@@ -294,23 +320,49 @@ class WorkQueue:
 
     def _work(self) -> None:
         while True:
-            job = self._next()
-            took = None
-            try:
-                value, took = self._timed(job.fn)
-            except BaseException as err:  # the request shows it; the worker goes on
-                job.future.set_exception(err)
-            else:
-                job.future.set_result(value)
-            finally:
-                with self._cond:
+            batch = self._next()
+            outcomes, took = self._run(batch)
+            with self._cond:
+                for job, (failed, value) in zip(batch, outcomes, strict=True):
+                    if failed:  # the request shows it; the worker goes on
+                        job.future.set_exception(value)
+                    else:
+                        job.future.set_result(value)
                     job.state = "done"
                     self._running.discard(job)
                     self._forget(job)
-                    if took is not None:  # a failed job says nothing about the rate
-                        self.rates.setdefault(job.kind, Rate()).observe(job.units, took)
                     self.done += 1
-                    self._shed()
+                if took is not None:  # a failed job says nothing about the rate
+                    units = sum(job.units for job in batch)
+                    self.rates.setdefault(batch[0].kind, Rate()).observe(units, took)
+                self.batched += len(batch) if len(batch) > 1 else 0
+                self._shed()
+
+    def _run(self, batch: list[Job]) -> tuple[list[tuple[bool, Any]], float | None]:
+        """Each job's (failed, value or error), and the seconds the batch took (None if a
+        job failed). A batch of several runs its group's batcher first; if that fails, so do
+        they all (their shared work is not done)."""
+        batcher = self.batchers.get(batch[0].together) if len(batch) > 1 else None
+
+        def run_all():
+            if batcher is not None:
+                try:
+                    batcher(batch)
+                except BaseException as err:
+                    return [(True, err)] * len(batch)
+            outcomes = []
+            for job in batch:
+                try:
+                    outcomes.append((False, job.fn()))
+                except BaseException as err:
+                    outcomes.append((True, err))
+            return outcomes
+
+        try:
+            outcomes, took = self._timed(run_all)
+        except BaseException as err:  # the gate refused: the model stayed busy too long
+            return [(True, err)] * len(batch), None
+        return outcomes, None if any(failed for failed, _ in outcomes) else took
 
     def calibrate(self, units: float, fn: Callable[[], Any]) -> float:
         """Run ``fn`` (``units`` of work) here, twice (the first warms up), and start the
@@ -334,6 +386,7 @@ class WorkQueue:
                 "refused": self.refused,
                 "shared": self.shared,
                 "withdrawn": self.withdrawn,
+                "batched": self.batched,
             }
 
 
@@ -344,14 +397,20 @@ class Steps:
 
     _END = object()
 
-    def __init__(self, queue: WorkQueue, items: Iterator):
+    def __init__(
+        self, queue: WorkQueue, items: Iterator, together: Hashable | None = None, payload=None
+    ):
         self.queue, self.items = queue, items
+        self.together, self.payload = together, payload
 
     async def next(self, units: float, kind: str = "step"):
         """The next item, ``units`` of work of ``kind`` (the first, which reads the whole
-        prompt, is a "forward" pass)."""
+        prompt, is a "forward" pass; the others may run in a batch of ``together``'s group)."""
         step = lambda: next(self.items, self._END)  # noqa: E731 - a job is a callable
-        item = await self.queue.run(None, units, step, background=True, kind=kind)
+        options = {}
+        if kind == "step":
+            options = {"together": self.together, "payload": self.payload}
+        item = await self.queue.run(None, units, step, background=True, kind=kind, **options)
         return None if item is self._END else item
 
 

@@ -49,13 +49,15 @@ async def generate(req: schemas.GenerateRequest, served: Serving):
 
     def start():
         ids = list(served.ids(req.ids))
-        return ids, generation.events(served.model, None, ids, req.n, params, seed, req.stop_at_eot)
+        stop = req.stop_at_eot
+        return ids, *generation.events(served.model, None, ids, req.n, params, seed, stop)
 
     short = len(req.ids) <= INLINE_IDS  # see Served.checked
-    ids, events = start() if short else await served.view(start)
+    ids, events, run = start() if short else await served.view(start)
     # Each token is one job on the work queue, so other requests interleave with a long run;
-    # the first (the whole prompt) is asked for before answering: a full queue is a 503.
-    steps = Steps(served.store.work, events)
+    # the first (the whole prompt) is asked for before answering: a full queue is a 503. The
+    # queued tokens of several runs go as one batch (generation.steps_together).
+    steps = Steps(served.store.work, events, together=generation.GROUP, payload=run)
     costs = served.store.costs
     first = await steps.next(costs.forward(len(ids)) + costs.logits(1), kind="forward")
 
