@@ -7,6 +7,12 @@ gives the same text as "Generate 5", and a page reload with the same seed repeat
 Generation stops at the context length instead of sliding the window, because the page traces
 the whole sequence afterwards. The model gate is held for one step at a time, so other
 requests interleave with a long run.
+
+When several pages generate at once, their queued steps run as one batch (``steps_together``):
+one step reads the weights for all of them, which on a CPU costs little more than one run's
+step. A batched step's float32 sums are grouped differently (its logits differ from a lone
+step's by about 1e-5), so a seed repeats its text exactly except where two candidates are that
+close, which sampling almost never meets.
 """
 
 from __future__ import annotations

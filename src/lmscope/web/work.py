@@ -6,7 +6,9 @@ classes: the work of the requests a page waits for (a trace, a lens) goes ahead 
 work (each token of a generation stream, which shows its progress as it goes), so a class
 generating text does not hold up everyone's views. Page requests run shortest first (a
 class's first burst of traces answers its short prompts at once), but never so that one
-passed could no longer start in time; background work runs in its order. A
+passed could no longer start in time; background work runs in its order, and the queued
+background jobs of one group run as one batch (the tokens of several generation streams: one
+model step reads the weights for all of them, see ``web.generation.steps_together``). A
 request that needs such work is a coroutine awaiting its job, so a thousand waiting requests
 hold no thread, and the cheap requests (model facts, the step list, static files, /docs,
 views of cached traces) are answered by the event loop and the ordinary thread pool, never
