@@ -322,7 +322,8 @@ def test_a_long_request_is_not_passed_once_that_would_make_it_late():
 
 def test_queued_background_jobs_of_one_group_run_as_one_batch():
     """Jobs queued with the same ``together`` run as one batch, after the group's batcher has
-    seen them all; another group's and ungrouped jobs are not mixed in; a batch is capped."""
+    seen them all; another group's, another kind's and ungrouped jobs are not mixed in; a batch
+    is capped."""
     queue, release = _queue(60.0), threading.Event()
     seen: list[list[str]] = []
     queue.batchers["g"] = lambda jobs: seen.append([job.payload for job in jobs])
@@ -337,6 +338,7 @@ def test_queued_background_jobs_of_one_group_run_as_one_batch():
                 ("b", {"together": "g", "payload": "b"}),
                 ("h", {"together": "h", "payload": "h"}),
                 ("c", {"together": "g", "payload": "c"}),
+                ("k", {"together": "g", "payload": "k", "kind": "other"}),  # another kind
             ]
         ]
         release.set()
@@ -345,7 +347,7 @@ def test_queued_background_jobs_of_one_group_run_as_one_batch():
     finally:
         release.set()
     assert seen == [["a", "b", "c"]]  # one batch, the batcher saw it whole
-    assert order == ["a", "b", "c", "x", "h"]  # the batch ran where its first job stood
+    assert order == ["a", "b", "c", "x", "h", "k"]  # the batch ran where its first job stood
     assert queue.stats()["batched"] == 3
 
     queue.BATCH = 2

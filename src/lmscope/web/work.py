@@ -294,7 +294,9 @@ class WorkQueue:
                     continue
                 batch = [job]
                 if job.background and job.together is not None:
-                    group = [j for j in self._later if j.together == job.together]
+                    group = [
+                        j for j in self._later if j.together == job.together and j.kind == job.kind
+                    ]  # one kind: the batch's time is measured at that kind's rate
                     for other in group[: self.BATCH - 1]:
                         self._later.remove(other)
                         if self._start(other):
