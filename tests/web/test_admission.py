@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
 import threading
 import time
@@ -400,6 +401,7 @@ def test_generation_streams_share_their_model_steps_and_draw_the_same_tokens(
         for text in ("ROMEO:", "To be, or not to be", "Now is the winter of our discontent")
     ]
     alone = [httpx.post(f"{url}/api/generate", json=b, timeout=30).text for b in bodies]
+    assert all(len(_drawn(text)) == 13 for text in alone)  # 12 tokens, then done
     step = tiny_model.step
 
     def slow_step(state, token):  # a step alone takes a while: the others queue behind it
@@ -419,6 +421,21 @@ def test_generation_streams_share_their_model_steps_and_draw_the_same_tokens(
     flood = _run(_heavy, url, bodies, "/api/generate")
     flood.join(timeout=60)
     assert [r.status_code for r in flood.out] == [200] * 3
-    assert [r.text for r in flood.out] == alone
+    for together, single in zip(flood.out, alone, strict=True):
+        assert _drawn(together.text) == _drawn(single)  # the same tokens, in the same order
+        # probabilities as alone, up to the grouping of a batched product's float32 sums
+        assert _probs(together.text) == pytest.approx(_probs(single), rel=1e-4, abs=1e-9)
     assert shared and all(n >= 2 for n in shared)  # steps of several streams at once
     assert work.stats()["batched"] > before
+
+
+def _events(stream_text: str) -> list[dict]:
+    return [json.loads(line) for line in stream_text.splitlines() if line]
+
+
+def _drawn(stream_text: str) -> list[tuple]:
+    return [(e["type"], e.get("id"), e.get("position")) for e in _events(stream_text)]
+
+
+def _probs(stream_text: str) -> list[float]:
+    return [p for e in _events(stream_text) for p in (e.get("prob"), e.get("model_prob")) if p]

@@ -30,6 +30,7 @@ from lmscope.models.common import (
     Linear,
     PreNormBlock,
     checked_logits,
+    head_of_model,
     reads_scores_only,
     wants,
 )
@@ -339,6 +340,25 @@ class GPT(DecoderLM):
     def unembed(self, x: torch.Tensor) -> torch.Tensor:
         """Logits from final-LayerNorm outputs: the unembedding, tied to the token embedding."""
         return checked_logits(x, self.wte.weight)
+
+    def decode_rows(self, idx: torch.Tensor, caches: list[KVCache]) -> torch.Tensor:
+        """One step for each of several sequences ([rows, 1] ids, one single-row cache each,
+        of any lengths): the weights are read once for all rows; attention runs row by row over
+        each row's own cache."""
+        B, c = idx.shape[0], self.config
+        positions = torch.tensor([cache.length for cache in caches], device=idx.device)
+        x = self.wte(idx) + self.wpe(positions).unsqueeze(1)  # [rows, 1, d_model]
+        for layer, block in enumerate(self.h):
+            attn = block.attn
+            q, k, v = attn.c_attn(block.ln_1(x, None, "")).split(c.n_embd, dim=2)
+            q, k, v = (t.view(B, c.n_head, 1, c.d_head) for t in (q, k, v))  # one position
+            z = []
+            for row, cache in enumerate(caches):
+                keys, values = cache.extend(layer, k[row : row + 1], v[row : row + 1])
+                z.append(attn._fast_attention(q[row : row + 1], keys, values, keys.shape[2] - 1))
+            x = x + attn.c_proj(torch.cat(z).reshape(B, 1, c.n_embd))
+            x = x + block.mlp(block.ln_2(x, None, ""), None, "")
+        return head_of_model(self, x, None, None, True)[0]
 
 
 # --- Hugging Face GPT2LMHeadModel weights ---------------------------------------------------
