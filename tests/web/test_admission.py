@@ -439,3 +439,33 @@ def _drawn(stream_text: str) -> list[tuple]:
 
 def _probs(stream_text: str) -> list[float]:
     return [p for e in _events(stream_text) for p in (e.get("prob"), e.get("model_prob")) if p]
+
+
+def test_an_idle_queue_runs_its_idle_hook_once_after_work():
+    """on_idle (the server hands kept memory back) runs once the queue has stood empty IDLE_S
+    after some work: not before any work, not again while nothing ran, again after more."""
+    queue = _queue(60.0)
+    queue.IDLE_S = 0.05
+    calls: list[float] = []
+    queue.on_idle = lambda: calls.append(time.monotonic())
+    queue.submit(None, 1, lambda: None).future.result(timeout=10)
+    finished = time.monotonic()
+    deadline = finished + 5
+    while not calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(calls) == 1 and calls[0] - finished >= 0.04  # after IDLE_S of nothing
+    time.sleep(0.3)
+    assert len(calls) == 1  # idle again, nothing ran: no second call
+    queue.submit(None, 1, lambda: None).future.result(timeout=10)
+    time.sleep(0.3)
+    assert len(calls) == 2
+
+
+def test_the_served_app_gives_kept_memory_back_when_idle(tiny_model):
+    from lmscope.web.factory import ServeSettings, build_app
+    from lmscope.web.limits import give_back_freed_memory
+
+    settings = ServeSettings(model="shakespeare", cache_mb=64, max_wait=20.0)
+    app = build_app(settings, model=tiny_model)
+    assert app.state.store.work.on_idle is give_back_freed_memory
+    assert give_back_freed_memory()  # glibc here: malloc_trim ran

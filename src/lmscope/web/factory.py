@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from lmscope.web.limits import give_back_freed_memory
+
 ENV = "LMSCOPE_SERVE"
 
 __all__ = ["ENV", "ServeSettings", "app_from_env", "build_app", "rnn_models", "settle"]
@@ -71,13 +73,15 @@ def build_app(settings: ServeSettings, model=None, warn: Callable[[str], None] =
     if model is None:
         model = lmscope.load(settings.model, dtype=settings.dtype)
     others = [lmscope.load(name) for name in settings.compare]  # any family: char-RNNs too
-    return create_app(
+    app = create_app(
         model,
         cache_bytes=settings.cache_mb << 20,
         compare=others,
         rnn=rnn_models(settings.rnn, warn),
         wait_s=settings.max_wait,
     )
+    app.state.store.work.on_idle = give_back_freed_memory  # see limits.keep_freed_memory
+    return app
 
 
 def settle() -> None:

@@ -108,6 +108,10 @@ class WorkQueue:
         self._threads: list[threading.Thread] = []
         # group -> run before a batch of that group's jobs (say, one model step for them all)
         self.batchers: dict[Hashable, Callable[[list[Job]], None]] = {}
+        # run by a worker once the queue has stood empty IDLE_S after some work (the server
+        # hands the memory it kept for the next trace back to the system)
+        self.on_idle: Callable[[], None] | None = None
+        self._worked = False  # work ran since on_idle last did
         self.done = self.refused = self.shared = self.withdrawn = self.batched = 0
 
     # --- admission ----------------------------------------------------------------------------
@@ -281,13 +285,19 @@ class WorkQueue:
         return shortest
 
     BATCH = 16  # at most this many jobs of one group run together
+    IDLE_S = 5.0  # an empty queue this long after work is idle (see on_idle)
 
     def _next(self) -> list[Job]:
-        """The next job to run, with the queued background jobs of its group (a batch)."""
+        """The next job to run, with the queued background jobs of its group (a batch); an
+        empty list when the queue has become idle (the worker then runs ``on_idle``)."""
         with self._cond:
             while True:
                 while not (self._queue or self._later):
-                    self._cond.wait()
+                    if not (self._worked and self.on_idle is not None):
+                        self._cond.wait()
+                    elif not self._cond.wait(self.IDLE_S) and not (self._queue or self._later):
+                        self._worked = False
+                        return []
                 job = self._pick() or (self._later or self._queue)[0]
                 (self._later if job.background else self._queue).remove(job)
                 if not self._start(job):
@@ -325,8 +335,12 @@ class WorkQueue:
     def _work(self) -> None:
         while True:
             batch = self._next()
+            if not batch:
+                self._idle()
+                continue
             outcomes, took = self._run(batch)
             with self._cond:
+                self._worked = True
                 for job, (failed, value) in zip(batch, outcomes, strict=True):
                     if failed:  # the request shows it; the worker goes on
                         job.future.set_exception(value)
@@ -341,6 +355,12 @@ class WorkQueue:
                     self.rates.setdefault(batch[0].kind, Rate()).observe(units, took)
                 self.batched += len(batch) if len(batch) > 1 else 0
                 self._shed()
+
+    def _idle(self) -> None:
+        hook = self.on_idle
+        if hook is not None:
+            with contextlib.suppress(Exception):  # a hook's failure must not stop the worker
+                hook()
 
     def _run(self, batch: list[Job]) -> tuple[list[tuple[bool, Any]], float | None]:
         """Each job's (failed, value or error), and the seconds the batch took (None if a
