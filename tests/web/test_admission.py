@@ -462,8 +462,8 @@ def test_an_idle_queue_runs_its_idle_hook_once_after_work():
 
 
 def test_the_served_app_gives_kept_memory_back_when_idle(tiny_model):
+    from lmscope.engine.weight_memory import give_back_freed_memory
     from lmscope.web.factory import ServeSettings, build_app
-    from lmscope.web.limits import give_back_freed_memory
 
     settings = ServeSettings(model="shakespeare", cache_mb=64, max_wait=20.0)
     app = build_app(settings, model=tiny_model)

@@ -21,7 +21,7 @@ from torch import nn
 HUGE_PAGE = 2 << 20
 ALIGN = 64  # bytes: a cache line, so every tensor starts where vector loads like it
 
-__all__ = ["pack_weights"]
+__all__ = ["give_back_freed_memory", "pack_weights"]
 
 
 def pack_weights(net: nn.Module) -> bool:
@@ -49,18 +49,19 @@ def pack_weights(net: nn.Module) -> bool:
             view = memory[start : start + nbytes].view(p.dtype).view(p.shape)
             view.copy_(p.data)
             p.data = view
-    _give_back_freed_memory()  # the weights' old home, or the process would hold both copies
+    give_back_freed_memory()  # the weights' old home, or the process would hold both copies
     return True
 
 
-def _give_back_freed_memory() -> None:
-    """glibc's malloc_trim: return the freed parts of the heap to the kernel (elsewhere, or
-    without glibc, nothing)."""
+def give_back_freed_memory() -> bool:
+    """glibc's malloc_trim: return the freed parts of the heap to the kernel; True when it ran
+    (elsewhere, or without glibc, nothing)."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+        return True
+    except (OSError, AttributeError, TypeError):
+        return False
 
 
 def _huge_pages_possible() -> bool:

@@ -88,6 +88,16 @@ def _filled_parts(buffers: list, filled: list[int]) -> list[torch.Tensor | None]
     return [None if b is None else b[:, :, :n] for b, n in zip(buffers, filled, strict=True)]
 
 
+def attend_rows(attention, caches: list[KVCache], layer: int, q, k, v) -> torch.Tensor:
+    """One new position per row ([rows, head, 1, d_head] q, k, v), each row attending over its
+    own single-row cache (``decode_rows``): z, [rows, head, 1, d_head]."""
+    z = []
+    for row, cache in enumerate(caches):
+        keys, values = cache.extend(layer, k[row : row + 1], v[row : row + 1])
+        z.append(attention._fast_attention(q[row : row + 1], keys, values, keys.shape[2] - 1))
+    return torch.cat(z)
+
+
 def reads_scores_only(hook: Hook | None) -> bool:
     """Whether attention may run fused under this hook (no hook, or one with ``wants``)."""
     return hook is None or hasattr(hook, "wants")

@@ -29,6 +29,7 @@ from lmscope.models.common import (
     KVCache,
     Linear,
     PreNormBlock,
+    attend_rows,
     checked_logits,
     head_of_model,
     reads_scores_only,
@@ -352,11 +353,8 @@ class GPT(DecoderLM):
             attn = block.attn
             q, k, v = attn.c_attn(block.ln_1(x, None, "")).split(c.n_embd, dim=2)
             q, k, v = (t.view(B, c.n_head, 1, c.d_head) for t in (q, k, v))  # one position
-            z = []
-            for row, cache in enumerate(caches):
-                keys, values = cache.extend(layer, k[row : row + 1], v[row : row + 1])
-                z.append(attn._fast_attention(q[row : row + 1], keys, values, keys.shape[2] - 1))
-            x = x + attn.c_proj(torch.cat(z).reshape(B, 1, c.n_embd))
+            z = attend_rows(attn, caches, layer, q, k, v)
+            x = x + attn.c_proj(z.reshape(B, 1, c.n_embd))
             x = x + block.mlp(block.ln_2(x, None, ""), None, "")
         return head_of_model(self, x, None, None, True)[0]
 

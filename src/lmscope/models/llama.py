@@ -41,6 +41,7 @@ from lmscope.models.common import (
     KVCache,
     Linear,
     PreNormBlock,
+    attend_rows,
     checked_logits,
     reads_scores_only,
     wants,
@@ -614,12 +615,7 @@ class Llama(DecoderLM):
         only attention runs row by row, over each row's own cache."""
 
         def attend(layer, q, k, v):
-            z, attention = [], self.h[layer].attn
-            for row, cache in enumerate(caches):
-                keys, values = cache.extend(layer, k[row : row + 1], v[row : row + 1])
-                past = keys.shape[2] - 1
-                z.append(attention._fast_attention(q[row : row + 1], keys, values, past))
-            return torch.cat(z)
+            return attend_rows(self.h[layer].attn, caches, layer, q, k, v)
 
         return self._decode(idx, [cache.length for cache in caches], attend)
 

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-from lmscope.web.limits import give_back_freed_memory
+from lmscope.engine.weight_memory import give_back_freed_memory
 
 ENV = "LMSCOPE_SERVE"
 

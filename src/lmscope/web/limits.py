@@ -162,23 +162,11 @@ def keep_freed_memory() -> bool:
     freed blocks of that size straight back to the kernel, which must zero every page again
     for the next trace: on a 1,024-token SmolLM2 trace that is ~350,000 page faults and ~15%
     of its time. A server traces all day, so it keeps the memory while it works, and hands it
-    back once its queue goes idle (``give_back_freed_memory``): a burst of a thousand requests
-    would otherwise leave the server holding its peak (GBs) for the rest of the day."""
+    back once its queue goes idle (``engine.weight_memory.give_back_freed_memory``): a burst
+    of a thousand requests would otherwise leave it holding its peak (GBs) all day."""
     if os.environ.get("MALLOC_TRIM_THRESHOLD_") or os.environ.get("MALLOC_MMAP_THRESHOLD_"):
         return False  # the user's own malloc settings win
     return _mallopt((_M_TRIM_THRESHOLD, 2**31 - 1), (_M_MMAP_THRESHOLD, KEEP_BELOW))
-
-
-def give_back_freed_memory() -> bool:
-    """Hand the memory freed and kept (``keep_freed_memory``) back to the system: glibc's
-    malloc_trim. The server does it when its work queue goes idle, so a burst's peak is not
-    held all day; True when it ran (glibc only)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        libc.malloc_trim(0)
-        return True
-    except (OSError, AttributeError, TypeError):
-        return False
 
 
 def limit_malloc_arenas(arenas: int = 2) -> bool:
