@@ -422,6 +422,21 @@ def test_long_prompts_trace_layers_on_demand(tiny_model):
     close(layer["blocks.1.attn.hook_pattern"], full["blocks.1.attn.hook_pattern"], tol=1e-6)
 
 
+def test_a_long_prompts_layer_runs_that_block_alone_on_the_kept_base(tiny_model, monkeypatch):
+    store = TraceStore(tiny_model, max_bytes=1 << 22)  # room for a layer, not a full trace
+    ids = tuple(range(500, 600))
+    assert full_trace_bytes(tiny_model.config, len(ids)) > store.full_limit
+    whole = store.trace_units(ids, 1)  # nothing kept yet: the base pass, then the block
+    store.base(ids)
+    one_block = store.trace_units(ids, 1)
+    assert one_block == pytest.approx(whole / (1 + tiny_model.config.n_layer))
+    passes = []
+    monkeypatch.setattr(tiny_model, "trace", lambda *a, **k: passes.append(a))
+    layer = store.layer(ids, 1)
+    assert passes == []  # no forward pass over the prompt: block 1 ran on the kept input
+    assert "blocks.1.attn.hook_pattern" in layer and store.trace_units(ids, 1) == 0.0
+
+
 def small_model(tokenizer, vocab_size: int):
     from lmscope.engine.transformer import LanguageModel
     from lmscope.models.gpt2 import GPT, GPTConfig

@@ -212,6 +212,35 @@ class LanguageModel(TextModel):
         )
 
     @torch.no_grad()
+    def trace_layer(self, base: Trace, layer: int) -> Trace:
+        """Every probe of block ``layer`` for ``base``'s prompt, recorded by running that block
+        alone on the input ``base`` recorded for it (``blocks.{layer}.hook_resid_pre``): one
+        block's work instead of a whole pass, and the same numbers as
+        ``trace(ids, layers=[layer])``. The result shares ``base``'s last logits and
+        predictions (the pass is the same)."""
+        layer = checks.layer(self.config, layer)
+        name = f"blocks.{layer}.hook_resid_pre"
+        if name not in base.tensors:
+            raise InvalidInputError(
+                f"tracing block {layer} alone needs the trace to hold its input, {name}; trace "
+                "the prompt with that probe recorded first"
+            )
+        idx = torch.tensor([base.ids], device=self.device)
+        recorder = Recorder(None, [layer])
+        self.net.run_block(layer, idx, base.tensors[name][None], recorder)
+        return Trace(
+            list(base.ids),
+            self.config,
+            recorder.tensors,
+            base.last_logits,
+            base.pieces,
+            dict(base.meta),
+            self._derived_probes(recorder.tensors),
+            self.readout,
+            lambda: base.predictions,
+        )
+
+    @torch.no_grad()
     def _predictions(self, logits, final_normalized, ids, top_k: int) -> Predictions:
         if logits is None:  # only the last position's logits were computed in the pass
             logits = self.net.unembed(final_normalized)

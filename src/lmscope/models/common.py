@@ -217,6 +217,16 @@ class DecoderLM(nn.Module):
             x = block(x, hook, cache, *extra)
         return head_of_model(self, x, hook, targets, last_only)
 
+    def run_block(
+        self, layer: int, idx: torch.Tensor, resid_pre: torch.Tensor, hook: Hook | None = None
+    ) -> torch.Tensor:
+        """Block ``layer`` alone on its input ``resid_pre`` ([batch, T, d_model], the residual
+        stream a pass over ``idx`` carried into it): its output, the same numbers the whole
+        pass computes there. A block needs only that input and the positions (Llama's RoPE),
+        so a view of one layer need not run the layers before it again."""
+        _, extra = self.embed(idx, 0, None)
+        return self.h[layer](resid_pre, hook, None, *extra)
+
     def decode_step(self, idx: torch.Tensor, cache: KVCache) -> torch.Tensor:
         """Logits [batch, 1, vocab] for one new token per row ([batch, 1] ids) after the
         cached positions, no hook: a generation step. This is the general path; a model may

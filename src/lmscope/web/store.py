@@ -3,7 +3,8 @@
 Entries live in the server's one cache (``web.cache``), keyed by (model name, kind, token ids,
 ...). A prompt whose full trace is small records every probe in one forward pass; a long one
 (attention grows with the square of its length) records a light base trace first and each
-layer's probes only when that layer is asked for.
+layer's probes only when that layer is asked for, by running that block alone on the residual
+stream the base trace recorded for it (``LanguageModel.trace_layer``).
 
 One forward pass runs at a time (``gate``): on a CPU, parallel passes only slow each other
 down. The web routes ask for what they need through the async methods (``obtain``,
@@ -134,10 +135,16 @@ class TraceStore:
         return ("base", ids), lambda: self._trace(ids, names=BASE_PROBES)
 
     def _layer_job(self, ids: tuple[int, ...], layer: int):
+        """(cache key, compute) of block ``layer``'s probes: the full trace when it is small
+        enough, else that block run alone on the input the base trace recorded for it."""
         if self.is_full(ids):
             return self._base_job(ids)
-        names = [f"blocks.{layer}.*"]
-        return ("layer", ids, layer), lambda: self._trace(ids, names=names, layers=[layer])
+
+        def compute():
+            trace = self.model.trace_layer(self.base(ids)[0], layer)
+            return trace, trace.nbytes() + pending_bytes(trace)
+
+        return ("layer", ids, layer), compute
 
     def _patterns_job(self, ids: tuple[int, ...]):
         """Every layer's attention pattern from one forward pass (not one pass per layer)."""
@@ -174,7 +181,10 @@ class TraceStore:
             key, _ = self._base_job(ids) if layer is None else self._layer_job(ids, layer)
         if self.cached(key) is not None:
             return 0.0
-        return self.costs.forward(len(ids))
+        if key[0] != "layer":
+            return self.costs.forward(len(ids))
+        block = self.costs.forward(len(ids)) / self.costs.n_layer  # one block, from the base
+        return block + self.trace_units(ids)
 
     def calibrate(self, n_tokens: int = 64) -> None:
         """Start the work queue's rate from a real trace with its predictions (a prompt of
