@@ -334,6 +334,40 @@ class LanguageModel(TextModel):
         state = _Continuation(self.net.new_cache(), [])
         return self._feed(state, list(ids)), state
 
+    @property
+    def cache_probes(self) -> tuple[str, str]:
+        """The probes (every layer) that hold what the KV cache holds: the keys attention
+        reads (Llama: after RoPE) and the values. A trace recording them can start generation
+        (``start_from``)."""
+        key = self.net.h[0].attn.score_inputs[1]
+        return f"blocks.*.attn.{key}", "blocks.*.attn.hook_v"
+
+    @torch.no_grad()
+    def start_from(self, trace: Trace) -> tuple[torch.Tensor, _Continuation]:
+        """``start(trace.ids)`` with no forward pass: the KV cache filled with the keys and
+        values ``trace`` recorded in every layer, and its last logits. A run that follows a
+        trace continues from the very numbers the trace shows."""
+        if trace.config is not self.config:
+            raise InvalidInputError("this trace was made by another model")
+        key, value = (probe.rsplit(".", 1)[1] for probe in self.cache_probes)
+        cache = self.net.new_cache()
+        for layer in range(self.config.n_layer):
+            names = [f"blocks.{layer}.attn.{probe}" for probe in (key, value)]
+            missing = [name for name in names if name not in trace.tensors]
+            if missing:
+                raise InvalidInputError(
+                    f"starting generation from a trace needs its keys and values; {missing[0]} "
+                    "was not recorded"
+                )
+            # recorded [position, head, d_head]; the cache holds [batch, head, position, d_head]
+            k, v = (trace.tensors[name].transpose(0, 1)[None] for name in names)
+            if k.dtype != self.dtype:
+                raise InvalidInputError(
+                    f"this trace was made in {k.dtype}, the model now runs in {self.dtype}"
+                )
+            cache.extend(layer, k, v)
+        return trace.last_logits.clone(), _Continuation(cache, list(trace.ids))
+
     @torch.no_grad()
     def step(self, state: _Continuation, token: int) -> tuple[torch.Tensor, _Continuation]:
         n_ctx = self.config.n_ctx

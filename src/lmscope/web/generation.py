@@ -34,11 +34,20 @@ def fresh_seed(bits: int = 52) -> int:  # 52: the page gets it back exactly (a J
 
 
 def events(
-    model, gate, ids: list[int], n: int, params: SamplingParams, seed: int, stop_at_eot: bool
+    model,
+    gate,
+    ids: list[int],
+    n: int,
+    params: SamplingParams,
+    seed: int,
+    stop_at_eot: bool,
+    trace=None,
 ) -> tuple[Iterator[GeneratedEvent], TokenStream]:
     """Up to ``n`` token events, then one ``done`` event with the reason it stopped (end of
     text, context full, done); an error on the way ends the stream with an ``error`` event.
-    Also the run itself, whose model steps ``steps_together`` may batch with other runs'."""
+    Also the run itself, whose model steps ``steps_together`` may batch with other runs'.
+    With ``trace`` (of ``ids``, holding the model's ``cache_probes``) the run starts from its
+    keys, values and last logits instead of reading the prompt again."""
     context = model.capabilities.context
     if context is not None and len(ids) >= context:
         raise InvalidInputError(
@@ -55,6 +64,8 @@ def events(
         stop_when_full=True,
         lock=gate,
     )
+    if trace is not None and n > 0 and not tokens.ended():
+        tokens.provide(*model.start_from(trace))
     return _stream(model, tokens, n, seed, stop_at_eot), tokens
 
 

@@ -80,6 +80,8 @@ class TraceStore:
         self.work = WorkQueue(wait_s if wait_s is not None else float("inf"), gate=self.gate)
         self.work.batchers[generation.GROUP] = generation.steps_together(model)
         self.costs = Costs(model)
+        # a long prompt's base trace also keeps the keys and values generation starts from
+        self.base_probes = BASE_PROBES + tuple(getattr(model, "cache_probes", ()))
 
     def remember(
         self, key: tuple[Hashable, ...], compute: Callable[[], tuple[Any, int]], lock=None
@@ -132,7 +134,7 @@ class TraceStore:
         """(cache key, compute) of the base trace: the full one when it is small enough."""
         if self.is_full(ids):
             return ("full", ids), lambda: self._trace(ids)
-        return ("base", ids), lambda: self._trace(ids, names=BASE_PROBES)
+        return ("base", ids), lambda: self._trace(ids, names=self.base_probes)
 
     def _layer_job(self, ids: tuple[int, ...], layer: int):
         """(cache key, compute) of block ``layer``'s probes: the full trace when it is small
@@ -169,6 +171,13 @@ class TraceStore:
     def cached(self, key: tuple[Hashable, ...]):
         """The value under ``key``, or None (not counted as a hit or a miss)."""
         return self.cache.get((self.model.name, *key))
+
+    def kept_trace(self, ids: tuple[int, ...]) -> Trace | None:
+        """The trace of ``ids`` the cache holds (the full one, or the base one), or None."""
+        if not hasattr(self.model, "start_from"):  # a model without traces (a char-RNN)
+            return None
+        key, _ = self._base_job(ids)
+        return self.cached(key)
 
     def trace_units(
         self, ids: tuple[int, ...], layer: int | None = None, *, patterns: bool = False

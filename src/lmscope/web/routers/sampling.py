@@ -49,17 +49,22 @@ async def generate(req: schemas.GenerateRequest, served: Serving):
 
     def start():
         ids = list(served.ids(req.ids))
+        # the page traced this prompt already: start from the keys and values it kept
+        trace = served.store.kept_trace(tuple(ids))
         stop = req.stop_at_eot
-        return ids, *generation.events(served.model, None, ids, req.n, params, seed, stop)
+        run = generation.events(served.model, None, ids, req.n, params, seed, stop, trace)
+        return ids, trace is not None, *run
 
     short = len(req.ids) <= INLINE_IDS  # see Served.checked
-    ids, events, run = start() if short else await served.view(start)
+    ids, traced, events, run = start() if short else await served.view(start)
     # Each token is one job on the work queue, so other requests interleave with a long run;
-    # the first (the whole prompt) is asked for before answering: a full queue is a 503. The
-    # queued tokens of several runs go as one batch (generation.steps_together).
+    # the first (the whole prompt, unless a kept trace gave it) is asked for before answering:
+    # a full queue is a 503. The queued tokens of several runs go as one batch
+    # (generation.steps_together).
     steps = Steps(served.store.work, events, together=generation.GROUP, payload=run)
     costs = served.store.costs
-    first = await steps.next(costs.forward(len(ids)) + costs.logits(1), kind="forward")
+    prompt = 0.0 if traced else costs.forward(len(ids))
+    first = await steps.next(prompt + costs.logits(1), kind="forward")
 
     async def lines():
         event, n = first, len(ids)

@@ -1,0 +1,81 @@
+"""Generation that follows a trace starts from the trace's own keys, values and last logits
+(no second pass over the prompt) and draws what a run that reads the prompt itself draws."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import lmscope
+from helpers_hf import save_random_llama
+from lmscope.engine.generation import generate
+from lmscope.engine.sampling import SamplingParams
+from lmscope.errors import InvalidInputError
+
+IDS = [5, 17, 3, 99, 42, 42, 8, 0, 64, 23, 7, 7, 1]
+CASES = {
+    "gpt2": None,
+    "llama": ("llama", {}),
+    "mistral": ("mistral", {"sliding_window": 5}),  # the window reaches past the prompt's start
+    "qwen2": ("qwen2", {}),
+}
+
+
+@pytest.fixture(scope="module", params=list(CASES))
+def model(request, tmp_path_factory, tiny_model):
+    if CASES[request.param] is None:
+        return tiny_model
+    family, overrides = CASES[request.param]
+    folder = tmp_path_factory.mktemp(request.param)
+    save_random_llama(folder, family, **overrides)
+    return lmscope.load(folder)
+
+
+def close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-5) -> None:
+    assert a.shape == b.shape and (a.float() - b.float()).abs().max() <= tol
+
+
+@pytest.mark.parametrize("names", ["every probe", "only the cache's"])
+def test_the_cache_and_logits_are_those_reading_the_prompt_gives(model, names):
+    ids = IDS[: model.config.n_ctx]
+    trace = (
+        model.trace(ids) if names == "every probe" else model.trace(ids, names=model.cache_probes)
+    )
+    logits, state = model.start_from(trace)
+    ref_logits, ref_state = model.start(ids)
+    close(logits, ref_logits)
+    assert state.ids == ids and state.cache.length == len(ids)
+    for ours, theirs in zip(
+        state.cache.keys + state.cache.values,
+        ref_state.cache.keys + ref_state.cache.values,
+        strict=True,
+    ):
+        close(ours, theirs)
+    for token in (11, 4, 9):  # the steps after it see the same cache
+        close(model.step(state, token)[0], model.step(ref_state, token)[0])
+
+
+@pytest.mark.parametrize("params", [SamplingParams(greedy=True), SamplingParams(temperature=0.8)])
+def test_a_run_started_from_a_trace_draws_the_same_tokens(model, params):
+    ids = IDS[:8]
+    alone = [t.id for t in generate(model, ids, 6, params, seed=3, per_position=True)]
+    run = generate(model, ids, 6, params, seed=3, per_position=True)
+    run.provide(*model.start_from(model.trace(ids)))
+    spent = []
+    model_start = model.start
+    model.start = lambda *a: spent.append(a) or model_start(*a)  # noqa: B023
+    try:
+        assert [t.id for t in run] == alone
+    finally:
+        del model.start
+    assert spent == []  # the prompt was not read again
+
+
+def test_traces_that_cannot_start_a_run_are_refused_in_one_line(model, tiny_model):
+    without = model.trace(IDS[:5], names=["blocks.*.hook_resid_post"])
+    with pytest.raises(InvalidInputError, match="needs its keys and values") as err:
+        model.start_from(without)
+    assert "\n" not in str(err.value)
+    if model is not tiny_model:
+        with pytest.raises(InvalidInputError, match="another model"):
+            model.start_from(tiny_model.trace(IDS[:5]))
