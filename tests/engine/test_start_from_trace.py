@@ -56,18 +56,16 @@ def test_the_cache_and_logits_are_those_reading_the_prompt_gives(model, names):
 
 
 @pytest.mark.parametrize("params", [SamplingParams(greedy=True), SamplingParams(temperature=0.8)])
-def test_a_run_started_from_a_trace_draws_the_same_tokens(model, params):
+def test_a_run_started_from_a_trace_draws_the_same_tokens(model, params, monkeypatch):
     ids = IDS[:8]
     alone = [t.id for t in generate(model, ids, 6, params, seed=3, per_position=True)]
-    run = generate(model, ids, 6, params, seed=3, per_position=True)
-    run.provide(*model.start_from(model.trace(ids)))
+    trace = model.trace(ids)
     spent = []
-    model_start = model.start
-    model.start = lambda *a: spent.append(a) or model_start(*a)  # noqa: B023
-    try:
-        assert [t.id for t in run] == alone
-    finally:
-        del model.start
+    real_start = model.start
+    monkeypatch.setattr(model, "start", lambda *a: spent.append(a) or real_start(*a))
+    run = generate(model, ids, 6, params, seed=3, per_position=True)
+    run.begin = lambda ids: model.start_from(trace)
+    assert [t.id for t in run] == alone
     assert spent == []  # the prompt was not read again
 
 

@@ -16,6 +16,7 @@ import httpx
 import pytest
 from webtools import serve
 
+from lmscope.explain.summary import trace_summary
 from lmscope.web import create_app
 from lmscope.web import generation as web_generation
 from lmscope.web.limits import Busy
@@ -368,6 +369,32 @@ def test_queued_background_jobs_of_one_group_run_as_one_batch():
     assert seen == [[0, 1], [2, 3]]  # at most BATCH together; a lone job needs no batcher
 
 
+def test_queued_page_requests_of_one_group_run_shortest_first_within_the_batch_units():
+    """Page requests of one group (new prompts' traces) join the job picked next, the shortest
+    first, while the batch's units stay within ``batch_units``; the rest wait their turn."""
+    queue, release = _queue(60.0), threading.Event()
+    seen: list[list[str]] = []
+    queue.batchers["t"] = lambda jobs: seen.append([job.payload for job in jobs])
+    queue.batch_units["t"] = 6e6
+    order: list[str] = []
+    try:
+        _hold(queue, release)
+        jobs = [
+            queue.submit(None, units, lambda n=n: order.append(n), together="t", payload=n)
+            for n, units in [("d", 4e6), ("a", 1e6), ("x", 5e6), ("c", 3e6), ("b", 2e6)]
+        ]
+        release.set()
+        for job in jobs:
+            job.future.result(timeout=10)
+    finally:
+        release.set()
+    # a, b and c fill the 6e6 units; d and x would not fit beside d: each runs alone, with no
+    # batcher for a batch of one
+    assert seen == [["a", "b", "c"]]
+    assert order == ["a", "b", "c", "d", "x"]
+    assert queue.stats()["batched"] == 3
+
+
 def test_a_failing_batcher_fails_its_whole_batch_and_the_worker_goes_on():
     queue, release = _queue(60.0), threading.Event()
 
@@ -427,6 +454,41 @@ def test_generation_streams_share_their_model_steps_and_draw_the_same_tokens(
         assert _probs(together.text) == pytest.approx(_probs(single), rel=1e-4, abs=1e-9)
     assert shared and all(n >= 2 for n in shared)  # steps of several streams at once
     assert work.stats()["batched"] > before
+
+
+def test_new_prompts_queued_together_are_traced_in_one_pass(held, tiny_model, monkeypatch):
+    """A class pressing Run at once: the traces of new short prompts queued behind other work
+    run as one forward pass (one trace_many), and each page gets what its prompt gets alone."""
+    url, app = held
+    store = app.state.store
+    texts = ["Brutus is an honourable man", "O", "Friends, Romans, countrymen, lend me", "Et tu"]
+    alone = [trace_summary(tiny_model, tiny_model.trace(t, top_k=5)) for t in texts]
+    passes: list[int] = []
+    trace_many = tiny_model.trace_many
+
+    def counted(prompts, **options):
+        passes.append(len(prompts))
+        return trace_many(prompts, **options)
+
+    monkeypatch.setattr(tiny_model, "trace_many", counted)
+    release = threading.Event()
+    try:
+        _hold(store.work, release)  # the model is busy: the class's traces queue up
+        flood = _run(_heavy, url, [{"text": t} for t in texts])
+        while store.work.stats()["queued"] < len(texts):
+            time.sleep(0.005)
+    finally:
+        release.set()
+    flood.join(timeout=60)
+    assert [r.status_code for r in flood.out] == [200] * len(texts)
+    assert passes == [len(texts)]  # one pass for the four of them
+    for answer, single in zip(flood.out, alone, strict=True):
+        got = answer.json()
+        assert [t["id"] for t in got["tokens"]] == [t.id for t in single.tokens]
+        for ours, theirs in zip(got["predictions"], single.predictions, strict=True):
+            assert ours["top_ids"] == theirs.top_ids
+            assert ours["top_probs"] == pytest.approx(theirs.top_probs, rel=1e-4, abs=1e-6)
+        assert got["next"]["ids"] == single.next.ids
 
 
 def _events(stream_text: str) -> list[dict]:

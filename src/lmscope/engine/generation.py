@@ -113,6 +113,9 @@ class TokenStream:
         self.state = None
         self.count = 0  # tokens drawn so far
         self._given = None  # (logits, state) a caller computed for the next step
+        # what reads the prompt: model.start, or a caller's stand-in with the same result (a
+        # server's model.start_from a trace it kept), run when the first token is drawn
+        self.begin = model.start
 
     def __iter__(self):
         return self
@@ -147,7 +150,7 @@ class TokenStream:
         else:
             with self.lock, torch.inference_mode():
                 if self.count == 0:
-                    logits, self.state = self.model.start(self.ids)
+                    logits, self.state = self.begin(self.ids)
                 else:
                     logits, self.state = self.model.step(self.state, self.ids[-1])
         generator = self.generator

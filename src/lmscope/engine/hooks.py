@@ -84,6 +84,22 @@ class Recorder:
                 self.tensors["logits"] = logits
 
 
+class BatchRecorder(Recorder):
+    """A Recorder for a pass over several prompts at once: keeps each probe with its batch
+    dimension (``tensors`` and ``logits``, every position's), for the caller to split by row."""
+
+    def __init__(self, names: Iterable[str] | None = None):
+        super().__init__(names, None, keep_logits="all")
+        self.logits: torch.Tensor | None = None
+
+    def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        if name == "logits":
+            self.logits = tensor.detach()
+        elif self.wants(name):
+            self.tensors[name] = tensor.detach()
+        return tensor
+
+
 def _compile(pattern: str) -> re.Pattern:
     """Probe filters accept exact names or shell-style '*' wildcards (``blocks.*.hook_z``)."""
     return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))

@@ -19,7 +19,7 @@ from functools import partial
 import torch
 
 from lmscope.engine import checks
-from lmscope.engine.hooks import Ablator, Recorder, parse_ablations
+from lmscope.engine.hooks import Ablator, BatchRecorder, Recorder, parse_ablations
 from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
 from lmscope.engine.trace import Predictions, Trace
@@ -210,6 +210,58 @@ class LanguageModel(TextModel):
             self.readout,
             partial(self._predictions, recorder.all_logits, recorder.final_normalized, ids, top_k),
         )
+
+    @torch.no_grad()
+    def trace_many(
+        self,
+        prompts: Sequence[str | Sequence[int]],
+        *,
+        names: Iterable[str] | None = None,
+        top_k: int = 20,
+    ) -> list[Trace]:
+        """``trace`` of several prompts from one forward pass, each with its per-position
+        predictions: the weights are read once for all of them, which for short prompts costs
+        little more than one (a class's first traces). Shorter prompts are padded at the end;
+        causal attention never lets a position read a later one, so each prompt's numbers are
+        its own pass's, up to the rounding of a matrix product with more rows (about 1e-6)."""
+        if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
+            raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
+        all_ids = [self.to_ids(prompt) for prompt in prompts]
+        if not all_ids:
+            return []
+        limit = max_trace_tokens()
+        if names is None and max(map(len, all_ids)) > limit:
+            raise InvalidInputError(
+                f"a full trace of more than {limit:,} tokens is refused (LMSCOPE_MAX_TRACE_TOKENS)"
+            )
+        T = max(map(len, all_ids))
+        idx = torch.tensor([ids + ids[-1:] * (T - len(ids)) for ids in all_ids], device=self.device)
+        recorder = BatchRecorder(names)
+        self.net(idx, hook=recorder)
+        rows: list[dict[str, torch.Tensor]] = [{} for _ in all_ids]
+        for name in list(recorder.tensors):  # one probe at a time, freed once split
+            batch = recorder.tensors.pop(name)
+            for b, (row, ids) in enumerate(zip(rows, all_ids, strict=True)):
+                row[name] = batch[b, : len(ids)].clone()  # its own memory, kept or freed alone
+        logits = recorder.logits
+        traces = []
+        for b, (row, ids) in enumerate(zip(rows, all_ids, strict=True)):
+            own = self._mask_padding(logits[b, : len(ids)]).float()
+            predictions = Predictions.from_logits(own, torch.tensor(ids), top_k)
+            traces.append(
+                Trace(
+                    ids,
+                    self.config,
+                    row,
+                    own[-1].clone(),
+                    self.pieces(ids),
+                    {"model": self.name, "family": self.capabilities.family},
+                    self._derived_probes(row),
+                    self.readout,
+                    lambda p=predictions: p,
+                )
+            )
+        return traces
 
     @torch.no_grad()
     def trace_layer(self, base: Trace, layer: int) -> Trace:

@@ -64,8 +64,8 @@ def events(
         stop_when_full=True,
         lock=gate,
     )
-    if trace is not None and n > 0 and not tokens.ended():
-        tokens.provide(*model.start_from(trace))
+    if trace is not None:  # on the first token's job, not here: it copies every layer's k, v
+        tokens.begin = lambda ids: model.start_from(trace)
     return _stream(model, tokens, n, seed, stop_at_eot), tokens
 
 

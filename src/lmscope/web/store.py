@@ -36,6 +36,10 @@ BASE_PROBES = (
 )
 PATTERN_PROBES = ("blocks.*.attn.hook_pattern",)  # every layer's attention (q and k, kept)
 PREDICTION_TOP_K = 5
+# The work queue's group for the traces of new short prompts: queued together (a class pressing
+# Run at once), they run as one forward pass that reads the weights once for all of them
+TRACES = "traces"
+BATCH_TOKENS = 256  # at most about this many prompt tokens in one such pass
 _MISSING = object()
 
 
@@ -80,6 +84,11 @@ class TraceStore:
         self.work = WorkQueue(wait_s if wait_s is not None else float("inf"), gate=self.gate)
         self.work.batchers[generation.GROUP] = generation.steps_together(model)
         self.costs = Costs(model)
+        if hasattr(model, "trace_many"):
+            self.work.batchers[TRACES] = self._traces_together
+            self.work.batch_units[TRACES] = self.costs.forward(BATCH_TOKENS) + self.costs.logits(
+                BATCH_TOKENS
+            )
         # a long prompt's base trace also keeps the keys and values generation starts from
         self.base_probes = BASE_PROBES + tuple(getattr(model, "cache_probes", ()))
 
@@ -104,10 +113,13 @@ class TraceStore:
         *,
         queue: WorkQueue | None = None,
         lock=None,
+        traces: tuple[int, ...] | None = None,
     ) -> tuple[Any, bool]:
         """``remember`` for a request: a cached value at once, else ``compute`` as one job of
         ``units`` on the work queue (or ``queue``, behind ``lock``), shared by identical
-        requests (``limits.Busy`` when the queue is too long)."""
+        requests (``limits.Busy`` when the queue is too long). ``traces``: the prompt whose
+        trace ``compute`` starts with, which may then come from one pass with other queued
+        new prompts' (``traces_together``)."""
         value = self.cache.hit((self.model.name, *key), _MISSING)
         if value is not _MISSING:
             return value, True
@@ -117,7 +129,10 @@ class TraceStore:
         def compute_and_keep():
             return self.remember(key, compute, lock)
 
-        return await work.run(full, units, compute_and_keep, arrival())
+        options = {}
+        if traces is not None and self.is_full(traces) and self.kept_trace(traces) is None:
+            options = {"together": TRACES, "payload": traces}
+        return await work.run(full, units, compute_and_keep, arrival(), **options)
 
     def stats(self) -> CacheStats:
         return self.cache.stats()
@@ -203,6 +218,25 @@ class TraceStore:
         units = self.costs.forward(n) + self.costs.logits(n)
         with contextlib.suppress(LmscopeError):  # a model that cannot trace these: the prior
             self.work.calibrate(units, lambda: self._trace(ids)[0].predictions)
+
+    def _traces_together(self, jobs) -> None:
+        """The work queue's batcher for ``TRACES``: the full traces (with predictions) of the
+        batch's new prompts from one ``model.trace_many`` pass, kept in the cache, where each
+        job then finds its own."""
+        wanted: list[tuple[int, ...]] = []
+        for job in jobs:
+            ids = job.payload
+            if ids is None or ids in wanted or not self.is_full(ids):
+                continue
+            if self.kept_trace(ids) is None:
+                wanted.append(ids)
+        if len(wanted) < 2:
+            return
+        traces = self.model.trace_many(wanted, top_k=PREDICTION_TOP_K)
+        for ids, trace in zip(wanted, traces, strict=True):
+            self.cache.misses += 1
+            key, _ = self._base_job(ids)
+            self.cache.put((self.model.name, *key), trace, trace.nbytes() + pending_bytes(trace))
 
     def prediction_units(self, ids: tuple[int, ...]) -> float:
         """Work units of the base trace (when missing) and its per-position predictions."""

@@ -6,9 +6,11 @@ classes: the work of the requests a page waits for (a trace, a lens) goes ahead 
 work (each token of a generation stream, which shows its progress as it goes), so a class
 generating text does not hold up everyone's views. Page requests run shortest first (a
 class's first burst of traces answers its short prompts at once), but never so that one
-passed could no longer start in time; background work runs in its order, and the queued
-background jobs of one group run as one batch (the tokens of several generation streams: one
-model step reads the weights for all of them, see ``web.generation.steps_together``). A
+passed could no longer start in time; background work runs in its order. Queued jobs of one
+group run as one batch after the group's batcher: the tokens of several generation streams
+(one model step reads the weights for all of them, see ``web.generation.steps_together``), or
+the traces of several new short prompts (one forward pass, ``TraceStore._traces_together``),
+the shortest first, up to the group's ``batch_units``. A
 request that needs such work is a coroutine awaiting its job, so a thousand waiting requests
 hold no thread, and the cheap requests (model facts, the step list, static files, /docs,
 views of cached traces) are answered by the event loop and the ordinary thread pool, never
@@ -76,7 +78,7 @@ class Job:
     answer_by: float = math.inf  # the request's arrival + the limit (inf: no limit applies)
     background: bool = False  # runs when no page request is queued (a generated token)
     kind: str = "forward"  # whose measured rate turns its units into seconds
-    together: Hashable | None = None  # background jobs of one group may run as one batch
+    together: Hashable | None = None  # queued jobs of one group may run as one batch
     payload: Any = None  # what the group's batcher reads (a generation run)
     future: Future = field(default_factory=Future)
     state: str = "queued"  # queued, running, done, withdrawn
@@ -108,6 +110,7 @@ class WorkQueue:
         self._threads: list[threading.Thread] = []
         # group -> run before a batch of that group's jobs (say, one model step for them all)
         self.batchers: dict[Hashable, Callable[[list[Job]], None]] = {}
+        self.batch_units: dict[Hashable, float] = {}  # group -> most units in one batch
         # run by a worker once the queue has stood empty IDLE_S after some work (the server
         # hands the memory it kept for the next trace back to the system)
         self.on_idle: Callable[[], None] | None = None
@@ -181,9 +184,9 @@ class WorkQueue:
         """Queue ``fn`` (``units`` of work), or join the same ``key``'s job; ``Busy`` when it
         could not start in time to answer within ``limit_s`` of ``arrived`` (when the request
         came, time.monotonic(); default now). ``background`` work runs only when no other job
-        is queued; ``kind`` names the rate its units are measured at. Queued background jobs of
-        one ``together`` group run as one batch, after that group's batcher (``batchers``) has
-        seen them all with their ``payload``s."""
+        is queued; ``kind`` names the rate its units are measured at. Queued jobs of one
+        ``together`` group (and kind) run as one batch, after that group's batcher
+        (``batchers``) has seen them all with their ``payload``s."""
         with self._cond:
             if key is not None and key in self._by_key:
                 self.shared += 1
@@ -302,16 +305,29 @@ class WorkQueue:
                 (self._later if job.background else self._queue).remove(job)
                 if not self._start(job):
                     continue
-                batch = [job]
-                if job.background and job.together is not None:
-                    group = [
-                        j for j in self._later if j.together == job.together and j.kind == job.kind
-                    ]  # one kind: the batch's time is measured at that kind's rate
-                    for other in group[: self.BATCH - 1]:
-                        self._later.remove(other)
-                        if self._start(other):
-                            batch.append(other)
-                return batch
+                return [job, *self._companions(job)]
+
+    def _companions(self, job: Job) -> list[Job]:
+        """The queued jobs of ``job``'s group that run with it as one batch (under the lock):
+        background work in its order, page requests shortest first, at most ``BATCH`` jobs and
+        ``batch_units[group]`` units in all."""
+        if job.together is None:
+            return []
+        queue = self._later if job.background else self._queue
+        # one kind: the batch's time is measured at that kind's rate
+        group = [j for j in queue if j.together == job.together and j.kind == job.kind]
+        if not job.background:
+            group.sort(key=self._seconds)
+        room = self.batch_units.get(job.together, math.inf) - job.units
+        taken = []
+        for other in group:
+            if len(taken) == self.BATCH - 1 or other.units > room:
+                break
+            queue.remove(other)
+            if self._start(other):
+                taken.append(other)
+                room -= other.units
+        return taken
 
     def _start(self, job: Job) -> bool:
         """Mark a job taken off the queue as running (under the lock); False when it was

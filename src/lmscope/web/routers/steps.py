@@ -73,6 +73,7 @@ async def trace(req: schemas.TraceRequest, served: Serving):
         ("summary", ids),
         store.prediction_units(ids),
         lambda: (trace_summary(model, store.base(ids)[0]), 64 * 1024),
+        traces=ids,
     )
     return body.model_copy(update={"cached": cached})
 
