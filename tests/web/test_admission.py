@@ -21,6 +21,7 @@ from lmscope.web import create_app
 from lmscope.web import generation as web_generation
 from lmscope.web.limits import Busy
 from lmscope.web.schemas import GeneratedEvent
+from lmscope.web.store import BATCH_PROMPT_TOKENS
 from lmscope.web.work import WorkQueue
 
 CHEAP = ("/api/model", "/api/steps", "/api/cache", "/docs", "/static/style.css", "/")
@@ -462,6 +463,8 @@ def test_new_prompts_queued_together_are_traced_in_one_pass(held, tiny_model, mo
     url, app = held
     store = app.state.store
     texts = ["Brutus is an honourable man", "O", "Friends, Romans, countrymen, lend me", "Et tu"]
+    long = " ".join(["The evil that men do lives after them"] * 6)  # over BATCH_PROMPT_TOKENS
+    assert len(tiny_model.encode(long)) > BATCH_PROMPT_TOKENS
     alone = [trace_summary(tiny_model, tiny_model.trace(t, top_k=5)) for t in texts]
     passes: list[int] = []
     trace_many = tiny_model.trace_many
@@ -471,18 +474,22 @@ def test_new_prompts_queued_together_are_traced_in_one_pass(held, tiny_model, mo
         return trace_many(prompts, **options)
 
     monkeypatch.setattr(tiny_model, "trace_many", counted)
+    lone: list = []
+    trace = tiny_model.trace
+    monkeypatch.setattr(tiny_model, "trace", lambda *a, **k: lone.append(a) or trace(*a, **k))
     release = threading.Event()
     try:
         _hold(store.work, release)  # the model is busy: the class's traces queue up
-        flood = _run(_heavy, url, [{"text": t} for t in texts])
-        while store.work.stats()["queued"] < len(texts):
+        flood = _run(_heavy, url, [{"text": t} for t in [*texts, long]])
+        while store.work.stats()["queued"] < len(texts) + 1:
             time.sleep(0.005)
     finally:
         release.set()
     flood.join(timeout=60)
-    assert [r.status_code for r in flood.out] == [200] * len(texts)
-    assert passes == [len(texts)]  # one pass for the four of them
-    for answer, single in zip(flood.out, alone, strict=True):
+    assert [r.status_code for r in flood.out] == [200] * (len(texts) + 1)
+    # one pass for the four short ones, none of them again alone; the long one alone
+    assert passes == [len(texts)] and len(lone) == 1 and len(lone[0][0]) > BATCH_PROMPT_TOKENS
+    for answer, single in zip(flood.out, alone, strict=False):
         got = answer.json()
         assert [t["id"] for t in got["tokens"]] == [t.id for t in single.tokens]
         for ours, theirs in zip(got["predictions"], single.predictions, strict=True):

@@ -17,6 +17,7 @@ behind the gate; a job on the queue uses them for the steps inside it.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -37,8 +38,13 @@ BASE_PROBES = (
 PATTERN_PROBES = ("blocks.*.attn.hook_pattern",)  # every layer's attention (q and k, kept)
 PREDICTION_TOP_K = 5
 # The work queue's group for the traces of new short prompts: queued together (a class pressing
-# Run at once), they run as one forward pass that reads the weights once for all of them
+# Run at once), they run as one forward pass that reads the weights once for all of them. Only
+# short ones: a pass over a few dozen positions costs about what reading the weights costs, so
+# eight 10-token prompts took 0.4 of their time alone on SmolLM2, 32-token ones 0.6; from about
+# 45 tokens on the products are already efficient and a batch saved 3-9% (less than its padding
+# and the wait of its first prompt are worth)
 TRACES = "traces"
+BATCH_PROMPT_TOKENS = 40  # prompts up to this long are traced together
 BATCH_TOKENS = 256  # at most about this many prompt tokens in one such pass
 _MISSING = object()
 
@@ -84,6 +90,7 @@ class TraceStore:
         self.work = WorkQueue(wait_s if wait_s is not None else float("inf"), gate=self.gate)
         self.work.batchers[generation.GROUP] = generation.steps_together(model)
         self.costs = Costs(model)
+        self._batch = threading.local()  # traces a worker's batch made for its jobs (.traces)
         if hasattr(model, "trace_many"):
             self.work.batchers[TRACES] = self._traces_together
             self.work.batch_units[TRACES] = self.costs.forward(BATCH_TOKENS) + self.costs.logits(
@@ -130,7 +137,7 @@ class TraceStore:
             return self.remember(key, compute, lock)
 
         options = {}
-        if traces is not None and self.is_full(traces) and self.kept_trace(traces) is None:
+        if traces is not None and self._batchable(traces):
             options = {"together": TRACES, "payload": traces}
         return await work.run(full, units, compute_and_keep, arrival(), **options)
 
@@ -148,8 +155,16 @@ class TraceStore:
     def _base_job(self, ids: tuple[int, ...]):
         """(cache key, compute) of the base trace: the full one when it is small enough."""
         if self.is_full(ids):
-            return ("full", ids), lambda: self._trace(ids)
+            return ("full", ids), lambda: self._given_or_traced(ids)
         return ("base", ids), lambda: self._trace(ids, names=self.base_probes)
+
+    def _given_or_traced(self, ids: tuple[int, ...]) -> tuple[Trace, int]:
+        """The full trace of ``ids``: the one this worker's batch traced with others, or a
+        pass of its own."""
+        trace = getattr(self._batch, "traces", {}).pop(ids, None)
+        if trace is None:
+            return self._trace(ids)
+        return trace, trace.nbytes() + pending_bytes(trace)
 
     def _layer_job(self, ids: tuple[int, ...], layer: int):
         """(cache key, compute) of block ``layer``'s probes: the full trace when it is small
@@ -219,24 +234,27 @@ class TraceStore:
         with contextlib.suppress(LmscopeError):  # a model that cannot trace these: the prior
             self.work.calibrate(units, lambda: self._trace(ids)[0].predictions)
 
+    def _batchable(self, ids: tuple[int, ...]) -> bool:
+        """Whether the trace of ``ids`` may come from a pass shared with other new prompts: a
+        short prompt, traced in full, not kept already."""
+        short = len(ids) <= BATCH_PROMPT_TOKENS and self.is_full(ids)
+        return short and hasattr(self.model, "trace_many") and self.kept_trace(ids) is None
+
     def _traces_together(self, jobs) -> None:
         """The work queue's batcher for ``TRACES``: the full traces (with predictions) of the
-        batch's new prompts from one ``model.trace_many`` pass, kept in the cache, where each
-        job then finds its own."""
+        batch's new prompts from one ``model.trace_many`` pass, for each job to take its own."""
         wanted: list[tuple[int, ...]] = []
         for job in jobs:
             ids = job.payload
-            if ids is None or ids in wanted or not self.is_full(ids):
-                continue
-            if self.kept_trace(ids) is None:
+            if ids is not None and ids not in wanted and self._batchable(ids):
                 wanted.append(ids)
+        self._batch.traces = {}  # an earlier batch's leftovers (a job that was cached) go
         if len(wanted) < 2:
             return
         traces = self.model.trace_many(wanted, top_k=PREDICTION_TOP_K)
-        for ids, trace in zip(wanted, traces, strict=True):
-            self.cache.misses += 1
-            key, _ = self._base_job(ids)
-            self.cache.put((self.model.name, *key), trace, trace.nbytes() + pending_bytes(trace))
+        # handed to the jobs, which run next on this thread and keep them in the cache one by
+        # one (put there now, a batch bigger than the cache would evict its own first traces)
+        self._batch.traces = dict(zip(wanted, traces, strict=True))
 
     def prediction_units(self, ids: tuple[int, ...]) -> float:
         """Work units of the base trace (when missing) and its per-position predictions."""
