@@ -62,7 +62,7 @@ def test_a_run_started_from_a_trace_draws_the_same_tokens(model, params, monkeyp
     trace = model.trace(ids)
     spent = []
     real_start = model.start
-    monkeypatch.setattr(model, "start", lambda *a: spent.append(a) or real_start(*a))
+    monkeypatch.setitem(vars(model), "start", lambda *a: spent.append(a) or real_start(*a))
     run = generate(model, ids, 6, params, seed=3, per_position=True)
     run.begin = lambda ids: model.start_from(trace)
     assert [t.id for t in run] == alone

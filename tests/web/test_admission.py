@@ -473,10 +473,10 @@ def test_new_prompts_queued_together_are_traced_in_one_pass(held, tiny_model, mo
         passes.append(len(prompts))
         return trace_many(prompts, **options)
 
-    monkeypatch.setattr(tiny_model, "trace_many", counted)
+    monkeypatch.setitem(vars(tiny_model), "trace_many", counted)
     lone: list = []
     trace = tiny_model.trace
-    monkeypatch.setattr(tiny_model, "trace", lambda *a, **k: lone.append(a) or trace(*a, **k))
+    monkeypatch.setitem(vars(tiny_model), "trace", lambda *a, **k: lone.append(a) or trace(*a, **k))
     release = threading.Event()
     try:
         _hold(store.work, release)  # the model is busy: the class's traces queue up

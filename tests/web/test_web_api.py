@@ -456,7 +456,7 @@ def test_a_long_prompts_layer_runs_that_block_alone_on_the_kept_base(tiny_model,
     one_block = store.trace_units(ids, 1)
     assert one_block == pytest.approx(whole / (1 + tiny_model.config.n_layer))
     passes = []
-    monkeypatch.setattr(tiny_model, "trace", lambda *a, **k: passes.append(a))
+    monkeypatch.setitem(vars(tiny_model), "trace", lambda *a, **k: passes.append(a))
     layer = store.layer(ids, 1)
     assert passes == []  # no forward pass over the prompt: block 1 ran on the kept input
     assert "blocks.1.attn.hook_pattern" in layer and store.trace_units(ids, 1) == 0.0
