@@ -73,3 +73,12 @@ def save_random_llama(directory: Path, family: str, seed: int = 0, **overrides):
                     p.normal_(0.0, 0.15)
         hf.save_pretrained(directory, safe_serialization=True)
     return hf
+
+
+def load_random_llama(tmp_path_factory, family: str, **overrides):
+    """``lmscope.load`` of a random ``family`` model (``save_random_llama``) in a fresh folder."""
+    import lmscope
+
+    folder = tmp_path_factory.mktemp(family)
+    save_random_llama(folder, family, **overrides)
+    return lmscope.load(folder)

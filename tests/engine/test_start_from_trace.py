@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import lmscope
-from helpers_hf import save_random_llama
+from helpers_hf import load_random_llama
 from lmscope.engine.generation import generate
 from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError
@@ -26,9 +25,7 @@ def model(request, tmp_path_factory, tiny_model):
     if CASES[request.param] is None:
         return tiny_model
     family, overrides = CASES[request.param]
-    folder = tmp_path_factory.mktemp(request.param)
-    save_random_llama(folder, family, **overrides)
-    return lmscope.load(folder)
+    return load_random_llama(tmp_path_factory, family, **overrides)
 
 
 def close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-5) -> None:

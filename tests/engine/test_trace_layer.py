@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import lmscope
-from helpers_hf import save_random_llama
+from helpers_hf import load_random_llama
 from lmscope.errors import InvalidInputError
 
 IDS = [5, 17, 3, 99, 42, 42, 8, 0, 64, 23, 7, 7, 1]
@@ -18,9 +17,7 @@ BASE = ("blocks.*.hook_resid_pre", "blocks.*.hook_resid_post")
 def model(request, tmp_path_factory, tiny_model):
     if request.param == "gpt2":
         return tiny_model
-    folder = tmp_path_factory.mktemp(request.param)
-    save_random_llama(folder, request.param, num_hidden_layers=3)
-    return lmscope.load(folder)
+    return load_random_llama(tmp_path_factory, request.param, num_hidden_layers=3)
 
 
 def test_a_block_alone_records_what_the_whole_pass_records(model):

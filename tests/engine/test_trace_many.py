@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import lmscope
-from helpers_hf import save_random_llama
+from helpers_hf import load_random_llama
 from lmscope.errors import InvalidInputError
 
 PROMPTS = [[5, 17, 3, 99, 42, 42, 8, 0, 64, 23], [7], [11, 4, 9, 30], [2, 2, 2, 2, 2, 2]]
@@ -24,9 +23,7 @@ def model(request, tmp_path_factory, tiny_model):
     if CASES[request.param] is None:
         return tiny_model
     family, overrides = CASES[request.param]
-    folder = tmp_path_factory.mktemp(request.param)
-    save_random_llama(folder, family, **overrides)
-    return lmscope.load(folder)
+    return load_random_llama(tmp_path_factory, family, **overrides)
 
 
 def close(ours: torch.Tensor, alone: torch.Tensor) -> None:

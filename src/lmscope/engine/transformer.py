@@ -182,15 +182,7 @@ class LanguageModel(TextModel):
         ``ablate`` switches parts off during the pass (specs like ``L5H3``, ``attn2``, ``mlp*``;
         see ``lmscope.engine.hooks``), with ``ablate_mode`` "zero" or "mean"."""
         ids = self.to_ids(text_or_ids, truncate=truncate)
-        limit = max_trace_tokens()
-        if len(ids) > limit and names is None and layers is None:
-            raise InvalidInputError(
-                f"a full trace of {len(ids):,} tokens is refused: the limit is {limit:,} tokens "
-                "(every probe of every layer is kept). Trace fewer layers or probes (layers=, "
-                "names=), or raise the limit with LMSCOPE_MAX_TRACE_TOKENS"
-            )
-        if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
-            raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
+        self._check_trace(len(ids), names is None and layers is None, top_k)
         if layers is not None:
             layers = [checks.layer(self.config, layer) for layer in layers]
         idx = torch.tensor([ids], device=self.device)
@@ -199,16 +191,39 @@ class LanguageModel(TextModel):
         if ablate:
             hook = Ablator(parse_ablations(ablate, self.config), ablate_mode, inner=recorder)
         self.net(idx, hook=hook, last_only=keep_logits != "all")
+        predict = partial(
+            self._predictions, recorder.all_logits, recorder.final_normalized, ids, top_k
+        )
+        return self._new_trace(
+            ids, recorder.tensors, self._mask_padding(recorder.last_logits), predict
+        )
+
+    def _check_trace(self, n_tokens: int, every_probe: bool, top_k) -> None:
+        """The checks every trace makes: a trace of every probe within the token limit, and
+        ``top_k`` an integer >= 1."""
+        limit = max_trace_tokens()
+        if every_probe and n_tokens > limit:
+            raise InvalidInputError(
+                f"a full trace of {n_tokens:,} tokens is refused: the limit is {limit:,} tokens "
+                "(every probe of every layer is kept). Trace fewer layers or probes (layers=, "
+                "names=), or raise the limit with LMSCOPE_MAX_TRACE_TOKENS"
+            )
+        if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
+            raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
+
+    def _new_trace(self, ids: list[int], tensors: dict, last_logits, predict) -> Trace:
+        """A Trace of this model's pass over ``ids``: its recorded ``tensors`` (and the probes
+        derived from them), ``last_logits`` and what computes its predictions."""
         return Trace(
             ids,
             self.config,
-            recorder.tensors,
-            self._mask_padding(recorder.last_logits),
+            tensors,
+            last_logits,
             self.pieces(ids),
             {"model": self.name, "family": self.capabilities.family},
-            self._derived_probes(recorder.tensors),
+            self._derived_probes(tensors),
             self.readout,
-            partial(self._predictions, recorder.all_logits, recorder.final_normalized, ids, top_k),
+            predict,
         )
 
     @torch.no_grad()
@@ -224,17 +239,11 @@ class LanguageModel(TextModel):
         little more than one (a class's first traces). Shorter prompts are padded at the end;
         causal attention never lets a position read a later one, so each prompt's numbers are
         its own pass's, up to the rounding of a matrix product with more rows (about 1e-6)."""
-        if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
-            raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
         all_ids = [self.to_ids(prompt) for prompt in prompts]
+        T = max(map(len, all_ids), default=0)
+        self._check_trace(T, names is None, top_k)
         if not all_ids:
             return []
-        limit = max_trace_tokens()
-        if names is None and max(map(len, all_ids)) > limit:
-            raise InvalidInputError(
-                f"a full trace of more than {limit:,} tokens is refused (LMSCOPE_MAX_TRACE_TOKENS)"
-            )
-        T = max(map(len, all_ids))
         idx = torch.tensor([ids + ids[-1:] * (T - len(ids)) for ids in all_ids], device=self.device)
         recorder = BatchRecorder(names)
         self.net(idx, hook=recorder)
@@ -248,19 +257,7 @@ class LanguageModel(TextModel):
         for b, (row, ids) in enumerate(zip(rows, all_ids, strict=True)):
             own = self._mask_padding(logits[b, : len(ids)]).float()
             predictions = Predictions.from_logits(own, torch.tensor(ids), top_k)
-            traces.append(
-                Trace(
-                    ids,
-                    self.config,
-                    row,
-                    own[-1].clone(),
-                    self.pieces(ids),
-                    {"model": self.name, "family": self.capabilities.family},
-                    self._derived_probes(row),
-                    self.readout,
-                    lambda p=predictions: p,
-                )
-            )
+            traces.append(self._new_trace(ids, row, own[-1].clone(), lambda p=predictions: p))
         return traces
 
     @torch.no_grad()
@@ -280,16 +277,8 @@ class LanguageModel(TextModel):
         idx = torch.tensor([base.ids], device=self.device)
         recorder = Recorder(None, [layer])
         self.net.run_block(layer, idx, base.tensors[name][None], recorder)
-        return Trace(
-            list(base.ids),
-            self.config,
-            recorder.tensors,
-            base.last_logits,
-            base.pieces,
-            dict(base.meta),
-            self._derived_probes(recorder.tensors),
-            self.readout,
-            lambda: base.predictions,
+        return self._new_trace(
+            list(base.ids), recorder.tensors, base.last_logits, lambda: base.predictions
         )
 
     @torch.no_grad()
