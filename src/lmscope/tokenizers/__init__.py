@@ -14,6 +14,7 @@ from lmscope.tokenizers.bpe import GPT2_PATTERN, ByteLevelBPE
 from lmscope.tokenizers.chars import CharTokenizer
 from lmscope.tokenizers.gguf_fields import tokenizer_from_gguf_fields
 from lmscope.tokenizers.gpt2 import BPETokenizer, gpt2_files_dir, gpt2_tokenizer, load_bpe
+from lmscope.tokenizers.hf_files import chat_template_in
 from lmscope.tokenizers.hf_json import tokenizer_from_hf_json
 from lmscope.tokenizers.loading import load_tokenizer, save_tokenizer
 from lmscope.tokenizers.pretokenizers import PreTokenizer
@@ -30,6 +31,7 @@ __all__ = [
     "TokenExplanation",
     "TokenPiece",
     "Tokenizer",
+    "chat_template_in",
     "gpt2_files_dir",
     "gpt2_tokenizer",
     "load_bpe",

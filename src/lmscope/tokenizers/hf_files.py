@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # only for the annotation: the BPE itself imports this module
 
 TOKENIZER_JSON = "tokenizer.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
+CHAT_TEMPLATE_FILE = "chat_template.jinja"  # where newer repositories keep the template
 
 
 def read_config(path: Path) -> dict:
@@ -22,6 +23,20 @@ def read_config(path: Path) -> dict:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return {}  # optional: without it there is just no bos/eos
     return config if isinstance(config, dict) else {}
+
+
+def chat_template_in(directory: Path) -> str | None:
+    """A model folder's chat template: chat_template.jinja, else tokenizer_config.json's
+    ``chat_template`` (one text, or a list of named ones, of which "default"); None if none."""
+    try:
+        return (directory / CHAT_TEMPLATE_FILE).read_text(encoding="utf-8") or None
+    except (OSError, UnicodeDecodeError):
+        pass
+    template = read_config(directory / TOKENIZER_CONFIG).get("chat_template")
+    if isinstance(template, list):
+        named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+        template = named.get("default")
+    return template if isinstance(template, str) and template else None
 
 
 def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
