@@ -46,7 +46,9 @@ def _train_tokenizer() -> tokenizers.Tokenizer:
     return tok
 
 
-def _publish(repo: Path, *, shard_kb: int | None = None, template_file: bool = False) -> dict:
+def _publish(
+    repo: Path, *, shard_kb: int | None = None, template_file: bool = False, bos_first=False
+) -> dict:
     """A repository as the hub holds it: config, weights (sharded when ``shard_kb``), the
     tokenizer, its config, and the chat template in tokenizer_config.json or its own file."""
     repo.mkdir(parents=True)
@@ -57,7 +59,7 @@ def _publish(repo: Path, *, shard_kb: int | None = None, template_file: bool = F
         hf.save_pretrained(repo, safe_serialization=True, max_shard_size=f"{shard_kb}KB")
     tok = _train_tokenizer()
     tok.save(str(repo / "tokenizer.json"))
-    config = {"eos_token": "<|im_end|>", "bos_token": None}
+    config = {"eos_token": "<|im_end|>", "bos_token": "<|endoftext|>" if bos_first else None}
     if template_file:
         (repo / "chat_template.jinja").write_text(TEMPLATE, "utf-8")
     else:
@@ -250,3 +252,24 @@ def test_a_template_reads_the_bos_token_and_may_refuse(tmp_path):
     with pytest.raises(InvalidInputError, match="only yes") as err:
         apply_chat_template(model, "no")
     assert "\n" not in str(err.value)
+
+
+def test_text_opens_with_bos_where_the_tokenizer_adds_it_as_hugging_face_does(tmp_path):
+    """Llama 3's tokenizer puts <|begin_of_text|> before every text (its post-processor): the
+    model was trained so, and transformers' tokenizer does it. One BOS, never two (a chat
+    template writes its own), and truncating keeps it first."""
+    from tokenizers import processors
+
+    folder = tmp_path / "m"
+    published = _publish(folder, bos_first=True)
+    tok, bos = published["tokenizer"], published["tokenizer"].token_to_id("<|endoftext|>")
+    tok.post_processor = processors.TemplateProcessing(
+        single="<|endoftext|> $A", special_tokens=[("<|endoftext|>", bos)]
+    )
+    tok.save(str(folder / "tokenizer.json"))
+    model = lmscope.load(folder)
+    assert model.to_ids(TEXT) == tok.encode(TEXT).ids and model.to_ids(TEXT)[0] == bos
+    assert model.to_ids("<|endoftext|>hi") == tok.encode("hi").ids  # not a second one
+    long = model.to_ids(TEXT * 20, truncate=True)
+    assert len(long) == model.capabilities.context and long[0] == bos
+    assert long[1:] == tok.encode(TEXT * 20).ids[-(len(long) - 1) :]

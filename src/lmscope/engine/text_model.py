@@ -77,7 +77,21 @@ class TextModel:
         ids = self._tokenize(text, **options)
         if not ids:
             raise InvalidInputError("no character of the prompt is in the model's vocabulary")
-        return self.check_ids(ids, truncate=truncate, room=room)
+        bos = self._bos_first()
+        if bos is not None and ids[0] != bos:  # one, never two: a chat template writes its own
+            ids = [bos, *ids]
+        ids = self.check_ids(ids, truncate=truncate, room=room)
+        if bos is not None and ids[0] != bos:  # truncation kept the end; the BOS still opens it
+            ids = [bos, *ids[1:]]
+        return ids
+
+    def _bos_first(self) -> int | None:
+        """The token a text opens with where the tokenizer says the model was trained so
+        (Llama 3's <|begin_of_text|>), as transformers' tokenizer and llama.cpp add it."""
+        tokenizer = self.tokenizer
+        if tokenizer is None or not getattr(tokenizer, "add_bos", False):
+            return None
+        return getattr(tokenizer, "bos_id", None)
 
     def check_ids(self, ids: Sequence[int], *, truncate: bool = False, room: int = 0) -> list[int]:
         if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
