@@ -165,3 +165,26 @@ def test_padding_is_masked_in_the_trace_predictions(padded):
     trace = padded.trace("Hello")
     assert trace.last_logits.shape == (50257,)
     assert (trace.predictions.top_ids < 50257).all()
+
+
+def test_padding_is_masked_wherever_a_trace_is_read_out(padded):
+    """An earlier position's logits (the final step's view) and every logit-lens stage read
+    the residual stream out through the padded unembedding: the padding rows are not tokens,
+    so they are neither shown nor counted in a softmax."""
+    from lmscope.engine.lens import logit_lens
+    from lmscope.explain.logits import final_view, position_logits
+
+    trace = padded.trace("Hello there, my friend")
+    for position in range(len(trace)):
+        logits = position_logits(padded, trace, position)
+        assert logits.shape == (50257,), position
+        view = final_view(padded, trace, position, logits)
+        assert all(i < 50257 for i in view.logits.ids)
+    lens = logit_lens(trace, k=5)
+    assert (lens.top_ids < 50257).all() and (lens.final_ids < 50257).all()
+    readout = trace.readout(trace["blocks.0.hook_resid_post"])
+    assert readout.shape[-1] == 50257
+    from lmscope.interpret.ablation import ablation_effect
+
+    effect = ablation_effect(padded, "Hello there", ["L0H0"], k=5)
+    assert all(row["id"] < 50257 for row in effect.before + effect.after + effect.diff)

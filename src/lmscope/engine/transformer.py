@@ -289,8 +289,9 @@ class LanguageModel(TextModel):
 
     @torch.no_grad()
     def readout(self, resid: torch.Tensor) -> torch.Tensor:
-        """Residual-stream vectors -> logits, through the final norm and the unembedding."""
-        return self.net.unembed(self.net.ln_f(resid, None, ""))
+        """Residual-stream vectors -> logits, through the final norm and the unembedding (the
+        tokens' rows only: a padded embedding's extra rows are not tokens)."""
+        return self._mask_padding(self.net.unembed(self.net.ln_f(resid, None, "")))
 
     def _derived_probes(self, tensors: dict) -> dict:
         """Probes that are exact functions of recorded ones, computed when first read: per-head

@@ -66,12 +66,15 @@ class TokenLogit(BaseModel):
 
 
 def position_logits(model, trace: Trace, position: int) -> torch.Tensor:
-    """Full-vocabulary logits after ``position`` (the last one is kept by every trace)."""
-    if "logits" in trace:
-        return trace["logits"][position].float()
+    """Full-vocabulary logits after ``position`` (the last one is kept by every trace); the
+    rows of a padded embedding past the tokenizer's vocabulary are not tokens, and are dropped."""
     if position == len(trace) - 1:
         return trace.last_logits
-    return model.net.unembed(trace["ln_final.hook_out"][position]).float()
+    if "logits" in trace:
+        logits = trace["logits"][position]
+    else:
+        logits = model.net.unembed(trace["ln_final.hook_out"][position])
+    return logits[..., : model.vocab_size].float()
 
 
 def _tail_lse(tail: np.ndarray) -> list[Number]:

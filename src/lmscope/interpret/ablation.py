@@ -53,7 +53,8 @@ def ablation_effect(
 
     def next_token_logp(ablator: Ablator) -> torch.Tensor:
         logits = model.net(idx, hook=ablator, last_only=end == position + 1)[0][0]
-        return torch.log_softmax(logits[-1 if end == position + 1 else position].float(), -1)
+        row = logits[-1 if end == position + 1 else position, : model.vocab_size]  # no padding
+        return torch.log_softmax(row.float(), -1)
 
     # both passes take the probed path, so "ablate nothing" gives bitwise the same numbers
     before = next_token_logp(Ablator([]))
