@@ -273,3 +273,13 @@ def test_text_opens_with_bos_where_the_tokenizer_adds_it_as_hugging_face_does(tm
     long = model.to_ids(TEXT * 20, truncate=True)
     assert len(long) == model.capabilities.context and long[0] == bos
     assert long[1:] == tok.encode(TEXT * 20).ids[-(len(long) - 1) :]
+
+
+def test_an_exported_copy_keeps_the_chat_template(tmp_path):
+    from lmscope.commands.export import export_model
+
+    _publish(tmp_path / "m")
+    copy = lmscope.load(export_model(tmp_path / "m", tmp_path / "copy"))
+    assert apply_chat_template(copy, "hi") == apply_chat_template(
+        lmscope.load(tmp_path / "m"), "hi"
+    )

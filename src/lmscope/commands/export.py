@@ -152,6 +152,9 @@ def export_model(
             if k not in ("format", "arch", "model")
         }
     meta["name"] = name or meta.get("name") or out.name
+    template = (getattr(model, "meta", None) or {}).get("chat_template")  # keep --chat
+    if template:
+        meta["chat_template"] = template
     check_destination(run_dir, out, overwrite)  # again: loading took a while
     try:
         save_model(model.net, out, tokenizer=model.tokenizer, meta=meta, dtype=weights)
