@@ -82,3 +82,12 @@ def load_random_llama(tmp_path_factory, family: str, **overrides):
     folder = tmp_path_factory.mktemp(family)
     save_random_llama(folder, family, **overrides)
     return lmscope.load(folder)
+
+
+def tiny_or_random_llama(case, tmp_path_factory, tiny_model):
+    """A family-parametrized fixture's model: the shared tiny GPT-2 for ``None``, else
+    ``load_random_llama`` of a (family, config overrides) case."""
+    if case is None:
+        return tiny_model
+    family, overrides = case
+    return load_random_llama(tmp_path_factory, family, **overrides)

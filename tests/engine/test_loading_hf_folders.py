@@ -125,35 +125,34 @@ def test_sharded_weights_come_down_shard_by_shard(fake_hub):
     assert apply_chat_template(model, "hi").startswith("<|im_start|>user\nhi")
 
 
+def _cached_by_an_older_lmscope(remote: Path, cache: Path) -> None:
+    """someone/tiny-qwen published, and in the cache with its config and weights only."""
+    _publish(remote / "someone/tiny-qwen")
+    cached = cache / "someone/tiny-qwen"
+    cached.mkdir(parents=True)
+    for name in ("config.json", "model.safetensors"):
+        shutil.copyfile(remote / "someone/tiny-qwen" / name, cached / name)
+
+
 def test_a_cache_without_the_tokenizer_fetches_it_once_online(fake_hub, tmp_path):
     """A cache filled by an older lmscope holds config and weights only: online, the tokenizer
     is fetched then; the next load is served from the cache alone."""
     remote, asked = fake_hub
-    _publish(remote / "someone/tiny-qwen")
-    cached = tmp_path / "cache/someone/tiny-qwen"
-    cached.mkdir(parents=True)
-    for name in ("config.json", "model.safetensors"):
-        shutil.copyfile(remote / "someone/tiny-qwen" / name, cached / name)
+    _cached_by_an_older_lmscope(remote, tmp_path / "cache")
     assert lmscope.load("someone/tiny-qwen").tokenizer is not None
     asked.clear()
     lmscope.load("someone/tiny-qwen")
     assert all(local for _, _, local in asked), asked
 
 
-def test_offline_a_cache_without_the_tokenizer_still_loads_for_token_ids(fake_hub, tmp_path):
+def test_offline_a_cache_without_the_tokenizer_still_loads_for_token_ids(
+    fake_hub, tmp_path, monkeypatch
+):
     remote, _ = fake_hub
-    _publish(remote / "someone/tiny-qwen")
-    cached = tmp_path / "cache/someone/tiny-qwen"
-    cached.mkdir(parents=True)
-    for name in ("config.json", "model.safetensors"):
-        shutil.copyfile(remote / "someone/tiny-qwen" / name, cached / name)
+    _cached_by_an_older_lmscope(remote, tmp_path / "cache")
     shutil.rmtree(remote)
-    hub_off = pytest.MonkeyPatch()
-    hub_off.setattr(hub, "hub_reachable", lambda *a, **k: False)
-    try:
-        model = lmscope.load("someone/tiny-qwen")
-    finally:
-        hub_off.undo()
+    monkeypatch.setattr(hub, "hub_reachable", lambda *a, **k: False)
+    model = lmscope.load("someone/tiny-qwen")
     assert model.tokenizer is None
     assert _logits(model, [1, 2, 3]).shape == (3, VOCAB)
 

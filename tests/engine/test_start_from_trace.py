@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers_hf import load_random_llama
+from helpers_hf import tiny_or_random_llama
 from lmscope.engine.generation import generate
 from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError
@@ -22,10 +22,7 @@ CASES = {
 
 @pytest.fixture(scope="module", params=list(CASES))
 def model(request, tmp_path_factory, tiny_model):
-    if CASES[request.param] is None:
-        return tiny_model
-    family, overrides = CASES[request.param]
-    return load_random_llama(tmp_path_factory, family, **overrides)
+    return tiny_or_random_llama(CASES[request.param], tmp_path_factory, tiny_model)
 
 
 def close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-5) -> None:

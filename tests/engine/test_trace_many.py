@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from helpers_hf import load_random_llama
+from helpers_hf import tiny_or_random_llama
 from lmscope.errors import InvalidInputError
 
 PROMPTS = [[5, 17, 3, 99, 42, 42, 8, 0, 64, 23], [7], [11, 4, 9, 30], [2, 2, 2, 2, 2, 2]]
@@ -20,10 +20,7 @@ CASES = {
 
 @pytest.fixture(scope="module", params=list(CASES))
 def model(request, tmp_path_factory, tiny_model):
-    if CASES[request.param] is None:
-        return tiny_model
-    family, overrides = CASES[request.param]
-    return load_random_llama(tmp_path_factory, family, **overrides)
+    return tiny_or_random_llama(CASES[request.param], tmp_path_factory, tiny_model)
 
 
 def close(ours: torch.Tensor, alone: torch.Tensor) -> None:

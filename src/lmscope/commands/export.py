@@ -136,7 +136,8 @@ def check_destination(run_dir, out: Path, overwrite: bool = False) -> None:
 def export_model(
     run_dir, out_dir, dtype: str = "float32", name: str | None = None, overwrite: bool = False
 ) -> Path:
-    from lmscope.engine.loading import parse_dtype, save_model  # lazy: see lmscope.commands
+    from lmscope.engine.chat import chat_template_of  # lazy: see lmscope.commands
+    from lmscope.engine.loading import parse_dtype, save_model
     from lmscope.formats.weights import LMSCOPE_CONFIG
 
     weights = parse_dtype(dtype)
@@ -152,7 +153,7 @@ def export_model(
             if k not in ("format", "arch", "model")
         }
     meta["name"] = name or meta.get("name") or out.name
-    template = (getattr(model, "meta", None) or {}).get("chat_template")  # keep --chat
+    template = chat_template_of(model)  # a GGUF's or a folder's: the copy keeps --chat
     if template:
         meta["chat_template"] = template
     check_destination(run_dir, out, overwrite)  # again: loading took a while

@@ -99,8 +99,9 @@ def _fetch(repo: str, *, local_only: bool) -> Path | None:
     config = _get(repo, "config.json", local_only=local_only)
     if config is None or not _fetch_weights(repo, local_only=local_only):
         return None
-    for name in TOKENIZER_FILES:
-        _get(repo, name, local_only=local_only)
+    if not local_only:  # in the cache they are beside the config already, or not at all
+        for name in TOKENIZER_FILES:
+            _get(repo, name, local_only=False)
     return config.parent
 
 

@@ -76,18 +76,14 @@ def weights_file(directory: Path) -> Path:
 
 def read_folder_weights(directory: Path) -> dict[str, torch.Tensor]:
     """Every tensor of a Hugging Face folder: its single weights file, or its shards."""
-    if (directory / WEIGHTS_INDEX).is_file() and not any(
-        (directory / name).is_file() for name in (WEIGHTS_FILE, "pytorch_model.bin")
-    ):
-        return read_shards(directory / WEIGHTS_INDEX)
-    try:
-        return read_tensors(weights_file(directory))
-    except CheckpointError:
+    if not any((directory / name).is_file() for name in (WEIGHTS_FILE, "pytorch_model.bin")):
+        if (directory / WEIGHTS_INDEX).is_file():
+            return read_shards(directory / WEIGHTS_INDEX)
         if any(directory.glob("model-*.safetensors")):
             raise CheckpointError(
                 f"{directory} holds weight shards but no {WEIGHTS_INDEX} saying what each holds"
-            ) from None
-        raise
+            )
+    return read_tensors(weights_file(directory))
 
 
 def shard_names(index: dict, where: Path) -> list[str]:
@@ -111,9 +107,9 @@ def shard_names(index: dict, where: Path) -> list[str]:
 
 def read_shards(index_path: Path) -> dict[str, torch.Tensor]:
     """The tensors of every shard an index names, each where the index says it is."""
-    weight_map = read_json(index_path).get("weight_map")
+    index = read_json(index_path)
     state: dict[str, torch.Tensor] = {}
-    for name in shard_names({"weight_map": weight_map}, index_path):
+    for name in shard_names(index, index_path):
         path = index_path.parent / name
         if not path.is_file():
             raise CheckpointError(f"{index_path} lists the shard {name}, which is missing")
@@ -122,7 +118,7 @@ def read_shards(index_path: Path) -> dict[str, torch.Tensor]:
         if twice:
             raise CheckpointError(f"{path} holds {twice[0]!r}, which another shard holds too")
         state.update(part)
-    for tensor, name in weight_map.items():
+    for tensor, name in index["weight_map"].items():
         if tensor not in state:
             raise CheckpointError(f"{index_path} puts {tensor!r} in {name}, which lacks it")
     return state
