@@ -539,9 +539,11 @@ BAD_JSON_CHANGES = {
     "byte fallback": (lambda d: d["model"].update(byte_fallback=True), "byte_fallback"),
     "bad merge": (lambda d: d["model"]["merges"].__setitem__(0, "a b c"), "two tokens"),
     "lowercase": (lambda d: d.update(normalizer={"type": "Lowercase"}), "normalizer"),
-    "metaspace": (
-        lambda d: d.update(pre_tokenizer={"type": "Metaspace", "replacement": "▁"}),
-        "Metaspace",
+    "metaspace not '▁'": (
+        lambda d: d.update(
+            normalizer=None, pre_tokenizer={"type": "Metaspace", "replacement": "_"}
+        ),
+        "Metaspace replacement",
     ),
     "no byte level": (
         lambda d: d.update(pre_tokenizer=d["pre_tokenizer"]["pretokenizers"][0]),
@@ -576,7 +578,8 @@ def test_unigram_and_garbled_files_are_refused(tmp_path):
 def test_bad_gguf_fields_are_one_line_errors(trained):
     good = _gguf_fields_of(trained["llama3"][0], "llama-bpe")
     cases = [
-        ({"model": "llama"}, "SentencePiece"),
+        ({"model": "bert"}, "not a BPE lmscope reads"),
+        ({"model": "llama", "merges": None}, "scores"),  # SentencePiece: merges from scores
         ({"pre": "deepseek-llm"}, "not supported"),
         ({"pre": None}, "names no pre-tokenizer"),
         ({"token_type": [1, 2]}, "token types"),

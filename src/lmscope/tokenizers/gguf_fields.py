@@ -1,4 +1,6 @@
-"""Byte-level BPE vocabularies from a GGUF file's tokenizer fields (`tokenizer.ggml.*`).
+"""Tokenizers from a GGUF file's tokenizer fields (`tokenizer.ggml.*`): byte-level BPE
+vocabularies (model "gpt2") and SentencePiece's BPE (model "llama", see
+``sentencepiece_from_gguf_fields``).
 
 The fields come as one dict, keys without the "tokenizer.ggml." prefix (with it is accepted
 too): {"model": "gpt2", "pre": "smollm", "tokens": [...], "merges": ["Ġ t", ...],
@@ -14,23 +16,84 @@ import operator
 from collections.abc import Mapping, Sequence
 
 from lmscope.errors import TokenizerError
+from lmscope.tokenizers.base import Tokenizer
 from lmscope.tokenizers.bpe import ByteLevelBPE
 from lmscope.tokenizers.bpe_files import parse_merge
 from lmscope.tokenizers.bytes_map import text_to_bytes
 from lmscope.tokenizers.gpt2 import BPETokenizer
 from lmscope.tokenizers.pretokenizers import gguf_pre
+from lmscope.tokenizers.spm_bpe import SentencePieceBPE, merges_from_scores
 
 PREFIX = "tokenizer.ggml."
 
-# llama.cpp's token types that are matched whole before pre-tokenization.
-CONTROL, USER_DEFINED = 3, 4
+# llama.cpp's token types that are matched whole before pre-tokenization (UNKNOWN too in a
+# SentencePiece vocabulary, whose "<unk>" transformers also keeps whole).
+UNKNOWN, CONTROL, USER_DEFINED = 2, 3, 4
 
 
 def tokenizer_from_gguf_fields(
     fields: Mapping[str, object], *, name: str | None = None, backend: str = "auto"
-) -> BPETokenizer:
-    """The tokenizer a GGUF file's `tokenizer.ggml.*` fields describe (model "gpt2")."""
-    return BPETokenizer(reference_from_gguf_fields(fields, name=name), backend=backend)
+) -> Tokenizer:
+    """The tokenizer a GGUF file's `tokenizer.ggml.*` fields describe: model "gpt2" (a
+    byte-level BPE) or "llama" (SentencePiece's BPE over characters)."""
+    plain = {key.removeprefix(PREFIX): value for key, value in fields.items()}
+    if plain.get("model") == "llama":
+        return sentencepiece_from_gguf_fields(plain, name=name)
+    return BPETokenizer(reference_from_gguf_fields(plain, name=name), backend=backend)
+
+
+def sentencepiece_from_gguf_fields(
+    fields: Mapping[str, object], *, name: str | None = None
+) -> SentencePieceBPE:
+    """A "llama" vocabulary (Llama 2, Mistral, TinyLlama GGUF files): tokens with scores,
+    merges rebuilt from the scores (or the file's own, when it lists them), as transformers
+    reads such a file. UNKNOWN, CONTROL and USER_DEFINED tokens are matched whole; "<0x0A>"-style
+    tokens are the byte fallback. A "▁" goes before the text (not after a special token, nor
+    before text that starts with a space: transformers' rule; llama.cpp adds it in both places)
+    unless add_space_prefix is off, which transformers ignores and llama.cpp follows."""
+    tokens = _strings(fields.get("tokens"), "tokens")
+    kinds = _ints(fields.get("token_type"), "token_type") if "token_type" in fields else []
+    if kinds and len(kinds) != len(tokens):
+        raise TokenizerError(
+            f"the GGUF tokenizer has {len(tokens)} tokens but {len(kinds)} token types"
+        )
+    listed = _listed(fields["merges"], "merges") if fields.get("merges") is not None else []
+    if listed:
+        merges = [_merge_texts(item, rank) for rank, item in enumerate(listed)]
+    else:
+        scores = _floats(fields.get("scores"), "scores")
+        if len(scores) != len(tokens):
+            raise TokenizerError(
+                f"the GGUF tokenizer has {len(tokens)} tokens but {len(scores)} scores"
+            )
+        merges = merges_from_scores(tokens, scores)
+    vocab = {token: token_id for token_id, token in enumerate(tokens)}
+    specials = {
+        token: token_id
+        for token_id, (token, kind) in enumerate(zip(tokens, kinds, strict=False))
+        if kind in (UNKNOWN, CONTROL, USER_DEFINED)  # (no token_type field: none)
+    }
+    prefix = bool(fields.get("add_space_prefix", True))
+    return SentencePieceBPE(
+        vocab,
+        merges,
+        special_tokens=specials,
+        name=name,
+        prefix="first" if prefix else "never",
+        decode_strip=1 if prefix else 0,
+        unk_id=_token_id(fields, "unknown_token_id"),
+        bos_id=_token_id(fields, "bos_token_id"),
+        eos_id=_token_id(fields, "eos_token_id"),
+        # llama.cpp adds BOS to a SentencePiece vocabulary whose file does not say otherwise
+        add_bos=bool(fields.get("add_bos_token", True)),
+    )
+
+
+def _merge_texts(item: object, rank: int) -> tuple[str, str]:
+    halves = item.split(" ") if isinstance(item, str) else None
+    if halves is None or len(halves) != 2 or not all(halves):
+        raise TokenizerError(f"GGUF merge {rank} should be two tokens and one space: {item!r}")
+    return halves[0], halves[1]
 
 
 def reference_from_gguf_fields(
@@ -41,8 +104,8 @@ def reference_from_gguf_fields(
     model = fields.get("model")
     if model != "gpt2":
         raise TokenizerError(
-            f"GGUF tokenizer model {model!r} is not a byte-level BPE; lmscope reads 'gpt2' "
-            "vocabularies ('llama' is SentencePiece)"
+            f"GGUF tokenizer model {model!r} is not a BPE lmscope reads: it reads 'gpt2' "
+            "(byte-level) and 'llama' (SentencePiece's BPE) vocabularies"
         )
     if not fields.get("pre"):
         raise TokenizerError(
@@ -131,6 +194,13 @@ def _ints(value: object, what: str) -> list[int]:
         return [operator.index(item) for item in _listed(value, what)]
     except TypeError:
         raise TokenizerError(f"GGUF tokenizer field {what} should hold integers") from None
+
+
+def _floats(value: object, what: str) -> list[float]:
+    items = _listed(value, what)
+    if not all(isinstance(item, int | float) and not isinstance(item, bool) for item in items):
+        raise TokenizerError(f"GGUF tokenizer field {what} should hold numbers")
+    return [float(item) for item in items]
 
 
 def _token_id(fields: Mapping[str, object], key: str) -> int | None:

@@ -74,7 +74,7 @@ def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
             "pretokenizers": [*splits, {**byte_level, "use_regex": False}],
         },
         "post_processor": (
-            _bos_template(text_of[bpe.bos_id], bpe.bos_id)
+            bos_template(text_of[bpe.bos_id], bpe.bos_id)
             if bpe.add_bos and bpe.bos_id is not None
             else None
         ),
@@ -103,7 +103,7 @@ def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
         config_path.write_text(json.dumps(config, ensure_ascii=False, indent=1), "utf-8")
 
 
-def _bos_template(bos: str, bos_id: int) -> dict:
+def bos_template(bos: str, bos_id: int) -> dict:
     """Hugging Face's post-processor that puts `bos` before every text."""
     token = {"SpecialToken": {"id": bos, "type_id": 0}}
     return {

@@ -1,12 +1,13 @@
-"""Hugging Face `tokenizer.json` files of byte-level BPE models (GPT-2, Llama-3, Qwen2,
-SmolLM...): read into lmscope's own BPE, and written back from it.
+"""Hugging Face `tokenizer.json` files of BPE models: byte-level ones (GPT-2, Llama-3, Qwen2,
+SmolLM...) read into lmscope's own byte-level BPE, and SentencePiece-style ones (Llama 2, Mistral
+v0.1, TinyLlama: characters, "▁" for spaces, byte fallback) handed to ``spm_files``.
 
 What is read: the vocabulary and merges ("a b" strings or [a, b] lists), `ignore_merges`, the
 added tokens (matched whole before pre-tokenization), the pre-tokenizer (Split with a regex,
 Digits, ByteLevel, and Sequences of them) and an NFC normalizer. The model's bos/eos tokens come
 from a tokenizer_config.json beside the file, or the post-processor's template. Anything that
 would tokenize differently from what lmscope runs is refused with one TokenizerError line:
-other models (Unigram, WordPiece, SentencePiece-style BPE), normalizers that rewrite the text,
+other models (Unigram, WordPiece), normalizers that rewrite the text,
 added tokens that strip spaces, and pre-tokenizers it does not know.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import regex
 
 from lmscope.errors import TokenizerError
+from lmscope.tokenizers.base import Tokenizer
 from lmscope.tokenizers.bpe import ByteLevelBPE
 from lmscope.tokenizers.bpe_files import parse_merge, parse_vocab
 from lmscope.tokenizers.bytes_map import bytes_to_text
@@ -33,17 +35,23 @@ from lmscope.tokenizers.pretokenizers import (
     PreTokenizer,
     pretokenizer_from_steps,
 )
+from lmscope.tokenizers.spm_bpe import SentencePieceBPE
+from lmscope.tokenizers.spm_files import is_sentencepiece_style, read_spm_json
 
 
 def tokenizer_from_hf_json(
     path: str | PathLike[str], *, name: str | None = None, backend: str = "auto"
-) -> BPETokenizer:
-    """Load a Hugging Face tokenizer.json (or a folder holding one) of a byte-level BPE."""
-    return BPETokenizer(read_hf_json(path, name=name), backend=backend)
+) -> Tokenizer:
+    """Load a Hugging Face tokenizer.json (or a folder holding one): a byte-level BPE, or a
+    SentencePiece-style BPE over characters (Llama 2, Mistral v0.1, TinyLlama)."""
+    bpe = read_hf_json(path, name=name)
+    return BPETokenizer(bpe, backend=backend) if isinstance(bpe, ByteLevelBPE) else bpe
 
 
-def read_hf_json(path: str | PathLike[str], *, name: str | None = None) -> ByteLevelBPE:
-    """The pure-Python reference BPE a tokenizer.json describes."""
+def read_hf_json(
+    path: str | PathLike[str], *, name: str | None = None
+) -> ByteLevelBPE | SentencePieceBPE:
+    """The pure-Python BPE a tokenizer.json describes."""
     path = file_in(path, TOKENIZER_JSON)
     data = read_json(path, "tokenizer file")
     try:
@@ -55,12 +63,22 @@ def read_hf_json(path: str | PathLike[str], *, name: str | None = None) -> ByteL
         ) from None
 
 
-def _build(data: object, path: Path, name: str | None) -> ByteLevelBPE:
+def _build(data: object, path: Path, name: str | None) -> ByteLevelBPE | SentencePieceBPE:
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise TokenizerError("not a Hugging Face tokenizer file (no 'model' object)")
     model = data["model"]
-    _check_model(model)
+    kind = model.get("type", "BPE" if "merges" in model else None)
+    if kind != "BPE":
+        raise TokenizerError(
+            f"the model is {kind!r}, not a BPE; lmscope reads byte-level BPE tokenizers "
+            "(GPT-2, Llama-3, Qwen2, SmolLM...) and SentencePiece-style BPE ones (Llama 2, "
+            "Mistral v0.1, TinyLlama)"
+        )
     added = _added_tokens(data.get("added_tokens") or [])
+    config_path = path.parent / TOKENIZER_CONFIG
+    if is_sentencepiece_style(data):
+        return read_spm_json(data, added, lambda ids: _bos_eos(data, config_path, ids), name)
+    _check_model(model)
     # A model vocabulary may list the added tokens too; those stay text (their spelling need
     # not be byte-level).
     vocab, _ = parse_vocab(model.get("vocab"), "the model vocabulary", specials=set(added))
@@ -70,7 +88,7 @@ def _build(data: object, path: Path, name: str | None) -> ByteLevelBPE:
     pairs = [parse_merge(item, f"merge {rank}") for rank, item in enumerate(merges)]
     pretokenizer = _pretokenizer(data.get("pre_tokenizer"), _normalizer(data.get("normalizer")))
     ids = _ids_by_text(vocab, added)
-    bos, eos, add_bos = _bos_eos(data, path.parent / TOKENIZER_CONFIG, ids)
+    bos, eos, add_bos = _bos_eos(data, config_path, ids)
     return ByteLevelBPE(
         vocab,
         pairs,
@@ -87,16 +105,10 @@ def _build(data: object, path: Path, name: str | None) -> ByteLevelBPE:
 
 
 def _check_model(model: dict) -> None:
-    kind = model.get("type", "BPE" if "merges" in model else None)
-    if kind != "BPE":
-        raise TokenizerError(
-            f"the model is {kind!r}, not a byte-level BPE; lmscope reads byte-level BPE "
-            "tokenizers (GPT-2, Llama-3, Qwen2, SmolLM...)"
-        )
     if model.get("byte_fallback"):
         raise TokenizerError(
-            "the BPE model uses byte_fallback: it is a SentencePiece-style BPE over characters, "
-            "not a byte-level BPE"
+            "the BPE model uses byte_fallback beside a ByteLevel pre-tokenizer, a mix lmscope "
+            "does not run"
         )
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
