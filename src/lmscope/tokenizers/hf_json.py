@@ -36,7 +36,7 @@ from lmscope.tokenizers.pretokenizers import (
     pretokenizer_from_steps,
 )
 from lmscope.tokenizers.spm_bpe import SentencePieceBPE
-from lmscope.tokenizers.spm_files import is_sentencepiece_style, read_spm_json
+from lmscope.tokenizers.spm_json import is_sentencepiece_style, read_spm_json
 
 
 def tokenizer_from_hf_json(

@@ -32,10 +32,10 @@ from lmscope.tokenizers.base import (
     check_text,
     readable_bytes,
 )
+from lmscope.tokenizers.spm_files import SPACE, write_spm_json
 
 __all__ = ["PREFIX_SCHEMES", "SPACE", "SentencePieceBPE", "merges_from_scores"]
 
-SPACE = "\u2581"  # "▁": how SentencePiece spells a space inside its tokens
 # Where a "▁" goes in front of the text: every piece of text between special tokens
 # ("always"), only text at the very start ("first"), or nowhere ("never").
 PREFIX_SCHEMES = ("always", "first", "never")
@@ -180,8 +180,6 @@ class SentencePieceBPE(Tokenizer):
     def save(self, directory: str | PathLike[str]) -> None:
         """Write tokenizer.json (and tokenizer_config.json) that Hugging Face's `tokenizers`
         and ``tokenizer_from_hf_json`` read back to the same tokens."""
-        from lmscope.tokenizers.spm_files import write_spm_json  # that module reads this one
-
         write_spm_json(self, Path(directory))
 
     def clear_cache(self) -> None:

@@ -1,0 +1,158 @@
+"""Reading tokenizer.json files of SentencePiece-style BPE models (Llama 2, Mistral v0.1,
+TinyLlama): how their normalizer / pre-tokenizer / decoder say where spaces go, read into
+``SentencePieceBPE`` (``spm_files`` writes them back).
+
+Two spellings are read. Older conversions put the space handling in the normalizer
+(Prepend "▁", then Replace " " with "▁") and have no pre-tokenizer; newer ones use a Metaspace
+pre-tokenizer (replacement "▁", prepend_scheme always / first / never, optionally split into
+words). Anything else that rewrites the text is refused with one TokenizerError line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+from lmscope.errors import TokenizerError
+from lmscope.tokenizers.spm_bpe import SentencePieceBPE
+from lmscope.tokenizers.spm_files import SPACE
+
+BosEos = Callable[[Mapping[str, int]], tuple[int | None, int | None, bool]]
+
+
+def is_sentencepiece_style(data: dict) -> bool:
+    """Whether a tokenizer.json describes a BPE over characters with "▁" for spaces."""
+    kinds = {step.get("type") for step in _steps(data.get("pre_tokenizer"), "pretokenizers")}
+    spaces = [
+        step
+        for step in _steps(data.get("normalizer"), "normalizers")
+        if step.get("type") == "Prepend" or step.get("pattern") == {"String": " "}
+    ]
+    if "ByteLevel" in kinds:
+        return False
+    return "Metaspace" in kinds or bool(spaces) or bool(data["model"].get("byte_fallback"))
+
+
+def read_spm_json(
+    data: dict, added: Mapping[str, int], bos_eos: BosEos, name: str | None
+) -> SentencePieceBPE:
+    """The SentencePieceBPE a parsed tokenizer.json describes; ``added`` are its added
+    tokens (text -> id), ``bos_eos`` finds bos id, eos id and whether bos goes first."""
+    model = data["model"]
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise TokenizerError(f"the BPE model sets {key} {model[key]!r}, which lmscope lacks")
+    if model.get("dropout"):
+        raise TokenizerError("the BPE model sets dropout, which makes encoding random")
+    if model.get("ignore_merges"):
+        raise TokenizerError("a SentencePiece-style BPE with ignore_merges is not supported")
+    vocab = _vocab(model.get("vocab"))
+    merges = [_merge(item, rank) for rank, item in enumerate(_merges_list(model))]
+    spaces = _spaces(data.get("normalizer"), data.get("pre_tokenizer"))
+    ids = {**vocab, **added}
+    bos, eos, add_bos = bos_eos(ids)
+    unk = model.get("unk_token")
+    return SentencePieceBPE(
+        vocab,
+        merges,
+        special_tokens=added,
+        name=name,
+        byte_fallback=bool(model.get("byte_fallback")),
+        fuse_unk=bool(model.get("fuse_unk")),
+        decode_strip=_decode_strip(data.get("decoder")),
+        unk_id=ids.get(unk) if isinstance(unk, str) else None,
+        bos_id=bos,
+        eos_id=eos,
+        add_bos=add_bos,
+        **spaces,
+    )
+
+
+def _vocab(value: object) -> dict[str, int]:
+    if not isinstance(value, dict) or not value:
+        raise TokenizerError("the BPE model has no vocabulary")
+    if not all(isinstance(k, str) and isinstance(v, int) for k, v in value.items()):
+        raise TokenizerError("the model vocabulary should map token texts to integer ids")
+    return dict(value)
+
+
+def _merges_list(model: dict) -> list:
+    merges = model.get("merges")
+    if not isinstance(merges, list):
+        raise TokenizerError("the BPE model has no merges list")
+    return merges
+
+
+def _merge(item: object, rank: int) -> tuple[str, str]:
+    halves = item.split(" ") if isinstance(item, str) else item
+    if not (
+        isinstance(halves, list | tuple)
+        and len(halves) == 2
+        and all(isinstance(half, str) and half for half in halves)
+    ):
+        raise TokenizerError(
+            f"merge {rank}: expected two tokens separated by one space, got {item!r}; "
+            "the merges are corrupt"
+        )
+    return halves[0], halves[1]
+
+
+def _steps(spec: object, key: str) -> Iterator[dict]:
+    if isinstance(spec, dict):
+        if spec.get("type") == "Sequence":
+            for inner in spec.get(key) or []:
+                yield from _steps(inner, key)
+        else:
+            yield spec
+
+
+def _spaces(normalizer: object, pre_tokenizer: object) -> dict:
+    """prefix, prefix_after_space and split_words from where the file handles spaces."""
+    prefix, replaced, options = "never", False, {}
+    for step in _steps(normalizer, "normalizers"):
+        kind = step.get("type")
+        if kind == "Prepend" and step.get("prepend") == SPACE and not replaced:
+            prefix, options = "always", {"prefix_after_space": True}
+        elif kind == "Replace" and step.get("pattern") == {"String": " "}:
+            if step.get("content") != SPACE:
+                raise TokenizerError(f"the normalizer replaces spaces with {step!r:.60}")
+            replaced = True
+        else:
+            raise TokenizerError(
+                f"the normalizer step {kind!r} rewrites the text in a way lmscope does not "
+                "(it reads Prepend '▁' and Replace ' ' with '▁')"
+            )
+    for step in _steps(pre_tokenizer, "pretokenizers"):
+        if step.get("type") != "Metaspace" or replaced:
+            raise TokenizerError(
+                f"pre-tokenizer {step.get('type')!r} is not supported in a SentencePiece-style "
+                "BPE (lmscope reads a Metaspace pre-tokenizer, or spaces replaced by the "
+                "normalizer)"
+            )
+        if step.get("replacement", SPACE) != SPACE:
+            raise TokenizerError(f"Metaspace replacement {step.get('replacement')!r} is not '▁'")
+        prefix = _prepend_scheme(step)
+        options = {"split_words": bool(step.get("split", True))}
+        replaced = True
+    if not replaced:
+        raise TokenizerError(
+            "the tokenizer never turns spaces into '▁' (no Metaspace pre-tokenizer or Replace "
+            "normalizer), so it is neither a byte-level nor a SentencePiece-style BPE"
+        )
+    return {"prefix": prefix, **options}
+
+
+def _prepend_scheme(metaspace: dict) -> str:
+    scheme = metaspace.get("prepend_scheme")
+    if scheme is None:  # files older than prepend_scheme say add_prefix_space
+        return "always" if metaspace.get("add_prefix_space", True) else "never"
+    if scheme not in ("always", "first", "never"):
+        raise TokenizerError(f"Metaspace prepend_scheme {scheme!r} is not supported")
+    return scheme
+
+
+def _decode_strip(decoder: object) -> int:
+    """How many leading spaces the decoder strips (its Strip step's start)."""
+    for step in _steps(decoder, "decoders"):
+        if step.get("type") == "Strip" and step.get("content") == " ":
+            return int(step.get("start", 0))
+    return 0
