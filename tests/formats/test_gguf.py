@@ -291,11 +291,13 @@ def write_model(
     permute: bool | None = None,
     extra=None,
     raw: dict[str, tuple[np.ndarray, Q]] | None = None,
+    sentencepiece: dict | None = None,
 ) -> dict[str, tuple[np.ndarray, Q]]:
     """Write a GGUF the way llama.cpp's converter lays it out; returns what it stored per GGUF
     tensor name (the array handed to the writer and its type). Matrices are stored as
     ``qtype``, vectors as F32. ``extra(writer)`` adds more metadata; ``raw`` adds or replaces
-    tensors as they are."""
+    tensors as they are; ``sentencepiece`` (``helpers_spm.gguf_fields``) replaces the
+    byte-level vocabulary with a "llama" one."""
     permute = arch in ("llama", "mistral") if permute is None else permute
     w = gguf.GGUFWriter(str(path), arch)
     if name is not None:
@@ -310,15 +312,24 @@ def write_model(
     w.add_layer_norm_rms_eps(1e-5)
     w.add_rope_dimension_count(dims["hidden"] // dims["heads"])
     w.add_file_type(0 if qtype == Q.F32 else 7)
-    w.add_tokenizer_model("gpt2")
-    w.add_tokenizer_pre("smollm")
-    w.add_token_list([f"t{i}" for i in range(dims["vocab"])])
-    w.add_token_merges(["t 1", "t 2"])
-    w.add_token_types([3] + [1] * (dims["vocab"] - 1))
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_pad_token_id(2)
-    w.add_add_bos_token(False)
+    if sentencepiece is None:
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre("smollm")
+        w.add_token_list([f"t{i}" for i in range(dims["vocab"])])
+        w.add_token_merges(["t 1", "t 2"])
+        w.add_token_types([3] + [1] * (dims["vocab"] - 1))
+        w.add_bos_token_id(1)
+        w.add_eos_token_id(2)
+        w.add_pad_token_id(2)
+        w.add_add_bos_token(False)
+    else:
+        w.add_tokenizer_model("llama")
+        w.add_token_list(sentencepiece["tokens"])
+        w.add_token_scores(sentencepiece["scores"])
+        w.add_token_types(sentencepiece["token_type"])
+        w.add_bos_token_id(sentencepiece["bos_token_id"])
+        w.add_eos_token_id(sentencepiece["eos_token_id"])
+        w.add_unk_token_id(sentencepiece["unknown_token_id"])
     w.add_chat_template("{{ messages }}")
     if extra is not None:
         extra(w)

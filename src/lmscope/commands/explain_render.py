@@ -185,7 +185,8 @@ def _render_tokens(d: sd.TokenEmbeddingStep):
     for m in d.merges[:24]:
         steps = " · ".join(f"{x.left}+{x.right}#{x.rank}" for x in m.merges[-6:])
         more = "… " if len(m.merges) > 6 else ""
-        merges.add_row(_short(m.token), more + (steps or say("(single byte)")))
+        alone = "(single byte)" if len(m.token.encode("utf-8")) == 1 else "(no merges)"
+        merges.add_row(_short(m.token), more + (steps or say(alone)))
     return Group(
         table,
         Text(say("embedding matrix {shape}", shape=d.embedding_matrix)),

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from lmscope.engine.trace import Trace
 from lmscope.explain.numbers import rounded
-from lmscope.tokenizers import readable_bytes
+from lmscope.tokenizers import TokenExplanation, readable_bytes
 
 
 class Token(BaseModel):
@@ -87,8 +87,15 @@ def explain_ids(model, ids: list[int], exact: bool = True) -> list | None:
     tok = model.tokenizer
     if tok is None:
         return None
-    explained = tok.explain(tok.decode(list(ids)))
-    return explained if not exact or [e.id for e in explained] == list(ids) else None
+    ids = list(ids)
+    explained = tok.explain(tok.decode(ids))
+    bos = tok.bos_id
+    if [e.id for e in explained] != ids and bos is not None and ids[:1] == [bos]:
+        # The text after the BOS the model put first: a SentencePiece "▁" prefix goes on text
+        # that starts there, not on text that follows a literal "<s>".
+        piece = tok.piece(bos)
+        explained = [TokenExplanation(bos, piece, piece.text), *tok.explain(tok.decode(ids[1:]))]
+    return explained if not exact or [e.id for e in explained] == ids else None
 
 
 def _alone(tok, token_id: int):

@@ -166,6 +166,7 @@ EXPLAIN = {
     "embedding matrix {shape}": "嵌入矩阵 {shape}",
     "BPE merges (left + right → rank)": "BPE 合并（左 + 右 → rank）",
     "(single byte)": "（单个字节）",
+    "(no merges)": "（没有合并）",
     "position vector": "位置向量",
     "norm per position": "各位置的范数",
     "layer": "层",
