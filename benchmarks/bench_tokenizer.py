@@ -77,6 +77,52 @@ def run(text_path: str | Path = DEFAULT_TEXT, *, repeats: int = 3) -> dict:
         "backend": tok.backend,
         "seconds": timings,
         "mb_per_s": {name: megabytes / seconds for name, seconds in timings.items()},
+        "sentencepiece": run_sentencepiece(text, repeats=repeats),
+    }
+
+
+def run_sentencepiece(text: str, *, repeats: int = 3) -> dict:
+    """A SentencePiece-style BPE (Llama 2's shape, trained here with Hugging Face `tokenizers`,
+    as the tests build it): lmscope's pure-Python one against `tokenizers` (Rust) on the same
+    tokenizer.json, over the whole text at once and line by line."""
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    from helpers_spm import spm_tokenizer  # noqa: PLC0415 - the tests' builder, trained here
+    from lmscope.tokenizers import load_tokenizer
+
+    reference = spm_tokenizer("metaspace-first", vocab_size=8000)
+    with tempfile.TemporaryDirectory() as folder:
+        reference.save(str(Path(folder) / "tokenizer.json"))
+        ours = load_tokenizer(folder)
+    lines = text.splitlines()
+    ids = ours.encode(text)
+    if ids != reference.encode(text, add_special_tokens=False).ids:
+        raise AssertionError("lmscope and tokenizers disagree on this text")
+
+    def cold() -> list[int]:
+        ours.clear_cache()
+        return ours.encode(text)
+
+    timings = {
+        "lmscope_encode_cold": _seconds(cold, 1),
+        "lmscope_encode": _seconds(lambda: ours.encode(text), repeats),
+        "tokenizers_encode": _seconds(
+            lambda: reference.encode(text, add_special_tokens=False), repeats
+        ),
+        "lmscope_encode_lines": _seconds(lambda: [ours.encode(x) for x in lines], repeats),
+        "tokenizers_encode_lines": _seconds(
+            lambda: [reference.encode(x, add_special_tokens=False) for x in lines], repeats
+        ),
+        "lmscope_decode": _seconds(lambda: ours.decode(ids), repeats),
+        "tokenizers_decode": _seconds(lambda: reference.decode(ids), repeats),
+    }
+    megabytes = len(text.encode("utf-8")) / 1e6
+    return {
+        "vocab_size": ours.vocab_size,
+        "tokens": len(ids),
+        "seconds": timings,
+        "mb_per_s": {name: megabytes / seconds for name, seconds in timings.items()},
     }
 
 
@@ -91,7 +137,18 @@ def format_table(result: dict) -> str:
     for name, speed in speeds.items():
         baseline = speeds["tiktoken_decode" if name.endswith("decode") else "tiktoken_encode"]
         lines.append(f"{name:<24}{speed:>10.2f}{speed / baseline:>13.3f}x")
+    spm = result["sentencepiece"]["mb_per_s"]
+    lines.append(f"{'SentencePiece-style':<24}{'MB/s':>10}{'vs tokenizers':>14}")
+    for name, speed in spm.items():
+        lines.append(f"{name:<24}{speed:>10.2f}{speed / spm[spm_baseline(name)]:>13.3f}x")
     return "\n".join(lines)
+
+
+def spm_baseline(name: str) -> str:
+    """The `tokenizers` measure a SentencePiece-style row is compared with."""
+    if name.endswith("decode"):
+        return "tokenizers_decode"
+    return "tokenizers_encode_lines" if name.endswith("lines") else "tokenizers_encode"
 
 
 def main(argv: list[str] | None = None) -> int:
