@@ -497,3 +497,24 @@ def test_a_model_without_tokenizer_takes_ids():
         tok = c.post("/api/tokenizer", json={"ids": [1, 2, 3], "position": 0}).json()
         assert tok["note"] == "this model has no tokenizer"
         assert events(c, {"ids": [1, 2, 3], "n": 1, "seed": 0})[0]["text"].startswith("#")
+
+
+def test_a_sentencepiece_model_works_end_to_end(tmp_path):
+    """A Llama 2-shaped tokenizer (characters, "▁" for spaces, <s> first) through the page's
+    requests: tokens, the merges of " Data", and generated text that reads as text."""
+    import lmscope
+    from helpers_hf import save_random_llama
+    from helpers_spm import spm_folder
+
+    save_random_llama(tmp_path, "llama", vocab_size=1456)
+    spm_folder(tmp_path, "metaspace-first")
+    with TestClient(create_app(lmscope.load(tmp_path))) as c:
+        data = c.post("/api/trace", json={"text": "Data visualization"}).json()
+        texts = [t["text"] for t in data["tokens"]]
+        assert texts[0] == "<s>" and "".join(texts[1:]) == " Data visualization"
+        ids = [t["id"] for t in data["tokens"]]
+        tok = c.post("/api/tokenizer", json={"ids": ids, "position": 1}).json()
+        assert tok["pretoken"] == " Data" and tok["note"] is None
+        assert tok["merges"][-1]["result"] == tok["token"]["text"] == texts[1]
+        out = events(c, {"ids": ids, "n": 3, "seed": 0})
+        assert [e["type"] for e in out] == ["token", "token", "token", "done"]
