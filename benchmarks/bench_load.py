@@ -486,8 +486,8 @@ def markdown(result: dict) -> str:
     lines += ["", *_by_window_lines(result), "", goal_line(result)]
     if cost := _first_wave_words(result):
         lines += ["", *cost]
-    if result.get("notes"):  # what was observed during the run, saved with the figures
-        lines += ["", " ".join(result["notes"])]
+    for note in result.get("notes") or []:  # what was observed, saved with the figures
+        lines += ["", note]
     dtype = result.get("dtype", "float32")
     bench = "load" if name.startswith("shakespeare") else f"load-{name}"
     bench += {"float32": "", "bfloat16": "-bf16"}.get(dtype, f"-{dtype}")

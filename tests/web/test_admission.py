@@ -323,6 +323,27 @@ def test_a_long_request_is_not_passed_once_that_would_make_it_late():
         release.set()
 
 
+def test_a_request_that_can_still_answer_promptly_goes_before_one_already_late():
+    """Found by the class load test on SmolLM2: when a class presses Run together, the first
+    wave's long prompts cannot answer within 2 s whatever runs first, but shortest first let
+    them go ahead of the lens and next prompts of the learners already answered, which then
+    missed 2 s too (11 lens requests of the 37 late answers). A request that can still answer
+    within the queue's target goes first; the late one still answers, in time."""
+    queue, release, order = _queue(60.0), threading.Event(), []
+    try:
+        _hold(queue, release)
+        late = queue.submit(None, 1.5e9, lambda: order.append("late"))  # 1.5 s of work
+        time.sleep(0.8)  # it can no longer answer within 2 s of its arrival
+        prompt = queue.submit(None, 1.8e9, lambda: order.append("prompt"))  # longer, in time
+        release.set()
+        for job in (late, prompt):
+            asyncio.run(queue.wait(job))
+        assert order == ["prompt", "late"]
+        assert queue.stats()["withdrawn"] == 0
+    finally:
+        release.set()
+
+
 def test_queued_background_jobs_of_one_group_run_as_one_batch():
     """Jobs queued with the same ``together`` run as one batch, after the group's batcher has
     seen them all; another group's, another kind's and ungrouped jobs are not mixed in; a batch

@@ -5,8 +5,9 @@ predictions, the logit lens, an ablation) runs on the queue's own worker thread(
 classes: the work of the requests a page waits for (a trace, a lens) goes ahead of background
 work (each token of a generation stream, which shows its progress as it goes), so a class
 generating text does not hold up everyone's views. Page requests run shortest first (a
-class's first burst of traces answers its short prompts at once), but never so that one
-passed could no longer start in time; background work runs in its order. Queued jobs of one
+class's first burst of traces answers its short prompts at once), those that can still answer
+within ``target_s`` (2 s) of their arrival ahead of those already past it, but never so that
+one passed could no longer start in time; background work runs in its order. Queued jobs of one
 group run as one batch after the group's batcher: the tokens of several generation streams
 (one model step reads the weights for all of them, see ``web.generation.steps_together``), or
 the traces of several new short prompts (one forward pass, ``TraceStore._traces_together``),
@@ -76,6 +77,7 @@ class Job:
     units: float
     deadline: float  # time.monotonic() by which it must have started, at the estimate it had
     answer_by: float = math.inf  # the request's arrival + the limit (inf: no limit applies)
+    target_by: float = math.inf  # the request's arrival + the queue's target_s
     background: bool = False  # runs when no page request is queued (a generated token)
     kind: str = "forward"  # whose measured rate turns its units into seconds
     together: Hashable | None = None  # queued jobs of one group may run as one batch
@@ -96,10 +98,20 @@ class WorkQueue:
 
     MARGIN = 1.5  # a job may take this many times its estimate and still answer in time
 
-    def __init__(self, limit_s: float = 60.0, *, workers: int = 1, gate=None, name="model"):
+    def __init__(
+        self,
+        limit_s: float = 60.0,
+        *,
+        workers: int = 1,
+        gate=None,
+        name="model",
+        target_s: float = 2.0,
+    ):
         if workers < 1:
             raise ValueError(f"workers must be at least 1, got {workers}")
         self.limit_s, self.workers, self.gate, self.name = limit_s, workers, gate, name
+        # the wait a page request should answer within, when the queue can manage it
+        self.target_s = target_s
         self.rate = Rate()  # a forward pass's, and any kind's until that kind is measured
         self.rates: dict[str, Rate] = {"forward": self.rate}
         self._cond = threading.Condition(threading.Lock())
@@ -202,6 +214,7 @@ class WorkQueue:
             deadline = now + (self.limit_s if idle else latest)
             job = Job(key, fn, units, deadline, background=background, kind=kind)
             job.together, job.payload = together, payload
+            job.target_by = now - spent + self.target_s
             if not idle:
                 job.answer_by = now - spent + self.limit_s
             (self._later if background else self._queue).append(job)
@@ -270,15 +283,18 @@ class WorkQueue:
 
     def _pick(self) -> Job | None:
         """The page request to run next (under the lock): the one expected to be shortest, so
-        in a burst of traces the short prompts answer at once and only the long ones wait;
+        in a burst of traces the short prompts answer at once and only the long ones wait, of
+        those that can still answer within ``target_s`` of their arrival when any can (a
+        request already past it cannot be made prompt again, so it yields to one that can);
         unless running it first would make a request it passes miss the time that request must
         start by (its own time counted with the margin), then the one that must start first."""
         waiting = list(self._queued(background=False))
         if not waiting:
             return None
-        shortest = min(waiting, key=self._seconds)  # of equals, the one that must start first
-        delay = self.MARGIN * self._seconds(shortest)
         start = time.monotonic() + self._running_rest() / self.workers
+        timely = [job for job in waiting if start + self._seconds(job) <= job.target_by]
+        shortest = min(timely or waiting, key=self._seconds)  # of equals, the earliest to start
+        delay = self.MARGIN * self._seconds(shortest)
         for job in waiting:  # the jobs that would run before it, each delayed by its time
             if job is shortest:
                 return shortest
