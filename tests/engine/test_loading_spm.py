@@ -62,6 +62,17 @@ def test_the_tokenization_step_explains_sentencepiece_merges(llama2_folder):
     assert view.token.text.startswith(" ")
 
 
+def test_a_token_is_explained_on_its_own_when_the_text_splits_otherwise(llama2_folder):
+    """A generated token need not be how the text re-tokenizes; then it is explained alone,
+    and Llama 2's tokenizer puts a "▁" before even " D", so its text goes without the space."""
+    folder, _ = llama2_folder
+    model = lmscope.load(folder)
+    trace = model.trace(TEXT)
+    view = tokenizer_view(model, trace, 1, None)  # no explanation of the whole text
+    assert view.token.text == view.pretoken == " D"  # (this vocabulary's first piece)
+    assert view.merges[-1].result == " D" and view.note.startswith("explained on its own")
+
+
 def test_generated_text_reads_without_the_prefix_space(llama2_folder):
     folder, _ = llama2_folder
     model = lmscope.load(folder)

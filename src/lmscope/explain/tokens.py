@@ -102,11 +102,15 @@ def _alone(tok, token_id: int):
     """A generated token need not be how the tokenizer would split the text: explain its own
     bytes instead, when they spell it on their own."""
     try:
-        alone = tok.explain(tok.token_bytes(token_id).decode("utf-8"))
+        text = tok.token_bytes(token_id).decode("utf-8")
     except (UnicodeDecodeError, ValueError):
-        alone = []
-    if len(alone) == 1 and alone[0].id == token_id:
-        return alone[0], "explained on its own: the full text would split differently here"
+        text = ""
+    # A SentencePiece tokenizer puts its own "▁" in front of a text, so " Data" is tried as
+    # "Data" too.
+    for spelled in dict.fromkeys([text, text[1:] if text.startswith(" ") else text]):
+        alone = tok.explain(spelled) if spelled else []
+        if len(alone) == 1 and alone[0].id == token_id:
+            return alone[0], "explained on its own: the full text would split differently here"
     return None, "this token's bytes do not re-tokenize to it alone, so no merge list"
 
 
