@@ -110,3 +110,19 @@ def test_a_sentencepiece_gguf_loads_with_its_tokenizer(gguf_path, tmp_path):
     assert isinstance(copy.tokenizer, SentencePieceBPE)
     for text in [TEXT, "  two spaces", "数据 🤖"]:
         assert copy.to_ids(text) == model.to_ids(text)
+
+
+def test_compare_scores_the_first_token_after_the_bos(llama2_folder):
+    """Per-token losses read the document as the model was trained to: after <s> (it used to
+    put </s>, the tokenizer's end-of-text token, first), and its pieces join to the text."""
+    from lmscope.interpret.compare import compare, token_losses
+
+    folder, _ = llama2_folder
+    model = lmscope.load(folder)
+    losses = token_losses(model, TEXT)
+    ids = model.tokenizer.encode(TEXT)
+    with torch.no_grad():
+        logp = torch.log_softmax(model.logits([1, *ids]).float(), dim=-1)
+    assert losses.losses[0] == pytest.approx(-float(logp[0, ids[0]]), rel=1e-5)
+    assert "".join(losses.pieces) == TEXT
+    assert compare(model, model, TEXT).unit == "token"

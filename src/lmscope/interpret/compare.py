@@ -53,8 +53,10 @@ def token_losses(model, text: str) -> TokenLosses:
     if tok is None:
         raise InvalidInputError(f"model {model.name} has no tokenizer")
     ids = tok.encode(text, allow_special=False)  # a literal "<|endoftext|>" is just text here
-    bos = getattr(tok, "eot_id", None)
-    # GPT-2 models see <|endoftext|> before a document, so even the first token gets a loss
+    # A model whose tokenizer puts a BOS first (Llama 2's <s>, Llama 3's <|begin_of_text|>)
+    # sees that before a document; GPT-2 models see <|endoftext|>. Either way even the first
+    # token gets a loss.
+    bos = tok.bos_id if getattr(tok, "add_bos", False) else getattr(tok, "eot_id", None)
     seq = ([bos] if bos is not None else []) + list(ids)
     offset = 1 if bos is not None else 0
     losses: list[float | None] = [None] * len(ids)
