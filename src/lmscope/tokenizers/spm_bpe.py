@@ -294,9 +294,7 @@ class SentencePieceBPE(Tokenizer):
                 if k >= 0 and (new_rank := rank_at(k)) is not None:
                     heapq.heappush(heap, (new_rank, k))
         kept = [i for i in range(count) if alive[i]]
-        return [symbols[i] for i in kept], [histories[i] for i in kept] if trace else [
-            [] for _ in kept
-        ]
+        return [symbols[i] for i in kept], [histories[i] for i in kept]
 
 
 # A "▁" that follows another character: where a SentencePiece word starts.
