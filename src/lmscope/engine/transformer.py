@@ -42,6 +42,7 @@ class ModelInfo:
     family: str = "gpt2"
     n_kv_head: int | None = None  # grouped-query attention: key/value heads shared by queries
     dtype: str = "float32"  # the precision of the weights and of every number shown
+    tokenizer_kind: str | None = None  # Tokenizer.kind: "byte-bpe", "sentencepiece-bpe"...
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -157,6 +158,7 @@ class LanguageModel(TextModel):
             self.capabilities.family,
             getattr(c, "n_kv_head", None),
             self.precision,
+            getattr(self.tokenizer, "kind", None),
         )
 
     def __repr__(self) -> str:

@@ -103,6 +103,9 @@ class Tokenizer(ABC):
     name: str
     vocab_size: int
     eot_id: int | None
+    # What the pieces are made of, for the texts that explain them: "byte-bpe" (GPT-2, Llama
+    # 3, Qwen2, SmolLM2), "sentencepiece-bpe" (Llama 2, Mistral v0.1) or "chars".
+    kind: str = "byte-bpe"
     # The model's beginning- and end-of-sequence tokens where the vocabulary names them.
     bos_id: int | None = None
     eos_id: int | None = None

@@ -28,6 +28,8 @@ _UNKNOWN_MODES = ("error", "skip")
 class CharTokenizer(Tokenizer):
     """One token per character; `unknown` decides what encode does with unseen characters."""
 
+    kind = "chars"
+
     def __init__(self, chars: Iterable[str], *, unknown: str = "error", name: str = "char"):
         if unknown not in _UNKNOWN_MODES:
             raise InvalidInputError(f"unknown={unknown!r} is not allowed; use 'error' or 'skip'")

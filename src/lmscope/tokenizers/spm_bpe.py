@@ -61,6 +61,8 @@ class SentencePieceBPE(Tokenizer):
     decoded text (the prefix, put back as a space).
     """
 
+    kind = "sentencepiece-bpe"
+
     def __init__(
         self,
         vocab: Mapping[str, int],

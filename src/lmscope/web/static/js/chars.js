@@ -37,14 +37,20 @@ function charGroup(span, members) {
   return el("span", { class: "char-group" }, label, el("span", { class: "char-chips" }, members));
 }
 
-// Step 5's paragraph on byte-level BPE, with this prompt's own example when it has one.
-export function byteLevelNote(spans) {
+// Step 5's paragraph on how this tokenizer cuts text (byte-level BPE, or SentencePiece's BPE
+// over characters), with this prompt's own example of a character split into bytes when it
+// has one; none for a character vocabulary.
+export function tokenizerNote(kind, spans) {
+  if (kind === "chars") return [];
+  const spm = kind === "sentencepiece-bpe";
   const example = spans?.find((s) => s.complete);
-  return el(
-    "section",
-    { class: "viz byte-note", "data-testid": "byte-level-note" },
-    el("h4", { text: t("byteTitle") }),
-    el("p", { text: t("byteText") }),
-    example ? el("p", { class: "hint", text: t("byteHere", { text: example.text, n: example.end - example.start + 1, a: example.start, b: example.end }) }) : null,
-  );
+  return [
+    el(
+      "section",
+      { class: "viz byte-note", "data-testid": spm ? "sentencepiece-note" : "byte-level-note" },
+      el("h4", { text: t(spm ? "spmTitle" : "byteTitle") }),
+      el("p", { text: t(spm ? "spmText" : "byteText") }),
+      example ? el("p", { class: "hint", text: t("byteHere", { text: example.text, n: example.end - example.start + 1, a: example.start, b: example.end }) }) : null,
+    ),
+  ];
 }

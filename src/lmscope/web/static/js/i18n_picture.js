@@ -23,6 +23,15 @@ const en = {
     "then shows bytes like <0xE6> that are no character on their own, and the label above those " +
     "chips shows the character they form together. The model sees only the token ids.",
   byteHere: "In this prompt: “{text}” is made of {n} tokens (positions {a}–{b}).",
+  spmTitle: "SentencePiece-style BPE: spaces as ▁, characters as <0x..> bytes",
+  spmText:
+    "This tokenizer works on the characters of the text. Before merging, every space becomes ▁ " +
+    "(U+2581, shown as · on the chips) and one more goes in front of the text, so the first word " +
+    "starts with a space like every later one. Training merged frequent neighbours into longer " +
+    "tokens. A character the vocabulary lacks, such as an emoji or a rare Chinese character, falls " +
+    "back to its UTF-8 bytes (龘 is the three bytes E9 BE 98), one token such as <0xE9> each, and " +
+    "the label above those chips shows the character they form together. The model sees only the " +
+    "token ids.",
   linesTitle: "Attention as connections · layer {l}",
   lines_head: "Head {h}",
   lines_all: "All heads",
@@ -91,6 +100,12 @@ const zh = {
     "许多汉字，“我”是 E6 88 91 三个字节）会被拆到几个 token 里：每个小块显示 <0xE6> 这样的字节，" +
     "单独看不是字符，而这些小块上方的标签显示它们合起来组成的字。模型看到的只是 token 的 id。",
   byteHere: "在这个提示词里：“{text}”由 {n} 个 token 组成（位置 {a}–{b}）。",
+  spmTitle: "SentencePiece 式 BPE：空格写成 ▁，缺的字符写成 <0x..> 字节",
+  spmText:
+    "这个分词器直接处理文本的字符。合并之前，每个空格都变成 ▁（U+2581，小块上显示为 ·），文本最前面还要再加一个，" +
+    "所以第一个词和后面的词一样以空格开头。训练把常一起出现的相邻片段合并成更长的 token。词表里没有的字符，" +
+    "比如表情符号或生僻汉字，会退回到它的 UTF-8 字节（龘 是 E9 BE 98 三个字节），每个字节一个 <0xE9> 这样的 token，" +
+    "这些小块上方的标签显示它们合起来的字符。模型看到的只有 token id。",
   linesTitle: "把注意力画成连线 · 第 {l} 层",
   lines_head: "头 {h}",
   lines_all: "所有头",

@@ -22,7 +22,7 @@ import { stepText, t } from "./i18n.js";
 import { familyView } from "./modern.js";
 import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
-import { byteLevelNote, groupChips } from "./chars.js";
+import { groupChips, tokenizerNote } from "./chars.js";
 import { attentionLines } from "./attention_lines.js";
 import { neighboursSection } from "./neighbours.js";
 
@@ -305,7 +305,7 @@ const RENDER = {
       : el("p", { class: "hint", text: tok.note ?? t("noMerges") });
     return [
       section("", chips),
-      ...(state.model.tokenizer?.startsWith("char") ? [] : [byteLevelNote(state.trace.chars)]),
+      ...tokenizerNote(state.model.tokenizer_kind, state.trace.chars),
       section(
         `${t("merges")}: “${visible(tok.token.text)}” (id ${tok.token.id})`,
         tok.pretoken !== null ? el("p", { class: "hint" }, `${t("pretoken")}: `, el("code", { text: visible(tok.pretoken) })) : null,
