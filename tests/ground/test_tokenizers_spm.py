@@ -199,6 +199,18 @@ def test_tokens_across_words_merge_over_the_whole_text(tmp_path):
     assert ours.pretokenize("a of the") == [SPACE + "a" + SPACE + "of" + SPACE + "the"]
 
 
+def test_unknown_characters_around_an_unknown_space_fuse_as_one(tmp_path):
+    """Without "▁" in the vocabulary a space is unknown too, so "龘 龘" is one fused <unk>:
+    cutting the text into words there would make it two."""
+    vocab = {t: i for i, t in enumerate(["<unk>", "a", "b", "ab"])}
+    ref = tokenizers.Tokenizer(models.BPE(vocab, [("a", "b")], unk_token="<unk>", fuse_unk=True))
+    ref.pre_tokenizer = pre_tokenizers.Metaspace(SPACE, prepend_scheme="first", split=False)
+    ref.save(str(tmp_path / "tokenizer.json"))
+    ours = load_tokenizer(tmp_path)
+    for text in ["龘 龘", "ab 龘 ab", "ab ab"]:
+        assert ours.encode(text) == ref.encode(text).ids
+
+
 def test_long_text_matches(pair):
     ours, ref = pair
     text = " ".join(FIXED) * 40  # about 20,000 characters

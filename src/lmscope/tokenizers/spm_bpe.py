@@ -105,10 +105,11 @@ class SentencePieceBPE(Tokenizer):
         )
         self._special_splitter = _special_splitter(self._special_tokens)
         # Cutting a text into words changes nothing when no token joins a character to a
-        # following "▁" (SentencePiece vocabularies have none): then each word is merged on
-        # its own and cached, instead of the whole text being one long BPE run.
-        self._word_safe = split_words or not any(
-            _JOINS_SPACE.search(token) for token in self._vocab
+        # following "▁" (SentencePiece vocabularies have none) and "▁" is a token (so unknown
+        # characters on both sides of it are never fused into one): then each word is merged
+        # on its own and cached, instead of the whole text being one long BPE run.
+        self._word_safe = split_words or (
+            SPACE in self._vocab and not any(_JOINS_SPACE.search(t) for t in self._vocab)
         )
         self._encode_chunk = functools.lru_cache(maxsize=cache_size)(self._encode_uncached)
 
