@@ -211,6 +211,34 @@ def test_unknown_characters_around_an_unknown_space_fuse_as_one(tmp_path):
         assert ours.encode(text) == ref.encode(text).ids
 
 
+@st.composite
+def _random_bpe(draw):
+    """A small vocabulary over "ab▁" whose merges come in any order (a merge may rank before
+    the merges that build its parts), and a text: the order merges apply in is put to the test."""
+    tokens = ["<unk>", "a", "b", SPACE]
+    merges: list[tuple[str, str]] = []
+    for _ in range(draw(st.integers(0, 12))):
+        left, right = draw(st.sampled_from(tokens[1:])), draw(st.sampled_from(tokens[1:]))
+        if (left, right) not in merges and len(left + right) <= 6:
+            merges.append((left, right))
+            if left + right not in tokens:
+                tokens.append(left + right)
+    order = draw(st.permutations(range(len(merges))))
+    text = draw(st.text(alphabet="ab ", max_size=24))
+    return {t: i for i, t in enumerate(tokens)}, [merges[i] for i in order], text
+
+
+@FUZZ
+@given(case=_random_bpe(), split=st.booleans())
+def test_any_merge_order_applies_as_tokenizers_applies_it(tmp_path_factory, case, split):
+    vocab, merges, text = case
+    ref = tokenizers.Tokenizer(models.BPE(vocab, merges, unk_token="<unk>", fuse_unk=True))
+    ref.pre_tokenizer = pre_tokenizers.Metaspace(SPACE, prepend_scheme="always", split=split)
+    folder = tmp_path_factory.mktemp("random")
+    ref.save(str(folder / "tokenizer.json"))
+    assert load_tokenizer(folder).encode(text) == ref.encode(text).ids, ref.encode(text).tokens
+
+
 def test_long_text_matches(pair):
     ours, ref = pair
     text = " ".join(FIXED) * 40  # about 20,000 characters
