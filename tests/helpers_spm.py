@@ -144,3 +144,15 @@ def write_gguf_tokenizer(path: Path, fields: dict, **flags) -> Path:
     writer.write_tensors_to_file()
     writer.close()
     return path
+
+
+def as_sentencepiece_spaces(hf_tokenizer):
+    """transformers' tokenizer from a "llama" GGUF, given SentencePiece's own space rule (a "▁"
+    before every piece of text, as Llama 2's tokenizer.json and llama.cpp have it) in place of
+    the Metaspace "first" rule transformers' GGUF reader builds; returns it."""
+    backend = hf_tokenizer.backend_tokenizer
+    backend.normalizer = normalizers.Sequence(
+        [normalizers.Prepend(SPACE), normalizers.Replace(" ", SPACE)]
+    )
+    backend.pre_tokenizer = None
+    return hf_tokenizer

@@ -16,7 +16,7 @@ import torch
 
 import lmscope
 from helpers_hf import save_random_llama
-from helpers_spm import gguf_fields, spm_folder, spm_tokenizer
+from helpers_spm import as_sentencepiece_spaces, gguf_fields, spm_folder, spm_tokenizer
 from lmscope.explain.tokens import explain_ids, tokenizer_view
 from lmscope.tokenizers.spm_bpe import SentencePieceBPE
 
@@ -101,6 +101,7 @@ def test_a_sentencepiece_gguf_loads_with_its_tokenizer(gguf_path, tmp_path):
     model = lmscope.load(gguf_path)
     assert isinstance(model.tokenizer, SentencePieceBPE)
     theirs = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    as_sentencepiece_spaces(theirs)  # SentencePiece's "▁" rule, as llama.cpp (see the tests)
     for text in [TEXT, "  two spaces", "数据 🤖", "[INST] hi [/INST]"]:
         assert model.to_ids(text) == theirs.encode(text)
     # a text that writes its own <s> (a chat template does) keeps just that one

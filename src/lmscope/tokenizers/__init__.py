@@ -1,6 +1,7 @@
 """Tokenizers: byte-level BPE (GPT-2's, and Llama-3 / Qwen2 / SmolLM vocabularies from Hugging
 Face tokenizer.json files or GGUF fields; tiktoken-fast, with a pure-Python reference that
-explains its merges), BPE training, and a character vocabulary, behind one interface."""
+explains its merges), SentencePiece-style BPE over characters (Llama 2, Mistral v0.1,
+TinyLlama), BPE training, and a character vocabulary, behind one interface."""
 
 from lmscope.tokenizers.base import (
     EOT_TEXT,
@@ -18,6 +19,7 @@ from lmscope.tokenizers.hf_files import chat_template_in
 from lmscope.tokenizers.hf_json import tokenizer_from_hf_json
 from lmscope.tokenizers.loading import load_tokenizer, save_tokenizer
 from lmscope.tokenizers.pretokenizers import PreTokenizer
+from lmscope.tokenizers.spm_bpe import SentencePieceBPE
 from lmscope.tokenizers.training import train_bpe
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "CharTokenizer",
     "MergeStep",
     "PreTokenizer",
+    "SentencePieceBPE",
     "TokenExplanation",
     "TokenPiece",
     "Tokenizer",

@@ -48,9 +48,10 @@ def sentencepiece_from_gguf_fields(
     """A "llama" vocabulary (Llama 2, Mistral, TinyLlama GGUF files): tokens with scores,
     merges rebuilt from the scores (or the file's own, when it lists them), as transformers
     reads such a file. UNKNOWN, CONTROL and USER_DEFINED tokens are matched whole; "<0x0A>"-style
-    tokens are the byte fallback. A "▁" goes before the text (not after a special token, nor
-    before text that starts with a space: transformers' rule; llama.cpp adds it in both places)
-    unless add_space_prefix is off, which transformers ignores and llama.cpp follows."""
+    tokens are the byte fallback. Spaces are placed as llama.cpp and SentencePiece itself place
+    them (and Llama 2's own tokenizer.json): a "▁" before every piece of text, unless
+    add_space_prefix is off. transformers' GGUF reader differs there: it adds no "▁" before
+    text that starts with a space or follows a special token, and ignores add_space_prefix."""
     tokens = _strings(fields.get("tokens"), "tokens")
     kinds = _ints(fields.get("token_type"), "token_type") if "token_type" in fields else []
     if kinds and len(kinds) != len(tokens):
@@ -73,13 +74,16 @@ def sentencepiece_from_gguf_fields(
         for token_id, (token, kind) in enumerate(zip(tokens, kinds, strict=False))
         if kind in (UNKNOWN, CONTROL, USER_DEFINED)  # (no token_type field: none)
     }
+    # SentencePiece's dummy prefix, as llama.cpp adds it: a "▁" before every piece of text
+    # between special tokens, even one that starts with a space (" Hello" is "▁▁Hello").
     prefix = bool(fields.get("add_space_prefix", True))
     return SentencePieceBPE(
         vocab,
         merges,
         special_tokens=specials,
         name=name,
-        prefix="first" if prefix else "never",
+        prefix="always" if prefix else "never",
+        prefix_after_space=prefix,
         decode_strip=1 if prefix else 0,
         unk_id=_token_id(fields, "unknown_token_id"),
         bos_id=_token_id(fields, "bos_token_id"),
