@@ -1,6 +1,6 @@
 """Hugging Face `tokenizer.json` files of BPE models: byte-level ones (GPT-2, Llama-3, Qwen2,
 SmolLM...) read into lmscope's own byte-level BPE, and SentencePiece-style ones (Llama 2, Mistral
-v0.1, TinyLlama: characters, "▁" for spaces, byte fallback) handed to ``spm_files``.
+v0.1, TinyLlama: characters, "▁" for spaces, byte fallback) handed to ``spm_json``.
 
 What is read: the vocabulary and merges ("a b" strings or [a, b] lists), `ignore_merges`, the
 added tokens (matched whole before pre-tokenization), the pre-tokenizer (Split with a regex,
@@ -13,7 +13,7 @@ added tokens that strip spaces, and pre-tokenizers it does not know.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from os import PathLike
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from lmscope.tokenizers.bpe_files import parse_merge, parse_vocab
 from lmscope.tokenizers.bytes_map import bytes_to_text
 from lmscope.tokenizers.gpt2 import BPETokenizer
 from lmscope.tokenizers.hf_files import TOKENIZER_CONFIG, TOKENIZER_JSON, read_config
-from lmscope.tokenizers.json_files import file_in, read_json
+from lmscope.tokenizers.json_files import file_in, read_json, steps_of
 from lmscope.tokenizers.pretokenizers import (
     DIGIT_PATTERN,
     DIGITS_PATTERN,
@@ -136,21 +136,8 @@ def _added_tokens(entries: object) -> dict[str, int]:
     return added
 
 
-def _flatten(spec: object, kind: str, key: str) -> Iterator[dict]:
-    """The steps of a normalizer / pre-tokenizer, with Sequences opened up."""
-    if spec is None:
-        return
-    if not isinstance(spec, dict):
-        raise TokenizerError(f"the {kind} should be a JSON object, got {spec!r}")
-    if spec.get("type") == "Sequence":
-        for inner in spec.get(key) or []:
-            yield from _flatten(inner, kind, key)
-    else:
-        yield spec
-
-
 def _normalizer(spec: object) -> str | None:
-    kinds = [step.get("type") for step in _flatten(spec, "normalizer", "normalizers")]
+    kinds = [step.get("type") for step in steps_of(spec, "normalizer", "normalizers")]
     if not kinds:
         return None
     if len(kinds) == 1 and kinds[0] in NORMALIZERS:
@@ -164,7 +151,7 @@ def _normalizer(spec: object) -> str | None:
 def _pretokenizer(spec: object, normalizer: str | None) -> PreTokenizer:
     steps: list[str] = []
     byte_level = False
-    for step in _flatten(spec, "pre_tokenizer", "pretokenizers"):
+    for step in steps_of(spec, "pre_tokenizer", "pretokenizers"):
         kind = step.get("type")
         if byte_level:
             raise TokenizerError(f"pre-tokenizer {kind!r} after ByteLevel is not supported")
@@ -228,7 +215,7 @@ def _bos_eos(
 
 
 def _template_bos(processor: object) -> str | None:
-    for step in _flatten(processor, "post_processor", "processors"):
+    for step in steps_of(processor, "post_processor", "processors"):
         if step.get("type") != "TemplateProcessing":
             continue
         single = step.get("single") or []

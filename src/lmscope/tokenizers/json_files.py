@@ -4,6 +4,7 @@ it in a folder and one TokenizerError line, naming the file, for what cannot be 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from os import PathLike
 from pathlib import Path
 
@@ -21,3 +22,17 @@ def read_json(path: Path, what: str) -> object:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise TokenizerError(f"cannot read {what} {path}: {err}") from None
+
+
+def steps_of(spec: object, kind: str, key: str) -> Iterator[dict]:
+    """The steps of a tokenizer.json normalizer / pre-tokenizer / decoder / post-processor
+    (``kind``), with Sequences (their list under ``key``) opened up; none for null."""
+    if spec is None:
+        return
+    if not isinstance(spec, dict):
+        raise TokenizerError(f"the {kind} should be a JSON object, got {spec!r}")
+    if spec.get("type") == "Sequence":
+        for inner in spec.get(key) or []:
+            yield from steps_of(inner, kind, key)
+    else:
+        yield spec

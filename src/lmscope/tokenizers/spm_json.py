@@ -10,9 +10,10 @@ words). Anything else that rewrites the text is refused with one TokenizerError 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 
 from lmscope.errors import TokenizerError
+from lmscope.tokenizers.json_files import steps_of
 from lmscope.tokenizers.spm_bpe import SentencePieceBPE
 from lmscope.tokenizers.spm_files import SPACE
 
@@ -21,10 +22,11 @@ BosEos = Callable[[Mapping[str, int]], tuple[int | None, int | None, bool]]
 
 def is_sentencepiece_style(data: dict) -> bool:
     """Whether a tokenizer.json describes a BPE over characters with "▁" for spaces."""
-    kinds = {step.get("type") for step in _steps(data.get("pre_tokenizer"), "pretokenizers")}
+    pre_tokenizer = steps_of(data.get("pre_tokenizer"), "pre_tokenizer", "pretokenizers")
+    kinds = {step.get("type") for step in pre_tokenizer}
     spaces = [
         step
-        for step in _steps(data.get("normalizer"), "normalizers")
+        for step in steps_of(data.get("normalizer"), "normalizer", "normalizers")
         if step.get("type") == "Prepend" or step.get("pattern") == {"String": " "}
     ]
     if "ByteLevel" in kinds:
@@ -96,19 +98,10 @@ def _merge(item: object, rank: int) -> tuple[str, str]:
     return halves[0], halves[1]
 
 
-def _steps(spec: object, key: str) -> Iterator[dict]:
-    if isinstance(spec, dict):
-        if spec.get("type") == "Sequence":
-            for inner in spec.get(key) or []:
-                yield from _steps(inner, key)
-        else:
-            yield spec
-
-
 def _spaces(normalizer: object, pre_tokenizer: object) -> dict:
     """prefix, prefix_after_space and split_words from where the file handles spaces."""
     prefix, replaced, options = "never", False, {}
-    for step in _steps(normalizer, "normalizers"):
+    for step in steps_of(normalizer, "normalizer", "normalizers"):
         kind = step.get("type")
         if kind == "Prepend" and step.get("prepend") == SPACE and not replaced:
             prefix, options = "always", {"prefix_after_space": True}
@@ -121,7 +114,7 @@ def _spaces(normalizer: object, pre_tokenizer: object) -> dict:
                 f"the normalizer step {kind!r} rewrites the text in a way lmscope does not "
                 "(it reads Prepend '▁' and Replace ' ' with '▁')"
             )
-    for step in _steps(pre_tokenizer, "pretokenizers"):
+    for step in steps_of(pre_tokenizer, "pre_tokenizer", "pretokenizers"):
         if step.get("type") != "Metaspace" or replaced:
             raise TokenizerError(
                 f"pre-tokenizer {step.get('type')!r} is not supported in a SentencePiece-style "
@@ -152,7 +145,7 @@ def _prepend_scheme(metaspace: dict) -> str:
 
 def _decode_strip(decoder: object) -> int:
     """How many leading spaces the decoder strips (its Strip step's start)."""
-    for step in _steps(decoder, "decoders"):
+    for step in steps_of(decoder, "decoder", "decoders"):
         if step.get("type") == "Strip" and step.get("content") == " ":
             return int(step.get("start", 0))
     return 0
