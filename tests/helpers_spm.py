@@ -7,6 +7,7 @@ Two spellings of the same tokenizer, as tokenizer.json files carry it: Llama 2's
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -156,3 +157,27 @@ def as_sentencepiece_spaces(hf_tokenizer):
     )
     backend.pre_tokenizer = None
     return hf_tokenizer
+
+
+def train_sentencepiece(folder: Path, **options) -> Path:
+    """A SentencePiece model trained on the tests' corpus, saved as folder/tokenizer.model."""
+    settings = dict(
+        model_type="bpe",
+        vocab_size=900,
+        byte_fallback=True,
+        character_coverage=0.9995,
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        allow_whitespace_only_pieces=True,
+        split_digits=True,
+        minloglevel=2,
+    )
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(corpus()), model_writer=model, **{**settings, **options}
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tokenizer.model").write_bytes(model.getvalue())
+    return folder / "tokenizer.model"

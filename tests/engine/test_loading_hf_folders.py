@@ -282,3 +282,28 @@ def test_an_exported_copy_keeps_the_chat_template(tmp_path):
     assert apply_chat_template(copy, "hi") == apply_chat_template(
         lmscope.load(tmp_path / "m"), "hi"
     )
+
+
+def test_a_hub_id_with_only_sentencepieces_tokenizer_model_loads_with_it(fake_hub):
+    """Vicuna and other Llama 2 fine-tunes were uploaded with the slow tokenizer only: a
+    tokenizer.model and no tokenizer.json. The hub brings it down (only when tokenizer.json
+    is missing) and text reaches the model as SentencePiece cuts it, after <s>."""
+    import sentencepiece
+
+    from helpers_spm import train_sentencepiece
+
+    remote, asked = fake_hub
+    repo = remote / "someone" / "vicuna-like"
+    repo.mkdir(parents=True)
+    model_file = train_sentencepiece(repo)
+    hf = save_random_llama(repo, "llama", vocab_size=900)
+    model = lmscope.load("someone/vicuna-like")
+    assert ("someone/vicuna-like", "tokenizer.model", False) in asked
+    ids = sentencepiece.SentencePieceProcessor(model_file=str(model_file)).encode(TEXT)
+    assert model.to_ids(TEXT) == [1, *ids]
+    with torch.no_grad():
+        ref = hf(torch.tensor([[1, *ids]])).logits[0]
+    assert (_logits(model, [1, *ids]) - ref).abs().max() < 1e-4
+    asked.clear()
+    lmscope.load("someone/vicuna-like")  # the cache has a tokenizer now: nothing to fetch
+    assert all(local for _, _, local in asked), asked

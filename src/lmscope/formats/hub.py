@@ -27,6 +27,7 @@ HUB_MODELS = {
 # the tokenizer (GPT-2's ships with lmscope; every other family brings its own) and the chat
 # template (in tokenizer_config.json, or in a file of its own in newer repositories).
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+SENTENCEPIECE_FILE = "tokenizer.model"  # asked for only when there is no tokenizer.json
 
 HUB_HOST = ("huggingface.co", 443)
 PROBE_SECONDS = 1.5
@@ -83,7 +84,7 @@ def _has_tokenizer(folder: Path) -> bool:
         gpt2 = read_json(folder / "config.json").get("model_type", "gpt2") == "gpt2"
     except CheckpointError:
         return False
-    return gpt2 or (folder / "tokenizer.json").is_file()
+    return gpt2 or any((folder / name).is_file() for name in ("tokenizer.json", SENTENCEPIECE_FILE))
 
 
 def _get(repo: str, filename: str, *, local_only: bool) -> Path | None:
@@ -102,6 +103,8 @@ def _fetch(repo: str, *, local_only: bool) -> Path | None:
     if not local_only:  # in the cache they are beside the config already, or not at all
         for name in TOKENIZER_FILES:
             _get(repo, name, local_only=False)
+        if not (config.parent / "tokenizer.json").is_file():  # a slow-tokenizer-only upload
+            _get(repo, SENTENCEPIECE_FILE, local_only=False)
     return config.parent
 
 
