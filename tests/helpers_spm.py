@@ -125,12 +125,8 @@ def gguf_fields(tok: Tokenizer) -> dict:
     }
 
 
-def write_gguf_tokenizer(path: Path, fields: dict, **flags) -> Path:
-    """A GGUF file holding only a llama model's tokenizer fields (what transformers'
-    AutoTokenizer reads with gguf_file=); ``flags``: add_bos_token, add_space_prefix..."""
-    import gguf
-
-    writer = gguf.GGUFWriter(str(path), "llama")
+def add_gguf_fields(writer, fields: dict) -> None:
+    """Hand ``gguf_fields`` to a gguf.GGUFWriter, as llama.cpp's converter stores them."""
     writer.add_tokenizer_model(fields["model"])
     writer.add_token_list(fields["tokens"])
     writer.add_token_scores(fields["scores"])
@@ -138,6 +134,15 @@ def write_gguf_tokenizer(path: Path, fields: dict, **flags) -> Path:
     writer.add_bos_token_id(fields["bos_token_id"])
     writer.add_eos_token_id(fields["eos_token_id"])
     writer.add_unk_token_id(fields["unknown_token_id"])
+
+
+def write_gguf_tokenizer(path: Path, fields: dict, **flags) -> Path:
+    """A GGUF file holding only a llama model's tokenizer fields (what transformers'
+    AutoTokenizer reads with gguf_file=); ``flags``: add_bos_token, add_space_prefix..."""
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    add_gguf_fields(writer, fields)
     for key, value in flags.items():
         writer.add_bool(f"tokenizer.ggml.{key}", value)
     writer.write_header_to_file()

@@ -323,13 +323,9 @@ def write_model(
         w.add_pad_token_id(2)
         w.add_add_bos_token(False)
     else:
-        w.add_tokenizer_model("llama")
-        w.add_token_list(sentencepiece["tokens"])
-        w.add_token_scores(sentencepiece["scores"])
-        w.add_token_types(sentencepiece["token_type"])
-        w.add_bos_token_id(sentencepiece["bos_token_id"])
-        w.add_eos_token_id(sentencepiece["eos_token_id"])
-        w.add_unk_token_id(sentencepiece["unknown_token_id"])
+        from helpers_spm import add_gguf_fields
+
+        add_gguf_fields(w, sentencepiece)
     w.add_chat_template("{{ messages }}")
     if extra is not None:
         extra(w)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import codecs
 import operator
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import NamedTuple
@@ -149,3 +150,50 @@ class Tokenizer(ABC):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} vocab_size={self.vocab_size}>"
+
+
+class TableTokenizer(Tokenizer):
+    """A tokenizer whose every id stands for fixed bytes, kept in one table
+    (``_id_to_bytes``, filled by the subclass): both BPEs."""
+
+    _id_to_bytes: dict[int, bytes]
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        return b"".join(self.token_bytes(i) for i in check_ids(ids, self.vocab_size))
+
+    def token_bytes(self, token_id: int) -> bytes:
+        try:
+            return self._id_to_bytes[token_id]
+        except (KeyError, TypeError):
+            raise TokenizerError(
+                f"token id {token_id!r} is not in the {self.name} vocabulary "
+                f"(ids run 0..{self.vocab_size - 1})"
+            ) from None
+
+
+def special_splitter(specials: Mapping[str, int]) -> re.Pattern[str] | None:
+    """One regex that finds the special tokens in a text (None when there are none)."""
+    if not specials:
+        return None
+    # Longest first, so one special token that starts another cannot cut it short.
+    names = sorted(specials, key=len, reverse=True)
+    return re.compile("(" + "|".join(re.escape(name) for name in names) + ")")
+
+
+def cut_specials(
+    text: str, splitter: re.Pattern[str] | None, specials: Mapping[str, int]
+) -> Iterator[tuple[str, int, int | None]]:
+    """(piece, where it starts in text, its special id or None for plain text), in order; no
+    empty plain pieces. With no splitter the whole text is one plain piece."""
+    if splitter is None:
+        if text:
+            yield text, 0, None
+        return
+    start = 0
+    # A capturing split alternates plain text (even indexes) and special tokens (odd).
+    for index, segment in enumerate(splitter.split(text)):
+        if index % 2:
+            yield segment, start, specials[segment]
+        elif segment:
+            yield segment, start, None
+        start += len(segment)

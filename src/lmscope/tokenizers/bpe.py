@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from os import PathLike
@@ -23,12 +22,13 @@ from lmscope.errors import TokenizerError
 from lmscope.tokenizers.base import (
     EOT_TEXT,
     MergeStep,
+    TableTokenizer,
     TokenExplanation,
-    Tokenizer,
     TokenPiece,
-    check_ids,
     check_text,
+    cut_specials,
     readable_bytes,
+    special_splitter,
 )
 from lmscope.tokenizers.bpe_files import KNOWN_SPECIALS, write_bpe_files
 from lmscope.tokenizers.hf_files import write_hf_json
@@ -56,7 +56,7 @@ def default_name(vocab_size: int) -> str:
     return "gpt2" if vocab_size == GPT2_VOCAB_SIZE else f"bpe-{vocab_size}"
 
 
-class ByteLevelBPE(Tokenizer):
+class ByteLevelBPE(TableTokenizer):
     """Pure-Python byte-level BPE with a per-pre-token cache.
 
     vocab maps token bytes to ids, merges lists the (left, right) pairs earliest first: a pair's
@@ -107,7 +107,7 @@ class ByteLevelBPE(Tokenizer):
         self.pretokenizer = pattern
         # One regex cutting text like the pre-tokenizer (what tiktoken needs), or None.
         self.pattern = self.pretokenizer.single_pattern
-        self._special_splitter = _special_splitter(self._special_tokens)
+        self._special_splitter = special_splitter(self._special_tokens)
         self._byte_parts = _byte_parts(self._vocab, unk_id)
         # Natural text repeats the same words, so caching whole pre-tokens skips most merging.
         self._encode_chunk = functools.lru_cache(maxsize=cache_size)(self._encode_chunk_uncached)
@@ -141,18 +141,6 @@ class ByteLevelBPE(Tokenizer):
 
     def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
         return self._by_chunk(text, allow_special, lambda _, i: i, self._encode_chunk)
-
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        return b"".join(self.token_bytes(i) for i in check_ids(ids, self.vocab_size))
-
-    def token_bytes(self, token_id: int) -> bytes:
-        try:
-            return self._id_to_bytes[token_id]
-        except (KeyError, TypeError):
-            raise TokenizerError(
-                f"token id {token_id!r} is not in the {self.name} vocabulary "
-                f"(ids run 0..{self.vocab_size - 1})"
-            ) from None
 
     def pretokenize(self, text: str, *, allow_special: bool = True) -> list[str]:
         """The chunks BPE works on separately (special tokens stay whole)."""
@@ -212,15 +200,11 @@ class ByteLevelBPE(Tokenizer):
     ) -> Iterator[tuple[str, int | None]]:
         """Cut text around special tokens: yields (special text, id), or (plain text, None)
         with the plain text already normalized."""
-        if not allow_special or self._special_splitter is None:
-            if text:
-                yield self.pretokenizer.normalize(text), None
-            return
-        # A capturing split alternates plain text (even indexes) and special tokens (odd).
-        for index, segment in enumerate(self._special_splitter.split(text)):
-            if index % 2:
-                yield segment, self._special_tokens[segment]
-            elif segment:
+        splitter = self._special_splitter if allow_special else None
+        for segment, _, special_id in cut_specials(text, splitter, self._special_tokens):
+            if special_id is not None:
+                yield segment, special_id
+            else:
                 yield self.pretokenizer.normalize(segment), None
 
     def _encode_chunk_uncached(self, chunk: str) -> tuple[int, ...]:
@@ -349,11 +333,3 @@ def _check_consistent(
                 "have; the vocabulary and merges files do not belong together"
             )
     return missing_bytes
-
-
-def _special_splitter(specials: Mapping[str, int]) -> re.Pattern[str] | None:
-    if not specials:
-        return None
-    # Longest first, so one special token that starts another cannot cut it short.
-    names = sorted(specials, key=len, reverse=True)
-    return re.compile("(" + "|".join(re.escape(name) for name in names) + ")")

@@ -90,6 +90,12 @@ def _read_merges(path: Path) -> list[tuple[bytes, bytes]]:
 
 def parse_merge(item: object, where: str) -> tuple[bytes, bytes]:
     """One merge as files spell it, "left right" or ["left", "right"], as bytes."""
+    left, right = split_merge(item, where)
+    return text_to_bytes(left), text_to_bytes(right)
+
+
+def split_merge(item: object, where: str) -> tuple[str, str]:
+    """One merge as files spell it, "left right" or ["left", "right"], as its two token texts."""
     halves = item.split(" ") if isinstance(item, str) else item
     if not (
         isinstance(halves, list | tuple)
@@ -100,7 +106,7 @@ def parse_merge(item: object, where: str) -> tuple[bytes, bytes]:
             f"{where}: expected two tokens separated by one space, got {item!r}; "
             "the merges are corrupt"
         )
-    return text_to_bytes(halves[0]), text_to_bytes(halves[1])
+    return halves[0], halves[1]
 
 
 def write_bpe_files(

@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmscope.tokenizers.bytes_map import bytes_to_text
 
-if TYPE_CHECKING:  # only for the annotation: the BPE itself imports this module to save
+if TYPE_CHECKING:  # only for the annotations: the BPEs import this module to save
     from lmscope.tokenizers.bpe import ByteLevelBPE
+    from lmscope.tokenizers.spm_bpe import SentencePieceBPE
 
 TOKENIZER_JSON = "tokenizer.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
@@ -50,7 +52,43 @@ def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
         for step in bpe.pretokenizer.steps
     ]
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}
-    data = {
+    data = tokenizer_json(
+        bpe,
+        text_of,
+        normalizer={"type": bpe.pretokenizer.normalizer} if bpe.pretokenizer.normalizer else None,
+        pre_tokenizer={
+            "type": "Sequence",
+            "pretokenizers": [*splits, {**byte_level, "use_regex": False}],
+        },
+        decoder={**byte_level, "use_regex": True},
+        model={
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": bpe.ignore_merges,
+            # Hugging Face keeps an added token's id only when the model vocabulary lists it.
+            "vocab": ids_of,
+            "merges": [[bytes_to_text(left), bytes_to_text(right)] for left, right in bpe.merges],
+        },
+    )
+    named = {"bos_token": bpe.bos_id, "eos_token": bpe.eos_id}
+    write_tokenizer_files(
+        path, data, {key: text_of[i] for key, i in named.items() if i is not None}
+    )
+
+
+def tokenizer_json(
+    bpe: ByteLevelBPE | SentencePieceBPE,
+    text_of: Mapping[int, str],
+    *,
+    normalizer: dict | None,
+    pre_tokenizer: dict | None,
+    decoder: dict,
+    model: dict,
+) -> dict:
+    """The tokenizer.json of either lmscope BPE: its special tokens as added tokens, a
+    post-processor putting the BOS first when it adds one, and a BPE model whose own fields
+    (``model``) follow the common ones; ``text_of`` spells every id as the file does."""
+    return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
@@ -66,41 +104,36 @@ def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
             }
             for text, token_id in sorted(bpe.special_tokens.items(), key=lambda item: item[1])
         ],
-        "normalizer": {"type": bpe.pretokenizer.normalizer}
-        if bpe.pretokenizer.normalizer
-        else None,
-        "pre_tokenizer": {
-            "type": "Sequence",
-            "pretokenizers": [*splits, {**byte_level, "use_regex": False}],
-        },
+        "normalizer": normalizer,
+        "pre_tokenizer": pre_tokenizer,
         "post_processor": (
             bos_template(text_of[bpe.bos_id], bpe.bos_id)
             if bpe.add_bos and bpe.bos_id is not None
             else None
         ),
-        "decoder": {**byte_level, "use_regex": True},
+        "decoder": decoder,
         "model": {
             "type": "BPE",
             "dropout": None,
             "unk_token": None if bpe.unk_id is None else text_of[bpe.unk_id],
             "continuing_subword_prefix": None,
             "end_of_word_suffix": None,
-            "fuse_unk": False,
-            "byte_fallback": False,
-            "ignore_merges": bpe.ignore_merges,
-            # Hugging Face keeps an added token's id only when the model vocabulary lists it.
-            "vocab": ids_of,
-            "merges": [[bytes_to_text(left), bytes_to_text(right)] for left, right in bpe.merges],
+            **model,
         },
     }
+
+
+def write_tokenizer_files(path: Path, data: dict, config: dict) -> None:
+    """Write ``data`` as the tokenizer.json at ``path``, and ``config`` into the
+    tokenizer_config.json beside it, keeping what else that file holds (none written when
+    ``config`` is empty)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    named = {"bos_token": bpe.bos_id, "eos_token": bpe.eos_id}
-    if any(token_id is not None for token_id in named.values()):
+    if config:
         config_path = path.parent / TOKENIZER_CONFIG
-        config = read_config(config_path)
-        config.update({key: text_of[i] for key, i in named.items() if i is not None})
-        config_path.write_text(json.dumps(config, ensure_ascii=False, indent=1), "utf-8")
+        kept = read_config(config_path)
+        kept.update(config)
+        config_path.write_text(json.dumps(kept, ensure_ascii=False, indent=1), "utf-8")
 
 
 def bos_template(bos: str, bos_id: int) -> dict:

@@ -25,12 +25,13 @@ from types import MappingProxyType
 from lmscope.errors import TokenizerError
 from lmscope.tokenizers.base import (
     MergeStep,
+    TableTokenizer,
     TokenExplanation,
-    Tokenizer,
     TokenPiece,
-    check_ids,
     check_text,
+    cut_specials,
     readable_bytes,
+    special_splitter,
 )
 from lmscope.tokenizers.spm_files import SPACE, write_spm_json
 
@@ -49,7 +50,7 @@ def byte_token(value: int) -> str:
     return f"<0x{value:02X}>"
 
 
-class SentencePieceBPE(Tokenizer):
+class SentencePieceBPE(TableTokenizer):
     """Character-level BPE with SentencePiece's spelling of spaces.
 
     vocab maps token text ("▁the", "<0x0A>") to ids, merges lists the (left, right) pairs
@@ -103,7 +104,7 @@ class SentencePieceBPE(Tokenizer):
         self._bytes_of = (
             {b: self._vocab.get(byte_token(b)) for b in range(256)} if byte_fallback else {}
         )
-        self._special_splitter = _special_splitter(self._special_tokens)
+        self._special_splitter = special_splitter(self._special_tokens)
         # Cutting a text into words changes nothing when no token joins a character to a
         # following "▁" (SentencePiece vocabularies have none) and "▁" is a token (so unknown
         # characters on both sides of it are never fused into one): then each word is merged
@@ -139,9 +140,6 @@ class SentencePieceBPE(Tokenizer):
                 ids.extend(self._encode_chunk(chunk))
         return ids
 
-    def decode_bytes(self, ids: Sequence[int]) -> bytes:
-        return b"".join(self.token_bytes(i) for i in check_ids(ids, self.vocab_size))
-
     def decode(self, ids: Sequence[int]) -> str:
         """Token ids -> text, without the space the prefix "▁" put in front (as Hugging
         Face's decoder strips it)."""
@@ -151,15 +149,6 @@ class SentencePieceBPE(Tokenizer):
                 break
             text = text[1:]
         return text
-
-    def token_bytes(self, token_id: int) -> bytes:
-        try:
-            return self._id_to_bytes[token_id]
-        except (KeyError, TypeError):
-            raise TokenizerError(
-                f"token id {token_id!r} is not in the {self.name} vocabulary "
-                f"(ids run 0..{self.vocab_size - 1})"
-            ) from None
 
     def pretokenize(self, text: str, *, allow_special: bool = True) -> list[str]:
         """The pieces BPE works on separately, in SentencePiece spelling ("▁Data")."""
@@ -194,7 +183,8 @@ class SentencePieceBPE(Tokenizer):
         """(special text, its id) for special tokens, (chunk in SentencePiece spelling, None)
         for the text between them, cut into words where that is safe."""
         check_text(text)
-        for segment, start, special_id in self._segments(text, allow_special):
+        splitter = self._special_splitter if allow_special else None
+        for segment, start, special_id in cut_specials(text, splitter, self._special_tokens):
             if special_id is not None:
                 yield segment, special_id
                 continue
@@ -203,21 +193,6 @@ class SentencePieceBPE(Tokenizer):
                 spelled = SPACE + spelled
             for word in self._words(spelled):
                 yield word, None
-
-    def _segments(self, text: str, allow_special: bool) -> Iterator[tuple[str, int, int | None]]:
-        """(text, where it starts, special id or None), cut around special tokens."""
-        if not allow_special or self._special_splitter is None:
-            if text:
-                yield text, 0, None
-            return
-        start = 0
-        # A capturing split alternates plain text (even indexes) and special tokens (odd).
-        for index, segment in enumerate(self._special_splitter.split(text)):
-            if index % 2:
-                yield segment, start, self._special_tokens[segment]
-            elif segment:
-                yield segment, start, None
-            start += len(segment)
 
     def _prefixed(self, spelled: str, start: int) -> bool:
         if self.prefix == "never" or (self.prefix == "first" and start != 0):
@@ -335,13 +310,6 @@ def _id_table(
     if not table:
         raise TokenizerError("the BPE vocabulary is empty")
     return table
-
-
-def _special_splitter(specials: Mapping[str, int]) -> re.Pattern[str] | None:
-    if not specials:
-        return None
-    names = sorted(specials, key=len, reverse=True)  # longest first: "<s>" cannot cut "<s>x"
-    return re.compile("(" + "|".join(re.escape(name) for name in names) + ")")
 
 
 def merges_from_scores(

@@ -4,11 +4,10 @@ Hugging Face's `tokenizers` and ``spm_json`` read back to the same tokens."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lmscope.tokenizers.hf_files import TOKENIZER_CONFIG, TOKENIZER_JSON, bos_template, read_config
+from lmscope.tokenizers.hf_files import TOKENIZER_JSON, tokenizer_json, write_tokenizer_files
 
 if TYPE_CHECKING:  # only for the annotation: the tokenizer imports this module to save
     from lmscope.tokenizers.spm_bpe import SentencePieceBPE
@@ -45,49 +44,22 @@ def write_spm_json(bpe: SentencePieceBPE, directory: Path) -> None:
     ]
     if bpe.decode_strip:
         decoders.append({"type": "Strip", "content": " ", "start": bpe.decode_strip, "stop": 0})
-    data = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": [
-            {
-                "id": token_id,
-                "content": text,
-                "single_word": False,
-                "lstrip": False,
-                "rstrip": False,
-                "normalized": False,
-                "special": True,
-            }
-            for text, token_id in sorted(bpe.special_tokens.items(), key=lambda item: item[1])
-        ],
-        "normalizer": normalizer,
-        "pre_tokenizer": pre_tokenizer,
-        "post_processor": (
-            bos_template(text_of[bpe.bos_id], bpe.bos_id)
-            if bpe.add_bos and bpe.bos_id is not None
-            else None
-        ),
-        "decoder": {"type": "Sequence", "decoders": decoders},
-        "model": {
-            "type": "BPE",
-            "dropout": None,
-            "unk_token": None if bpe.unk_id is None else text_of[bpe.unk_id],
-            "continuing_subword_prefix": None,
-            "end_of_word_suffix": None,
+    data = tokenizer_json(
+        bpe,
+        text_of,
+        normalizer=normalizer,
+        pre_tokenizer=pre_tokenizer,
+        decoder={"type": "Sequence", "decoders": decoders},
+        model={
             "fuse_unk": bpe.fuse_unk,
             "byte_fallback": bpe.byte_fallback,
             "ignore_merges": False,
             "vocab": dict(sorted(bpe.vocab.items(), key=lambda item: item[1])),
             "merges": [[left, right] for left, right in bpe.merges],
         },
-    }
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / TOKENIZER_JSON
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    config_path = directory / TOKENIZER_CONFIG
-    config = read_config(config_path)
+    )
     named = {"bos_token": bpe.bos_id, "eos_token": bpe.eos_id, "unk_token": bpe.unk_id}
-    config.update({key: text_of[i] for key, i in named.items() if i is not None})
-    config["add_bos_token"] = bpe.add_bos
-    config_path.write_text(json.dumps(config, ensure_ascii=False, indent=1), "utf-8")
+    config = {key: text_of[i] for key, i in named.items() if i is not None}
+    write_tokenizer_files(
+        directory / TOKENIZER_JSON, data, {**config, "add_bos_token": bpe.add_bos}
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from lmscope.errors import TokenizerError
+from lmscope.tokenizers.bpe_files import split_merge
 from lmscope.tokenizers.json_files import steps_of
 from lmscope.tokenizers.spm_bpe import SentencePieceBPE
 from lmscope.tokenizers.spm_files import SPACE
@@ -48,7 +49,7 @@ def read_spm_json(
     if model.get("ignore_merges"):
         raise TokenizerError("a SentencePiece-style BPE with ignore_merges is not supported")
     vocab = _vocab(model.get("vocab"))
-    merges = [_merge(item, rank) for rank, item in enumerate(_merges_list(model))]
+    merges = [split_merge(item, f"merge {rank}") for rank, item in enumerate(_merges_list(model))]
     spaces = _spaces(data.get("normalizer"), data.get("pre_tokenizer"))
     ids = {**vocab, **added}
     bos, eos, add_bos = bos_eos(ids)
@@ -82,20 +83,6 @@ def _merges_list(model: dict) -> list:
     if not isinstance(merges, list):
         raise TokenizerError("the BPE model has no merges list")
     return merges
-
-
-def _merge(item: object, rank: int) -> tuple[str, str]:
-    halves = item.split(" ") if isinstance(item, str) else item
-    if not (
-        isinstance(halves, list | tuple)
-        and len(halves) == 2
-        and all(isinstance(half, str) and half for half in halves)
-    ):
-        raise TokenizerError(
-            f"merge {rank}: expected two tokens separated by one space, got {item!r}; "
-            "the merges are corrupt"
-        )
-    return halves[0], halves[1]
 
 
 def _spaces(normalizer: object, pre_tokenizer: object) -> dict:
