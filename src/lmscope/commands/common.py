@@ -65,6 +65,14 @@ def abbreviate(token: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(1, limit - 2)] + "…" + text[-1]
 
 
+def visible(text: str) -> str:
+    """Text with its invisible characters drawn as the page draws them (``visible`` in
+    static/js/draw.js): a space as "·", a newline as "↵", a tab as "→", other control
+    characters as their Unicode pictures."""
+    out = text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\x7f", "␡")
+    return "".join(chr(0x2400 + ord(c)) if ord(c) < 0x20 else c for c in out)
+
+
 def columns_that_fit(width: int, label: int, cell: int, count: int) -> int:
     """How many columns ``cell`` characters wide, one space apart, fit beside a label
     column ``label`` wide in ``width`` (at least one, at most ``count``)."""

@@ -12,7 +12,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from lmscope.commands.common import abbreviate, columns_that_fit, say
+from lmscope.commands.common import abbreviate, columns_that_fit, say, visible
 from lmscope.explain import modern
 from lmscope.explain import step_data as sd
 from lmscope.explain.block import LayerNormView
@@ -183,7 +183,7 @@ def _render_tokens(d: sd.TokenEmbeddingStep):
     merges.add_column("token")
     merges.add_column("BPE merges (left + right → rank)")
     for m in d.merges[:24]:
-        steps = " · ".join(f"{x.left}+{x.right}#{x.rank}" for x in m.merges[-6:])
+        steps = " · ".join(f"{visible(x.left)}+{visible(x.right)}#{x.rank}" for x in m.merges[-6:])
         more = "… " if len(m.merges) > 6 else ""
         alone = "(single byte)" if len(m.token.encode("utf-8")) == 1 else "(no merges)"
         merges.add_row(_short(m.token), more + (steps or say(alone)))
