@@ -178,6 +178,13 @@ def test_bad_input_gets_a_message_and_the_page_recovers(page):
     prompt.fill("")
     error.wait_for(state="visible")
     assert "empty" in error.inner_text()
+    # nothing of the last prompt stays behind to be read as this one's (it did: the position
+    # bar still said 'Position 4 / 4 "·to" · top ...' and Generate stayed live)
+    for testid in ("position-readout", "sampling-sub"):
+        assert page.get_by_test_id(testid).inner_text() == ""
+    assert page.get_by_test_id("position-slider").is_disabled()
+    assert page.get_by_test_id("generate").is_disabled()
+    assert page.get_by_test_id("generate-n").is_disabled()
     prompt.fill("word " * 200)
     page.wait_for_function(
         "() => document.querySelector('[data-testid=error]').innerText.includes('context')"
@@ -191,6 +198,8 @@ def test_bad_input_gets_a_message_and_the_page_recovers(page):
     wait_for_trace(page, before)
     assert error.is_hidden()
     assert len(chip_ids(page)) == 3
+    assert page.get_by_test_id("generate").is_enabled()
+    assert page.get_by_test_id("position-slider").is_enabled()
 
 
 def test_pipeline_parts_open_their_steps(page):

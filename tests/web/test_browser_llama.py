@@ -179,6 +179,16 @@ def test_the_chat_toggle_shows_the_template_and_generation_ends_the_answer(page)
     answer = "".join(pieces[last_turn:])
     assert pieces[-1] == "<|im_end|>" and "Paris" in answer  # it stopped at its turn's end
     assert page.locator("[data-testid=token-chip].gen").count() < 40
+    # chat stays on and the box keeps the question: the box once took the whole template and
+    # the toggle went off, so ticking it again wrapped the template in a second one
+    assert toggle.is_checked()
+    assert page.get_by_test_id("prompt-input").input_value() == "What is the capital of France?"
+    for on in (False, True):
+        before = traces(page)
+        toggle.set_checked(on)
+        wait_for_trace(page, before)
+    pieces = page.locator("[data-testid=token-chip] .piece").all_inner_texts()
+    assert pieces.count("<|im_start|>") == 3 and pieces.count("<|im_end|>") == 2
 
 
 def test_look_inside_views_and_generated_tokens_work_on_smollm2(page):

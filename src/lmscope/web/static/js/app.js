@@ -6,7 +6,7 @@ import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js"
 import { setSteps, stepInfo, stepKeys } from "./catalogue.js";
 import { compact, el, fmt, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
-import { chatOn, chatToggle, labelChatToggle, setChat } from "./chat.js";
+import { chatOn, chatToggle, labelChatToggle } from "./chat.js";
 import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
 import { useFamilyWords } from "./i18n_modern.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
@@ -74,8 +74,18 @@ function clearView() {
   state.trace = null;
   state.ids = [];
   state.views = new Map();
-  for (const id of ["tokens", "pipeline", "step", "bars", "pool", "pool-note", "count"]) $(id)?.replaceChildren();
+  const parts = ["tokens", "pipeline", "step", "bars", "pool", "pool-note", "count", "sampling-sub"];
+  for (const id of [...parts, "scrub-label", "scrub-readout", "scrub-note"]) $(id)?.replaceChildren();
   document.body.dataset.empty = "1";
+  enableTraceControls(false); // nothing of the last prompt is left to read or generate from
+}
+
+// The controls that act on a trace: the position slider and the Generate buttons.
+function enableTraceControls(on) {
+  for (const id of ["generate", "generate-n", "position-slider"]) {
+    const control = $(id);
+    if (control) control.disabled = !on;
+  }
 }
 
 // --- tracing ------------------------------------------------------------------------------
@@ -102,6 +112,7 @@ async function retrace(body, { keepPosition = false, fromPrompt = false, generat
   if (seq !== traceSeq) return;
   document.body.classList.remove("tracing");
   delete document.body.dataset.empty;
+  enableTraceControls(true);
   clearError();
   const previous = state.position;
   state.trace = data;
@@ -117,9 +128,9 @@ async function retrace(body, { keepPosition = false, fromPrompt = false, generat
   performance.mark("trace-end");
   performance.measure("trace", "trace-start", "trace-end");
   setStatus({ ms: Math.round(performance.now() - started) });
-  // generated tokens join the prompt box, so editing the text keeps them
-  if (body.ids && generated && data.text !== null) $("prompt").value = data.text;
-  if (body.ids && generated) setChat(false); // the box holds the whole chat now, template and all
+  // generated tokens join the prompt box, so editing the text keeps them; in chat mode the box
+  // stays the user's turn (the template is the server's to add), so editing it asks anew
+  if (body.ids && generated && data.text !== null && !chatOn()) $("prompt").value = data.text;
   $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
 }
 
@@ -324,7 +335,7 @@ function buildSamplingPanel() {
   const nIn = el("input", { type: "number", min: 1, max: 256, step: 1, value: 10, "data-testid": "generate-count", id: "generate-count" });
   panel.replaceChildren(
     el("h2", { id: "sampling-title" }),
-    el("div", { class: "sub", id: "sampling-sub" }),
+    el("div", { class: "sub", id: "sampling-sub", "data-testid": "sampling-sub" }),
     el(
       "div",
       { class: "controls" },

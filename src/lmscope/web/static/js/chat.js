@@ -1,7 +1,8 @@
 // The chat toggle: when the served model has a chat template (an instruction-tuned model such
 // as SmolLM2), the prompt can be sent as one user turn of a conversation. The server wraps the
 // text (POST /api/trace with chat: true), so the token chips show the special tokens the model
-// really reads; Generate then stops at the end of its answer. Plain completion stays the default.
+// really reads; Generate then stops at the end of its answer, and the box keeps the user's turn
+// (editing it asks anew). Plain completion stays the default.
 
 import { el } from "./draw.js";
 import { t } from "./i18n.js";
@@ -28,8 +29,4 @@ export function labelChatToggle() {
 
 export function chatOn() {
   return Boolean(input?.checked);
-}
-
-export function setChat(on) {
-  if (input) input.checked = on;
 }
