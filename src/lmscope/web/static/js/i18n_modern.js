@@ -149,6 +149,13 @@ const FAMILY_WORDS = {
       finalLnTitle: "final RMSNorm at position {p}",
       lnWhich: "Which RMSNorm",
       attnOut: "attention output = Σ_h z_h·W_O[h] (no bias)",
+      qkvWeights: "W_Q, W_K, W_V",
+      view_lens_explain:
+        "What would the model predict if it stopped early? The logit lens reads the residual " +
+        "stream after the embedding and after every block through the model's own final " +
+        "RMSNorm and unembedding. Each cell shows the top next-token prediction at that depth; " +
+        "its colour is that token's probability. The last row is the model's real output. Hover a " +
+        "cell for the top tokens and for where the final prediction ranks at that depth.",
     },
     {
       lnShort: "RMS",
@@ -161,6 +168,12 @@ const FAMILY_WORDS = {
       finalLnTitle: "位置 {p} 的最终 RMSNorm",
       lnWhich: "选择 RMSNorm",
       attnOut: "注意力输出 = Σ_h z_h·W_O[h]（没有偏置）",
+      qkvWeights: "W_Q、W_K、W_V",
+      view_lens_explain:
+        "如果模型提前停下，它会预测什么？Logit 透镜把嵌入之后、以及每个 block 之后的残差流，送进" +
+        "模型自己的最终 RMSNorm 和反嵌入矩阵读出。每个格子显示这一深度对下一个 token 的首选预测，" +
+        "颜色表示它的概率。最后一行就是模型真实的输出。鼠标悬停在格子上，可以看到前几名候选，以及" +
+        "模型的最终预测在这一深度排第几。",
     },
   ],
 };

@@ -403,7 +403,7 @@ const RENDER = {
     const groups = { groups: dh, indexLabel: (i) => `head ${Math.floor(i / dh)}, [${i % dh}]` };
     const labels = windowLabels(ctx, a);
     return [
-      section("", vec(`${t("lnOutput")} (ln1) → W_QKV`, layer.ln1.output)),
+      section("", vec(`${t("lnOutput")} (ln1) → ${t("qkvWeights")}`, layer.ln1.output)),
       section(
         t("qkvAll", { n_head: state.model.n_head, d_head: dh }),
         strip(layer.q.flat(), { label: `${t("qVec")} (${t("head")} ${h}: [${h * dh}, ${(h + 1) * dh}))`, ...groups }),
