@@ -158,3 +158,14 @@ def test_merges_show_spaces_as_the_page_does(capsys, tiny_hf_dir):
     merges = out[out.index("BPE merges") :]
     assert "·+e#" in merges  # Ġ + e, the first merge of ' em'
     assert " +e#" not in merges
+
+
+def test_visible_names_what_draws_nothing():
+    """As the page's ``visible``: a variation selector or a no-break space alone drew a blank."""
+    from lmscope.commands.common import visible
+
+    assert visible("a b\n\tc\x00") == "a·b↵→c␀"
+    assert visible("\ufe0f") == "<U+FE0F>"
+    assert visible("\xa0x") == "⍽x"
+    assert visible("\u200b\u3000\u2028") == "<U+200B><U+3000><U+2028>"
+    assert visible("数据 ❤") == "数据·❤"

@@ -310,3 +310,16 @@ def test_browser_pool_equals_candidate_pool(page):
             sent = len(view["ids"])
             assert len(pool) > sent or (case["top_k"] > sent and case["top_p"] < 1), case
     assert checked_exact > len(cases) // 2
+
+
+def test_characters_that_draw_nothing_are_named(page):
+    """A token of U+FE0F (the emoji variation selector after "❤") was a blank chip, and a
+    no-break space a blank lens cell."""
+    shown = page.evaluate(
+        """async () => {
+            const d = await import('/static/js/draw.js');
+            const texts = ["\\ufe0f", "\\xa0x", "\\u200b\\u3000\\u2028", "a b\\n", "数据 ❤"];
+            return texts.map((text) => d.visible(text));
+        }"""
+    )
+    assert shown == ["<U+FE0F>", "⍽x", "<U+200B><U+3000><U+2028>", "a·b↵", "数据·❤"]

@@ -7,6 +7,7 @@ import argparse
 import os
 import shutil
 import sys
+import unicodedata
 from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
@@ -70,7 +71,17 @@ def visible(text: str) -> str:
     static/js/draw.js): a space as "·", a newline as "↵", a tab as "→", other control
     characters as their Unicode pictures."""
     out = text.replace(" ", "·").replace("\n", "↵").replace("\t", "→").replace("\x7f", "␡")
-    return "".join(chr(0x2400 + ord(c)) if ord(c) < 0x20 else c for c in out)
+    return "".join(_visible_char(c) for c in out.replace("\xa0", "⍽"))
+
+
+def _visible_char(c: str) -> str:
+    if ord(c) < 0x20:
+        return chr(0x2400 + ord(c))
+    # other spaces, zero-width and format characters, emoji variation selectors: they draw
+    # nothing, so they are named
+    unseen = unicodedata.category(c) in ("Zs", "Zl", "Zp", "Cf")
+    selector = 0xFE00 <= ord(c) <= 0xFE0F or 0xE0100 <= ord(c) <= 0xE01EF
+    return f"<U+{ord(c):04X}>" if unseen or selector else c
 
 
 def columns_that_fit(width: int, label: int, cell: int, count: int) -> int:

@@ -68,8 +68,14 @@ export function visible(text) {
     .replace(/\n/g, "↵")
     .replace(/\t/g, "→")
     .replace(/[\x00-\x1f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
-    .replace(/\x7f/g, "␡");
+    .replace(/\x7f/g, "␡")
+    .replace(/\u00a0/g, "⍽")
+    .replace(UNSEEN, (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
 }
+
+// Characters that draw nothing or only a gap (other spaces, zero-width and format characters,
+// emoji variation selectors): a token made of one would be a blank chip, so they are named.
+const UNSEEN = /[\p{Zs}\p{Zl}\p{Zp}\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
 
 export function compact(n) {
   if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
