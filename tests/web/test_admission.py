@@ -169,6 +169,23 @@ def test_the_queue_refuses_at_once_what_could_not_be_answered_in_time():
         release.set()
 
 
+def test_a_job_too_long_for_the_limit_is_told_so_and_when_the_queue_is_free():
+    """A 4,000-token prompt behind a moment of other work was told "about 0 s of model work is
+    queued ahead of this request ... try again in 782 s": its own length, not a queue, kept it
+    out, and it is taken as soon as the queue is idle."""
+    queue, release = _queue(10.0), threading.Event()
+    try:
+        _hold(queue, release, 3e9)  # 3 s of work ahead
+        with pytest.raises(Busy) as refused:
+            queue.submit(None, 8e9, lambda: None)  # 1.5 x 8 s > 10 s: only an idle queue takes it
+        said = str(refused.value)
+        assert said.startswith("the server is busy: this request alone needs about 8 s of model")
+        assert "about 3 s of model work is ahead of it" in said and said.endswith("in 3 s")
+        assert refused.value.retry_after == 3  # when the queue should be empty
+    finally:
+        release.set()
+
+
 def test_an_idle_queue_takes_a_job_longer_than_the_limit():
     queue = _queue(1.0)
     job = queue.submit(None, 5e9, lambda: "done")

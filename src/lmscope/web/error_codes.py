@@ -28,6 +28,12 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("no_known_chars", r"^no character of the prompt is in the model's vocabulary"),
         ("no_tokenizer", r"has no tokenizer"),
         ("out_of_range", r"^(?P<what>\w+) (?P<value>-?\d+) does not exist; .* 0\.\.(?P<last>\d+)$"),
+        (
+            "busy",
+            r"^the server is busy: this request alone needs about (?P<need>\d+) s .*"
+            r"try again in (?P<retry>\d+) s$",
+        ),
+        ("busy", r"^the server is busy.*; try again in (?P<retry>\d+) s$"),
         ("busy", r"^the server is busy"),
         ("body_too_large", r"^request body too large: the limit is (?P<kib>\d+) KiB"),
         ("bad_json", r"^the request body is not valid JSON"),

@@ -167,6 +167,16 @@ class WorkQueue:
     def _busy(self, wait: float, units: float, spent: float = 0.0, kind: str = "forward") -> Busy:
         """The refusal: the work queued ahead, what the request already waited (read, checked,
         before its job was queued), and when a new request should be in time."""
+        alone = self._rate(kind).seconds(units)
+        if self.MARGIN * alone > self.limit_s:  # never in time behind other work: only when idle
+            retry = max(1, math.ceil(round(wait, 3)))
+            return Busy(
+                f"the server is busy: this request alone needs about {alone:.0f} s of "
+                f"{self.name} work, too long to answer within {self.limit_s:g} s behind other "
+                f"work, so it runs only when nothing else is queued; about {wait:.0f} s of "
+                f"{self.name} work is ahead of it: try again in {retry} s",
+                retry_after=retry,
+            )
         retry = max(1, math.ceil(round(wait - self._latest_start(units, kind), 3)))
         waited = f", which had already waited {spent:.0f} s" if spent >= 0.5 else ""
         return Busy(

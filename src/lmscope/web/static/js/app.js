@@ -90,7 +90,10 @@ function enableTraceControls(on) {
 
 // --- tracing ------------------------------------------------------------------------------
 
-async function retrace(body, { keepPosition = false, fromPrompt = false, generated = false } = {}) {
+const TRACE_RETRIES = 3; // a trace the server refused for now is asked again this often
+
+async function retrace(body, options = {}) {
+  const { keepPosition = false, fromPrompt = false, generated = false, attempt = 0 } = options;
   const seq = ++traceSeq;
   if (traceAbort) traceAbort.abort();
   traceAbort = new AbortController();
@@ -106,6 +109,13 @@ async function retrace(body, { keepPosition = false, fromPrompt = false, generat
     document.body.classList.remove("tracing");
     setStatus(null);
     clearView();
+    const retry = err.code === "busy" ? Number(err.params?.retry) : NaN;
+    if (retry > 0 && attempt < TRACE_RETRIES) {
+      // the server said when it will have room: ask again then, unless the prompt changed
+      showError(`${err.message} ${t("retry_by_itself")}`);
+      setTimeout(() => seq === traceSeq && retrace(body, { ...options, attempt: attempt + 1 }), retry * 1000);
+      return;
+    }
     showError(err.message);
     return;
   }

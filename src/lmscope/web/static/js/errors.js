@@ -15,6 +15,10 @@ const en = {
   err_no_tokenizer: "This model has no tokenizer: type token ids separated by spaces.",
   err_out_of_range: "{what} {value} does not exist; this model has {what} 0 to {last}.",
   err_busy: "The server is busy; try again in a moment.",
+  err_busy_retry: "The server is busy; try again in {retry} s.",
+  err_busy_alone:
+    "This prompt alone needs about {need} s of model work, so the server runs it only when nothing else is queued; try again in {retry} s.",
+  retry_by_itself: "The page tries again by itself.",
   err_body_too_large: "The request is too large (the limit is {kib} KiB).",
   err_unreachable: "Cannot reach the lmscope server: is `lmscope serve` still running?",
   err_internal: "The server failed unexpectedly; please report it.",
@@ -38,6 +42,9 @@ const zh = {
   err_no_tokenizer: "这个模型没有分词器：请输入用空格分隔的 token id。",
   err_out_of_range: "{what} {value} 不存在；这个模型的{what}编号是 0 到 {last}。",
   err_busy: "服务器正忙，请稍后再试。",
+  err_busy_retry: "服务器正忙，请 {retry} 秒后再试。",
+  err_busy_alone: "这个提示词单独就需要约 {need} 秒的模型计算，服务器只在没有别的任务排队时运行它；请 {retry} 秒后再试。",
+  retry_by_itself: "页面会自动重试。",
   err_body_too_large: "请求太大（上限是 {kib} KiB）。",
   err_unreachable: "连接不到 lmscope 服务器：`lmscope serve` 还在运行吗？",
   err_internal: "服务器意外出错，请报告这个问题。",
@@ -68,7 +75,10 @@ export function errorText(code, params = {}, message = "") {
     const vars = {};
     for (const [k, v] of Object.entries(params ?? {})) vars[k] = number(String(v));
     if (vars.what) vars.what = t(`what_${vars.what}`);
-    return t(`err_${code}`, vars);
+    // a refusal that says when to come back (and, for a prompt too long to wait behind
+    // others, how long it takes alone) is said with those numbers
+    const busy = code === "busy" && vars.retry ? (vars.need ? "busy_alone" : "busy_retry") : null;
+    return t(`err_${busy ?? code}`, vars);
   }
   if (lang() === "en" && message) return message;
   return t("err_generic", { code: code ?? "error" });

@@ -1,0 +1,57 @@
+"""The page when the server refuses a trace for now (503): the refusal is said with its numbers,
+and the page asks again by itself after the seconds the server gave."""
+
+from __future__ import annotations
+
+import pytest
+from webtools import api, chip_ids, traces, wait_for_trace
+
+from lmscope.web.error_codes import error_body
+
+pytestmark = pytest.mark.browser
+
+# what WorkQueue says to a prompt too long to wait behind other work (test_admission.py)
+ALONE = (
+    "the server is busy: this request alone needs about 70 s of model work, too long to answer "
+    "within 60 s behind other work, so it runs only when nothing else is queued; about 1 s of "
+    "model work is ahead of it: try again in 1 s"
+)
+
+
+@pytest.fixture(scope="module")
+def page_options() -> dict:
+    return {"path": "/", "allowed": ("503",)}
+
+
+def test_the_refusals_numbers_become_params_the_page_can_say():
+    assert error_body(ALONE, 503)["params"] == {"need": "70", "retry": "1"}
+    queued = "the server is busy: about 8 s of model work is queued ahead of this request, and"
+    queued += " no request waits more than 10 s; try again in 7 s"
+    assert error_body(queued, 503)["params"] == {"retry": "7"}
+    crowded = "the server is busy (300 requests in progress); try again in a moment"
+    assert error_body(crowded, 503)["params"] == {}
+
+
+def test_a_prompt_the_server_cannot_take_yet_is_asked_again_when_it_says(page):
+    """A long prompt refused with 503 stayed refused ("The server is busy; try again in a
+    moment"), with no hint of why or when, until the learner typed again."""
+    refused = []
+
+    def once(route):
+        if refused:
+            return route.continue_()
+        refused.append(route.request.post_data)
+        route.fulfill(status=503, json=error_body(ALONE, 503), headers={"Retry-After": "1"})
+
+    page.route("**/api/trace", once)
+    before = traces(page)
+    page.get_by_test_id("prompt-input").fill("Asked again")
+    error = page.get_by_test_id("error")
+    error.wait_for(state="visible")
+    said = error.inner_text()
+    assert "alone needs about 70 s" in said and "try again in 1 s" in said
+    assert "tries again by itself" in said
+    wait_for_trace(page, before)  # the second ask, a second later
+    assert error.is_hidden() and len(refused) == 1
+    expected = api(page, "/api/trace", {"text": "Asked again"})["tokens"]
+    assert chip_ids(page) == [t["id"] for t in expected]
