@@ -448,7 +448,7 @@ def test_long_prompts_trace_layers_on_demand(tiny_model):
 
 
 def test_a_long_prompts_layer_runs_that_block_alone_on_the_kept_base(tiny_model, monkeypatch):
-    store = TraceStore(tiny_model, max_bytes=1 << 22)  # room for a layer, not a full trace
+    store = TraceStore(tiny_model, max_bytes=1 << 23)  # room for a layer, not a full trace
     ids = tuple(range(500, 600))
     assert full_trace_bytes(tiny_model.config, len(ids)) > store.full_limit
     whole = store.trace_units(ids, 1)  # nothing kept yet: the base pass, then the block
@@ -460,6 +460,21 @@ def test_a_long_prompts_layer_runs_that_block_alone_on_the_kept_base(tiny_model,
     layer = store.layer(ids, 1)
     assert passes == []  # no forward pass over the prompt: block 1 ran on the kept input
     assert "blocks.1.attn.hook_pattern" in layer and store.trace_units(ids, 1) == 0.0
+
+
+def test_a_long_prompts_layer_views_do_not_push_out_the_base_they_run_on(tiny_model, monkeypatch):
+    """A 3,000-token prompt on SmolLM2: each step view took 36-42 s, a whole pass. A block's
+    trace (its attention scores over every pair of positions) filled the cache and pushed out
+    the base trace, so the next view traced the prompt again."""
+    ids = tuple(range(500, 600))
+    store = TraceStore(tiny_model, max_bytes=1_500_000)  # the base and one block, not both
+    base, _ = store.base(ids)
+    passes = []
+    monkeypatch.setitem(vars(tiny_model), "trace", lambda *a, **k: passes.append(a))
+    for layer in (1, 0, 1):
+        assert "blocks.1.attn.hook_pattern" in store.layer(ids, 1)
+        assert f"blocks.{layer}.mlp.hook_post" in store.layer(ids, layer)
+    assert passes == [] and store.base(ids) == (base, True)  # the base stayed; no pass again
 
 
 def small_model(tokenizer, vocab_size: int):

@@ -9,6 +9,7 @@ new value cost one computation.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -17,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 _MISSING = object()
+NOT_KEPT = math.inf  # the size a compute gives a value it wants answered but not kept
 
 
 class CacheStats(BaseModel):

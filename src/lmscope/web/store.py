@@ -24,7 +24,7 @@ from typing import Any
 from lmscope.engine.trace import Trace
 from lmscope.errors import LmscopeError
 from lmscope.web import generation
-from lmscope.web.cache import CacheStats, LRUCache
+from lmscope.web.cache import NOT_KEPT, CacheStats, LRUCache
 from lmscope.web.limits import Gate, arrival
 from lmscope.web.work import Costs, WorkQueue
 
@@ -174,7 +174,10 @@ class TraceStore:
 
         def compute():
             trace = self.model.trace_layer(self.base(ids)[0], layer)
-            return trace, trace.nbytes() + pending_bytes(trace)
+            size = trace.nbytes() + pending_bytes(trace)
+            # one block runs again in 1/n_layer of a pass; a big one is not kept, so it cannot
+            # push out the base it runs on (a whole pass) or other prompts' traces
+            return trace, size if size <= self.full_limit else NOT_KEPT
 
         return ("layer", ids, layer), compute
 
