@@ -70,7 +70,7 @@ def test_gpt2_small_full_shape_matches(make_hf_gpt2):
 
 def test_kv_cache_gives_same_logits(tiny_model):
     gpt = tiny_model.gpt
-    ids = torch.randint(0, 50257, (1, 40))
+    ids = torch.randint(0, 50257, (1, 40), generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
         full = gpt(ids)[0]
         cache = gpt.new_cache()
@@ -83,8 +83,10 @@ def test_kv_cache_gives_same_logits(tiny_model):
             gpt(ids[:, 30:], cache=probed_cache, hook=lambda n, t: t)[0],
         ]
     assert cache.length == 40
-    assert (torch.cat(parts, dim=1) - full).abs().max() < 1e-5
-    assert (torch.cat(probed, dim=1) - full).abs().max() < 1e-5
+    # float32 sums in another order: a few units in the last place of logits up to ~10
+    tol = 1e-6 * full.abs().max()
+    assert (torch.cat(parts, dim=1) - full).abs().max() < 10 * tol
+    assert (torch.cat(probed, dim=1) - full).abs().max() < 10 * tol
 
 
 def test_last_only_equals_last_row(tiny_model):

@@ -304,7 +304,10 @@ def rope_inv_freq(config: LlamaConfig) -> torch.Tensor:
     pairs alone, and blends smoothly in between.
     """
     d = config.d_head
-    inv_freq = 1.0 / config.rope_theta ** (torch.arange(0, d, 2, dtype=torch.float32) / d)
+    # on the CPU even while a model is shaped on the meta device: a few numbers, and arange
+    # there pulls in torch's compiler (3 s)
+    pairs = torch.arange(0, d, 2, dtype=torch.float32, device="cpu")
+    inv_freq = 1.0 / config.rope_theta ** (pairs / d)
     s = config.rope_scaling
     if s is None:
         return inv_freq

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -60,18 +62,49 @@ def build_checked(
             f"{len(state)} tensors: the config and the weights do not match"
         )
     try:
-        with torch.device("meta"):  # shapes without memory
+        with torch.device("meta"), weights_left_unfilled():  # shapes without memory
             shaped = make()
     except (RuntimeError, NotImplementedError):  # an init that needs real numbers
         shaped = None
     if shaped is not None:
         check_fit(shaped.state_dict(), state, source)
     try:
-        model = make()
+        with weights_left_unfilled():  # load_checked fills every one of them
+            model = make()
     except (RuntimeError, MemoryError) as err:  # a size beyond this machine (RoPE tables...)
         first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
         raise CheckpointError(f"cannot build the model {source} describes: {first}") from None
     return load_checked(model, state, source, allow_nonfinite=allow_nonfinite)
+
+
+# nn.init's fills, which modules call as they are built (reset_parameters, _init_weights)
+_FILLS = (
+    "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
+    "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+    "sparse_",
+)  # fmt: skip
+_fills_lock = threading.Lock()
+
+
+@contextmanager
+def weights_left_unfilled() -> Iterator[None]:
+    """Build modules without drawing their weights: nn.init's fills do nothing inside. For a
+    network whose every weight is loaded next (SmolLM2's random init took 5 s, and 3 s more on
+    the meta device, where it pulls in torch's compiler). nn.init is shared by the process, so
+    builds take turns."""
+    with _fills_lock:
+        saved = {name: getattr(nn.init, name) for name in _FILLS}
+        try:
+            for name in saved:
+                setattr(nn.init, name, _left_as_is)
+            yield
+        finally:
+            for name, fill in saved.items():
+                setattr(nn.init, name, fill)
+
+
+def _left_as_is(tensor: torch.Tensor, *args, **kwargs) -> torch.Tensor:
+    return tensor
 
 
 def check_finite(state: dict[str, torch.Tensor], source: str) -> None:
