@@ -323,3 +323,19 @@ def test_characters_that_draw_nothing_are_named(page):
         }"""
     )
     assert shown == ["<U+FE0F>", "⍽x", "<U+200B><U+3000><U+2028>", "a·b↵", "数据·❤"]
+
+
+def test_the_temperature_step_compares_only_when_t_is_not_1(page):
+    """At T = 1 the table showed two equal columns, "T = 1" and "T = 1.00"."""
+    open_step(page, "temperature")
+    table = page.get_by_test_id("temperature-table")
+    assert table.locator("th").all_inner_texts()[1:] == ["T = 1"]
+    assert "Temperature slider" in page.get_by_test_id("temperature-hint").inner_text()
+    page.get_by_test_id("temperature").fill("0.5")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=temperature-table] th').length === 3"
+    )
+    assert table.locator("th").all_inner_texts()[1:] == ["T = 1", "T = 0.50"]
+    assert page.get_by_test_id("temperature-hint").count() == 0
+    open_step(page, "sampling")
+    assert "log scale" in page.get_by_test_id("step-panel").inner_text()

@@ -521,9 +521,9 @@ function setGenStatus(gen) {
     box.textContent = "";
     return;
   }
-  const pool = t("pool", { n: gen.pool.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") });
+  const pool = t("poolShort", { n: gen.pool.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") });
   const why = gen.reason ? ` ${t("stopped", { reason: gen.reason === "stopped" ? t("stop") : reasonText(gen.reason) })}` : "";
-  box.textContent = `+${gen.n}: “${visible(gen.text)}” (${pct(gen.prob)}, ${pool})${why}`;
+  box.textContent = `+${gen.n}: “${visible(gen.text)}” (${pct(gen.prob)}; ${pool})${why}`;
 }
 
 function serverSampling() {

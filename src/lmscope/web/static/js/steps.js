@@ -581,11 +581,17 @@ const RENDER = {
     }));
     const pool = ctx.currentPool();
     const T = ctx.samplingParams().temperature;
-    const rows = pool.rows.slice(0, 8).map((r) => [`“${visible(ctx.tokenText(r.id))}”`, pct(Math.exp(r.logit - view.lse)), pct(r.prob)]);
+    const one = T === 1; // a second column would repeat the first
+    const rows = pool.rows.slice(0, 8).map((r) => {
+      const cells = [`“${visible(ctx.tokenText(r.id))}”`, pct(Math.exp(r.logit - view.lse))];
+      return one ? cells : [...cells, pct(r.prob)];
+    });
+    const head = [t("token"), t("atT1"), ...(one ? [] : [t("atT", { t: T.toFixed(2) })])];
     return [
       lineChart(view.temperatures, series, { title: t("tempCurve"), marker: T, xLabel: "T", ymin: 0 }),
-      table([t("token"), t("atT1"), t("atT", { t: T.toFixed(2) })], rows, { "data-testid": "temperature-table" }),
-    ];
+      table(head, rows, { "data-testid": "temperature-table" }),
+      one ? el("p", { class: "hint", "data-testid": "temperature-hint", text: t("tempHint") }) : null,
+    ].filter(Boolean);
   },
 
   sampling(ctx) {
