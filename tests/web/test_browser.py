@@ -339,3 +339,17 @@ def test_the_temperature_step_compares_only_when_t_is_not_1(page):
     assert page.get_by_test_id("temperature-hint").count() == 0
     open_step(page, "sampling")
     assert "log scale" in page.get_by_test_id("step-panel").inner_text()
+
+
+def test_position_labels_cut_the_text_never_the_position(page):
+    """Heatmap rows read "1 ·visualizati" (cut with no sign) and, on a long prompt, "946
+    ·analysis" for position 2946 (its first digit cut off at the left)."""
+    shown = page.evaluate(
+        """async () => {
+            const d = await import('/static/js/draw.js');
+            return [d.positionLabel(1, "·visualization"), d.positionLabel(2946, "·analysis"),
+                    d.positionLabel(12345, "·unbelievable"), d.positionLabel(3, "·to")];
+        }"""
+    )
+    assert shown == ["1 ·visualizat…", "2946 ·analysis", "12345 ·unbeli…", "3 ·to"]
+    assert all(len(label) <= 14 for label in shown)

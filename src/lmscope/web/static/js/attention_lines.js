@@ -4,7 +4,7 @@
 // their mean. Hover a query to see where it looks, a key to see which queries read it; click a
 // query to select its position. Generated tokens are positions like any other.
 
-import { el, pct, svg, visible } from "./draw.js";
+import { el, pct, positionLabel, svg, visible } from "./draw.js";
 import { t } from "./i18n.js";
 import "./i18n_picture.js";
 
@@ -121,7 +121,7 @@ function drawLines(ctx, d, head, readout) {
       });
       g.append(
         svg("rect", { x: side === "key" ? 2 : L.xR + 2, y: y(i) - L.rowH / 2 + 1, width: L.label - 4, height: L.rowH - 2, rx: 4 }),
-        svg("text", { x, y: y(i) + 4, "text-anchor": side === "key" ? "end" : "start" }, `${d.start + i} ${tokenAt(i)}`.slice(0, 16)),
+        svg("text", { x, y: y(i) + 4, "text-anchor": side === "key" ? "end" : "start" }, positionLabel(d.start + i, tokenAt(i))),
       );
       g.addEventListener("mouseenter", () => focus(side, i));
       g.addEventListener("mouseleave", () => focus("query", query));

@@ -73,6 +73,15 @@ export function visible(text) {
     .replace(UNSEEN, (c) => `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
 }
 
+// "12 ·visualiz…": a position and its token's text in at most ``n`` characters, the text cut
+// with "…" and the position never cut (a label box holds about 14).
+export function positionLabel(position, text, n = 14) {
+  const head = `${position} `;
+  const chars = [...text];
+  const room = Math.max(2, n - head.length);
+  return head + (chars.length > room ? `${chars.slice(0, room - 1).join("")}…` : text);
+}
+
 // Characters that draw nothing or only a gap (other spaces, zero-width and format characters,
 // emoji variation selectors): a token made of one would be a blank chip, so they are named.
 const UNSEEN = /[\p{Zs}\p{Zl}\p{Zp}\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;

@@ -10,6 +10,7 @@ import {
   histogram,
   lineChart,
   pct,
+  positionLabel,
   showTip,
   hideTip,
   strip,
@@ -707,7 +708,7 @@ function curveOf({ x, y }) {
 // --- attention helpers ------------------------------------------------------------------
 
 function windowLabels(ctx, a) {
-  return Array.from({ length: a.size }, (_, i) => `${a.start + i} ${tokenLabel(ctx, a.start + i)}`.slice(0, 14));
+  return Array.from({ length: a.size }, (_, i) => positionLabel(a.start + i, tokenLabel(ctx, a.start + i)));
 }
 
 function describer(ctx, a) {
