@@ -205,44 +205,16 @@ def to_html(c: Comparison) -> str:
 
 
 def to_png(c: Comparison, path: str | Path, columns: int = 80, max_units: int = 1200):
-    """Three panels of coloured text (A, B, B − A) drawn with matplotlib."""
-    import matplotlib  # here: the web app imports this module, and draws no PNGs
+    """Three panels of coloured text (A, B, B − A) with their colour scales (matplotlib)."""
+    from lmscope.interpret.compare_png import draw
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    cells = []  # (x, y, character, unit index): lines wrap at newlines and at `columns`
-    x = y = 0
-    for i, piece in enumerate(c.pieces[:max_units]):
-        for ch in piece:
-            if x == columns:
-                x, y = 0, y + 1
-            cells.append((x, y, ch, i))
-            x += 1
-            if ch == "\n":
-                x, y = 0, y + 1
-    rows = max(1, y + 1)
     finite = [abs(x) for x in c.loss_a + c.loss_b if x is not None]
     top = max(finite, default=1.0)
     top_diff = max((abs(x) for x in c.diff if x is not None), default=1.0)
+    a, b = c.names
     panels = [
-        (c.loss_a, _loss_colour, top, f"A: {c.names[0]} (mean {c.mean_a:.3f})"),
-        (c.loss_b, _loss_colour, top, f"B: {c.names[1]} (mean {c.mean_b:.3f})"),
-        (c.diff, _diff_colour, top_diff, "B − A (red: B more surprised, blue: A more)"),
+        (c.loss_a, _loss_colour, (0.0, top), f"A: {a} (mean {c.mean_a:.3f})", "loss, nats"),
+        (c.loss_b, _loss_colour, (0.0, top), f"B: {b} (mean {c.mean_b:.3f})", "loss, nats"),
+        (c.diff, _diff_colour, (-top_diff, top_diff), "B − A", "blue: A more surprised, red: B"),
     ]
-    fig, axes = plt.subplots(3, 1, figsize=(columns * 0.11 + 0.5, 3 * (rows * 0.22 + 0.6)))
-    for ax, (values, colour, scale, title) in zip(axes, panels, strict=True):
-        ax.set_xlim(0, columns)
-        ax.set_ylim(rows, 0)
-        ax.axis("off")
-        ax.set_title(title, loc="left", fontsize=9)
-        for x, y, ch, owner in cells:
-            face = tuple(v / 255 for v in colour(values[owner], scale))
-            ax.add_patch(plt.Rectangle((x, y), 1, 1, facecolor=face, edgecolor="none"))
-            shown = "↵" if ch == "\n" else ch
-            ax.text(
-                x + 0.5, y + 0.55, shown, ha="center", va="center", fontsize=6, family="monospace"
-            )
-    fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    draw(path, c.pieces[:max_units], panels, columns)
