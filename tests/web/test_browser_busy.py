@@ -55,3 +55,19 @@ def test_a_prompt_the_server_cannot_take_yet_is_asked_again_when_it_says(page):
     assert error.is_hidden() and len(refused) == 1
     expected = api(page, "/api/trace", {"text": "Asked again"})["tokens"]
     assert chip_ids(page) == [t["id"] for t in expected]
+
+
+def test_a_slow_trace_counts_its_seconds(page):
+    """A 3,000-token prompt took a minute with nothing but "Running the model…" on screen."""
+    held = []
+    page.route("**/api/trace", lambda route: held.append(route))  # answered below
+    before = traces(page)
+    page.get_by_test_id("prompt-input").fill("A slow one")
+    page.wait_for_function(
+        "() => /Running the model… [2-9] s/.test(document.getElementById('timing').textContent)",
+        timeout=10_000,
+    )
+    held[0].continue_()
+    wait_for_trace(page, before)
+    assert "Running" not in page.locator("#timing").inner_text()
+    page.unroute("**/api/trace")

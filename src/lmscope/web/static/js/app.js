@@ -64,9 +64,20 @@ function clearError() {
   $("error").hidden = true;
 }
 
+let statusTimer = null;
+
 function setStatus(status) {
   state.status = status;
-  $("timing").textContent = !status ? "" : status.loading ? t("loading") : t("traced", { ms: status.ms });
+  clearInterval(statusTimer);
+  const say = () => {
+    if (!status) return "";
+    if (!status.loading) return t("traced", { ms: status.ms });
+    // a long prompt takes a while: count the seconds, so the page is seen to be working
+    const s = Math.floor((performance.now() - status.since) / 1000);
+    return s >= 2 ? t("loadingFor", { s }) : t("loading");
+  };
+  $("timing").textContent = say();
+  if (status?.loading) statusTimer = setInterval(() => ($("timing").textContent = say()), 1000);
 }
 
 // A failed trace leaves nothing of the previous prompt on screen: it would read as current.
@@ -97,7 +108,7 @@ async function retrace(body, options = {}) {
   const seq = ++traceSeq;
   if (traceAbort) traceAbort.abort();
   traceAbort = new AbortController();
-  setStatus({ loading: true });
+  setStatus({ loading: true, since: performance.now() });
   document.body.classList.add("tracing");
   const started = performance.now();
   performance.mark("trace-start");
