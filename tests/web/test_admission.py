@@ -186,6 +186,52 @@ def test_a_job_too_long_for_the_limit_is_told_so_and_when_the_queue_is_free():
         release.set()
 
 
+def _running(app, url) -> threading.Thread:
+    """A trace request that the worker has taken (it waits for the held model gate)."""
+    first = _run(_heavy, url, [{"ids": [40, 41, 42, 43]}])
+    deadline = time.monotonic() + 10
+    while app.state.store.work.stats()["running"] == 0:
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return first
+
+
+def test_a_queued_job_whose_every_asker_has_gone_is_dropped(held, tiny_model):
+    """A learner editing a long prompt left each earlier version's trace queued after the page
+    had abandoned it, and the server worked through them all (then refused the prompt the
+    learner was waiting for as busy)."""
+    url, app = held
+    work = app.state.store.work
+    with app.state.store.gate:  # the model busy: the traces below queue
+        first = _running(app, url)
+        for i in range(3):
+            with pytest.raises(httpx.ReadTimeout):
+                httpx.post(f"{url}/api/trace", json={"ids": [i + 1, i + 2]}, timeout=0.5)
+        deadline = time.monotonic() + 10
+        while work.stats()["queued"]:
+            assert time.monotonic() < deadline, work.stats()  # still queued: not dropped
+            time.sleep(0.05)
+    first.join(timeout=30)
+    assert work.stats()["cancelled"] == 3 and work.stats()["done"] == 1
+
+
+def test_a_job_shared_by_two_askers_runs_while_one_still_waits(held):
+    url, app = held
+    work = app.state.store.work
+    body = {"ids": [7, 8, 9]}
+    with app.state.store.gate:
+        first = _running(app, url)
+        waiting = _run(_heavy, url, [body])
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(f"{url}/api/trace", json=body, timeout=0.5)  # joins, then leaves
+        time.sleep(0.5)
+        assert work.stats()["queued"] == 1 and work.stats()["cancelled"] == 0
+    for thread in (first, waiting):
+        thread.join(timeout=30)
+    assert [r.status_code for r in waiting.out] == [200]
+    assert work.stats()["shared"] == 1 and work.stats()["done"] == 2
+
+
 def test_an_idle_queue_takes_a_job_longer_than_the_limit():
     queue = _queue(1.0)
     job = queue.submit(None, 5e9, lambda: "done")

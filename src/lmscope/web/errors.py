@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from lmscope.errors import LmscopeError
 from lmscope.web.error_codes import error_body
-from lmscope.web.limits import Busy, busy_response
+from lmscope.web.limits import Busy, ClientGone, busy_response
 from lmscope.web.schemas import ErrorResponse
 
 # Every API route may answer these (app.py declares them on every operation): 400 for input
@@ -68,6 +68,10 @@ def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(Busy)
     async def busy(request: Request, exc: Busy):
         return busy_response(str(exc), exc.retry_after)
+
+    @app.exception_handler(ClientGone)
+    async def gone(request: Request, exc: ClientGone):
+        return Response(status_code=499)  # nginx's "client closed request": nobody reads it
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError):

@@ -22,6 +22,7 @@ import time
 from collections import deque
 from contextvars import ContextVar
 
+import anyio
 from fastapi.responses import JSONResponse
 
 from lmscope.errors import LmscopeError
@@ -109,6 +110,28 @@ def arrival() -> float | None:
     return _ARRIVED.get()
 
 
+# The ASGI receive of the API request being answered, set by Admission: whether its client
+# has gone (a page that moved on to another prompt) is read from it.
+_RECEIVE: ContextVar = ContextVar("lmscope_request_receive", default=None)
+
+
+class ClientGone(Exception):
+    """The client of the request being answered has disconnected: nobody reads the answer."""
+
+
+async def client_gone() -> bool:
+    """Whether the client of the request being answered has disconnected (False outside a
+    request). Only after its body was read: it peeks at the next message without waiting."""
+    receive = _RECEIVE.get()
+    if receive is None:
+        return False
+    message = None
+    with anyio.CancelScope() as scope:
+        scope.cancel()  # do not wait: a client still there sends nothing more
+        message = await receive()
+    return message is not None and message.get("type") == "http.disconnect"
+
+
 class Admission:
     """ASGI middleware: refuse API requests beyond ``limit`` in progress with a 503.
 
@@ -132,11 +155,12 @@ class Admission:
             )
             return await response(scope, receive, send)
         self.active += 1
-        token = _ARRIVED.set(time.monotonic())
+        token, receiving = _ARRIVED.set(time.monotonic()), _RECEIVE.set(receive)
         try:
             await self.app(scope, receive, send)
         finally:
             _ARRIVED.reset(token)
+            _RECEIVE.reset(receiving)
             self.active -= 1
 
 

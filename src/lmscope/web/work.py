@@ -41,7 +41,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmscope.web.limits import Busy
+from lmscope.web.limits import Busy, ClientGone, client_gone
 
 __all__ = ["Costs", "Job", "Rate", "Steps", "WorkQueue"]
 
@@ -83,8 +83,9 @@ class Job:
     together: Hashable | None = None  # queued jobs of one group may run as one batch
     payload: Any = None  # what the group's batcher reads (a generation run)
     future: Future = field(default_factory=Future)
-    state: str = "queued"  # queued, running, done, withdrawn
+    state: str = "queued"  # queued, running, done, withdrawn (refused or nobody waits)
     started: float = 0.0
+    waiters: int = 0  # requests waiting for its value (identical ones share a job)
 
 
 class WorkQueue:
@@ -97,6 +98,7 @@ class WorkQueue:
     """
 
     MARGIN = 1.5  # a job may take this many times its estimate and still answer in time
+    POLL_S = 0.25  # how often a queued request looks whether its client is still there
 
     def __init__(
         self,
@@ -128,6 +130,7 @@ class WorkQueue:
         self.on_idle: Callable[[], None] | None = None
         self._worked = False  # work ran since on_idle last did
         self.done = self.refused = self.shared = self.withdrawn = self.batched = 0
+        self.cancelled = 0  # dropped before they ran: every request for them had gone
 
     # --- admission ----------------------------------------------------------------------------
     def backlog_s(self) -> float:
@@ -212,6 +215,7 @@ class WorkQueue:
         with self._cond:
             if key is not None and key in self._by_key:
                 self.shared += 1
+                self._by_key[key].waiters += 1
                 return self._by_key[key]
             now = time.monotonic()
             spent = 0.0 if arrived is None else max(0.0, now - arrived)
@@ -222,7 +226,7 @@ class WorkQueue:
                 raise self._busy(wait, units, spent, kind)
             # an idle queue takes even a job longer than the limit: it starts at once
             deadline = now + (self.limit_s if idle else latest)
-            job = Job(key, fn, units, deadline, background=background, kind=kind)
+            job = Job(key, fn, units, deadline, background=background, kind=kind, waiters=1)
             job.together, job.payload = together, payload
             job.target_by = now - spent + self.target_s
             if not idle:
@@ -242,17 +246,34 @@ class WorkQueue:
         return await self.wait(self.submit(key, units, fn, arrived, **options))
 
     async def wait(self, job: Job):
-        """The job's value; ``Busy`` when it has not started by its deadline."""
+        """The job's value; ``Busy`` when it has not started by its deadline; ``ClientGone``
+        when the request's client left while it was queued (then, if no other request waits
+        for it, it never runs)."""
         result = asyncio.wrap_future(job.future)
-        if math.isinf(job.deadline):
-            return await result
-        left = job.deadline - time.monotonic()
-        try:
-            return await asyncio.wait_for(asyncio.shield(result), max(left, 0.0))
-        except asyncio.TimeoutError:
-            with self._cond:
-                self._withdraw(job)  # a job already running is left to finish
-            return await result
+        while True:
+            left = job.deadline - time.monotonic()
+            try:
+                return await asyncio.wait_for(asyncio.shield(result), min(self.POLL_S, left))
+            except asyncio.TimeoutError:
+                if time.monotonic() >= job.deadline:
+                    with self._cond:
+                        self._withdraw(job)  # a job already running is left to finish
+                    return await result
+                if job.state == "queued" and await client_gone():
+                    self._leave(job)
+                    raise ClientGone() from None
+
+    def _leave(self, job: Job) -> None:
+        """One request stops waiting for ``job``; when it was the last and the job has not
+        started, the job is dropped."""
+        with self._cond:
+            job.waiters -= 1
+            if job.waiters > 0 or job.state != "queued":
+                return
+            job.state = "withdrawn"
+            self.cancelled += 1
+            self._forget(job)
+            job.future.cancel()
 
     def _withdraw(self, job: Job) -> None:
         """Refuse a queued job (under the lock)."""
@@ -452,6 +473,7 @@ class WorkQueue:
                 "refused": self.refused,
                 "shared": self.shared,
                 "withdrawn": self.withdrawn,
+                "cancelled": self.cancelled,
                 "batched": self.batched,
             }
 
