@@ -145,9 +145,10 @@ def _scale_bar(fig, colour, ends, label, size_in, top_in) -> None:
     right of its title."""
     import numpy as np
 
-    (low, high), (width_in, height_in) = ends, size_in
+    (low, scale), (width_in, height_in) = ends, size_in
+    high = scale if scale > low else low + 1.0  # nothing to scale (a model against itself)
     steps = np.linspace(low, high, 64)
-    bar = np.array([[[v / 255 for v in colour(float(s), high)] for s in steps]])
+    bar = np.array([[[v / 255 for v in colour(float(s), scale)] for s in steps]])
     bar_w_in, bar_h_in = 1.6, 0.1
     left = (width_in - MARGIN_IN - bar_w_in) / width_in
     bottom = 1 - (top_in - 0.25) / height_in  # its tick labels clear the text below
