@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from lmscope import __version__
@@ -48,7 +49,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except LmscopeError as err:  # an option's type function refused its value (OptionError)
+        print(f"lmscope: error: {err}", file=sys.stderr)
+        return 2
     if not getattr(args, "run", None):
         parser.print_help()
         return 0
@@ -60,11 +65,33 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_went_away()
     except LmscopeError as err:
-        print(f"lmscope: error: {err}", file=sys.stderr)
+        print(f"lmscope: error: {in_cli_words(str(err), args)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("lmscope: interrupted", file=sys.stderr)
         return 130
+
+
+# Library messages that advise with Python arguments (truncate=, layers=, names=), and what a
+# command-line user can do instead. The Python API keeps its own wording.
+_TRUNCATE = re.compile(r"\. Shorten it or use truncate to keep the last ([\d,]+)$")
+_TRACE_ADVICE = (
+    "Trace fewer layers or probes (layers=, names=), or raise the limit with "
+    "LMSCOPE_MAX_TRACE_TOKENS"
+)
+
+
+def in_cli_words(message: str, args) -> str:
+    """``message`` as the command line says it: an option only where this command has it."""
+    if hasattr(args, "truncate"):
+        message = _TRUNCATE.sub(r". Shorten it or use --truncate to keep the last \1", message)
+    else:
+        message = _TRUNCATE.sub(". Shorten it", message)
+    return message.replace(
+        _TRACE_ADVICE,
+        "Shorten the prompt, or raise the limit with the environment variable "
+        "LMSCOPE_MAX_TRACE_TOKENS",
+    )
 
 
 def _raise_broken_pipe(console) -> None:

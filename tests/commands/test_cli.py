@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -93,7 +94,7 @@ def test_explain_other_position(tiny_model):
         (["explain", "hi", "--model", "{m}", "--layer", "9"], "layer"),
         (["explain", "hi", "--model", "{m}", "--head", "4"], "head"),
         (["explain", "hi " * 200, "--model", "{m}"], "context is 128"),
-        (["generate", "hi", "--model", "{m}", "--top-k", "-3"], "top_k"),
+        (["generate", "hi", "--model", "{m}", "--top-k", "-3"], "--top-k"),
     ],
 )
 def test_bad_input_is_one_line(capsys, tiny_hf_dir, argv, message):
@@ -158,6 +159,8 @@ def test_merges_show_spaces_as_the_page_does(capsys, tiny_hf_dir):
     merges = out[out.index("BPE merges") :]
     assert "·+e#" in merges  # Ġ + e, the first merge of ' em'
     assert " +e#" not in merges
+    # "·" is a space inside a merge, so merges are set apart by two spaces, not " · "
+    assert re.search(r"#\d+  \S+\+", merges) and not re.search(r"#\d+ · ", merges)
 
 
 def test_visible_names_what_draws_nothing():

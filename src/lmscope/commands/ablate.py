@@ -6,11 +6,13 @@ import json
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from lmscope.commands.common import (
     abbreviate,
     add_lang_option,
     add_model_option,
+    at_least,
     load_model,
     say,
     terminal_width,
@@ -46,7 +48,15 @@ def register(sub):
         help="replace by zeros, or by the mean over the prompt's positions",
     )
     p.add_argument("--position", type=int, default=-1, help="position to read (default last)")
-    p.add_argument("--top", "-k", type=int, default=10, help="tokens shown (default 10)")
+    p.add_argument(
+        "--top",
+        "-k",
+        type=at_least(1, "--top"),
+        default=10,
+        metavar="K",
+        help="the K most likely tokens before and after ablating, in one table (up to 2K rows, "
+        "fewer where they agree; default 10)",
+    )
     p.add_argument("--json", action="store_true")
     add_lang_option(p)
     p.set_defaults(run=run)
@@ -57,8 +67,10 @@ def run(args) -> int:
 
     use_lang(args)
     model = load_model(args)
+    # as lens: a --top beyond the vocabulary shows all of it (topk would fail)
+    k = min(args.top, model.vocab_size)
     effect = ablation_effect(
-        model, args.text, args.ablate, mode=args.mode, position=args.position, k=args.top
+        model, args.text, args.ablate, mode=args.mode, position=args.position, k=k
     )
     if args.json:
         print(json.dumps(effect.to_dict(), ensure_ascii=False))
@@ -71,7 +83,7 @@ def run(args) -> int:
         position=effect.position,
         kl=f"{effect.kl:.4f}",
     )
-    table = Table(title=title, title_justify="left")
+    table = Table()
     for col in ("token", "before", "after", "change", ""):
         table.add_column(say(col), justify="left" if col in ("token", "") else "right")
     # token 14 + three numbers of 7 + the table's rules and padding: about 50 columns
@@ -86,5 +98,8 @@ def run(args) -> int:
             f"{row['change']:+.4f}",
             bar,
         )
-    Console(width=width).print(table)
+    console = Console(width=width)
+    # above the table, not its title: a title wraps to the table's width mid-phrase
+    console.print(Text(title, style="italic"))
+    console.print(table)
     return 0

@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import lmscope
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.explain.words import LANGS, translate
 
 LANG_ENV = "LMSCOPE_LANG"
@@ -90,6 +90,46 @@ def columns_that_fit(width: int, label: int, cell: int, count: int) -> int:
     return max(1, min(count, (width - label) // (cell + 1)))
 
 
+# --- option values ---------------------------------------------------------------------------
+class OptionError(LmscopeError):
+    """An option's value that its type function refuses. Not a ValueError, so argparse lets it
+    through (it would print its usage block): ``cli.main`` prints it as one line."""
+
+
+def _whole_number(text: str, flag: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise OptionError(f"{flag} must be a whole number, got {text!r}") from None
+
+
+def at_least(low: int, flag: str):
+    """An argparse type: a whole number of ``low`` or more, refused naming ``flag``."""
+
+    def parse(text: str) -> int:
+        value = _whole_number(text, flag)
+        if value < low:
+            raise OptionError(f"{flag} must be at least {low}, got {value}")
+        return value
+
+    return parse
+
+
+def seed_value(text: str) -> int:
+    """An argparse type: a seed torch's generator takes (0 <= seed < 2**64)."""
+    value = _whole_number(text, "--seed")
+    if not 0 <= value < 2**64:
+        raise OptionError(f"--seed must be between 0 and 2**64-1, got {value}")
+    return value
+
+
+def top_k_value(text: str) -> int:
+    value = _whole_number(text, "--top-k")
+    if value < 0:
+        raise OptionError(f"--top-k must be 0 (off) or more, got {value}")
+    return value
+
+
 # --- models and sampling ---------------------------------------------------------------------
 def add_model_option(parser: argparse.ArgumentParser):
     parser.add_argument(
@@ -129,7 +169,8 @@ def add_ablate_option(parser: argparse.ArgumentParser):
     )
 
 
-def add_sampling_options(parser: argparse.ArgumentParser):
+def add_sampling_options(parser: argparse.ArgumentParser, *, seed: bool = True):
+    """The sampling controls; ``seed=False`` for a command that never draws a token."""
     group = parser.add_argument_group("sampling")
     group.add_argument(
         "--temperature",
@@ -138,7 +179,9 @@ def add_sampling_options(parser: argparse.ArgumentParser):
         default=1.0,
         help="divide logits by T before softmax; 0 means greedy (default 1.0)",
     )
-    group.add_argument("--top-k", type=int, default=None, help="keep the k most likely tokens")
+    group.add_argument(
+        "--top-k", type=top_k_value, default=None, help="keep the k most likely tokens (0: off)"
+    )
     group.add_argument(
         "--top-p",
         type=float,
@@ -152,7 +195,10 @@ def add_sampling_options(parser: argparse.ArgumentParser):
         help="drop tokens below min_p times the best token's probability",
     )
     group.add_argument("--greedy", action="store_true", help="always take the most likely token")
-    group.add_argument("--seed", type=int, default=None, help="seed for reproducible sampling")
+    if seed:
+        group.add_argument(
+            "--seed", type=seed_value, default=None, help="seed for reproducible sampling"
+        )
 
 
 def add_chat_option(parser: argparse.ArgumentParser):

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import lmscope
-from lmscope.commands.common import add_lang_option, say, terminal_width, use_lang
+from lmscope.commands.common import add_lang_option, at_least, say, terminal_width, use_lang
 from lmscope.errors import InvalidInputError
+
+# what a text longer than --max-chars gets, on the terminal and in the files
+CUT_NOTE = "compared the first {n} of {total} characters; --max-chars compares more"
 
 
 def register(sub):
@@ -24,13 +28,14 @@ def register(sub):
         action="append",
         required=True,
         metavar="MODEL",
-        help="give exactly two: shipped name, GPT-2 id or model folder",
+        help="give exactly two: smollm2, a shipped model (shakespeare...), a .gguf file, a "
+        "model folder or a Hugging Face hub id (gpt2, owner/name)",
     )
     p.add_argument("--text", required=True, metavar="FILE", help="a UTF-8 text file")
     p.add_argument("--out", default="lmscope-compare", help="output folder")
     p.add_argument(
         "--max-chars",
-        type=int,
+        type=at_least(1, "--max-chars"),
         default=4000,
         help="score at most this many characters of the file (default 4000)",
     )
@@ -38,7 +43,10 @@ def register(sub):
     p.set_defaults(run=run)
 
 
-def read_text(path: str, max_chars: int) -> str:
+def read_text(path: str, max_chars: int | None = None) -> str:
+    """The file's text, its first ``max_chars`` characters when given."""
+    if Path(path).is_dir():
+        raise InvalidInputError(f"{path} is a folder, not a text file")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -50,20 +58,35 @@ def read_text(path: str, max_chars: int) -> str:
     return text[:max_chars]
 
 
+def _out_folder(out: Path) -> Path:
+    """``out``, refused in one line when a file is in the way (mkdir would raise)."""
+    if out.exists() and not out.is_dir():
+        raise InvalidInputError(f"{out} is a file, not a folder; choose a folder for --out")
+    for parent in out.parents:
+        if parent.exists() and not parent.is_dir():
+            raise InvalidInputError(f"cannot create {out}: {parent} is a file, not a folder")
+    return out
+
+
 def run(args) -> int:
     from lmscope.interpret.compare import compare, to_html, to_png  # lazy: see lmscope.commands
 
     use_lang(args)
     if len(args.model) != 2:
         raise InvalidInputError(f"give exactly two --model options, got {len(args.model)}")
-    text = read_text(args.text, args.max_chars)
+    out = _out_folder(Path(args.out))  # before the (slow) model loads
+    whole = read_text(args.text)
+    text = whole[: args.max_chars]
     a, b = (lmscope.load(m) for m in args.model)
     result = compare(a, b, text)
-    out = Path(args.out)
+    cut = CUT_NOTE if len(text) < len(whole) else ""  # said wherever the result is read
+    sizes = {"n": f"{len(text):,}", "total": f"{len(whole):,}"}
+    # the files speak English, as the rest of the page does
+    saved = replace(result, note="; ".join(x for x in (result.note, cut.format(**sizes)) if x))
     out.mkdir(parents=True, exist_ok=True)
-    (out / "compare.html").write_text(to_html(result), encoding="utf-8")
+    (out / "compare.html").write_text(to_html(saved), encoding="utf-8")
     (out / "compare.json").write_text(
-        json.dumps(result.to_dict(), ensure_ascii=False), encoding="utf-8"
+        json.dumps(saved.to_dict(), ensure_ascii=False), encoding="utf-8"
     )
     to_png(result, out / "compare.png")
     from rich.console import Console  # lazy: see lmscope.commands
@@ -82,6 +105,8 @@ def run(args) -> int:
     ]
     if result.note:
         lines.append(say(result.note))
+    if cut:
+        lines.append(say(cut, **sizes))
     files = ", ".join(str(out / name) for name in ("compare.html", "compare.png", "compare.json"))
     lines.append(say("wrote {files}", files=files))
     for line in lines:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
@@ -21,6 +22,8 @@ from lmscope.commands.common import (
     terminal_width,
     use_lang,
 )
+from lmscope.engine.steps import STEPS  # a plain list: no torch for --help
+from lmscope.errors import InvalidInputError
 
 
 def register(sub):
@@ -46,12 +49,13 @@ def register(sub):
         action="append",
         default=None,
         metavar="N|KEY",
-        help="show only this step (repeatable), e.g. --step 11 --step mlp",
+        help="show only this step (repeatable): a number 1-20 or its key "
+        f"({', '.join(s.key for s in STEPS)}); e.g. --step 11 --step mlp",
     )
     p.add_argument("--json", action="store_true", help="print the full report as JSON")
     add_chat_option(p)
     add_ablate_option(p)
-    add_sampling_options(p)
+    add_sampling_options(p, seed=False)  # explain shows the pool it would draw from, draws none
     add_lang_option(p)
     p.set_defaults(run=run)
 
@@ -63,10 +67,8 @@ def run(args) -> int:
 
     lang = use_lang(args)
     params = sampling_params(args)
+    steps = [_step(s) for s in args.step] if args.step else None  # before the (slow) load
     model = load_model(args)
-    steps = None
-    if args.step:
-        steps = [int(s) if s.isdigit() else s for s in args.step]
     result = report(
         model,
         chat_prompt(model, args.text, args.chat),
@@ -91,7 +93,15 @@ def run(args) -> int:
         head=result.head,
         position=result.position,
     )
-    console.print(Text(f"{header} · {model.precision}", style="bold"))  # the numbers' precision
+    header = f"{header} · {model.precision}"  # the numbers' precision
+    if result.ablated:  # else every step reads as the untouched model's
+        ablated = say(
+            "ablated: {parts} ({mode})", parts=", ".join(result.ablated), mode=say("zero")
+        )
+        # on a line of its own rather than wrapped mid-phrase
+        joined = f"{header} · {ablated}"
+        header = joined if cell_len(joined) <= width else f"{header}\n{ablated}"
+    console.print(Text(header, style="bold"))
     family = model.capabilities.family
     for step in result.steps:
         body = explain_render.render(step.data)
@@ -106,6 +116,17 @@ def run(args) -> int:
             )
         )
     return 0
+
+
+def _step(text: str) -> int:
+    """The number of the step ``--step`` names by number or key (any case)."""
+    keys = {s.key: s.number for s in STEPS}
+    number = int(text) if text.isdigit() else keys.get(text.strip().lower())
+    if number not in keys.values():
+        raise InvalidInputError(
+            f"--step {text!r} is not a step: give a number 1-20 or a key ({', '.join(keys)})"
+        )
+    return number
 
 
 def __getattr__(name: str):

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lmscope.commands.common import abbreviate, columns_that_fit, say, visible
+from lmscope.engine.sampling import GREEDY_TEMPERATURE
 from lmscope.explain import modern
 from lmscope.explain import step_data as sd
 from lmscope.explain.block import LayerNormView
@@ -24,6 +25,7 @@ SNIPPET = 8  # leading vector entries shown
 PANEL_EDGE = 4  # a step's panel takes "│ " and " │" of every line
 TOKEN_CHARS = 12  # a token longer than this is abbreviated in narrow terminals
 width: ContextVar[int] = ContextVar("explain_width", default=80)
+FILTERS = (("top_k", "top-k"), ("top_p", "top-p"), ("min_p", "min-p"))  # as their options
 
 
 # --- renderers: one per kind of step data (lmscope.explain.step_data) -> rich renderable ----
@@ -183,7 +185,8 @@ def _render_tokens(d: sd.TokenEmbeddingStep):
     merges.add_column("token")
     merges.add_column("BPE merges (left + right → rank)")
     for m in d.merges[:24]:
-        steps = " · ".join(f"{visible(x.left)}+{visible(x.right)}#{x.rank}" for x in m.merges[-6:])
+        # two spaces apart: a merge draws its own spaces as "·"
+        steps = "  ".join(f"{visible(x.left)}+{visible(x.right)}#{x.rank}" for x in m.merges[-6:])
         more = "… " if len(m.merges) > 6 else ""
         alone = "(single byte)" if len(m.token.encode("utf-8")) == 1 else "(no merges)"
         merges.add_row(_short(m.token), more + (steps or say(alone)))
@@ -317,7 +320,12 @@ def _render_rope(d: modern.RopeStep):
                 ("positions", "no vector is added; q and k are rotated inside attention"),
                 (
                     f"rotation per position, {n} pairs",
-                    f"θ = {f.theta:g}: rad/position (and positions per turn) {freqs}",
+                    # filled in by say: a filled line with several "1.99e+03" matches no entry
+                    say(
+                        "θ = {theta}: rad/position (and positions per turn) {freqs}",
+                        theta=f"{f.theta:g}",
+                        freqs=freqs,
+                    ),
                 ),
                 (f"q, head {d.head}, before", _vec(d.q.before)),
                 (f"q after rotating to {d.position}", _vec(d.q.after)),
@@ -477,11 +485,24 @@ def _render_temperature(d: sd.TemperatureStep):
     return table
 
 
+def _sampling_params(p: dict) -> str:
+    """The sampling parameters in effect, in words: "temperature 0 (greedy), top-k 5"."""
+    if p["greedy"]:
+        said = [say("greedy")]
+    elif p["temperature"] < GREEDY_TEMPERATURE:
+        said = [say("temperature {t} (greedy)", t=f"{p['temperature']:g}")]
+    else:
+        said = [say("temperature {t}", t=f"{p['temperature']:g}")]
+    # 0 and None are off (a top-k of 0 too)
+    said += [f"{name} {p[key]:g}" for key, name in FILTERS if p[key]]
+    return ", ".join(said)
+
+
 def _render_sampling(d: sd.SamplingStep):
     stages = " → ".join(f"{say(k)} {v:,}" for k, v in d.stages.items())
-    params = ", ".join(f"{k}={v}" for k, v in d.params.items() if v not in (None, False))
     return Group(
-        _kv([("params", params or "defaults"), ("survivors", stages)]), _tokens_table(d.pool)
+        _kv([("params", _sampling_params(d.params)), ("survivors", stages)]),
+        _tokens_table(d.pool),
     )
 
 

@@ -8,6 +8,7 @@ from lmscope.commands.common import (
     add_chat_option,
     add_model_option,
     add_sampling_options,
+    at_least,
     chat_prompt,
     load_model,
     print_stream,
@@ -24,7 +25,13 @@ def register(sub):
     )
     p.add_argument("prompt", help="text to continue")
     add_model_option(p)
-    p.add_argument("--tokens", "-n", type=int, default=50, help="how many tokens (default 50)")
+    p.add_argument(
+        "--tokens",
+        "-n",
+        type=at_least(0, "--tokens"),
+        default=50,
+        help="how many tokens (default 50)",
+    )
     p.add_argument("--no-stop", action="store_true", help="keep going past <|endoftext|>")
     p.add_argument(
         "--truncate",

@@ -13,6 +13,7 @@ from lmscope.commands.common import (
     add_ablate_option,
     add_lang_option,
     add_model_option,
+    at_least,
     columns_that_fit,
     load_model,
     say,
@@ -35,12 +36,18 @@ def register(sub):
     )
     p.add_argument("text", help="the prompt")
     add_model_option(p)
-    p.add_argument("--top", "-k", type=int, default=3, help="predictions kept per cell (JSON)")
+    p.add_argument(
+        "--top",
+        "-k",
+        type=at_least(1, "--top"),
+        default=3,
+        help="predictions kept per cell (JSON; at most the vocabulary)",
+    )
     p.add_argument(
         "--positions",
         type=str,
         default=None,
-        help="comma-separated positions (default: the last 12)",
+        help="comma-separated positions, -1 the last (default: the last 12)",
     )
     add_ablate_option(p)
     p.add_argument("--json", action="store_true", help="print the lens as JSON")
@@ -52,11 +59,19 @@ def _positions(spec: str | None, n: int) -> list[int]:
     if spec is None:
         return list(range(max(0, n - LAST), n))
     try:
-        return [int(p) for p in spec.split(",") if p.strip()]
+        asked = [int(p) for p in spec.split(",") if p.strip()]
     except ValueError:
-        raise InvalidInputError(
-            f"--positions must be comma-separated integers, got {spec!r}"
-        ) from None
+        asked = []
+    if not asked:  # "" and "," name no position at all
+        raise InvalidInputError(f"--positions must be comma-separated integers, got {spec!r}")
+    for p in asked:
+        if not -n <= p < n:
+            raise InvalidInputError(
+                f"--positions: {p} is outside the prompt of {n} tokens (0..{n - 1}, or "
+                f"-{n}..-1 from the end)"
+            )
+    # as explain and ablate --position: -1 is the last token
+    return [p + n if p < 0 else p for p in asked]
 
 
 def run(args) -> int:
@@ -80,11 +95,11 @@ def run(args) -> int:
     title = say("logit lens · {model}", model=model.name)
     if args.ablate:
         title = say(
-            "logit lens · {model} · ablated {ablated}", model=model.name, ablated=args.ablate
+            "logit lens · {model} · ablated: {ablated}",
+            model=model.name,
+            ablated=", ".join(args.ablate),
         )
     table = Table(
-        title=title,
-        title_justify="left",
         box=None,
         pad_edge=False,
         padding=(0, 1),
@@ -106,6 +121,8 @@ def run(args) -> int:
             cells.append(cell)
         table.add_row(say(stage), *cells)
     console = Console(width=terminal_width())
+    # above the table, not its title: a title wraps to the table's width, often a few columns
+    console.print(Text(title, style="italic"))
     console.print(table)
     n, shown = len(trace), lens.positions
     if args.positions is None and len(shown) < min(n, LAST):

@@ -7,6 +7,7 @@ from lmscope.commands.common import (
     add_chat_option,
     add_lang_option,
     add_sampling_options,
+    at_least,
     chat_prompt,
     print_stream,
     sampling_params,
@@ -27,7 +28,13 @@ def register(sub):
     p.add_argument(
         "--prompt", "--prime", default="\n", help="text to start from (default: a newline)"
     )
-    p.add_argument("--length", "-n", type=int, default=500, help="tokens to generate (default 500)")
+    p.add_argument(
+        "--length",
+        "-n",
+        type=at_least(0, "--length"),
+        default=500,
+        help="tokens to generate (default 500)",
+    )
     add_sampling_options(p)
     p.add_argument("--argmax", action="store_true", help="same as --greedy (char-rnn's name)")
     p.add_argument(

@@ -173,6 +173,8 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
         path, source = ASSET_MODELS / name, f"shipped model {name}"
     elif path.exists():
         source = str(path)
+    elif name.lower().endswith(".gguf"):  # a file's name, never a hub id: it is just missing
+        raise ModelNotFoundError(f"no such file: {name}")
     elif name in HUB_MODELS or (name.count("/") == 1 and not name.startswith((".", "/", "~"))):
         path, source = download_from_hub(name), f"hub:{HUB_MODELS.get(name, name)}"
     elif default:
@@ -180,6 +182,8 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
             "the default model is not installed in this copy of lmscope; pass --model "
             "with smollm2, a hub id or a local model folder"
         )
+    elif "/" in name or "\\" in name:  # a path (owner/name went to the hub above)
+        raise ModelNotFoundError(f"no such file or folder: {name}")
     else:
         shipped = ", ".join(shipped_models()) or "none installed"
         raise ModelNotFoundError(

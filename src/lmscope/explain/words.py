@@ -136,6 +136,7 @@ SUMMARIES |= {
 
 # --- lmscope explain: the header, panels and the labels of each step -------------------------
 EXPLAIN = {
+    "ablated: {parts} ({mode})": "已关闭：{parts}（{mode}）",
     "{model} · {n} tokens · layer {layer} · head {head} · position {position}": (
         "{model} · {n} 个 token · 第 {layer} 层 · 第 {head} 个头 · 位置 {position}"
     ),
@@ -229,7 +230,9 @@ EXPLAIN = {
     "T = 0: greedy": "T = 0：贪心",
     "p at T={t}": "T={t} 时的 p",
     "params": "参数",
-    "defaults": "默认",
+    "greedy": "贪心",
+    "temperature {t}": "温度 {t}",
+    "temperature {t} (greedy)": "温度 {t}（贪心）",
     "survivors": "留下的 token",
     "vocab": "词表",
     "nonzero": "非零",
@@ -306,7 +309,7 @@ EXPLAIN = {
 VIEWS = {
     # lens
     "logit lens · {model}": "logit lens · {model}",
-    "logit lens · {model} · ablated {ablated}": "logit lens · {model} · 已关闭 {ablated}",
+    "logit lens · {model} · ablated: {ablated}": "logit lens · {model} · 已关闭：{ablated}",
     "cell: the top prediction after that layer and its probability; the last row is the "
     "model's output": "格子：该层之后排名第一的预测及其概率；最后一行是模型的真实输出",
     "(positions {first}–{last} of {n}; a wider terminal shows more, --positions chooses)": (
@@ -323,6 +326,9 @@ VIEWS = {
     "mean": "均值替换",
     "{n} more tokens; --top chooses how many": "还有 {n} 个 token；--top 决定显示多少",
     # compare
+    "compared the first {n} of {total} characters; --max-chars compares more": (
+        "只比较了 {total} 个字符中的前 {n} 个；--max-chars 可以比较更多"
+    ),
     "per-{unit} mean loss: {a} {loss_a}, {b} {loss_b} nats": (
         "每个{unit}的平均损失：{a} {loss_a}，{b} {loss_b} nats"
     ),

@@ -1,0 +1,266 @@
+"""What a new user's first hour found: bad option values said in one line that names the option
+as typed, library wording turned into what the command line offers, and output that says what
+it left out."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from argparse import Namespace
+
+import pytest
+from rich.console import Console
+
+from lmscope.cli import main
+
+PROMPT = "Data visualization empowers users to"
+LONG = "hi " * 200  # more tokens than the tiny model's context of 128
+
+
+def run_cli(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_line_error(capsys, *argv) -> str:
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 2, err
+    assert err.startswith("lmscope: error:") and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.fixture
+def prose(tmp_path):
+    path = tmp_path / "prose.txt"
+    path.write_text("To be, or not to be, that is the question. " * 3, encoding="utf-8")
+    return path
+
+
+# --- bad option values: one line, the option's name -------------------------------------------
+@pytest.mark.parametrize("spec", ["", ",", " , "])
+def test_lens_positions_with_no_number_is_refused(capsys, tiny_hf_dir, spec):
+    err = one_line_error(capsys, "lens", PROMPT, "-m", tiny_hf_dir, "--positions", spec)
+    assert "--positions must be comma-separated integers" in err
+
+
+@pytest.mark.parametrize("top", ["0", "-2"])
+@pytest.mark.parametrize("command", ["lens", "ablate"])
+def test_top_below_one_names_the_option(capsys, tiny_hf_dir, command, top):
+    argv = [command, PROMPT, "-m", tiny_hf_dir, "-k", top]
+    err = one_line_error(capsys, *argv, *(["-a", "attn1"] if command == "ablate" else []))
+    assert f"--top must be at least 1, got {top}" in err
+
+
+def test_ablate_top_is_clamped_to_the_vocabulary(capsys, tiny_hf_dir, tiny_model):
+    code, out, err = run_cli(
+        capsys, "ablate", "Hello", "-m", tiny_hf_dir, "-a", "attn1", "-k", "100000", "--json"
+    )
+    assert code == 0, err
+    assert len(json.loads(out)["before"]) == tiny_model.vocab_size
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["-n", "-3"], "--tokens must be at least 0, got -3"),
+        (["--tokens", "x"], "--tokens must be a whole number, got 'x'"),
+        (["--seed", "-1"], "--seed must be between 0 and 2**64-1, got -1"),
+        (["--seed", str(2**64)], "--seed must be between 0 and 2**64-1"),
+        (["--top-k", "-5"], "--top-k must be 0 (off) or more, got -5"),
+    ],
+)
+def test_generate_options_are_named_as_typed(capsys, tiny_hf_dir, flags, message):
+    err = one_line_error(capsys, "generate", "Hi", "-m", tiny_hf_dir, *flags)
+    assert message in err
+
+
+@pytest.mark.parametrize("value", ["-5", "0"])
+def test_compare_max_chars_below_one_is_refused(capsys, tiny_hf_dir, prose, value):
+    argv = ["compare", "-m", tiny_hf_dir, "-m", tiny_hf_dir, "--text", prose]
+    err = one_line_error(capsys, *argv, "--max-chars", value)
+    assert f"--max-chars must be at least 1, got {value}" in err
+
+
+# --- lens positions counted from the end ------------------------------------------------------
+def test_lens_counts_negative_positions_from_the_end(capsys, tiny_hf_dir, tiny_model):
+    n = len(tiny_model.encode(PROMPT))
+    code, out, err = run_cli(
+        capsys, "lens", PROMPT, "-m", tiny_hf_dir, "--positions", "0,2,-1", "--json"
+    )
+    assert code == 0, err
+    assert json.loads(out)["positions"] == [0, 2, n - 1]
+    err = one_line_error(capsys, "lens", PROMPT, "-m", tiny_hf_dir, "--positions", f"0,-{n + 1}")
+    assert "--positions" in err and f"-{n + 1}" in err
+
+
+# --- compare's files and text -----------------------------------------------------------------
+def test_compare_out_that_is_a_file_is_refused_and_kept(capsys, tmp_path, tiny_hf_dir, prose):
+    afile = tmp_path / "afile"
+    afile.write_text("mine", encoding="utf-8")
+    argv = ["compare", "-m", tiny_hf_dir, "-m", tiny_hf_dir, "--text", prose, "--out", afile]
+    err = one_line_error(capsys, *argv)
+    assert f"{afile} is a file, not a folder" in err
+    assert afile.read_text(encoding="utf-8") == "mine"
+
+
+def test_compare_text_that_is_a_folder_says_so(capsys, tmp_path, tiny_hf_dir):
+    err = one_line_error(
+        capsys, "compare", "-m", tiny_hf_dir, "-m", tiny_hf_dir, "--text", tmp_path
+    )
+    assert f"{tmp_path} is a folder, not a text file" in err
+
+
+def test_compare_says_when_it_scored_only_the_start(capsys, tmp_path, tiny_hf_dir, prose):
+    total = len(prose.read_text(encoding="utf-8"))
+    out_dir = tmp_path / "cmp"
+    code, out, err = run_cli(
+        capsys,
+        *["compare", "-m", tiny_hf_dir, "-m", tiny_hf_dir, "--text", prose],
+        *["--out", out_dir, "--max-chars", "30"],
+    )
+    assert code == 0, err
+    note = f"compared the first 30 of {total:,} characters"
+    assert note in out and "--max-chars" in out
+    assert note in (out_dir / "compare.html").read_text(encoding="utf-8")
+    code, out, _ = run_cli(
+        capsys, "compare", "-m", tiny_hf_dir, "-m", tiny_hf_dir, "--text", prose, "--out", out_dir
+    )
+    assert code == 0 and "compared the first" not in out  # the whole text: nothing to say
+
+
+# --- explain --step, --seed, the sampling parameters, the ablation --------------------------
+@pytest.mark.parametrize("step", ["21", "0", "foo", "-1"])
+def test_explain_unknown_step_is_refused(capsys, tiny_hf_dir, step):
+    for extra in ([], ["--json"]):
+        err = one_line_error(capsys, "explain", "Hi", "-m", tiny_hf_dir, *extra, f"--step={step}")
+        assert f"--step {step!r}" in err and "1-20" in err and "mlp" in err
+
+
+def test_explain_step_keys_ignore_case_and_help_says_what_step_takes(capsys, tiny_hf_dir):
+    code, out, _ = run_cli(capsys, "explain", "Hi", "-m", tiny_hf_dir, "--step", "MLP")
+    assert code == 0 and "Step 13/20" in out and "Step 1/20" not in out
+    with pytest.raises(SystemExit):
+        main(["explain", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "1-20" in text and "positional-encoding" in text
+
+
+def test_explain_has_no_seed_but_generate_has(capsys, tiny_hf_dir):
+    """explain never samples a token, so a seed would change nothing."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["explain", "Hi", "-m", str(tiny_hf_dir), "--seed", "3"])
+    assert exit_.value.code == 2 and "--seed" in capsys.readouterr().err
+    code, _, _ = run_cli(capsys, "generate", "Hi", "-m", tiny_hf_dir, "--seed", "3", "-n", "1")
+    assert code == 0
+
+
+@pytest.mark.parametrize(
+    "flags, shown",
+    [
+        ([], "temperature 1"),
+        (["-t", "0"], "temperature 0 (greedy)"),
+        (["--greedy"], "greedy"),
+        (["-t", "0.7", "--top-k", "5", "--top-p", "0.9"], "temperature 0.7, top-k 5, top-p 0.9"),
+    ],
+)
+def test_explain_sampling_step_shows_the_parameters_in_effect(capsys, tiny_hf_dir, flags, shown):
+    code, out, _ = run_cli(capsys, "explain", "Hi", "-m", tiny_hf_dir, "--step", "17", *flags)
+    params = next(line for line in out.splitlines() if "params" in line)
+    assert code == 0 and shown in params and "defaults" not in params
+    assert "=" not in params  # said in words, not as Python's keyword arguments
+
+
+def test_explain_header_says_what_is_ablated(capsys, tiny_hf_dir):
+    code, out, _ = run_cli(
+        capsys, "explain", PROMPT, "-m", tiny_hf_dir, "--ablate", "attn*", "--step", "1"
+    )
+    header = out[: out.index("╭")].splitlines()  # the model's long path may need two lines
+    assert code == 0 and any("ablated: attn* (zero)" in line for line in header)  # whole
+    code, out, _ = run_cli(capsys, "explain", PROMPT, "-m", tiny_hf_dir, "--step", "1")
+    assert "ablated" not in out[: out.index("╭")]
+
+
+def test_lens_title_names_the_ablation_in_plain_text(capsys, monkeypatch, tiny_hf_dir):
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run_cli(
+        capsys, "lens", PROMPT, "-m", tiny_hf_dir, "--ablate", "mlp*", "--positions", "5"
+    )
+    assert code == 0 and "['" not in out
+    title = next(line for line in out.splitlines() if "logit lens" in line)
+    assert title.rstrip().endswith("ablated: mlp*")
+
+
+def test_ablate_help_says_what_the_table_shows(capsys):
+    with pytest.raises(SystemExit):
+        main(["ablate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "before and after" in text and "tokens shown (default 10)" not in text
+
+
+def test_compare_help_names_every_kind_of_model(capsys):
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "smollm2" in text and ".gguf" in text and "shakespeare" in text
+
+
+def test_rope_frequencies_line_speaks_chinese(tmp_path_factory):
+    """Step 6's frequency line stayed English in Chinese once a wavelength was written
+    6.28e+03 and 1.99e+04: the exponents' letters stopped the line matching its translation."""
+    from helpers_hf import load_random_llama
+    from lmscope.commands import explain_render
+    from lmscope.commands.common import _lang, use_lang
+    from lmscope.explain.report import report
+
+    model = load_random_llama(tmp_path_factory, "llama", hidden_size=64)  # 8 pairs a head
+    data = report(model, [1, 2, 3, 4], steps=[6]).steps[0].data
+    # what tripped the match: two wavelengths shown with an exponent (6.28e+03, 1.99e+04)
+    assert [f"{w:,.3g}" for w in data.frequencies.wavelength[-2:]] == ["6.28e+03", "1.99e+04"]
+    token = _lang.set("en")
+    try:
+        use_lang(Namespace(lang="zh"))
+        buffer = io.StringIO()
+        Console(width=200, file=buffer).print(explain_render.render(data))
+    finally:
+        _lang.reset(token)
+    text = buffer.getvalue()
+    assert "每个位置转过的弧度" in text and "rad/position" not in text
+
+
+# --- model paths ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("./nofile.gguf", "no such file: ./nofile.gguf"),
+        ("nofile.gguf", "no such file: nofile.gguf"),
+        ("some/dir/nofile.gguf", "no such file: some/dir/nofile.gguf"),
+        ("./no-model-here", "no such file or folder: ./no-model-here"),
+    ],
+)
+def test_a_missing_model_path_says_no_such_file(capsys, name, message):
+    err = one_line_error(capsys, "generate", "Hi", "-m", name)
+    assert message in err and "unknown model" not in err
+
+
+# --- library wording turned into the command line's --------------------------------------------
+@pytest.mark.parametrize("command", ["lens", "explain", "ablate"])
+def test_too_long_prompt_says_shorten_it_without_truncate(capsys, tiny_hf_dir, command):
+    extra = ["-a", "attn1"] if command == "ablate" else []
+    err = one_line_error(capsys, command, LONG, "-m", tiny_hf_dir, *extra)
+    assert "context is 128" in err and "Shorten it" in err and "truncate" not in err
+
+
+def test_too_long_prompt_in_generate_names_the_truncate_option(capsys, tiny_hf_dir):
+    err = one_line_error(capsys, "generate", LONG, "-m", tiny_hf_dir)
+    assert re.search(r"use --truncate to keep the last \d+", err), err
+
+
+@pytest.mark.parametrize("command", ["lens", "explain"])
+def test_trace_limit_names_what_the_command_line_can_do(capsys, monkeypatch, tiny_hf_dir, command):
+    monkeypatch.setenv("LMSCOPE_MAX_TRACE_TOKENS", "3")
+    err = one_line_error(capsys, command, PROMPT, "-m", tiny_hf_dir)
+    assert "LMSCOPE_MAX_TRACE_TOKENS" in err and "shorten the prompt" in err.lower()
+    assert "layers=" not in err and "names=" not in err
