@@ -110,3 +110,27 @@ def test_cli_writes_html_png_json(tmp_path, tiny_hf_dir, char_model_dir, capsys)
         == 2
     )
     assert "no such text file" in capsys.readouterr().err
+
+
+def test_cli_files_speak_the_chosen_language(tmp_path, tiny_hf_dir, char_model_dir, monkeypatch):
+    """With --lang zh only the terminal summary was Chinese: the HTML page and the PNG's titles
+    stayed English."""
+    import lmscope.interpret.compare_png as png
+
+    text_file = tmp_path / "t.txt"
+    text_file.write_text(TEXT, encoding="utf-8")
+    titles = []
+    real_draw = png.draw
+    monkeypatch.setattr(png, "draw", lambda *a, **k: (titles.extend(p[3] for p in a[2]),
+                                                      real_draw(*a, **k)))  # fmt: skip
+    argv = ["compare", "-m", str(tiny_hf_dir), "-m", str(char_model_dir), "--text"]
+    assert main([*argv, str(text_file), "--out", str(tmp_path / "zh"), "--lang", "zh"]) == 0
+    page = (tmp_path / "zh" / "compare.html").read_text()
+    assert "<html lang=zh-CN>" in page and "每个字符的损失" in page and "平均损失" in page
+    assert "两个模型把文本切成了不同的 token" in page  # the note, too
+    assert "Per-character loss" not in page and "red = surprised" not in page
+    assert titles[0].startswith("A：") and "平均" in titles[0]
+    assert main([*argv, str(text_file), "--out", str(tmp_path / "en")]) == 0
+    page = (tmp_path / "en" / "compare.html").read_text()
+    assert "<html lang=en>" in page and "Per-character loss" in page
+    assert titles[3].startswith("A: ")

@@ -7,7 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import lmscope
-from lmscope.commands.common import add_lang_option, at_least, say, terminal_width, use_lang
+from lmscope.commands.common import (
+    add_lang_option,
+    at_least,
+    current_lang,
+    say,
+    terminal_width,
+    use_lang,
+)
 from lmscope.errors import InvalidInputError
 
 # what a text longer than --max-chars gets, on the terminal and in the files
@@ -81,14 +88,17 @@ def run(args) -> int:
     result = compare(a, b, text)
     cut = CUT_NOTE if len(text) < len(whole) else ""  # said wherever the result is read
     sizes = {"n": f"{len(text):,}", "total": f"{len(whole):,}"}
-    # the files speak English, as the rest of the page does
+    # the files say it in the command's language (--lang), as its terminal summary does
     saved = replace(result, note="; ".join(x for x in (result.note, cut.format(**sizes)) if x))
+    said = "; ".join(say(x, **sizes) for x in (result.note, cut) if x)  # the note, in --lang
     out.mkdir(parents=True, exist_ok=True)
-    (out / "compare.html").write_text(to_html(saved), encoding="utf-8")
+    lang = {"zh": "zh-CN"}.get(current_lang(), "en")
+    page = to_html(replace(saved, note=said), say, lang)
+    (out / "compare.html").write_text(page, encoding="utf-8")
     (out / "compare.json").write_text(
         json.dumps(saved.to_dict(), ensure_ascii=False), encoding="utf-8"
     )
-    to_png(result, out / "compare.png")
+    to_png(result, out / "compare.png", say=say)
     from rich.console import Console  # lazy: see lmscope.commands
 
     # as wide as the terminal: a long path is folded, not left to overflow

@@ -338,6 +338,17 @@ VIEWS = {
     ),
     "wrote {files}": "已写入 {files}",
     "character": "字符",
+    "token": "token",
+    # compare's HTML and PNG
+    "Per-{unit} loss": "每个{unit}的损失",
+    "mean loss: {a} {loss_a}, {b} {loss_b} nats": "平均损失：{a} {loss_a}，{b} {loss_b} nats",
+    "A: {name} (red = surprised)": "A：{name}（越红越意外）",
+    "B: {name}": "B：{name}",
+    "B − A (red: B more surprised, blue: A more)": "B − A（红：B 更意外，蓝：A 更意外）",
+    "A: {name} (mean {loss})": "A：{name}（平均 {loss}）",
+    "B: {name} (mean {loss})": "B：{name}（平均 {loss}）",
+    "loss, nats": "损失（nats）",
+    "blue: A more surprised, red: B": "蓝：A 更意外，红：B 更意外",
     # neurons
     "{model}: layer {layer}, unit {unit}, {kind_name} ({kind})": (
         "{model}：第 {layer} 层，单元 {unit}，{kind_name}（{kind}）"

@@ -174,7 +174,14 @@ def _diff_colour(diff: float | None, top: float) -> RGB:
     return (255, fade, fade) if t > 0 else (fade, fade, 255)  # red: B worse, blue: A worse
 
 
-def to_html(c: Comparison) -> str:
+def _english(text: str, **values) -> str:
+    return text.format(**values) if values else text
+
+
+def to_html(c: Comparison, say=_english, lang: str = "en") -> str:
+    """The comparison as one HTML page, its words from ``say(text, **values)`` (the CLI's
+    translation; English by default) and ``lang`` its language tag; ``c.note`` is shown as it
+    is (the caller says it in that language)."""
     finite = [abs(x) for x in c.loss_a + c.loss_b if x is not None]
     top = max(finite, default=1.0)
     diffs = [abs(x) for x in c.diff if x is not None]
@@ -192,20 +199,23 @@ def to_html(c: Comparison) -> str:
         return f"<h3>{html.escape(title)}</h3><div class=text>{''.join(spans)}</div>"
 
     a, b = c.names
+    mean = say("mean loss: {a} {loss_a}, {b} {loss_b} nats", a=a, loss_a=f"{c.mean_a:.3f}",
+               b=b, loss_b=f"{c.mean_b:.3f}")  # fmt: skip
     return (
-        "<!doctype html><meta charset=utf-8><title>lmscope compare</title>"
+        f"<!doctype html><html lang={lang}><meta charset=utf-8><title>lmscope compare</title>"
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
         ".text{font-family:monospace;white-space:pre-wrap;line-height:1.6}</style>"
-        f"<h2>Per-{c.unit} loss</h2><p>{html.escape(c.note)}</p>"
-        f"<p>mean loss: {html.escape(a)} {c.mean_a:.3f}, {html.escape(b)} {c.mean_b:.3f} nats</p>"
-        + row(c.loss_a, _loss_colour, top, f"A: {a} (red = surprised)")
-        + row(c.loss_b, _loss_colour, top, f"B: {b}")
-        + row(c.diff, _diff_colour, top_diff, "B − A (red: B more surprised, blue: A more)")
+        f"<h2>{html.escape(say('Per-{unit} loss', unit=say(c.unit)))}</h2>"
+        f"<p>{html.escape(c.note)}</p><p>{html.escape(mean)}</p>"
+        + row(c.loss_a, _loss_colour, top, say("A: {name} (red = surprised)", name=a))
+        + row(c.loss_b, _loss_colour, top, say("B: {name}", name=b))
+        + row(c.diff, _diff_colour, top_diff, say("B − A (red: B more surprised, blue: A more)"))
     )
 
 
-def to_png(c: Comparison, path: str | Path, columns: int = 80, max_units: int = 1200):
-    """Three panels of coloured text (A, B, B − A) with their colour scales (matplotlib)."""
+def to_png(c: Comparison, path: str | Path, columns: int = 80, max_units: int = 1200, say=_english):
+    """Three panels of coloured text (A, B, B − A) with their colour scales (matplotlib), their
+    words from ``say`` as in ``to_html``."""
     from lmscope.interpret.compare_png import draw
 
     finite = [abs(x) for x in c.loss_a + c.loss_b if x is not None]
@@ -213,8 +223,26 @@ def to_png(c: Comparison, path: str | Path, columns: int = 80, max_units: int = 
     top_diff = max((abs(x) for x in c.diff if x is not None), default=1.0)
     a, b = c.names
     panels = [
-        (c.loss_a, _loss_colour, (0.0, top), f"A: {a} (mean {c.mean_a:.3f})", "loss, nats"),
-        (c.loss_b, _loss_colour, (0.0, top), f"B: {b} (mean {c.mean_b:.3f})", "loss, nats"),
-        (c.diff, _diff_colour, (-top_diff, top_diff), "B − A", "blue: A more surprised, red: B"),
+        (
+            c.loss_a,
+            _loss_colour,
+            (0.0, top),
+            say("A: {name} (mean {loss})", name=a, loss=f"{c.mean_a:.3f}"),
+            say("loss, nats"),
+        ),
+        (
+            c.loss_b,
+            _loss_colour,
+            (0.0, top),
+            say("B: {name} (mean {loss})", name=b, loss=f"{c.mean_b:.3f}"),
+            say("loss, nats"),
+        ),
+        (
+            c.diff,
+            _diff_colour,
+            (-top_diff, top_diff),
+            "B − A",
+            say("blue: A more surprised, red: B"),
+        ),
     ]
     draw(path, c.pieces[:max_units], panels, columns)

@@ -106,7 +106,8 @@ def draw(
     font_pt = CELL_IN * 72 / ADVANCE_EM  # one character's advance is one cell
     runs = _runs(cells)
     installed = {f.name for f in matplotlib.font_manager.fontManager.ttflist}
-    wide_font = [*(f for f in WIDE_FONTS if f in installed), FONT]
+    cjk = [f for f in WIDE_FONTS if f in installed]
+    wide_font, words_font = [*cjk, FONT], ["DejaVu Sans", *cjk]  # a glyph from the first with it
     for p, (values, colour, (low, scale), title, ends) in enumerate(panels):
         top_in = MARGIN_IN / 2 + p * panel_in + TITLE_IN
         ax = fig.add_axes(
@@ -134,13 +135,14 @@ def draw(
                 fontsize=font_pt,
                 family=wide_font if wide else FONT,
             )
-        ax.text(0, -0.35 * TITLE_IN / ROW_IN, title, fontsize=10, va="bottom", ha="left")
-        _scale_bar(fig, colour, (low, scale), ends, (width_in, height_in), top_in)
+        ax.text(0, -0.35 * TITLE_IN / ROW_IN, title, fontsize=10, va="bottom", family=words_font)
+        cax = _scale_bar(fig, colour, (low, scale), ends, (width_in, height_in), top_in)
+        cax.title.set_fontfamily(words_font)
     fig.savefig(path, dpi=150)
     plt.close(fig)
 
 
-def _scale_bar(fig, colour, ends, label, size_in, top_in) -> None:
+def _scale_bar(fig, colour, ends, label, size_in, top_in):
     """A small gradient of the panel's colours from ``ends`` (low, high), labelled, at the
     right of its title."""
     import numpy as np
@@ -159,3 +161,4 @@ def _scale_bar(fig, colour, ends, label, size_in, top_in) -> None:
     cax.set_xticklabels([f"{low:.1f}", f"{high:.1f}"], fontsize=7)
     cax.tick_params(length=2, pad=1)
     cax.set_title(label, fontsize=7, pad=2)
+    return cax
