@@ -227,3 +227,15 @@ def test_look_inside_views_and_generated_tokens_work_on_smollm2(page):
     assert page.get_by_test_id("position-label").inner_text().startswith(f"Position {position}")
     assert page.get_by_test_id("step-error").count() == 0
     assert f"position {position}" in body_text(page)
+
+
+def test_the_qkv_windows_label_every_position(page):
+    """SmolLM2's 64-wide heads drew the key and value windows 4 px a row: only every third
+    position got a label."""
+    set_prompt(page, PROMPT)
+    open_step(page, "qkv")
+    labels = page.locator(".step-body [data-testid=row-labels]")
+    assert labels.count() >= 2
+    assert page.locator(".step-body .row-labels.sparse").count() == 0
+    rows = labels.first.locator("div").all_inner_texts()
+    assert rows[0].startswith("0 ") and len(rows) > 5

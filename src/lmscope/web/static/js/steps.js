@@ -403,6 +403,7 @@ const RENDER = {
     const dh = state.model.d_head;
     const groups = { groups: dh, indexLabel: (i) => `head ${Math.floor(i / dh)}, [${i % dh}]` };
     const labels = windowLabels(ctx, a);
+    const rowHeight = a.size <= 24 ? 12 : undefined; // rows tall enough to label each position
     return [
       section("", vec(`${t("lnOutput")} (ln1) → ${t("qkvWeights")}`, layer.ln1.output)),
       section(
@@ -414,8 +415,8 @@ const RENDER = {
       el(
         "div",
         { class: "pair" },
-        heatmap(a.k, { title: t("kWindow", { a: a.start, b: a.start + a.size - 1, h }), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), describe: (r, c) => `k[${a.start + r}][${c}]` }),
-        heatmap(a.v, { title: t("vWindow", { a: a.start, b: a.start + a.size - 1, h }), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), describe: (r, c) => `v[${a.start + r}][${c}]` }),
+        heatmap(a.k, { title: t("kWindow", { a: a.start, b: a.start + a.size - 1, h }), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `k[${a.start + r}][${c}]` }),
+        heatmap(a.v, { title: t("vWindow", { a: a.start, b: a.start + a.size - 1, h }), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `v[${a.start + r}][${c}]` }),
       ),
     ];
   },
