@@ -533,3 +533,26 @@ def test_a_sentencepiece_model_works_end_to_end(tmp_path):
         assert tok["merges"][-1]["result"] == tok["token"]["text"] == texts[1]
         out = events(c, {"ids": ids, "n": 3, "seed": 0})
         assert [e["type"] for e in out] == ["token", "token", "token", "done"]
+
+
+def test_a_llamas_norms_are_rmsnorms_in_every_view(tmp_path):
+    """/api/layer and /api/final called SmolLM2's RMSNorm "layernorm", with a "mean" it never
+    takes away and its rms under "std" (described as sqrt(var + eps))."""
+    import lmscope
+    from helpers_hf import save_random_llama
+
+    save_random_llama(tmp_path, "llama")
+    model = lmscope.load(tmp_path)
+    ids = [5, 6, 7, 8]
+    trace = model.trace(ids)
+    with TestClient(create_app(model)) as c:
+        layer = c.post("/api/layer", json={"ids": ids, "layer": 1, "position": 2}).json()
+        final = c.post("/api/final", json={"ids": ids, "position": 3}).json()
+    for view, probe, at in (
+        (layer["ln1"], "blocks.1.ln1", 2),
+        (layer["ln2"], "blocks.1.ln2", 2),
+        (final["ln_final"], "ln_final", 3),
+    ):
+        assert view["kind"] == "rmsnorm" and "std" not in view and "beta" not in view
+        assert view["rms"] == pytest.approx(float(trace[f"{probe}.hook_scale"][at]), rel=1e-5)
+        assert view["which"] == probe.rsplit(".", 1)[-1].replace("ln_final", "final")

@@ -9,7 +9,7 @@ import torch
 from pydantic import BaseModel, Field
 
 from lmscope.engine.trace import Trace
-from lmscope.explain.modern import Curve, activation_curve
+from lmscope.explain.modern import Curve, RMSNormView, activation_curve, design, rmsnorm_view
 from lmscope.explain.numbers import number, rounded
 from lmscope.explain.probes import read
 from lmscope.explain.values import ActivationStats, Vector, stats, vector
@@ -41,7 +41,7 @@ class LayerResponse(BaseModel):
     layer: int
     position: int
     resid_pre: Vector
-    ln1: LayerNormView
+    ln1: LayerNormView | RMSNormView = Field(..., discriminator="kind")
     q: list[list[float]] = Field(..., description="[head][d_head] at this position")
     k: list[list[float]]
     v: list[list[float]]
@@ -50,7 +50,7 @@ class LayerResponse(BaseModel):
     attn_bias: list[float] | None = Field(..., description="b_O; null where there is none")
     attn_out: Vector
     resid_mid: Vector
-    ln2: LayerNormView
+    ln2: LayerNormView | RMSNormView = Field(..., discriminator="kind")
     mlp_pre: Vector
     mlp_post: Vector
     mlp_pre_stats: ActivationStats
@@ -95,6 +95,16 @@ def layernorm(model, trace: Trace, position: int, which: str, layer: int = 0) ->
     )
 
 
+def norm_view(
+    model, trace: Trace, position: int, which: str, layer: int = 0
+) -> LayerNormView | RMSNormView:
+    """The model's own norm at ``position`` (``which`` as in ``layernorm``): an RMSNorm shown as
+    one (its rms, no mean taken away, no shift), a LayerNorm as a LayerNorm."""
+    if design(model).norm == "RMSNorm":
+        return rmsnorm_view(model, trace, position, which, layer)
+    return layernorm(model, trace, position, which, layer)
+
+
 def dropout_example(model, trace: Trace, layer: int, position: int) -> DropoutExample:
     """A train-mode dropout mask (seeded) on block ``layer``'s attention output: at the
     model's own rate, or at 0.1 when it was trained without dropout."""
@@ -134,8 +144,8 @@ def layer_view(model, trace: Trace, layer: int, position: int) -> LayerResponse:
         position=i,
         **{name: vector(at(probe)) for name, probe in VECTORS.items()},
         **{name: rounded(at(f"attn.hook_{name}")) for name in ("q", "k", "v", "z")},
-        ln1=layernorm(model, trace, i, "ln1", layer),
-        ln2=layernorm(model, trace, i, "ln2", layer),
+        ln1=norm_view(model, trace, i, "ln1", layer),
+        ln2=norm_view(model, trace, i, "ln2", layer),
         head_results=[vector(r) for r in at("attn.hook_result")],
         attn_bias=_rounded_or_none(output_bias(model.net.h[layer].attn)),
         mlp_pre_stats=stats(at("mlp.hook_pre")),

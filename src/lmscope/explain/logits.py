@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 
 from lmscope.engine.sampling import SamplingParams, candidate_pool
 from lmscope.engine.trace import Trace
-from lmscope.explain.block import LayerNormView, layernorm
+from lmscope.explain.block import LayerNormView, norm_view
+from lmscope.explain.modern import RMSNormView
 from lmscope.explain.numbers import Number, number, rounded
 from lmscope.explain.tokens import TokenProb, token_probs, token_text, vocab_texts
 from lmscope.explain.values import ActivationStats, stats
@@ -38,7 +39,7 @@ class LogitsView(BaseModel):
 
 class FinalResponse(BaseModel):
     position: int
-    ln_final: LayerNormView
+    ln_final: LayerNormView | RMSNormView = Field(..., discriminator="kind")
     logits: LogitsView
     logit_stats: ActivationStats
     vocab: dict[str, str]
@@ -113,7 +114,7 @@ def final_view(model, trace: Trace, position: int, logits: torch.Tensor) -> Fina
     view = logits_view(logits, position)
     return FinalResponse(
         position=position,
-        ln_final=layernorm(model, trace, position, "final"),
+        ln_final=norm_view(model, trace, position, "final"),
         logits=view,
         logit_stats=stats(logits),
         vocab=vocab_texts(model, view.ids),

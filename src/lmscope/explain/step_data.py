@@ -19,7 +19,7 @@ from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.steps import STEPS_BY_KEY
 from lmscope.engine.trace import Trace
 from lmscope.explain.attention import kv_head, score_rows
-from lmscope.explain.block import DropoutExample, LayerNormView, dropout_example, layernorm
+from lmscope.explain.block import DropoutExample, LayerNormView, dropout_example, norm_view
 from lmscope.explain.chars import CharSpan, trace_char_spans
 from lmscope.explain.embedding import POSITION_PROBE, position_cosines, position_vector
 from lmscope.explain.facts import ModelFacts, model_facts, tied_unembedding
@@ -40,7 +40,6 @@ from lmscope.explain.modern import (
     activation_curve,
     design,
     grouping,
-    rmsnorm_view,
     rope_view,
     swiglu_view,
 )
@@ -502,9 +501,7 @@ def residual(c: StepContext) -> ResidualStep:
 
 @builds("layernorm")
 def layernorm_step(c: StepContext) -> LayerNormView | RMSNormView:
-    if design(c.model).norm == "RMSNorm":
-        return rmsnorm_view(c.model, c.trace, c.position, c.norm, c.layer)
-    return layernorm(c.model, c.trace, c.position, c.norm, c.layer)
+    return norm_view(c.model, c.trace, c.position, c.norm, c.layer)
 
 
 @builds("dropout")

@@ -397,7 +397,7 @@ async function logits(ctx) {
     section(
       t("finalNorm", { norm: s.norm, p: state.position }),
       vec(`${t("lnInput")} (blocks.${state.model.n_layer - 1}.hook_resid_post)`, d.ln_final.input),
-      hint(t("rmsHint", { rms: fmt(d.ln_final.std, 5), mean: fmt(d.ln_final.mean, 5) })),
+      hint(t("rmsHint", { rms: fmt(d.ln_final.rms, 5), mean: fmt(d.ln_final.input_mean, 5) })),
       vec(`${t("lnOutput")} (ln_final.hook_out)`, d.ln_final.output),
       hint(s.tied ? t("unembedTied") : t("unembedHead")),
     ),
