@@ -220,8 +220,7 @@ def test_every_llama_variant_says_what_gpt2_does_in_both_languages():
         assert text.title["en"] and text.title["zh"] and text.summary, key
         for lang in ("en", "zh"):
             assert set(re.findall(r"\{(\w+)\}", v.text[lang])) <= PAGE_FACTS, (key, lang)
-        if v.probes is not None:
-            assert all("pos_embed" not in p for p in v.probes), key
+        assert all("pos_embed" not in p for p in cat.step_probes(key, "llama")), key
     docs = {d.key: d for d in cat.catalogue("llama").steps}
     assert "blocks.{L}.attn.hook_rot_q" in docs["positional-encoding"].probes
     assert "blocks.{L}.mlp.hook_pre_linear" in docs["mlp"].probes

@@ -576,3 +576,21 @@ def test_too_long_a_sequence_is_refused(llama_pair):
     with pytest.raises(InvalidInputError) as err:
         model.kv_head_of(model.config.n_head)
     one_line(err)
+
+
+def test_trace_step_reads_the_families_own_probes(tmp_path):
+    """trace.step("positional-encoding", layer=3) on SmolLM2 gave GPT-2's probes of block 0
+    (blocks.0.hook_resid_pre) instead of the chosen layer's q and k before and after RoPE."""
+    import lmscope
+
+    make_hf(tmp_path, "llama", seed=1)
+    model = lmscope.load(tmp_path)
+    trace = model.trace([3, 4, 5, 6])
+    last = model.config.n_layer - 1
+    rope = trace.step("positional-encoding", layer=last)
+    assert list(rope) == [
+        f"blocks.{last}.attn.{name}"
+        for name in ("hook_q", "hook_rot_q", "hook_k", "hook_rot_k", "hook_attn_scores_raw")
+    ]
+    assert "blocks.0.mlp.hook_pre_linear" in trace.step("mlp")
+    assert "hook_pos_embed" not in trace.step(4)  # the embedding step: no position vector

@@ -17,9 +17,35 @@ class Step:
     key: str
     probes: tuple[str, ...] = ()
 
-    def probe_names(self, layer: int) -> list[str]:
-        return [p.format(L=layer) for p in self.probes]
+    def probes_for(self, family: str | None = None) -> tuple[str, ...]:
+        """The probes this step reads in an architecture ``family`` ("llama"; None: GPT-2's)."""
+        return FAMILY_PROBES.get(family or "", {}).get(self.key, self.probes)
 
+    def probe_names(self, layer: int, family: str | None = None) -> list[str]:
+        return [p.format(L=layer) for p in self.probes_for(family)]
+
+
+# What an architecture reads instead where its step differs: a Llama adds no position vector
+# (RoPE rotates q and k inside attention), and its MLP has a gate beside the up projection.
+FAMILY_PROBES: dict[str, dict[str, tuple[str, ...]]] = {
+    "llama": {
+        "embedding": ("hook_embed", "blocks.0.hook_resid_pre"),
+        "positional-encoding": (
+            "blocks.{L}.attn.hook_q",
+            "blocks.{L}.attn.hook_rot_q",
+            "blocks.{L}.attn.hook_k",
+            "blocks.{L}.attn.hook_rot_k",
+            "blocks.{L}.attn.hook_attn_scores_raw",
+        ),
+        "mlp": (
+            "blocks.{L}.ln2.hook_out",
+            "blocks.{L}.mlp.hook_pre",
+            "blocks.{L}.mlp.hook_pre_linear",
+            "blocks.{L}.mlp.hook_post",
+            "blocks.{L}.hook_mlp_out",
+        ),
+    },
+}
 
 STEPS: tuple[Step, ...] = (
     Step(1, "transformer", ("logits",)),

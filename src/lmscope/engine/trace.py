@@ -118,7 +118,7 @@ class Trace:
         except KeyError as err:
             raise InvalidInputError(err.args[0]) from None
         out = {}
-        for name in found.probe_names(layer):
+        for name in found.probe_names(layer, getattr(self.config, "family", None)):
             if name == "logits":
                 out[name] = self.tensors.get("logits", self.last_logits)
             elif name in self:

@@ -9,7 +9,7 @@ the CLI (``lmscope explain``) and the page (``GET /api/steps``) alike. Placehold
 Texts are written for GPT-2. An architecture that does a step differently (RoPE instead of
 learned positions, RMSNorm instead of LayerNorm, ...) adds a variant under its
 ``capabilities.family`` in ``VARIANTS``: only the fields that differ, per language, and the
-probes its step reads when they differ (``explain.variants`` holds them).
+probes its step reads when they differ (``engine.steps.FAMILY_PROBES``).
 """
 
 from __future__ import annotations
@@ -83,10 +83,7 @@ def step_text(key: str, family: str | None = None) -> StepText:
 
 def step_probes(key: str, family: str | None = None) -> tuple[str, ...]:
     """The probes step ``key`` reads in an architecture ({L}: the layer)."""
-    variant = VARIANTS.get(family or "", {}).get(key)
-    if variant is not None and variant.probes is not None:
-        return variant.probes
-    return STEPS_BY_KEY[key].probes
+    return STEPS_BY_KEY[key].probes_for(family)
 
 
 def probe_names(key: str, family: str | None, layer: int) -> list[str]:

@@ -22,21 +22,18 @@ class Variant:
     title: Lang = field(default_factory=dict)
     summary: str | None = None
     text: Lang = field(default_factory=dict)
-    probes: tuple[str, ...] | None = None  # the probes this architecture's step reads
     layer: bool | None = None  # the step shows one layer here (None: as the default says)
     head: bool | None = None  # ... and one attention head
 
 
 def _read_variants(family: str) -> dict[str, Variant]:
     # Texts are data, so they live in variants.json (package data) beside the default texts
-    # in steps.json; probes are a tuple here, as in engine.steps.
+    # in steps.json; the probes an architecture reads are engine.steps.FAMILY_PROBES.
     raw = json.loads(resources.files(__package__).joinpath("variants.json").read_text("utf-8"))
     return {key: _variant(fields) for key, fields in raw[family].items()}
 
 
 def _variant(fields: dict) -> Variant:
-    if "probes" in fields:
-        fields = {**fields, "probes": tuple(fields["probes"])}
     return Variant(**fields)
 
 
