@@ -229,3 +229,16 @@ def test_derived_probes_are_safe_to_read_from_many_threads(tiny_model):
         results = list(pool.map(trace.__getitem__, names))
     for name, tensor in zip(names, results, strict=True):
         assert tensor is trace[name]
+
+
+def test_a_missing_probe_says_why(tiny_model):
+    """trace["unembed.hook_logits"] on a trace of every probe said "it was not recorded (see the
+    names/layers you passed to trace)", though none were passed: the model has no such probe."""
+    full = tiny_model.trace("Hello there")
+    with pytest.raises(KeyError, match="the model has no such probe"):
+        full["unembed.hook_logits"]
+    with pytest.raises(KeyError, match="did you mean blocks.0.attn.hook_pattern"):
+        full["blocks.0.attn.hook_patern"]
+    some = tiny_model.trace("Hello there", names=["hook_embed"])
+    with pytest.raises(KeyError, match="it was not recorded"):
+        some["ln_final.hook_scale"]

@@ -84,11 +84,12 @@ class Trace:
             return self.tensors[name]
         except KeyError:
             close = difflib.get_close_matches(name, self.names(), n=3)
-            hint = (
-                f"; did you mean {', '.join(close)}?"
-                if close
-                else ("; it was not recorded (see the names/layers you passed to trace)")
-            )
+            if close:
+                hint = f"; did you mean {', '.join(close)}?"
+            elif self.meta.get("every_probe"):  # nothing was left out: the model has none
+                hint = f"; the model has no such probe (trace.names() lists {len(self.names())})"
+            else:
+                hint = "; it was not recorded (see the names/layers you passed to trace)"
             raise KeyError(f"no probe {name!r} in this trace{hint}") from None
 
     def __contains__(self, name: str) -> bool:

@@ -196,9 +196,11 @@ class LanguageModel(TextModel):
         predict = partial(
             self._predictions, recorder.all_logits, recorder.final_normalized, ids, top_k
         )
-        return self._new_trace(
+        trace = self._new_trace(
             ids, recorder.tensors, self._mask_padding(recorder.last_logits), predict
         )
+        trace.meta["every_probe"] = names is None and layers is None  # for a missing name's error
+        return trace
 
     def _check_trace(self, n_tokens: int, every_probe: bool, top_k) -> None:
         """The checks every trace makes: a trace of every probe within the token limit, and
