@@ -133,6 +133,16 @@ def test_the_api_gives_the_cli_numbers_for_each_step(client, chat_llama):
     assert final["which"] == "final" and final["kind"] == "rmsnorm"
 
 
+def test_a_step_is_named_by_number_or_key_in_any_case(client, chat_llama):
+    """/api/step refused "8" and "Masked-Attention", which trace.step and the CLI take."""
+    ids = chat_llama.encode(PROMPT)
+    for key in ("11", "Masked-Attention", " masked-attention "):
+        body = client.post("/api/step", json={"ids": ids, "key": key, "position": 3}).json()
+        assert body["key"] == "masked-attention" and body["number"] == 11, key
+    r = client.post("/api/step", json={"ids": ids, "key": "21", "position": 3})
+    assert r.status_code == 400 and "no step '21'" in r.json()["error"]
+
+
 @pytest.mark.parametrize(
     ("body", "words"),
     [

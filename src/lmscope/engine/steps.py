@@ -136,8 +136,12 @@ STEPS_BY_KEY = {step.key: step for step in STEPS}
 
 
 def find_step(step: int | str) -> Step:
-    if isinstance(step, int) and 1 <= step <= len(STEPS):
+    """The step ``step`` names: its number (1-20, or "8" as text) or its key, in any case."""
+    if isinstance(step, str):
+        text = step.strip().lower()
+        if text in STEPS_BY_KEY:
+            return STEPS_BY_KEY[text]
+        step = int(text) if text.isdigit() else step
+    if isinstance(step, int) and not isinstance(step, bool) and 1 <= step <= len(STEPS):
         return STEPS[step - 1]
-    if isinstance(step, str) and step in STEPS_BY_KEY:
-        return STEPS_BY_KEY[step]
     raise KeyError(f"unknown step {step!r}: use 1-{len(STEPS)} or one of {', '.join(STEPS_BY_KEY)}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from lmscope.engine.sampling import SamplingParams
-from lmscope.engine.steps import STEPS_BY_KEY
+from lmscope.engine.steps import STEPS_BY_KEY, find_step
 from lmscope.errors import InvalidInputError
 from lmscope.explain.catalogue import probe_names
 from lmscope.explain.step_data import StepContext, build
@@ -52,8 +52,10 @@ async def step(req: StepRequest, served: Serving):
     """One step's data for a layer, head and position: the numbers the page draws and the CLI
     prints. The model depends on the architecture (learned positions or RoPE, LayerNorm or
     RMSNorm, GELU or SwiGLU), named by ``kind``."""
-    if req.key not in STEPS_BY_KEY:
-        raise InvalidInputError(f"no step {req.key!r}; GET /api/steps lists them")
+    try:  # a number or a key in any case, as the CLI and trace.step take it
+        req = req.model_copy(update={"key": find_step(req.key).key})
+    except KeyError:
+        raise InvalidInputError(f"no step {req.key!r}; GET /api/steps lists them") from None
     at = await served.view(served.select, req)
     trace = await _trace(served, at.ids, at.layer)
     return await served.view(_step, served, req, trace, at)
