@@ -556,3 +556,13 @@ def test_a_llamas_norms_are_rmsnorms_in_every_view(tmp_path):
         assert view["kind"] == "rmsnorm" and "std" not in view and "beta" not in view
         assert view["rms"] == pytest.approx(float(trace[f"{probe}.hook_scale"][at]), rel=1e-5)
         assert view["which"] == probe.rsplit(".", 1)[-1].replace("ln_final", "final")
+
+
+def test_a_too_long_prompt_is_told_what_the_api_can_do(client):
+    """The API said "Shorten it or use truncate to keep the last 128": a request that then sent
+    "truncate" was refused as an extra input."""
+    for path, body in (("/api/trace", {"ids": [5] * 300}), ("/api/generate", {"ids": [5] * 300})):
+        r = client.post(path, json=body)
+        said = r.json()["error"]
+        assert r.status_code == 400 and said.endswith("Shorten it"), (path, said)
+        assert "truncate" not in said and r.json()["code"] == "too_long"

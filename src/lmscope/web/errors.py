@@ -4,6 +4,8 @@ status and one readable line (``code`` lets the page say it in its own words, se
 
 from __future__ import annotations
 
+import re
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -38,6 +40,23 @@ def error_response(status: int, message: str, headers=None) -> JSONResponse:
     return JSONResponse(error_body(message, status), status_code=status, headers=headers)
 
 
+# Library advice that names Python arguments the JSON API does not have (truncate=, layers=,
+# names=), and what an API client can do instead; the Python API keeps its own wording.
+_API_WORDS = (
+    (re.compile(r"\. Shorten it or use truncate to keep the last [\d,]+$"), ". Shorten it"),
+    (
+        re.compile(r"Trace fewer layers or probes \(layers=, names=\), or raise"),
+        "Shorten the prompt, or (on the server) raise",
+    ),
+)
+
+
+def in_api_words(message: str) -> str:
+    for pattern, words in _API_WORDS:
+        message = pattern.sub(words, message)
+    return message
+
+
 def validation_message(exc: RequestValidationError) -> str:
     parts = []
     for err in exc.errors()[:3]:
@@ -59,7 +78,7 @@ def printable(part, limit: int = 60) -> str:
 def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(LmscopeError)
     async def lmscope_error(request: Request, exc: LmscopeError):
-        return error_response(400, str(exc))
+        return error_response(400, in_api_words(str(exc)))
 
     @app.exception_handler(NotFound)
     async def not_found(request: Request, exc: NotFound):
