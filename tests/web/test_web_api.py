@@ -566,3 +566,12 @@ def test_a_too_long_prompt_is_told_what_the_api_can_do(client):
         said = r.json()["error"]
         assert r.status_code == 400 and said.endswith("Shorten it"), (path, said)
         assert "truncate" not in said and r.json()["code"] == "too_long"
+
+
+def test_nan_and_infinity_are_refused_as_what_they_are(client):
+    """A temperature of NaN was refused as "Input should be less than or equal to 100"."""
+    for literal in ("NaN", "Infinity", "-Infinity"):
+        body = '{"ids": [5, 6], "position": 1, "sampling": {"temperature": ' + literal + "}}"
+        r = client.post("/api/pool", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 422
+        assert r.json()["error"] == "sampling.temperature: Input should be a finite number"

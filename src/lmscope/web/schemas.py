@@ -35,7 +35,8 @@ class Strict(BaseModel):
     "0" is not 0, 1.5 is not 1), so what /openapi.json says is exactly what is accepted. JSON
     has one kind of number, and JSON Schema counts 3.0 as the integer 3: so does this."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # NaN and infinities are refused as what they are, not as "less than or equal to 100"
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
