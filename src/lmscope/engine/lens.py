@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
+from lmscope.engine.probs import log_probs
 from lmscope.errors import InvalidInputError
 
 
@@ -65,12 +66,7 @@ def _readout(trace, names: list[str], index: torch.Tensor) -> list[torch.Tensor]
     out a stage at a time, a short window is a matrix-vector product that reads the whole
     unembedding matrix (tens of MB) once per stage, which cost more than the arithmetic."""
     rows = torch.cat([trace[name][index] for name in names])
-    logps = torch.cat(
-        [
-            torch.log_softmax(trace.readout(chunk).float(), dim=-1)
-            for chunk in rows.split(READOUT_ROWS)
-        ]
-    )
+    logps = torch.cat([log_probs(trace.readout(chunk)) for chunk in rows.split(READOUT_ROWS)])
     return list(logps.split(len(index)))
 
 

@@ -19,6 +19,7 @@ import torch
 
 from lmscope.engine import checks
 from lmscope.engine.lens import logit_lens
+from lmscope.engine.probs import log_probs
 from lmscope.engine.steps import find_step
 from lmscope.errors import InvalidInputError
 
@@ -36,7 +37,7 @@ class Predictions:
 
     @classmethod
     def from_logits(cls, logits: torch.Tensor, ids: torch.Tensor, k: int) -> Predictions:
-        logp = torch.log_softmax(logits.float(), dim=-1)
+        logp = log_probs(logits)
         top_logp, top_ids = logp.topk(min(k, logp.shape[-1]), dim=-1)
         next_prob = torch.full((logits.shape[0],), float("nan"))
         if len(ids) > 1:

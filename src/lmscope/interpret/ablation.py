@@ -13,6 +13,7 @@ import torch
 
 from lmscope.engine import checks
 from lmscope.engine.hooks import MODES, Ablation, Ablator, parse_ablations
+from lmscope.engine.probs import log_probs
 from lmscope.errors import InvalidInputError
 
 __all__ = ["MODES", "Ablation", "AblationEffect", "Ablator", "ablation_effect", "parse_ablations"]
@@ -54,7 +55,7 @@ def ablation_effect(
     def next_token_logp(ablator: Ablator) -> torch.Tensor:
         logits = model.net(idx, hook=ablator, last_only=end == position + 1)[0][0]
         row = logits[-1 if end == position + 1 else position, : model.vocab_size]  # no padding
-        return torch.log_softmax(row.float(), -1)
+        return log_probs(row)
 
     # both passes take the probed path, so "ablate nothing" gives bitwise the same numbers
     before = next_token_logp(Ablator([]))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from lmscope.engine.probs import log_probs
 from lmscope.errors import InvalidInputError
 
 
@@ -66,7 +67,7 @@ def token_losses(model, text: str) -> TokenLosses:
     start = 0
     while True:
         window = seq[start : start + n_ctx]
-        logp = torch.log_softmax(model.logits(window).float(), dim=-1)
+        logp = log_probs(model.logits(window))
         for j in range(1, len(window)):
             pos = start + j
             if pos > scored_until:
