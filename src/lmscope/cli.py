@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import re
 import sys
 
 from lmscope import __version__
@@ -72,23 +71,18 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-# Library messages that advise with Python arguments (truncate=, layers=, names=), and what a
-# command-line user can do instead. The Python API keeps its own wording.
-_TRUNCATE = re.compile(r"\. Shorten it or use truncate to keep the last ([\d,]+)$")
-_TRACE_ADVICE = (
-    "Trace fewer layers or probes (layers=, names=), or raise the limit with "
-    "LMSCOPE_MAX_TRACE_TOKENS"
-)
-
-
 def in_cli_words(message: str, args) -> str:
-    """``message`` as the command line says it: an option only where this command has it."""
+    """``message`` as the command line says it: the engine's advice with Python arguments
+    (truncate=, layers=, names=) as what this command has. The Python API keeps its own."""
+    from lmscope.engine import advice  # light: no torch
+
     if hasattr(args, "truncate"):
-        message = _TRUNCATE.sub(r". Shorten it or use --truncate to keep the last \1", message)
+        truncate = r". Shorten it or use --truncate to keep the last \1"
+        message = advice.TRUNCATE_PATTERN.sub(truncate, message)
     else:
-        message = _TRUNCATE.sub(". Shorten it", message)
+        message = advice.TRUNCATE_PATTERN.sub(". Shorten it", message)
     return message.replace(
-        _TRACE_ADVICE,
+        advice.TRACE_LIMIT,
         "Shorten the prompt, or raise the limit with the environment variable "
         "LMSCOPE_MAX_TRACE_TOKENS",
     )

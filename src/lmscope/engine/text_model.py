@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import torch
 
+from lmscope.engine import advice
 from lmscope.engine.generation import generate
 from lmscope.engine.protocol import Capabilities
 from lmscope.errors import InvalidInputError, TokenizerError
@@ -125,7 +126,7 @@ class TextModel:
                 extra = f" plus {room} to generate" if room else ""
                 raise InvalidInputError(
                     f"the prompt is {len(ids):,} tokens{extra}; the model's context is "
-                    f"{context:,}. Shorten it or use truncate to keep the last {limit:,}"
+                    f"{context:,}" + advice.TRUNCATE.format(limit=limit)
                 )
             ids = ids[-limit:]
         return ids

@@ -18,7 +18,7 @@ from functools import partial
 
 import torch
 
-from lmscope.engine import checks
+from lmscope.engine import advice, checks
 from lmscope.engine.hooks import Ablator, BatchRecorder, Recorder, parse_ablations
 from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
@@ -209,8 +209,7 @@ class LanguageModel(TextModel):
         if every_probe and n_tokens > limit:
             raise InvalidInputError(
                 f"a full trace of {n_tokens:,} tokens is refused: the limit is {limit:,} tokens "
-                "(every probe of every layer is kept). Trace fewer layers or probes (layers=, "
-                "names=), or raise the limit with LMSCOPE_MAX_TRACE_TOKENS"
+                f"(every probe of every layer is kept). {advice.TRACE_LIMIT}"
             )
         if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
             raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")

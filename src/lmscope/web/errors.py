@@ -4,13 +4,12 @@ status and one readable line (``code`` lets the page say it in its own words, se
 
 from __future__ import annotations
 
-import re
-
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
+from lmscope.engine import advice
 from lmscope.errors import LmscopeError
 from lmscope.web.error_codes import error_body
 from lmscope.web.limits import Busy, ClientGone, busy_response
@@ -40,21 +39,14 @@ def error_response(status: int, message: str, headers=None) -> JSONResponse:
     return JSONResponse(error_body(message, status), status_code=status, headers=headers)
 
 
-# Library advice that names Python arguments the JSON API does not have (truncate=, layers=,
-# names=), and what an API client can do instead; the Python API keeps its own wording.
-_API_WORDS = (
-    (re.compile(r"\. Shorten it or use truncate to keep the last [\d,]+$"), ". Shorten it"),
-    (
-        re.compile(r"Trace fewer layers or probes \(layers=, names=\), or raise"),
-        "Shorten the prompt, or (on the server) raise",
-    ),
-)
-
-
 def in_api_words(message: str) -> str:
-    for pattern, words in _API_WORDS:
-        message = pattern.sub(words, message)
-    return message
+    """The engine's advice with Python arguments the JSON API does not have (truncate=,
+    layers=, names=) as what an API client can do; the Python API keeps its own wording."""
+    message = advice.TRUNCATE_PATTERN.sub(". Shorten it", message)
+    return message.replace(
+        advice.TRACE_LIMIT,
+        "Shorten the prompt, or (on the server) raise the limit with LMSCOPE_MAX_TRACE_TOKENS",
+    )
 
 
 def validation_message(exc: RequestValidationError) -> str:
