@@ -52,13 +52,13 @@ def register(sub):
 
 def read_text(path: str, max_chars: int | None = None) -> str:
     """The file's text, its first ``max_chars`` characters when given."""
-    if Path(path).is_dir():
-        raise InvalidInputError(f"{path} is a folder, not a text file")
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InvalidInputError(f"no such text file: {path}") from None
-    except (UnicodeDecodeError, IsADirectoryError):
+    except IsADirectoryError:
+        raise InvalidInputError(f"{path} is a folder, not a text file") from None
+    except UnicodeDecodeError:
         raise InvalidInputError(f"{path} is not a UTF-8 text file") from None
     if not text.strip():
         raise InvalidInputError(f"{path} is empty")

@@ -22,7 +22,7 @@ from lmscope.commands.common import (
     terminal_width,
     use_lang,
 )
-from lmscope.engine.steps import STEPS  # a plain list: no torch for --help
+from lmscope.engine.steps import STEPS, find_step  # plain data: no torch for --help
 from lmscope.errors import InvalidInputError
 
 
@@ -120,13 +120,13 @@ def run(args) -> int:
 
 def _step(text: str) -> int:
     """The number of the step ``--step`` names by number or key (any case)."""
-    keys = {s.key: s.number for s in STEPS}
-    number = int(text) if text.isdigit() else keys.get(text.strip().lower())
-    if number not in keys.values():
+    try:
+        return find_step(text).number
+    except KeyError:
+        keys = ", ".join(s.key for s in STEPS)
         raise InvalidInputError(
-            f"--step {text!r} is not a step: give a number 1-20 or a key ({', '.join(keys)})"
-        )
-    return number
+            f"--step {text!r} is not a step: give a number 1-20 or a key ({keys})"
+        ) from None
 
 
 def __getattr__(name: str):
