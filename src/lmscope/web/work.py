@@ -255,11 +255,13 @@ class WorkQueue:
             try:
                 return await asyncio.wait_for(asyncio.shield(result), min(self.POLL_S, left))
             except asyncio.TimeoutError:
+                if job.state != "queued":  # started: it finishes, so stop looking
+                    return await result
                 if time.monotonic() >= job.deadline:
                     with self._cond:
-                        self._withdraw(job)  # a job already running is left to finish
+                        self._withdraw(job)  # unless it started meanwhile: then it finishes
                     return await result
-                if job.state == "queued" and await client_gone():
+                if await client_gone():
                     self._leave(job)
                     raise ClientGone() from None
 
