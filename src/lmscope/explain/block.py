@@ -9,7 +9,14 @@ import torch
 from pydantic import BaseModel, Field
 
 from lmscope.engine.trace import Trace
-from lmscope.explain.modern import Curve, RMSNormView, activation_curve, design, rmsnorm_view
+from lmscope.explain.modern import (
+    Curve,
+    RMSNormView,
+    activation_curve,
+    design,
+    norm_parts,
+    rmsnorm_view,
+)
 from lmscope.explain.numbers import number, rounded
 from lmscope.explain.probes import read
 from lmscope.explain.values import ActivationStats, Vector, stats, vector
@@ -75,13 +82,7 @@ def output_bias(attn) -> torch.Tensor | None:
 def layernorm(model, trace: Trace, position: int, which: str, layer: int = 0) -> LayerNormView:
     """A LayerNorm at ``position``: ``which`` is "ln1" (before attention) or "ln2" (before the
     MLP) of block ``layer``, or "final" (after the last block)."""
-    if which == "final":
-        last = model.config.n_layer - 1
-        ln, before, p = model.net.ln_f, f"blocks.{last}.hook_resid_post", "ln_final"
-    else:
-        block, p = model.net.h[layer], f"blocks.{layer}.{which}"
-        ln = block.ln_1 if which == "ln1" else block.ln_2
-        before = f"blocks.{layer}.hook_resid_{'pre' if which == 'ln1' else 'mid'}"
+    ln, before, p = norm_parts(model, which, layer)
     x = trace[before][position]
     return LayerNormView(
         input=vector(x),

@@ -219,7 +219,7 @@ class RMSNormView(BaseModel):
     recompose_max_error: float = Field(..., description="max |normalized × gain - output|")
 
 
-def _norm_parts(model, which: str, layer: int) -> tuple[torch.nn.Module, str, str]:
+def norm_parts(model, which: str, layer: int) -> tuple[torch.nn.Module, str, str]:
     """(the norm module, the probe before it, its probe prefix)."""
     if which == "final":
         last = model.config.n_layer - 1
@@ -230,7 +230,7 @@ def _norm_parts(model, which: str, layer: int) -> tuple[torch.nn.Module, str, st
 
 
 def rmsnorm_view(model, trace: Trace, position: int, which: str, layer: int = 0) -> RMSNormView:
-    norm, before, p = _norm_parts(model, which, layer)
+    norm, before, p = norm_parts(model, which, layer)
     x = trace[before][position].float()
     normalized = trace[f"{p}.hook_normalized"][position].float()
     output = trace[f"{p}.hook_out"][position].float()
