@@ -92,3 +92,34 @@ def test_a_packed_model_saves_and_loads_back(random_llama, tmp_path):
     again = lmscope.load(folder)
     ids = [3, 1, 4, 1, 5]
     assert torch.equal(again.logits(ids), model.logits(ids))
+
+
+@huge_pages
+@pytest.mark.parametrize("name", ["shakespeare", "random llama"])
+def test_loading_copies_each_weight_once(name, random_llama, monkeypatch):
+    """The network was built in ordinary memory, filled there, and then copied into the huge
+    pages: two copies of every weight (0.8 s of SmolLM2's load). The buffer is now its home
+    from the start, and the loaded weights are copied straight into it."""
+    copied = []
+    real = torch.Tensor.copy_
+
+    def counting(self, src, *args, **kwargs):
+        copied.append(self.numel() * self.element_size())
+        return real(self, src, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "copy_", counting)
+    model = lmscope.load("shakespeare" if name == "shakespeare" else random_llama)
+    params = list(model.net.parameters())
+    weight_bytes = sum(p.numel() * p.element_size() for p in params)
+    assert sum(copied) <= weight_bytes * 1.01
+    assert len({p.untyped_storage().data_ptr() for p in params}) == 1  # still one buffer
+
+
+@huge_pages
+def test_a_half_precision_load_is_packed_in_its_own_dtype(random_llama):
+    model = lmscope.load(random_llama, dtype="bfloat16")
+    params = list(model.net.parameters())
+    assert all(p.dtype == torch.bfloat16 for p in params)
+    assert len({p.untyped_storage().data_ptr() for p in params}) == 1
+    entry = mapping_of(params[0].data_ptr())
+    assert "hg" in entry["VmFlags"].split()

@@ -372,3 +372,23 @@ def test_corrupt_bpe_files(tmp_path, vocab, merges, message):
 def test_unknown_backend_is_refused(tok):
     with pytest.raises(TokenizerError, match="unknown backend"):
         BPETokenizer(tok.reference, backend="rust")
+
+
+@given(st.binary(max_size=40))
+def test_gpt2s_byte_characters_spell_any_bytes_and_back(raw):
+    from lmscope.tokenizers.bytes_map import bytes_to_text, text_to_bytes
+
+    assert text_to_bytes(bytes_to_text(raw)) == raw
+
+
+@given(st.text(min_size=1, max_size=12))
+def test_a_character_outside_gpt2s_byte_map_is_refused_by_name(text):
+    from lmscope.tokenizers.bytes_map import text_to_bytes, unicode_to_byte
+
+    outside = [char for char in text if char not in unicode_to_byte()]
+    if not outside:
+        assert len(text_to_bytes(text)) == len(text)
+        return
+    with pytest.raises(TokenizerError, match="is not a GPT-2 byte character") as err:
+        text_to_bytes(text)
+    assert f"holds {outside[0]!r}," in str(err.value)

@@ -12,6 +12,7 @@ or a folder written by ``lmscope train``/``export``. Files come through
 from __future__ import annotations
 
 import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
@@ -37,7 +38,7 @@ from lmscope.formats.weights import (
 from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
 from lmscope.models.llama import Llama, LlamaConfig, build_llama
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
-from lmscope.models.state import build_checked
+from lmscope.models.state import build_checked, weights_built_in
 from lmscope.tokenizers import (
     chat_template_in,
     gpt2_tokenizer,
@@ -122,35 +123,49 @@ def load(
         raise ModelNotFoundError("model name is empty")
     path, source = _locate(name, default=name_or_path is None)
     display = None if path.name == name else name
+    home = _weights_home(device, dtype)
     if path.suffix.lower() == ".gguf":
-        net, tokenizer, meta = load_gguf_transformer(path, **checked)
+        with weights_built_in(home):
+            net, tokenizer, meta = load_gguf_transformer(path, **checked)
         shown = SMOLLM2 if name == SMOLLM2 else meta.get("name") or path.stem
-        model = LanguageModel(_placed(net, device, dtype), tokenizer, shown, source, meta)
+        model = LanguageModel(_placed(net, device, dtype, home), tokenizer, shown, source, meta)
         return _with_reference(model, name_or_path, device, checked)
     if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
         if dtype not in (None, torch.float32):
             raise InvalidInputError(f"{path} is a char-RNN; it runs in float32 only")
         return load_rnn(path, name=display, source=source, device=device, **checked)
-    if is_lmscope_dir(path):
-        net, meta = load_lmscope_transformer(path, **checked)
-    elif is_hf_dir(path):
-        net, meta = load_hf_transformer(path, **checked), {}
-    else:
+    if not (is_lmscope_dir(path) or is_hf_dir(path)):
         raise ModelNotFoundError(
             f"{path} holds neither lmscope.json nor config.json; it is not a model folder"
         )
+    with weights_built_in(home):
+        if is_lmscope_dir(path):
+            net, meta = load_lmscope_transformer(path, **checked)
+        else:
+            net, meta = load_hf_transformer(path, **checked), {}
     tokenizer = _tokenizer_for(path, net.config)
     template = chat_template_in(path)  # an instruction-tuned model's, for --chat
     meta = {"chat_template": template, **meta} if template else meta
     shown = meta.get("name") or display or path.name
-    model = LanguageModel(_placed(net, device, dtype), tokenizer, shown, source, meta)
+    model = LanguageModel(_placed(net, device, dtype, home), tokenizer, shown, source, meta)
     return _with_reference(model, name_or_path, device, checked)
 
 
-def _placed(net, device: str, dtype: torch.dtype | None):
-    """The network on its device and in its dtype; on a CPU, its weights in huge pages."""
+def _weights_home(device: str, dtype: torch.dtype | None):
+    """Where a Transformer's weights go as it is built: float32 weights that stay on the CPU go
+    straight into one huge-page buffer (``weight_memory``), so they are copied once; weights
+    that will be cast or moved are built where they are, and placed after (``_placed``)."""
+    if torch.device(device).type == "cpu" and dtype in (None, torch.float32):
+        return partial(pack_weights, values=False)
+    return None
+
+
+def _placed(net, device: str, dtype: torch.dtype | None, home):
+    """The network on its device and in its dtype; on a CPU, its weights in huge pages (where
+    ``home`` put them already, or moved there now)."""
     net = net.to(device=device, dtype=dtype)
-    pack_weights(net)
+    if home is None:
+        pack_weights(net)
     return net
 
 
@@ -287,10 +302,22 @@ def load_gguf_transformer(
     path: Path, *, allow_nonfinite: bool = False
 ) -> tuple[Llama, object, dict]:
     """A Llama-family model, its tokenizer and metadata from one GGUF file (dequantized to
-    float32; the dequantized tensors are cached, see ``lmscope.formats.gguf.load_gguf``)."""
-    gguf = load_gguf(path)
-    net = build_llama(gguf.config, gguf.tensors, str(path), allow_nonfinite=allow_nonfinite)
-    tokenizer = tokenizer_from_gguf_fields(gguf.tokenizer)
+    float32; the dequantized tensors are cached, see ``lmscope.formats.gguf.load_gguf``).
+
+    The tokenizer's tables are built on another thread (pure Python: about 1 s for SmolLM2's
+    49,152 tokens) while the cached weights are checked and put in place, which mostly runs
+    outside Python's lock."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmscope-tokenizer") as pool:
+        started: list[tuple[dict, Future]] = []  # (fields, their tokenizer being built)
+
+        def build_tokenizer(fields: dict) -> None:
+            started.append((fields, pool.submit(tokenizer_from_gguf_fields, fields)))
+
+        gguf = load_gguf(path, on_tokenizer=build_tokenizer)
+        if not started or started[-1][0] != gguf.tokenizer:  # no cache, or a broken entry
+            build_tokenizer(gguf.tokenizer)
+        net = build_llama(gguf.config, gguf.tensors, str(path), allow_nonfinite=allow_nonfinite)
+        tokenizer = started[-1][1].result()
     meta = {
         "name": gguf.name,
         "format": "gguf",

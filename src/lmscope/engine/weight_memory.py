@@ -24,10 +24,11 @@ ALIGN = 64  # bytes: a cache line, so every tensor starts where vector loads lik
 __all__ = ["give_back_freed_memory", "pack_weights"]
 
 
-def pack_weights(net: nn.Module) -> bool:
+def pack_weights(net: nn.Module, *, values: bool = True) -> bool:
     """Move every parameter of a CPU model into one buffer advised to use transparent huge pages.
     The parameters keep their identity, values, dtypes and shapes (tied ones stay tied); only
-    the memory under them moves. Returns whether they were moved."""
+    the memory under them moves. Returns whether they were moved. With ``values=False`` their
+    values are left behind (for a network whose weights are loaded next, into the buffer)."""
     params = list(net.parameters())  # a tied parameter appears once
     if not params or not _huge_pages_possible() or any(p.device.type != "cpu" for p in params):
         return False
@@ -47,7 +48,8 @@ def pack_weights(net: nn.Module) -> bool:
         for p, start in zip(params, offsets, strict=True):
             nbytes = p.numel() * p.element_size()
             view = memory[start : start + nbytes].view(p.dtype).view(p.shape)
-            view.copy_(p.data)
+            if values:
+                view.copy_(p.data)
             p.data = view
     give_back_freed_memory()  # the weights' old home, or the process would hold both copies
     return True

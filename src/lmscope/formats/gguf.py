@@ -31,6 +31,7 @@ import re
 import struct
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -752,13 +753,22 @@ def _gguf_name(hf: str) -> str:
 # Cached loading
 
 
-def load_gguf(path: str | Path, *, cache_dir: str | Path | None = None) -> GGUFModel:
+def load_gguf(
+    path: str | Path,
+    *,
+    cache_dir: str | Path | None = None,
+    on_tokenizer: Callable[[dict[str, Any]], object] | None = None,
+) -> GGUFModel:
     """``read_gguf`` through a cache of the dequantized tensors.
 
     The cache entry lives in ``cache_dir`` (default: ``weight_cache.cache_root()``) under
     ``gguf/<sha256 of the file>``; the first load writes it atomically, later loads read it
     after checking its own checksum. A broken entry is rebuilt; a cache folder that cannot be
     written means loading without a cache (one warning line on stderr).
+
+    ``on_tokenizer(fields)`` is told a cache entry's tokenizer fields before its tensors are
+    checked, to build the tokenizer meanwhile; they are the result's ``tokenizer`` unless the
+    entry then proves broken (the caller compares).
     """
     from lmscope.formats import weight_cache
 
@@ -773,7 +783,12 @@ def load_gguf(path: str | Path, *, cache_dir: str | Path | None = None) -> GGUFM
     root = Path(cache_dir) if cache_dir is not None else weight_cache.cache_root()
     entry = root / "gguf" / digest
 
-    cached = weight_cache.read_entry(entry)
+    def early(meta: dict[str, Any]) -> None:
+        fields, ours = meta.get("tokenizer"), meta.get("source_sha256") == digest
+        if on_tokenizer is not None and ours and isinstance(fields, dict):
+            on_tokenizer(dict(fields))
+
+    cached = weight_cache.read_entry(entry, early)
     if cached is not None:
         meta, tensors = cached
         model = _from_cache(path, digest, meta, tensors)

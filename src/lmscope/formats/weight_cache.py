@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,12 @@ def sha256_file(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
-def read_entry(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, torch.Tensor]] | None:
-    """(meta, tensors) from a cache entry, or None if it is absent, incomplete or damaged."""
+def read_entry(
+    folder: str | os.PathLike, on_meta: Callable[[dict[str, Any]], object] | None = None
+) -> tuple[dict[str, Any], dict[str, torch.Tensor]] | None:
+    """(meta, tensors) from a cache entry, or None if it is absent, incomplete or damaged.
+    ``on_meta(meta)`` is told the entry's meta before its tensors' checksum is computed (the
+    slow part), so a caller can start work from it meanwhile."""
     try:
         folder = readable(folder)
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
@@ -57,6 +62,8 @@ def read_entry(folder: str | os.PathLike) -> tuple[dict[str, Any], dict[str, tor
         tensors_file = folder / TENSORS_FILE
         if tensors_file.stat().st_size != meta.get("tensors_bytes"):
             return None
+        if on_meta is not None:
+            on_meta(meta)
         if sha256_file(tensors_file) != meta.get("tensors_sha256"):
             return None
         tensors = load_file(str(tensors_file))

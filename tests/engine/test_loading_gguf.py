@@ -1,0 +1,94 @@
+"""Loading a GGUF whose dequantized weights are cached: the second start is mostly the
+tokenizer's tables and the weights' checksum, and they are made side by side."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+import lmscope
+from lmscope.engine import loading
+from lmscope.formats import weight_cache
+
+
+@pytest.fixture
+def cached_gguf(tmp_path, monkeypatch):
+    """A tiny llama GGUF, loaded once so that its weight cache exists."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "formats"))
+    from test_gguf import TINY, random_weights, write_model
+
+    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "tiny.gguf"
+    write_model(path, random_weights(TINY), TINY)
+    first = lmscope.load(path)
+    return path, first
+
+
+def test_the_tokenizer_is_built_while_the_cached_weights_are_checked(cached_gguf, monkeypatch):
+    """SmolLM2's tokenizer tables take about 1 s to build and its cached weights' checksum
+    0.6 s; one after the other they were a third of every start (every CLI command). The
+    tokenizer is now built on another thread while the weights are checked and placed."""
+    path, first = cached_gguf
+    tokenizer_started = threading.Event()
+    overlapped = []
+    real_tokenizer, real_sha = loading.tokenizer_from_gguf_fields, weight_cache.sha256_file
+
+    def tokenizer(fields, **kwargs):
+        tokenizer_started.set()
+        return real_tokenizer(fields, **kwargs)
+
+    def sha(file):
+        if Path(file).name == weight_cache.TENSORS_FILE:  # the cached weights' checksum
+            overlapped.append(tokenizer_started.wait(timeout=10))
+        return real_sha(file)
+
+    monkeypatch.setattr(loading, "tokenizer_from_gguf_fields", tokenizer)
+    monkeypatch.setattr(weight_cache, "sha256_file", sha)
+    again = lmscope.load(path)
+    assert overlapped == [True]
+    ids = [3, 1, 4, 1, 5]
+    assert again.tokenizer.reference.merges == first.tokenizer.reference.merges
+    assert torch.equal(again.logits(ids), first.logits(ids))
+
+
+def test_a_tokenizer_that_fails_while_the_weights_load_fails_the_load_in_one_line(
+    cached_gguf, monkeypatch
+):
+    from lmscope.errors import TokenizerError
+
+    path, _ = cached_gguf
+
+    def broken(fields, **kwargs):
+        raise TokenizerError("the GGUF tokenizer names no pre-tokenizer")
+
+    monkeypatch.setattr(loading, "tokenizer_from_gguf_fields", broken)
+    with pytest.raises(TokenizerError, match="names no pre-tokenizer"):
+        lmscope.load(path)
+
+
+def test_a_damaged_cache_entry_builds_the_tokenizer_from_the_file(cached_gguf, monkeypatch):
+    """Started from the cache entry's copy of the tokenizer fields, the tokenizer is made
+    again from the GGUF's own fields when the entry proves damaged and differs from them."""
+    path, first = cached_gguf
+    entry = next((Path(weight_cache.cache_root()) / "gguf").iterdir())
+    meta_file = entry / weight_cache.META_FILE
+    import json
+
+    meta = json.loads(meta_file.read_text())
+    meta["tokenizer"]["merges"] = ["t 3"]  # a different tokenizer...
+    meta["tensors_sha256"] = "0" * 64  # ...in an entry whose weights fail their checksum
+    meta_file.write_text(json.dumps(meta))
+    made = []
+    real = loading.tokenizer_from_gguf_fields
+    monkeypatch.setattr(
+        loading,
+        "tokenizer_from_gguf_fields",
+        lambda fields, **kw: made.append(fields["merges"]) or real(fields, **kw),
+    )
+    again = lmscope.load(path)
+    assert [list(m) for m in made][-1] == ["t 1", "t 2"]
+    assert again.tokenizer.reference.merges == first.tokenizer.reference.merges
