@@ -190,3 +190,20 @@ def test_hub_unreachable_fails_at_once_without_retries(monkeypatch, tmp_path):
         lmscope.load("gpt2")
     assert "\n" not in str(err.value)
     assert time.monotonic() - start < 10  # a hang guard, not a benchmark
+
+
+def test_a_mistyped_folder_under_a_local_folder_is_not_sent_to_the_hub(monkeypatch, tmp_path):
+    """`runs/int1` has a hub id's shape (owner/name), so a typo in a run's name was looked up on
+    the Hugging Face Hub and answered "the Hub is not reachable". When `runs` is a folder here,
+    the name is a path: it says the folder is missing and which models `runs` holds."""
+    from lmscope.engine import loading
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    save_model(lmscope.load("shakespeare").net, tmp_path / "runs" / "int2")
+    (tmp_path / "runs" / "notes").mkdir()  # not a model: not offered
+    monkeypatch.setattr(loading, "download_from_hub", lambda name: pytest.fail("went to the hub"))
+    with pytest.raises(ModelNotFoundError) as err:
+        lmscope.load("runs/int1")
+    message = str(err.value)
+    assert message == "no such folder: runs/int1 (models in runs: int2)"

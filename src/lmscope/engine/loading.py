@@ -190,6 +190,9 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
         source = str(path)
     elif name.lower().endswith(".gguf"):  # a file's name, never a hub id: it is just missing
         raise ModelNotFoundError(f"no such file: {name}")
+    elif (parent := path.parent) != Path() and parent.is_dir():
+        # owner/name has a hub id's shape, but an owner that is a folder here means a path
+        raise ModelNotFoundError(f"no such folder: {name}{_models_in(parent)}")
     elif name in HUB_MODELS or (name.count("/") == 1 and not name.startswith((".", "/", "~"))):
         path, source = download_from_hub(name), f"hub:{HUB_MODELS.get(name, name)}"
     elif default:
@@ -212,6 +215,23 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
             f"{path} is not a folder or a .gguf file; pass a folder holding a model"
         )
     return path, source
+
+
+def _models_in(folder: Path, most: int = 8) -> str:
+    """ " (models in FOLDER: a, b)" naming the model folders and .gguf files there, or ""."""
+    try:
+        found = sorted(
+            entry.name
+            for entry in folder.iterdir()
+            if entry.suffix.lower() == ".gguf"
+            or any((entry / name).is_file() for name in (LMSCOPE_CONFIG, "config.json"))
+        )
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    more = f", … {len(found) - most} more" if len(found) > most else ""
+    return f" (models in {folder}: {', '.join(found[:most])}{more})"
 
 
 def _tokenizer_for(directory: Path | None, config):
@@ -278,6 +298,8 @@ def load_lmscope_transformer(
         config = config_class.from_dict(meta["model"])
     except (KeyError, TypeError) as err:
         raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid 'model' entry") from err
+    except InvalidInputError as err:  # a bad field: say which file holds it
+        raise CheckpointError(f"{directory / LMSCOPE_CONFIG}: {err}") from None
     net = _build_from_folder(directory, lambda: net_class(config), config.n_layer, allow_nonfinite)
     return net, meta
 
