@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,10 @@ def _error(capsys) -> str:
         (None, ["--arch", "mamba"], "unknown --arch 'mamba'"),
         (None, ["--heads", "3"], "n_embd (16) must be divisible by n_head (3)"),
         (None, ["--min-lr", "1"], "--min-lr (1.0) must not exceed --lr"),
+        (None, ["--lr", "0"], "--lr must be a number above 0, got 0.0"),
+        (None, ["--lr", "-1"], "--lr must be a number above 0, got -1.0"),
+        (None, ["--lr", "nan"], "--lr must be a number above 0, got nan"),
+        (None, ["--log-every", "-1"], "--log-every must be a whole number >= 0"),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(corpus, tmp_path, capsys, data, extra, message):
@@ -212,3 +217,150 @@ def test_resume_compares_data_paths_after_resolving_them(corpus, tmp_path, capsy
     shutil.copy(corpus, tmp_path / "other.txt")
     assert main(["train", "--data", "../other.txt", "--resume", "--out", "../rr"]) == 2
     assert "it was trained with --data" in _error(capsys)
+
+
+def test_overwrite_and_resume_keep_files_the_user_added(corpus, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(tiny_args(corpus, out)) == 0
+    (out / "README.md").write_text("my notes")
+    (out / "plots").mkdir()
+    (out / "plots" / "a.png").write_bytes(b"p")
+    assert main(tiny_args(corpus, out, "--overwrite", "--seed", "5")) == 0
+    assert (out / "README.md").read_text() == "my notes"
+    assert (out / "plots" / "a.png").read_bytes() == b"p"
+
+    (out / "NOTES.md").write_text("notes")
+    assert main(["train", "--resume", "--out", str(out), "--iters", "6", "--no-progress"]) == 0
+    assert "done: 6 iterations" in capsys.readouterr().out
+    assert (out / "NOTES.md").read_text() == "notes"
+    assert (out / "README.md").read_text() == "my notes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "run", "tiny.txt"]
+
+
+def test_log_every_0_means_no_step_lines(corpus, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    help_text = capsys.readouterr().out
+    assert "0 = never" in help_text.split("\n  --log-every", 1)[1].split("\n  --seed")[0]
+    assert main(tiny_args(corpus, tmp_path / "run", "--no-progress", "--log-every", "0")) == 0
+    captured = capsys.readouterr()
+    assert "done: 4 iterations" in captured.out
+    assert "iter 4/4" not in captured.err and "loss" in captured.err  # evaluations still speak
+
+
+@pytest.mark.parametrize("eps", ["-1", "0", "NaN", '"x"'])
+def test_a_bad_layer_norm_eps_in_lmscope_json_is_one_line(corpus, tmp_path, capsys, eps):
+    import json
+    import re
+
+    out = tmp_path / "run"
+    assert main(tiny_args(corpus, out)) == 0
+    capsys.readouterr()
+    meta = out / "lmscope.json"
+    text = re.sub(r'"layer_norm_eps":\s*[^,}\n]*', f'"layer_norm_eps": {eps}', meta.read_text())
+    assert json.loads(text)  # still JSON (Python reads NaN), only the value is wrong
+    meta.write_text(text)
+    assert main(["sample", str(out), "--length", "3"]) == 2
+    err = _error(capsys)
+    assert "layer_norm_eps" in err and "lmscope.json" in err
+
+
+@pytest.mark.parametrize(
+    "shape", [["--layers", "100000"], ["--dim", "20000", "--layers", "2", "--heads", "4"]]
+)
+def test_a_model_too_big_for_memory_is_refused_before_it_is_built(corpus, tmp_path, capsys, shape):
+    # TINY's --dim 16 would make 100,000 layers small; these shapes need terabytes.
+    wide = ["--dim", "8192", "--heads", "4"] if "--dim" not in shape else []
+    out = tmp_path / "run"
+    assert main(tiny_args(corpus, out, *wide, *shape)) == 2
+    err = _error(capsys)
+    assert "parameters" in err and "GB" in err and "available" in err
+    assert not out.exists()
+
+
+def test_the_memory_estimate_counts_weights_gradients_and_adam(
+    corpus, tmp_path, capsys, monkeypatch
+):
+    from lmscope.train import loop
+
+    monkeypatch.setattr(loop, "available_memory", lambda device: 1_000_000)  # 1 MB free
+    out = tmp_path / "run"
+    # 1 layer of width 16 is about 3,800 parameters: 16 bytes each (weights, gradients and
+    # two AdamW moments in float32) is about 61 kB, which fits; width 128 (~206,000) does not.
+    assert main(tiny_args(corpus, out)) == 0
+    capsys.readouterr()
+    assert main(tiny_args(corpus, tmp_path / "wide", "--dim", "128")) == 2
+    err = _error(capsys)
+    assert "1.0 MB" in err and "--dim" in err
+    assert not (tmp_path / "wide").exists()
+
+
+def test_out_that_is_a_file_says_so(corpus, tmp_path, capsys):
+    out = tmp_path / "afile.txt"
+    out.write_text("mine")
+    assert main(tiny_args(corpus, out)) == 2
+    assert "afile.txt is a file, not a folder" in _error(capsys)
+    assert main(["train", "--resume", "--out", str(out)]) == 2
+    assert "afile.txt is a file, not a folder" in _error(capsys)
+    assert out.read_text() == "mine"
+
+
+def test_resume_into_an_unrelated_folder_gives_advice_that_works(corpus, tmp_path, capsys):
+    out = tmp_path / "unrelated"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work")
+    assert main(["train", "--resume", "--out", str(out)]) == 2
+    err = _error(capsys)
+    assert "drop --resume" not in err and "another --out" in err
+    assert main(["train", "--resume", "--out", str(tmp_path / "new")]) == 2
+    assert "drop --resume to start a new run there" in _error(capsys)
+
+
+def test_the_banner_counts_small_models_exactly(corpus, tmp_path, capsys):
+    assert main(tiny_args(corpus, tmp_path / "run", "--no-progress")) == 0
+    err = capsys.readouterr().err
+    assert "0.00M" not in err and "1 layers" not in err
+    assert re.search(r"gpt: [0-9,]+ parameters, 1 layer, 2 heads", err), err
+
+
+def test_data_help_and_the_missing_corpus_error_list_the_same_corpora(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    in_help = re.search(r"bundled corpus \(([^)]*)\)", help_text).group(1)
+    assert main(["train", "--data", "nosuchcorpus", "--out", str(tmp_path / "r")]) == 2
+    in_error = re.search(r"use one of: (.*?), or a path", _error(capsys)).group(1)
+    assert in_help.split(", ") == in_error.split(", ")
+    assert "warpeace-novel" in in_help
+
+
+def test_ctrl_c_says_one_thing(corpus, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "run"
+    assert main(tiny_args(corpus, out)) == 0
+    capsys.readouterr()
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("lmscope.train.train", interrupted)
+    assert main(["train", "--resume", "--out", str(out), "--iters", "8"]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("stopped; the checkpoint in") and "\n" not in err, err
+
+
+def test_iters_0_on_a_new_run_is_refused_and_writes_nothing(corpus, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(tiny_args(corpus, out, "--iters", "0")) == 2
+    assert "--iters 0" in _error(capsys)
+    assert not out.exists()
+
+
+def test_a_changed_lr_on_resume_is_announced(corpus, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(tiny_args(corpus, out)) == 0
+    capsys.readouterr()
+    args = ["train", "--resume", "--out", str(out), "--iters", "6", "--no-progress"]
+    assert main([*args, "--lr", "0.002"]) == 0
+    assert "learning rate changed from 0.001 to 0.002" in capsys.readouterr().err
+    assert main([*args[:-2], "8", "--no-progress"]) == 0
+    assert "learning rate changed" not in capsys.readouterr().err

@@ -207,3 +207,71 @@ def test_damaged_checkpoints_raise_one_clear_error(tmp_path, damage, message):
 def test_loading_a_missing_folder_says_so(tmp_path):
     with pytest.raises(CheckpointError, match="does not exist"):
         checkpoints.load_checkpoint(tmp_path / "nowhere")
+
+
+# --- files lmscope did not write ------------------------------------------------------------------
+
+
+def _user_files(folder) -> None:
+    (folder / "NOTES.md").write_text("my notes")
+    (folder / "plots").mkdir()
+    (folder / "plots" / "a.png").write_bytes(b"png")
+
+
+def _assert_user_files(folder) -> None:
+    assert (folder / "NOTES.md").read_text() == "my notes"
+    assert (folder / "plots" / "a.png").read_bytes() == b"png"
+
+
+def test_a_save_carries_over_files_lmscope_did_not_write(tmp_path):
+    out = tmp_path / "ck"
+    checkpoints.save_checkpoint(out, **_parts(1), extra_files={"timeline.json": b"{}"})
+    _user_files(out)
+    checkpoints.save_checkpoint(out, **_parts(2))
+    _assert_user_files(out)
+    # lmscope's own file that the new save lacks goes: a stale timeline must not linger
+    assert not (out / "timeline.json").exists()
+    assert checkpoints.load_checkpoint(out).iteration == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"]
+
+
+@pytest.mark.parametrize("dies_at", [3, 4])  # while carrying the user's files back, at each one
+def test_a_crash_after_the_swap_keeps_the_users_files(tmp_path, monkeypatch, dies_at):
+    out = tmp_path / "ck"
+    checkpoints.save_checkpoint(out, **_parts(1))
+    _user_files(out)
+    real_replace = os.replace
+    calls = []
+
+    def dies_while_carrying(src, dst):
+        calls.append(dst)
+        if len(calls) == dies_at:
+            raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", dies_while_carrying)
+    with pytest.raises(KeyboardInterrupt):
+        checkpoints.save_checkpoint(out, **_parts(2))
+    monkeypatch.setattr(os, "replace", real_replace)
+
+    checkpoints.recover(out)
+    _assert_user_files(out)
+    assert checkpoints.load_checkpoint(out).iteration == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"]
+
+
+def test_recover_after_a_kill_mid_carry_keeps_the_users_files(tmp_path):
+    """A kill -9 after the swap and before the user's files came back: .ck.old still holds
+    them next to lmscope's old files; recover moves them into the new folder."""
+    out = tmp_path / "ck"
+    checkpoints.save_checkpoint(out, **_parts(1))
+    old = tmp_path / ".ck.old"
+    os.replace(out, old)
+    _user_files(old)
+    checkpoints.save_checkpoint(tmp_path / "new", **_parts(2))
+    os.replace(tmp_path / "new", out)
+
+    checkpoints.recover(out)
+    _assert_user_files(out)
+    assert checkpoints.load_checkpoint(out).iteration == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ck"]

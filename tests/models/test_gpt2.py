@@ -129,6 +129,14 @@ def test_bad_config_is_rejected(bad):
         GPTConfig(**bad)
 
 
+@pytest.mark.parametrize("eps", [-1, 0, 0.0, -1e-9, float("nan"), float("inf"), "x", None])
+def test_a_layer_norm_eps_that_is_not_a_positive_number_is_refused(eps):
+    # A non-positive eps makes LayerNorm divide by zero or a negative: NaN logits later on.
+    with pytest.raises(InvalidInputError, match="layer_norm_eps") as err:
+        GPTConfig(vocab_size=10, n_ctx=8, n_embd=8, n_layer=1, n_head=2, layer_norm_eps=eps)
+    assert "\n" not in str(err.value)
+
+
 def test_dropout_only_in_training():
     torch.manual_seed(0)
     model = GPT(GPTConfig(vocab_size=50, n_ctx=16, n_embd=32, n_layer=1, n_head=2, dropout=0.5))

@@ -509,6 +509,50 @@ def test_bad_configs_are_refused():
     one_line(err)
 
 
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("rms_norm_eps", 0.0),
+        ("rms_norm_eps", -1e-6),
+        ("rms_norm_eps", float("nan")),
+        ("rms_norm_eps", float("inf")),
+        ("rms_norm_eps", "x"),
+        ("rope_theta", 0.0),
+        ("rope_theta", float("nan")),
+        ("rope_theta", float("inf")),
+        ("rope_theta", "x"),
+    ],
+)
+def test_float_fields_must_be_finite_and_positive(field, value):
+    base = dict(vocab_size=10, n_embd=32, n_layer=1, n_head=4, n_inner=8)
+    with pytest.raises(InvalidInputError) as err:
+        LlamaConfig(**base, **{field: value})
+    assert field in one_line(err)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("factor", float("nan")),
+        ("factor", "x"),
+        ("low_freq_factor", 0.0),
+        ("low_freq_factor", None),
+    ],
+)
+def test_rope_scaling_numbers_must_be_finite_and_positive(key, value):
+    base = dict(vocab_size=10, n_embd=32, n_layer=1, n_head=4, n_inner=8)
+    scaling = {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    }
+    with pytest.raises(InvalidInputError) as err:
+        LlamaConfig(**base, rope_scaling={**scaling, key: value})
+    assert key in one_line(err)
+
+
 def hf_dict(**changes) -> dict:
     config = LlamaConfig(vocab_size=10, n_embd=32, n_layer=1, n_head=4, n_inner=8).to_hf()
     return {**config, **changes}

@@ -123,7 +123,9 @@ def test_folder_without_text_is_refused(tmp_path):
     [
         (b"abc\x00def", "looks binary.*NUL"),
         (b"\xff\xfe\x00a", "looks binary"),
-        (b"ok then \xc3\x28", "looks binary.*not UTF-8 text at byte 8"),
+        (b"ok then \xc3\x28", "is not UTF-8 text: byte 0xC3 at offset 8"),
+        ("caf\u00e9 au lait\n".encode("latin-1"), "is not UTF-8 text: byte 0xE9 at offset 3"),
+        (bytes(range(1, 256)) * 4, "looks binary"),
         (b"", "is empty"),
         (b"  \n\n", "is empty"),
     ],
@@ -399,3 +401,12 @@ def test_stream_batches_refuse_too_little_data():
         StreamBatches(DATA, 4, 0)
     with pytest.raises(InvalidInputError, match="batch_size=4"):
         StreamBatches(DATA, 2, 10).load_state_dict(StreamBatches(DATA, 4, 10).state_dict())
+
+
+def test_latin1_text_is_not_called_binary(tmp_path):
+    path = tmp_path / "old.txt"
+    path.write_bytes("Tr\u00e8s bien, merci.\n".encode("latin-1") * 50)
+    with pytest.raises(InvalidInputError) as info:
+        load_corpus(path)
+    message = str(info.value)
+    assert "not UTF-8" in message and "offset 2" in message and "binary" not in message

@@ -183,6 +183,7 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(corpus, tmp_path, mon
     with pytest.raises(TrainingDiverged, match="loss became nan at iteration 7") as err:
         quiet_train(tiny(corpus, out, arch="gpt-nan"))
     assert "last good checkpoint (iteration 4)" in str(err.value)
+    assert "--dtype float32" not in str(err.value)  # it already is float32: no such advice
     ck = checkpoints.load_checkpoint(out)
     assert ck.iteration == 4
     assert all(torch.isfinite(t).all() for t in ck.weights.values())
@@ -202,6 +203,22 @@ def test_bpe_tokenizer_is_trained_once_and_kept_in_the_checkpoint(corpus, tmp_pa
     quiet_train(cfg.with_overrides(iters=6), resume=True)
     assert (out / "vocab.bpe").read_bytes() == files["vocab.bpe"]
     assert lmscope.load(out).tokenizer.vocab_size == 300
+
+
+def test_files_added_during_training_survive_every_save(corpus, tmp_path):
+    out = tmp_path / "run"
+    seen = []
+
+    def add_notes(info):
+        if info.iteration == 5:  # between the saves at 4 and 8
+            (out / "NOTES.md").write_text("written while it trained")
+        if info.iteration == 9:
+            seen.append((out / "NOTES.md").read_text())
+
+    quiet_train(tiny(corpus, out, iters=12), on_step=add_notes)
+    assert seen == ["written while it trained"]
+    assert (out / "NOTES.md").read_text() == "written while it trained"
+    assert checkpoints.checkpoint_iteration(out) == 12
 
 
 def test_bfloat16_autocast_trains(corpus, tmp_path):

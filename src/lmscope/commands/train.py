@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from lmscope.commands.common import add_exclusive_switches, add_unset_option
+from lmscope.data.corpora import corpus_names
 from lmscope.errors import InvalidInputError
 from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
 
@@ -35,7 +36,9 @@ def register(sub):
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     data = p.add_argument_group("data")
-    _option(data, "--data", str, "bundled corpus (shakespeare, warpeace, python-stdlib) or a path")
+    # the names from the one list the "unknown corpus" error shows too
+    corpora = ", ".join(corpus_names())
+    _option(data, "--data", str, f"bundled corpus ({corpora}) or a path to a text file or folder")
     _option(data, "--tokenizer", str, "char, bpe:N (trained on the training split) or gpt2")
 
     model = p.add_argument_group("model")
@@ -85,7 +88,12 @@ def register(sub):
         help="iterations at which to keep a sample with a fixed seed and prime in the run's "
         "timeline (timeline.json, timeline.md), e.g. 100,300,1000,2000; 0 = before training",
     )
-    _option(run_group, "--log-every", int, "steps between log lines when there is no progress bar")
+    _option(
+        run_group,
+        "--log-every",
+        int,
+        "steps between log lines when there is no progress bar; 0 = never",
+    )
     _option(run_group, "--seed", int, "random seed")
     _option(run_group, "--out", str, "checkpoint folder")
     _option(run_group, "--device", str, "where to train", choices=DEVICES)
@@ -179,6 +187,7 @@ def run(args) -> int:
                 f"with: lmscope train --resume --out {cfg.out}",
                 file=sys.stderr,
             )
+            return 130  # that line says it all; no second "interrupted" line from the CLI
         raise
     if not world_from_env().is_main:
         return 0  # under torchrun, rank 0 speaks for everyone

@@ -5,26 +5,44 @@ encoded = encode_corpus(corpus, tokenizer)     # memory-mapped ids, cached on di
 for x, y in RandomBatches(encoded.train, batch_size=12, context=64, seed=1): ...
 """
 
-from lmscope.data.batches import RandomBatches, StreamBatches
-from lmscope.data.cache import (
-    CACHE_ENV,
-    EncodedCorpus,
-    default_cache_dir,
-    dtype_for_vocab,
-    encode_corpus,
-    tokenizer_identity,
-)
-from lmscope.data.corpora import (
-    DEFAULT_STDLIB_MAX_CHARS,
-    STDLIB_NAME,
-    Corpus,
-    decode_text,
-    known_corpora,
-    load_corpus,
-    load_python_stdlib,
-    stdlib_root,
-    train_val_split,
-)
+from importlib import import_module
+
+# Names load on first use (as in ``lmscope/__init__.py``): the CLI's help reads the corpus names
+# from ``lmscope.data.corpora`` without importing torch through the batches.
+_LAZY = {
+    "RandomBatches": "lmscope.data.batches",
+    "StreamBatches": "lmscope.data.batches",
+    "CACHE_ENV": "lmscope.data.cache",
+    "EncodedCorpus": "lmscope.data.cache",
+    "default_cache_dir": "lmscope.data.cache",
+    "dtype_for_vocab": "lmscope.data.cache",
+    "encode_corpus": "lmscope.data.cache",
+    "tokenizer_identity": "lmscope.data.cache",
+    "DEFAULT_STDLIB_MAX_CHARS": "lmscope.data.corpora",
+    "STDLIB_NAME": "lmscope.data.corpora",
+    "Corpus": "lmscope.data.corpora",
+    "corpus_names": "lmscope.data.corpora",
+    "decode_text": "lmscope.data.corpora",
+    "known_corpora": "lmscope.data.corpora",
+    "load_corpus": "lmscope.data.corpora",
+    "load_python_stdlib": "lmscope.data.corpora",
+    "stdlib_root": "lmscope.data.corpora",
+    "train_val_split": "lmscope.data.corpora",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lmscope.data' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_LAZY])
+
 
 __all__ = [
     "CACHE_ENV",
@@ -34,6 +52,7 @@ __all__ = [
     "EncodedCorpus",
     "RandomBatches",
     "StreamBatches",
+    "corpus_names",
     "decode_text",
     "default_cache_dir",
     "dtype_for_vocab",

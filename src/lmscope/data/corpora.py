@@ -60,9 +60,14 @@ class Corpus:
         return train_val_split(self.text, val_fraction)
 
 
+def corpus_names() -> list[str]:
+    """The corpora to offer by name (no aliases): the one list help texts and errors show."""
+    return [*_BUNDLED, *_VARIANTS, STDLIB_NAME]
+
+
 def known_corpora() -> list[str]:
     """Names `load_corpus` accepts besides paths (canonical names, then aliases)."""
-    return [*_BUNDLED, *_VARIANTS, STDLIB_NAME, *_ALIASES]
+    return [*corpus_names(), *_ALIASES]
 
 
 def train_val_split(seq: _Seq, val_fraction: float = 0.1) -> tuple[_Seq, _Seq]:
@@ -104,7 +109,7 @@ def load_corpus(
 
 
 def _not_found_message(name_or_path: str | os.PathLike[str]) -> str:
-    known = ", ".join(known_corpora())
+    known = ", ".join(corpus_names())
     text = os.fspath(name_or_path)
     looks_like_path = not isinstance(name_or_path, str) or "/" in text or os.sep in text
     if looks_like_path or Path(text).suffix:
@@ -137,11 +142,23 @@ def decode_text(raw: bytes, what: str) -> str:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
+        byte = f"byte 0x{raw[err.start]:02X} at offset {err.start}"
+        if _reads_as_text(raw):  # Latin-1, Windows-1252...: text, just not UTF-8
+            raise InvalidInputError(
+                f"{what} is not UTF-8 text: {byte} (another encoding, such as Latin-1?); "
+                "convert it first, e.g. iconv -f latin1 -t utf-8."
+            ) from None
         raise InvalidInputError(
-            f"{what} looks binary (not UTF-8 text at byte {err.start}); "
-            "give a UTF-8 text file or convert it first."
+            f"{what} looks binary (not UTF-8 text: {byte}); give a UTF-8 text file."
         ) from None
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
+
+
+def _reads_as_text(raw: bytes, sample: int = 1 << 16) -> bool:
+    """Whether bytes read as Latin-1 are almost all printable text (under 1% control codes)."""
+    chars = raw[:sample].decode("latin-1")
+    controls = sum(1 for c in chars if not c.isprintable() and c not in "\n\r\t\f")
+    return controls <= len(chars) // 100
 
 
 def _read_text_file(path: Path) -> str:

@@ -5,6 +5,11 @@ then swapped in with two renames: the current folder becomes ``.out.old``, the n
 ``out``. A crash (even ``kill -9``) at any moment leaves either the new folder, or the previous
 one under ``out`` or ``.out.old``; ``recover`` (called before every read and write) puts the
 previous one back in the second case and sweeps away half-written temporary folders.
+
+Files lmscope did not write (a README, plots, notes added while a run trains) are never
+deleted: after the swap they are moved from ``.out.old`` into the new folder, and only then is
+``.out.old`` removed. A crash before that leaves them in ``.out.old``, where ``recover`` finds
+them and moves them over the same way.
 """
 
 from __future__ import annotations
@@ -19,6 +24,29 @@ from pathlib import Path
 OLD_SUFFIX = ".old"
 TMP_INFIX = ".tmp-"
 
+# Every name lmscope writes into a model or checkpoint folder. A previous version's entry with
+# one of these names is lmscope's own and may be replaced or dropped; any other entry belongs to
+# someone else and is carried into the new folder untouched.
+LMSCOPE_FILES = frozenset(
+    {
+        "lmscope.json",
+        "model.safetensors",
+        "optimizer.safetensors",
+        "trainer.json",
+        "trainer.safetensors",
+        "timeline.json",
+        "timeline.md",
+        "encoder.json",
+        "vocab.bpe",
+        "vocab.json",
+        "merges.txt",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+        "chars.json",
+    }
+)
+
 
 def old_path(directory: Path) -> Path:
     return directory.with_name(f".{directory.name}{OLD_SUFFIX}")
@@ -31,7 +59,7 @@ def recover(directory: str | os.PathLike) -> None:
     old = old_path(directory)
     if old.exists():
         if directory.exists():
-            shutil.rmtree(old, ignore_errors=True)  # the swap finished; only clean-up was left
+            _settle(old, directory)  # the swap finished; carrying over and clean-up were left
         else:
             with contextlib.suppress(FileNotFoundError):  # another process got there first
                 os.replace(old, directory)
@@ -63,6 +91,10 @@ def write_folder(directory: str | os.PathLike, fill: Callable[[Path], None]) -> 
         _swap_in(tmp, directory)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        old = old_path(directory)
+        if old.exists() and directory.exists():  # stopped after the swap: finish it
+            with contextlib.suppress(BaseException):
+                _settle(old, directory)
         raise
     return directory
 
@@ -108,4 +140,28 @@ def _swap_in(new: Path, target: Path) -> None:
     # A crash here leaves only .old: recover() renames it back.
     os.replace(new, target)
     _fsync_dir(target.parent)
+    if old.exists():
+        _settle(old, target)
+
+
+def _settle(old: Path, target: Path) -> None:
+    """Move every entry of ``old`` that lmscope did not write into ``target``, then delete
+    ``old``, which by then holds only files the writer replaced. Each move is one rename, so a
+    crash at any point leaves every user file either in ``target`` or still in ``old``."""
+    try:
+        for entry in sorted(old.iterdir()):
+            if not _replaced(entry.name, target):
+                with contextlib.suppress(FileNotFoundError):  # another process moved it
+                    os.replace(entry, target / entry.name)
+        _fsync_dir(target)
+        if any(not _replaced(p.name, target) for p in old.iterdir()):
+            return  # something appeared there meanwhile; never delete what lmscope did not write
+    except FileNotFoundError:  # another process (a DDP rank's recover) settled it first
+        return
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _replaced(name: str, target: Path) -> bool:
+    """Whether the previous folder's entry ``name`` was the writer's own: a name lmscope writes,
+    or one the new folder holds (the same writer's newer version, as in the weight cache)."""
+    return name in LMSCOPE_FILES or (target / name).exists() or (target / name).is_symlink()

@@ -69,6 +69,9 @@ class GPTConfig(JsonConfig):
             )
         if not 0.0 <= self.dropout < 1.0:
             raise InvalidInputError(f"dropout must be in [0, 1), got {self.dropout}")
+        # LayerNorm divides by sqrt(var + eps): eps <= 0 can make every logit NaN.
+        if self.layer_norm_eps <= 0:
+            raise InvalidInputError(f"layer_norm_eps must be > 0, got {self.layer_norm_eps}")
 
     @property
     def d_head(self) -> int:

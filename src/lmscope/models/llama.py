@@ -234,7 +234,14 @@ def _check_rope_scaling(scaling: dict):
     _llama3_only(
         kind, scaling, InvalidInputError, "RoPE scaling {!r} is not supported", "llama3 RoPE"
     )
-    if scaling["high_freq_factor"] <= scaling["low_freq_factor"] or scaling["factor"] <= 0:
+    for key in _LLAMA3_KEYS:  # JSON may hold anything; the frequencies divide by these
+        value = scaling[key]
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value <= 0:
+            raise InvalidInputError(
+                f"llama3 RoPE scaling: {key} must be a number > 0, got {value!r:.60}"
+            )
+    if scaling["high_freq_factor"] <= scaling["low_freq_factor"]:
         raise InvalidInputError(
             "llama3 RoPE scaling needs factor > 0 and high_freq_factor > low_freq_factor"
         )

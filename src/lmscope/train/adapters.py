@@ -91,7 +91,7 @@ class ModelAdapter(ABC):
         return tokenizer.decode(list(prompt_ids) + [t.id for t in stream])
 
     def describe(self, cfg: TrainConfig) -> str:
-        return f"{cfg.layers} layers, {cfg.heads} heads, {cfg.dim} dims"
+        return f"{_count(cfg.layers, 'layer')}, {_count(cfg.heads, 'head')}, {cfg.dim} dims"
 
 
 class FamilyAdapter(ModelAdapter):
@@ -169,7 +169,7 @@ class CharRNNAdapter(FamilyAdapter):
         return model.initial_state(batch, device)
 
     def describe(self, cfg: TrainConfig) -> str:
-        return f"{cfg.layers} layers, hidden {cfg.dim}, chunks of {cfg.context}"
+        return f"{_count(cfg.layers, 'layer')}, hidden {cfg.dim}, chunks of {cfg.context}"
 
 
 class RNNAdapter(CharRNNAdapter):
@@ -193,6 +193,10 @@ def register_arch(adapter: ModelAdapter) -> ModelAdapter:
     """Make an architecture trainable under ``adapter.arch`` (``--arch NAME``)."""
     ARCHS[adapter.arch] = adapter
     return adapter
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def get_adapter(arch: str) -> ModelAdapter:

@@ -82,7 +82,7 @@ class TrainConfig(JsonConfig):
     # iterations at which a sample with a fixed seed and prime joins the run's timeline
     # (timeline.json and timeline.md in the checkpoint folder); 0 means before training
     sample_at: list[int] = field(default_factory=list)
-    log_every: int = 50  # iterations between log lines when there is no progress bar
+    log_every: int = 50  # iterations between log lines when there is no progress bar; 0: never
     seed: int = 1337
     out: str = "out"
     device: str = "auto"  # auto | cpu | cuda
@@ -116,12 +116,13 @@ class TrainConfig(JsonConfig):
                 f"--sample-at must list whole numbers >= 0 (e.g. 100,300,1000), "
                 f"got {self.sample_at!r}"
             )
-        for name in ("lr", "min_lr", "weight_decay", "grad_clip"):
+        # One message for every bad --lr (0, negative, nan), not one per way to be wrong.
+        if not _is_number(self.lr) or not math.isfinite(self.lr) or self.lr <= 0:
+            raise InvalidInputError(f"--lr must be a number above 0, got {self.lr!r}")
+        for name in ("min_lr", "weight_decay", "grad_clip"):
             value = getattr(self, name)
             if not _is_number(value) or not math.isfinite(value) or value < 0:
                 raise InvalidInputError(f"--{_flag(name)} must be a number >= 0, got {value!r}")
-        if self.lr <= 0:
-            raise InvalidInputError(f"--lr must be above 0, got {self.lr}")
         if self.min_lr > self.lr:
             raise InvalidInputError(f"--min-lr ({self.min_lr}) must not exceed --lr ({self.lr})")
         for name in ("beta1", "beta2"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import random
 import sys
 import time
@@ -85,9 +86,17 @@ def resume_config(out: str | Path, **overrides) -> TrainConfig:
     """The config a checkpoint was trained with, with ``overrides`` applied (``out`` set)."""
     out = Path(out)
     checkpoints.recover(out)
-    if not checkpoints.is_checkpoint(out):
+    state = checkpoints.folder_state(out)
+    if state in ("missing", "empty"):
         raise CheckpointError(
             f"{out} holds no lmscope checkpoint to resume; drop --resume to start a new run there"
+        )
+    if out.exists() and not out.is_dir():
+        raise CheckpointError(f"{out} is a file, not a folder; --out names a run's folder")
+    if state == "other":  # a new run there is refused too: do not suggest one
+        raise CheckpointError(
+            f"{out} holds no lmscope checkpoint to resume, only other files; give --resume "
+            "the --out of an earlier run, or start a new run in another --out"
         )
     saved = TrainConfig.from_dict(read_json(out / checkpoints.TRAINER_FILE).get("config"))
     if "data" in overrides and same_data(saved.data, overrides["data"]):
@@ -136,6 +145,7 @@ class Trainer:
         self.device = resolve_device(cfg.device, self.dist.local_rank)
         self.out = Path(cfg.out)
         self.reporter: Reporter | None = None
+        self.notices: list[str] = []  # said after the banner
 
     # --- running ------------------------------------------------------------------------------
 
@@ -168,6 +178,7 @@ class Trainer:
         corpus = load_corpus(cfg.data)
         self.corpus_name = corpus.name
         self.tokenizer = self._tokenizer(corpus, ck)
+        self._check_memory()
         encoded = encode_corpus(
             corpus,
             self.tokenizer,
@@ -214,6 +225,8 @@ class Trainer:
                 cfg.iters, self.iteration, bar=self.progress, log=self.log, log_every=cfg.log_every
             )
         self._announce(len(encoded.train), len(encoded.val), resumed=ck is not None)
+        for notice in self.notices:
+            self._say(notice)
         if self.iteration >= cfg.iters:
             self._say(
                 f"{self.out} is already at iteration {self.iteration}; nothing to do. "
@@ -235,12 +248,23 @@ class Trainer:
             ck = checkpoints.load_checkpoint(self.out, recover_first=self.dist.is_main)
             saved = TrainConfig.from_dict(ck.trainer["config"])
             check_resumable(saved, self.cfg, str(self.out))
+            if saved.lr != self.cfg.lr:  # allowed, unlike the settings above, but said aloud
+                self.notices.append(
+                    f"the learning rate changed from {saved.lr:g} to {self.cfg.lr:g} "
+                    f"(--lr) at iteration {ck.iteration}"
+                )
             return ck
+        if self.out.exists() and not self.out.is_dir():
+            raise InvalidInputError(
+                f"{self.out} is a file, not a folder; choose a folder for --out"
+            )
         if state == "other":
             raise InvalidInputError(
                 f"{self.out} holds files that are not an lmscope checkpoint; refusing to "
                 "overwrite them. Choose another --out"
             )
+        if self.cfg.iters == 0:  # a new run of no steps would write an untrained checkpoint
+            raise InvalidInputError("--iters 0 trains nothing; give --iters 1 or more")
         if state == "checkpoint" and not self.overwrite:
             done = checkpoints.checkpoint_iteration(self.out)
             raise InvalidInputError(
@@ -277,6 +301,24 @@ class Trainer:
                     f"of {cfg.data!r}, which has {have:,}; use a shorter --context"
                     f"{' or --batch' if self.batch_kind == 'stream' else ''} or a bigger corpus"
                 )
+
+    def _check_memory(self) -> None:
+        """Refuse, before building anything, a model whose training state cannot fit: building
+        one that does not takes minutes and ends in an allocation error that blames the batch."""
+        params = count_parameters(self.adapter, self.cfg, self.tokenizer.vocab_size)
+        # float32 weights and gradients, and the optimizer's moments (2 for Adam, 1 for RMSprop)
+        moments = 1 if self.cfg.optimizer == "rmsprop" else 2
+        need = params * 4 * (2 + moments)
+        if self.device.type == "cpu":
+            need *= self.dist.world  # every process on this machine holds a copy
+        have = available_memory(self.device)
+        if have is not None and need > have:
+            where = "GPU memory" if self.device.type == "cuda" else "memory"
+            raise InvalidInputError(
+                f"a {self.cfg.arch} model of {params:,} parameters needs about {_size(need)} "
+                f"for its weights, gradients and {self.cfg.optimizer} state, more than the "
+                f"{_size(have)} of {where} available; use fewer --layers or a smaller --dim"
+            )
 
     def _build_model(self, ck) -> nn.Module:
         config = self.adapter.model_config(self.cfg, self.tokenizer.vocab_size)
@@ -334,8 +376,9 @@ class Trainer:
         params = sum(p.numel() for p in self.model.parameters())
         where = f"resuming {self.out} at iteration {self.iteration}" if resumed else str(self.out)
         procs = f", {self.dist.world} processes" if self.dist.enabled else ""
+        count = f"{params / 1e6:.2f}M" if params >= 1e6 else f"{params:,}"  # never "0.00M"
         self._say(
-            f"{cfg.arch}: {params / 1e6:.2f}M parameters, {self.adapter.describe(cfg)}; "
+            f"{cfg.arch}: {count} parameters, {self.adapter.describe(cfg)}; "
             f"{self.corpus_name}: {n_train:,} train / {n_val:,} val tokens "
             f"({self.tokenizer.name}, vocab {self.tokenizer.vocab_size:,}); "
             f"{self.device}{procs}; -> {where}"
@@ -422,10 +465,15 @@ class Trainer:
             bad = f"the gradient norm became {grad_norm}"
         if bad is not None:
             self.optimizer.zero_grad(set_to_none=True)
+            # only advice that applies: clipping to turn on, a precision to raise
+            tips = "a lower --lr or --grad-clip"
+            if cfg.grad_clip <= 0:
+                tips = "a lower --lr, or --grad-clip 1.0 (clipping is off)"
+            if cfg.dtype != "float32":
+                tips += ", or --dtype float32"
             raise TrainingDiverged(
                 f"{bad} at iteration {it + 1}; training stopped and the last good checkpoint "
-                f"(iteration {self.saved_iteration}) in {self.out} is kept. Try a lower --lr "
-                "or --grad-clip, or --dtype float32"
+                f"(iteration {self.saved_iteration}) in {self.out} is kept. Try {tips}"
             )
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
@@ -537,6 +585,40 @@ class Trainer:
             extra_files=self._timeline_files(),
         )
         self.saved_iteration = self.iteration
+
+
+def count_parameters(adapter, cfg: TrainConfig, vocab_size: int) -> int:
+    """The model's parameter count without allocating it: one- and two-layer versions are built
+    on the meta device (no memory) and every further layer adds what the second one did."""
+
+    def count(layers: int) -> int:
+        config = adapter.model_config(cfg.with_overrides(layers=layers), vocab_size)
+        with torch.device("meta"):
+            return sum(p.numel() for p in adapter.build(config).parameters())
+
+    one = count(1)
+    return one if cfg.layers == 1 else one + (cfg.layers - 1) * (count(2) - one)
+
+
+def available_memory(device: torch.device) -> int | None:
+    """Bytes free for a new model on ``device`` (None when it cannot be told)."""
+    try:
+        if device.type == "cuda":
+            return int(torch.cuda.mem_get_info(device)[0])
+        with open("/proc/meminfo", encoding="ascii") as f:  # MemAvailable counts reclaimable cache
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, RuntimeError, AttributeError):
+        return None
+
+
+def _size(n_bytes: float) -> str:
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:,.1f} {unit}"
+    return f"{n_bytes / 1e3:,.1f} kB"
 
 
 def _to_device(carry, device: torch.device):

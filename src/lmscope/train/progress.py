@@ -2,7 +2,7 @@
 
 The bar shows iteration, loss, tokens per second and the time left; evaluations and samples
 are printed above it. Without a terminal (CI, pipes, tests) there is no bar and a line is
-logged every ``log_every`` iterations instead.
+logged every ``log_every`` iterations instead (``log_every`` 0: none; evaluations still are).
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ class Reporter:
             self.progress.update(
                 self.task, completed=iteration, loss=f"{loss:.4f}", speed=f"{tokens_per_s:,.0f}"
             )
-        elif iteration % self.log_every == 0 or iteration == self.total:
+        elif self.log_every and (iteration % self.log_every == 0 or iteration == self.total):
             self._log(
                 f"iter {iteration}/{self.total}  loss {loss:.4f}  lr {lr:.2e}  "
                 f"{tokens_per_s:,.0f} tok/s"
