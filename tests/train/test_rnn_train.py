@@ -129,6 +129,23 @@ def test_timeline_survives_a_resume(corpus, tmp_path):
     assert a == b and [s["iteration"] for s in b] == [2, 5]
 
 
+def test_sample_points_past_iters_are_announced(corpus, tmp_path):
+    """--sample-at 100 with --iters 5 drew nothing and said nothing; `sample --timeline` then
+    told the user to train with --sample-at, which they had. Points past --iters stay allowed
+    (a run trained in parts plans its whole timeline) and are said aloud."""
+    from lmscope.train import train
+
+    said: list[str] = []
+    cfg = rnn_cfg(corpus, tmp_path / "run", iters=4, sample_at=[2, 100, 300], sample_length=5)
+    train(cfg, progress=False, log=said.append)
+    notes = [line for line in said if "--sample-at" in line]
+    assert notes == [
+        "--sample-at 100, 300 lies past --iters 4: drawn only if the run is resumed that far"
+    ]
+    data = json.loads((tmp_path / "run" / "timeline.json").read_text())
+    assert [s["iteration"] for s in data["samples"]] == [2]
+
+
 # --- the CLI ------------------------------------------------------------------------------------
 
 

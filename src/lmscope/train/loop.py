@@ -175,6 +175,12 @@ class Trainer:
     def _setup(self) -> None:
         cfg = self.cfg
         ck = self._check_out_folder()
+        if later := sorted({i for i in cfg.sample_at if i > cfg.iters}):
+            # allowed (a run trained in parts plans its whole timeline), but not silently
+            self.notices.append(
+                f"--sample-at {', '.join(map(str, later))} lies past --iters {cfg.iters}: "
+                "drawn only if the run is resumed that far"
+            )
         corpus = load_corpus(cfg.data)
         self.corpus_name = corpus.name
         self.tokenizer = self._tokenizer(corpus, ck)
