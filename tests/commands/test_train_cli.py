@@ -79,6 +79,9 @@ def _error(capsys) -> str:
         (None, ["--lr", "-1"], "--lr must be a number above 0, got -1.0"),
         (None, ["--lr", "nan"], "--lr must be a number above 0, got nan"),
         (None, ["--log-every", "-1"], "--log-every must be a whole number >= 0"),
+        # a setting the chosen family does not have was silently ignored
+        (None, ["--arch", "lstm", "--heads", "3"], "--heads is a GPT setting; an lstm has no"),
+        (None, ["--arch", "gpt", "--embed", "8"], "--embed is a char-RNN setting; a gpt has"),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(corpus, tmp_path, capsys, data, extra, message):
@@ -364,3 +367,12 @@ def test_a_changed_lr_on_resume_is_announced(corpus, tmp_path, capsys):
     assert "learning rate changed from 0.001 to 0.002" in capsys.readouterr().err
     assert main([*args[:-2], "8", "--no-progress"]) == 0
     assert "learning rate changed" not in capsys.readouterr().err
+
+
+def test_a_char_rnns_short_corpus_names_its_own_flag(corpus, tmp_path, capsys):
+    """A char-RNN's chunk length is --seq in its help and README; the error said --context."""
+    out = tmp_path / "run"
+    args = ["train", "--arch", "gru", "--data", str(corpus), "--seq", "900", "--batch", "4"]
+    assert main([*args, "--iters", "2", "--device", "cpu", "--out", str(out)]) == 2
+    assert "--seq 900 needs at least" in _error(capsys)
+    assert not out.exists()

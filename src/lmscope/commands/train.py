@@ -136,9 +136,20 @@ def config_from_args(args) -> TrainConfig:
     if data and data.strip().lower() not in known_corpora() and Path(data).exists():
         # An absolute path, so --resume from another working folder finds the same corpus.
         given["data"] = str(Path(data).resolve())
+    arch = given.get("arch", _DEFAULTS.arch)
+    adapter = get_adapter(arch)
+    # A setting the family does not have would be ignored without a word.
+    if adapter.stateful and "heads" in given:
+        raise InvalidInputError(
+            f"--heads is a GPT setting; an {arch} has no attention heads (drop --heads)"
+        )
+    if not adapter.stateful and "embed" in given:
+        raise InvalidInputError(
+            f"--embed is a char-RNN setting; a {arch} has no separate input embedding width "
+            "(its embedding is --dim wide; drop --embed)"
+        )
     # Settings left out come from the model family's defaults, then from TrainConfig's.
-    defaults = get_adapter(given.get("arch", _DEFAULTS.arch)).defaults
-    return TrainConfig(**{**defaults, **given})
+    return TrainConfig(**{**adapter.defaults, **given})
 
 
 def _iterations(text: str) -> list[int]:

@@ -300,11 +300,12 @@ class Trainer:
         cfg = self.cfg
         need = min_tokens(self.batch_kind, cfg.batch, cfg.context, self.dist.world)
         splits = [("training", n_train)] + ([("validation", n_val)] if cfg.eval_every else [])
+        flag = "--seq" if self.adapter.stateful else "--context"  # the char-RNNs' own name
         for split, have in splits:
             if have < need:
                 raise InvalidInputError(
-                    f"--context {cfg.context} needs at least {need:,} tokens in the {split} split "
-                    f"of {cfg.data!r}, which has {have:,}; use a shorter --context"
+                    f"{flag} {cfg.context} needs at least {need:,} tokens in the {split} split "
+                    f"of {cfg.data!r}, which has {have:,}; use a shorter {flag}"
                     f"{' or --batch' if self.batch_kind == 'stream' else ''} or a bigger corpus"
                 )
 
