@@ -31,10 +31,13 @@ BAD_INPUTS = [
     (["memory-wall", "--max-n", "0"], "--max-n must be >= 1"),
     (["memory-wall", "--budget", "0"], "--budget must be more than 0"),
     (["memory-wall", "--budget", "plenty"], "cannot read size"),
+    (["memory-wall", "--budget", "10TiB"], "is more than this machine's memory"),
+    (["memory-wall", "--budget", "1e30"], "is more than this machine's memory"),
     (["memory-wall", "--repeats", "0"], "--repeats must be >= 1"),
     (["memory-wall", "--methods", "naive,mamba"], "--methods takes"),
     (["memory-wall", "--dtype", "int8"], "--dtype must be one of"),
     (["show", "no-such-result"], "no shipped result named"),
+    (["show", __file__], "is not a result.json written by lmscope lab"),
     (["show"], "name a result to show"),
 ]
 
@@ -128,3 +131,92 @@ def test_show_prints_the_shipped_result(capsys):
     code, out, _ = run(capsys, "lab", "show", "memory-wall")
     assert code == 0
     assert "KV cache of the GPT-2 family" in out and "73,728" in out
+
+
+# --- an --out that cannot be used is refused before any work ---------------------------------
+def _out_cases(tmp_path):
+    afile = tmp_path / "afile.txt"
+    afile.write_text("hi\n")
+    return afile, [
+        (str(afile), "is a file, not a folder"),
+        (str(afile / "sub"), "is a file, not a folder"),
+        ("", "--out is empty"),
+        ("  ", "--out is empty"),
+    ]
+
+
+@pytest.mark.parametrize("command", [["lab", "serial-depth", "--quick"], ["race", "--budget", "1"]])
+def test_unusable_out_is_one_line_before_any_work(capsys, tmp_path, monkeypatch, command):
+    afile, cases = _out_cases(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for out, message in cases:
+        code, _, err = run(capsys, *command, "--out", out)
+        assert code == 2, out
+        assert err.startswith("lmscope: error: --out") and message in err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert afile.read_text() == "hi\n"  # never overwritten
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile.txt"]  # nothing written
+
+
+def test_out_in_a_folder_that_cannot_be_written_is_refused(capsys, tmp_path, monkeypatch):
+    import tempfile
+
+    def read_only(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+    code, _, err = run(capsys, "lab", "serial-depth", "--quick", "--out", str(tmp_path / "x"))
+    assert code == 2
+    assert err.startswith("lmscope: error: --out") and "Read-only file system" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "x").exists()
+
+
+# --- Chinese tables: headers and cells in Chinese, one word per idea --------------------------
+ENGLISH_HEADERS = ("recurrence depth", "tree depth", "shallower by", "tokens seen", "size (GPT")
+
+
+@pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race", "recall", "gradient-flow"])
+def test_show_in_chinese_has_chinese_headers_and_cells(capsys, name):
+    code, out, _ = run(capsys, "lab", "show", name, "--lang", "zh")
+    assert code == 0
+    words = (*ENGLISH_HEADERS, "vanilla RNN", " layers", "hidden 2", "递归", "resident set")
+    for english in (*words, "CPU 时间，CPU"):
+        assert english not in out, english
+    if name == "serial-depth":
+        assert "循环深度" in out
+
+
+def test_every_shipped_header_has_one_chinese_source():
+    from lmscope.lab.texts import zh_cell, zh_header
+
+    for name in shipped_experiments():
+        for section in read_result(shipped_dir(name))["sections"]:
+            for col in section["columns"]:
+                label = col["label"]
+                assert (
+                    zh_header(label) != label
+                    or label in ("N", "a", "d_model", "x.sum()", "sum/len")
+                    or label.startswith("k=")
+                ), label
+    assert zh_header("spread %") != "spread %"
+    assert zh_header("step-time spread %") != "step-time spread %"
+    assert zh_cell("vanilla RNN") == "朴素 RNN"
+    assert zh_cell("2 layers, hidden 255") == "2 层，隐藏层 255"
+
+
+# --- help texts ------------------------------------------------------------------------------
+def _help(capsys, *argv) -> str:
+    with pytest.raises(SystemExit):
+        main([*argv, "--help"])
+    return " ".join(capsys.readouterr().out.split())  # argparse wraps lines anywhere
+
+
+def test_help_texts_say_what_ships_and_what_quick_does(capsys):
+    recall = _help(capsys, "lab", "recall")
+    assert "%%" not in recall and "95% intervals" in recall
+    assert "30 s budget" in recall
+    show = _help(capsys, "lab", "show")
+    for name in shipped_experiments():
+        assert name in show
+    assert "about 10 s" not in _help(capsys, "lab", "serial-depth")

@@ -136,3 +136,17 @@ def test_shipped_example():
     if trained:  # after training: the textbook order, fastest fall in the vanilla RNN
         rows = {r["arch"]: r for r in trained[0]["rows"]}
         assert rows["rnn"]["per_step"] < min(rows["lstm"]["per_step"], rows["gru"]["per_step"])
+
+
+def test_the_factor_per_step_reads_the_same_in_the_verdict_and_the_table():
+    from lmscope.lab.gradient_flow import verdict
+    from lmscope.lab.results import format_cell
+
+    rows = [
+        {"arch": "rnn", "model": "vanilla RNN", "last_over_first": 2e-50, "per_step": 0.63912},
+        {"arch": "gpt", "model": "GPT", "last_over_first": 1.2, "per_step": 1.0097},
+    ]
+    said = verdict(rows, 256)
+    for r in rows:
+        shown = format_cell(r["per_step"], "float")  # as the table shows it
+        assert f"×{shown} per step" in said["en"] and f"每步 ×{shown}" in said["zh"]

@@ -149,3 +149,55 @@ def test_tiny_run_stops_at_the_budget_and_reports_it(tmp_path):
     assert (tmp_path / "memory-wall.png").stat().st_size > 10_000
     assert (tmp_path / "memory-wall.svg").read_text().lstrip().startswith("<?xml")
     assert result.to_dict()["sections"][2]["rows"][0]["per_token_float32"] == 73_728
+
+
+def _params(**extra):
+    params = {"heads": 2, "d_head": 8, "batch": 1, "dtype": "float32", "device": "cpu"}
+    params |= {"bytes_per_element": 4, "budget_bytes": 1 << 30, "clock": "wall"}
+    params |= {"peak_method": "peak resident set size, VmHWM, reset through /proc/self/clear_refs"}
+    return params | extra
+
+
+def _lstm_row(repeats: int, spread: float | None):
+    timing = {"repeats": repeats, "median_s": 0.1, "spread": spread, "steady": False}
+    return {
+        "n": 512,
+        "theory_bytes": 1 << 20,
+        "naive_peak": None,
+        "sdpa_peak": None,
+        "lstm_peak": 8192,
+        "lstm_state_bytes": 6144,
+        "lstm_s": 0.1,
+        "timings": {"lstm": timing},
+        "steady": False,
+        "spread_pct": None if spread is None else 100 * spread,
+    }
+
+
+def test_too_few_repeats_is_said_as_the_cause_not_a_noisy_machine():
+    from lmscope.lab import texts
+
+    verdict = texts.attention([_lstm_row(2, None)], _params(), [])["verdict"]
+    assert "too noisy" not in verdict["en"] and "机器太忙" not in verdict["zh"]
+    assert "only 2 repeats" in verdict["en"] and "--repeats 3" in verdict["en"]
+    assert "只有 2 次重复" in verdict["zh"] and "--repeats 3" in verdict["zh"]
+    noisy = texts.attention([_lstm_row(5, 0.4)], _params(), [])["verdict"]["en"]
+    assert "Times: the machine was too noisy" in noisy  # no capital after the colon
+
+
+def test_how_the_peak_was_measured_is_said_in_chinese():
+    from lmscope.lab import texts
+
+    explain = texts.attention([_lstm_row(5, 0.01)], _params(), [])["explain"]
+    assert "VmHWM" in explain["en"] and "resident set" in explain["en"]
+    assert "resident set" not in explain["zh"] and "常驻内存峰值" in explain["zh"]
+
+
+def test_a_method_with_no_size_that_fit_says_so():
+    from lmscope.lab import texts
+
+    rows = [{"method": "naive", "largest_fit": None, "first_not_fit": 256, "reason": "oom"}]
+    verdict = texts.limits(rows, 1024)["verdict"]
+    assert verdict["en"] == "naive: not even N = 256 fit; it stopped there."
+    assert "none" not in verdict["en"] and "无，" not in verdict["zh"]
+    assert "连 N = 256 都放不下" in verdict["zh"]

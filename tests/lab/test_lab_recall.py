@@ -320,7 +320,7 @@ def test_lab_show_prints_a_saved_recall_result(recalled, capsys):
     _, _, out = recalled
     assert main(["lab", "show", str(out), "--lang", "zh"]) == 0
     shown = capsys.readouterr().out
-    assert "回忆" in shown and "accuracy [95% interval]" in shown
+    assert "回忆" in shown and "准确率 [95% 区间]" in shown  # headers in Chinese too
 
 
 def test_the_shipped_result_is_complete_and_shows(capsys):

@@ -110,3 +110,78 @@ def test_best_time_with_either_clock():
         best_time(lambda: None, 1, clock="sundial")
     with pytest.raises(InvalidInputError):
         best_time(lambda: None, 0)
+
+
+# --- the verdicts' words agree with their tables, at any size ---------------------------------
+def _py_row(n: int, ratio: float, steady: bool = True) -> dict:
+    return {
+        "n": n,
+        "recurrence_s": 1e-6 * n * ratio,
+        "reduction_s": 1e-6 * n,
+        "ratio": ratio,
+        "recurrence_ns_per_item": 1000 * ratio,
+        "reduction_ns_per_item": 1000.0,
+        "spread_pct": 5.0 if steady else 30.0,
+        "steady": steady,
+    }
+
+
+def test_the_ratio_range_says_it_leaves_out_the_noisy_sizes():
+    from lmscope.lab import texts
+
+    rows = [_py_row(1000, 7.45), _py_row(10_000, 8.82, steady=False), _py_row(100_000, 7.39)]
+    verdict = texts.python_timing(rows, 0.9)["verdict"]
+    assert "across the steady sizes the ratio stays between 7.39× and 7.45×" in verdict["en"]
+    assert "在各个稳定的规模上" in verdict["zh"]
+    calm = texts.python_timing([rows[0], rows[2]], 0.9)["verdict"]
+    assert "across sizes the ratio" in calm["en"]
+
+
+def test_a_curve_that_leaves_its_floor_at_the_last_size_has_no_after_that():
+    from lmscope.lab import texts
+
+    shape = {"knee_n": 65_536, "slope_after_knee": None, "floor_s": 1e-6, "marginal_s": None}
+    en, zh = texts._leaves_floor(shape, 65_536)
+    assert "after" not in en and "then" not in en and "此后" not in zh
+    assert "65,536" in en and "largest size measured" in en and "最大规模" in zh
+
+
+def test_small_sizes_and_ratios_below_one_are_said_right():
+    from lmscope.lab import texts
+
+    depth = {"n": 1, "recurrence_depth": 1, "tree_depth": 0, "ratio": 1.0, "work": 0}
+    said = texts.depth([depth])["verdict"]["en"]
+    assert "1 dependent step deep" in said and "1× shallower" not in said
+    slower = texts.python_timing([_py_row(1, 0.668)], 0.9)["verdict"]
+    assert "sum()/len 1 µs, 1.50× slower" in slower["en"] and "faster" not in slower["en"]
+    assert "慢 1.50 倍" in slower["zh"] and "快" not in slower["zh"]
+    eq = {"n": 1, "a": 0.9, "serial_steps": 1, "hillis_steele_rounds": 0}
+    eq |= {"blelloch_rounds": 0, "hillis_steele_rel_diff": 0.0, "blelloch_rel_diff": 0.0}
+    assert "needs 1 step." in texts.equivalence([eq | {"equal": True}])["verdict"]["en"]
+
+
+def test_ratios_keep_three_significant_digits_in_one_column():
+    from lmscope.lab.results import format_cell
+
+    assert [format_cell(v, "ratio") for v in (10.666, 102.4, 7.454, 0.1827, 135_114)] == [
+        "10.7×",
+        "102×",
+        "7.45×",
+        "0.183×",
+        "135,114×",
+    ]
+
+
+def test_a_loop_faster_than_the_chunked_scan_is_not_called_0x_slower():
+    from lmscope.lab import texts
+
+    row = {"device": "cpu", "n": 1, "sum_s": 4.5e-6, "chunked_s": 2.6e-4, "assoc_s": 2.7e-5}
+    row |= {"loop_s": 4.7e-5, "chunked_rel_err": 0.0, "assoc_rel_err": 0.0}
+    row |= {"loop_over_sum": 10.5, "loop_over_chunked": 0.183}
+    flat = {"floor_s": 4.5e-6, "knee_n": None, "slope_after_knee": None}
+    shapes = {"cpu": {"loop": {"slope_all": 0.0, "per_item_s": 4.7e-5}, "sum": flat}}
+    shapes["cpu"]["chunked"] = flat | {"floor_s": 2.6e-4}
+    verdict = texts.torch_sweep([row], shapes, 0.9)["verdict"]
+    assert "10.5× slower than x.sum() and 5.46× faster than the chunked scan" in verdict["en"]
+    assert "the same 1 state (" in verdict["en"]
+    assert "比 x.sum() 慢 10.5 倍，比分块扫描快 5.46 倍" in verdict["zh"]

@@ -196,3 +196,71 @@ def test_cuda_without_a_gpu_is_one_line(capsys):
     assert main(["race", "--device", "cuda"]) == 2
     err = capsys.readouterr().err
     assert "sees no CUDA GPU" in err and err.count("\n") == 1
+
+
+def _race_rows(vals: dict[str, float], epochs: dict[str, float]):
+    names = {"lstm": "LSTM", "gru": "GRU", "rnn": "vanilla RNN", "gpt": "GPT"}
+    rows = [
+        {
+            "arch": a,
+            "model": names[a],
+            "epoch_s": epochs[a],
+            "val_loss": v,
+            "flops_per_token": 100,
+            "gflops": 10.0,
+        }
+        for a, v in vals.items()
+    ]
+    # each curve fell by 0.05 over its last evaluation interval
+    curves = {
+        a: [{"tokens": 1000, "val_loss": v + 0.05}, {"tokens": 2000, "val_loss": v}]
+        for a, v in vals.items()
+    }
+    return rows, curves
+
+
+def _race_texts(vals, epochs=None):
+    from lmscope.lab import texts
+
+    epochs = epochs or dict.fromkeys(vals, 10.0)
+    rows, curves = _race_rows(vals, epochs)
+    cfg = race.RaceConfig(budget_s=10, clock="cpu", threads=1)
+    s = race.summarise(rows, curves, cfg, {"torch_threads": 1})
+    s["epoch_tokens"] = 1000
+    return texts.race_speed(rows, s)["verdict"], texts.race_loss(rows, s)["verdict"]
+
+
+def test_a_gap_smaller_than_the_curves_own_movement_names_no_winner():
+    _, loss = _race_texts({"lstm": 3.40, "gru": 3.295, "rnn": 3.5, "gpt": 3.293})
+    assert "too close to call" in loss["en"] and "ahead at equal time" not in loss["en"]
+    assert "难分高下" in loss["zh"] and "领先" not in loss["zh"]
+    # the equal-tokens sentence names every model that ran, in both languages
+    same = loss["en"].split("At the same")[1]
+    for name in ("LSTM", "GRU", "vanilla RNN", "GPT"):
+        assert name in same
+    assert "朴素 RNN" in loss["zh"] and "vanilla" not in loss["zh"]
+    _, loss = _race_texts({"lstm": 1.9, "gpt": 2.5})
+    assert "the LSTM is ahead at equal time" in loss["en"] and "LSTM 领先" in loss["zh"]
+
+
+def test_race_verdict_in_chinese_says_cpu_once_and_one_unit():
+    speed, _ = _race_texts({"rnn": 2.0, "gpt": 2.1}, {"rnn": 83.9, "gpt": 144.0})
+    assert "CPU 时间，CPU" not in speed["zh"] and "CPU 时间，1 个线程" in speed["zh"]
+    assert "朴素 RNN" in speed["zh"] and "vanilla" not in speed["zh"]
+    assert "83.9 s and the GPT 144 s" in speed["en"]  # one unit in one sentence
+    assert "83.9 秒，GPT 需要 144 秒" in speed["zh"]
+
+
+def test_the_shipped_race_says_what_this_code_says_about_its_numbers():
+    from lmscope.lab import texts
+    from lmscope.lab.results import shipped_dir
+
+    doc = read_result(shipped_dir("race"))
+    speed, loss = doc["sections"]
+    curves: dict[str, list[dict]] = {}
+    for point in loss["rows"]:
+        curves.setdefault(point["arch"], []).append(point)
+    summary = speed["data"] | {"val_margin": race.val_margin(curves)}
+    assert speed["verdict"] == texts.race_speed(speed["rows"], summary)["verdict"]
+    assert loss["verdict"] == texts.race_loss(speed["rows"], summary)["verdict"]
+    assert "CPU 时间，CPU" not in speed["verdict"]["zh"]

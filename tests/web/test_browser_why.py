@@ -124,3 +124,33 @@ def test_the_explainer_links_to_the_page_in_both_languages(page):
     page.get_by_test_id("lang-toggle").click()
     assert link.inner_text() == "为什么是 Transformer"
     page.get_by_test_id("lang-toggle").click()
+
+
+def test_the_race_table_fits_a_1280_pixel_page_in_both_languages(page):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    race = page.locator("#exp-race")
+    race.get_by_test_id("why-source-shipped").click()
+    page.wait_for_function("() => document.querySelector('#exp-race').dataset.source === 'shipped'")
+    for lang in ("en", "zh"):
+        table = race.locator("[data-testid=why-table]").first
+        wide = table.evaluate(
+            "(t) => { const w = t.closest('.why-table-wrap');"
+            " return [t.scrollWidth, w.clientWidth, t.getBoundingClientRect().right]; }"
+        )
+        assert wide[0] <= wide[1] and wide[2] <= 1280, (lang, wide)
+        last = table.locator("th").last.inner_text()
+        assert last in ("val loss at the end", "最终验证损失")
+        table.scroll_into_view_if_needed()
+        race.screenshot(path=str(ARTIFACTS / f"why-race-1280-{lang}.png"))
+        page.get_by_test_id("lang-toggle").click()
+    page.set_viewport_size({"width": 1440, "height": 1000})
+
+
+def test_every_experiment_has_its_lesson_and_re_run_commands(page):
+    index = page.evaluate("fetch('/api/lab').then((r) => r.json())")
+    for entry in index["results"]:
+        article = page.locator(f"#exp-{entry['name']}")
+        assert article.locator(".why-claim").count() == 1, entry["name"]
+        assert article.locator("[data-testid=why-command]").count() == len(entry["commands"]) > 0
+    recall = page.locator("#exp-recall [data-testid=why-command] code")
+    assert recall.first.text_content() == "lmscope lab recall --quick --threads 1"

@@ -99,3 +99,33 @@ def test_the_page_and_its_link_from_the_explainer(client):
     for asset in ("js/why.js", "js/i18n_why.js", "why.css"):
         assert client.get(f"/static/{asset}").status_code == 200
     assert set(EXPERIMENTS) >= {"serial-depth", "memory-wall", "race", "gradient-flow"}
+
+
+def test_the_page_gets_its_chinese_headers_from_the_one_file_the_terminal_uses(client):
+    from lmscope.lab.results import package_json
+
+    words = client.get("/api/lab").json()["zh"]
+    source = package_json("zh_words.json")
+    assert words["headers"] == source["headers"] and words["cells"] == source["cells"]
+    assert words["headers"]["spread %"] and words["headers"]["step-time spread %"]
+    assert words["headers"]["recurrence depth"] == "循环深度"  # the prose's word, not 递归
+
+
+def test_the_re_run_commands_match_how_the_shipped_results_were_measured(client):
+    from lmscope.lab.memory_wall import parse_size
+    from lmscope.lab.results import read_result
+
+    by = {e["name"]: e for e in client.get("/api/lab").json()["results"]}
+    commands = {name: [c["command"] for c in e["commands"]] for name, e in by.items()}
+    shipped = {name: read_result(shipped_dir(name))["params"] for name in shipped_experiments()}
+    wall = commands["memory-wall"][0]
+    budget = wall.split("--budget ")[1].split()[0]
+    assert parse_size(budget) == shipped["memory-wall"]["budget_bytes"]
+    gradients = shipped["gradient-flow"]
+    assert any(
+        f"--state both --train-iters {gradients['train_iters']} --threads 1" in c
+        for c in commands["gradient-flow"]
+    )
+    assert shipped["recall"]["command"] in commands["recall"]
+    for name in shipped_experiments():  # every shipped experiment can be re-run from the page
+        assert commands[name], name

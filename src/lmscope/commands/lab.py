@@ -51,7 +51,8 @@ def register(sub):
     sd.add_argument(
         "--quick",
         action="store_true",
-        help="smaller sizes and sweeps (about 10 s on 2 cores), timed in CPU time on one thread "
+        help="smaller sizes and sweeps (about 35 s on 2 idle cores, longer on a busy machine), "
+        "timed in CPU time on one thread "
         "unless --clock or --threads say otherwise",
     )
     sd.add_argument("--max-n", type=int, default=None, help="largest N in every table")
@@ -106,7 +107,8 @@ def register(sub):
         "result",
         nargs="?",
         default=None,
-        help="serial-depth, memory-wall (the shipped examples), or a folder / result.json",
+        help=f"{', '.join(shipped_experiments())} (the shipped examples), or a folder / "
+        "result.json",
     )
     lab_common.add_report_options(show)
     show.set_defaults(run=run_show)
@@ -147,7 +149,11 @@ def run_serial_depth(args) -> int:
 
 
 def run_memory_wall(args) -> int:
-    from lmscope.lab.memory_wall import parse_size, run_memory_wall  # lazy: see lmscope.commands
+    from lmscope.lab.memory_wall import (  # lazy: see lmscope.commands
+        check_budget,
+        parse_size,
+        run_memory_wall,
+    )
 
     device = lab_common.one_device(args, ONE_DEVICE)
     cfg = lab_common.settings(
@@ -157,6 +163,7 @@ def run_memory_wall(args) -> int:
         budget_bytes=parse_size(args.budget) if args.budget is not None else None,
         methods=lab_common.comma_list(args.methods),
     )
+    check_budget(cfg.budget_bytes, device, args.budget)
     return lab_common.run_experiment(run_memory_wall, cfg, args)
 
 

@@ -22,7 +22,7 @@ from lmscope.lab.results import format_cell, machine_line, resolve_device
 def add_out_option(parser, name: str) -> None:
     parser.add_argument(
         "--out",
-        type=Path,
+        type=str,  # not Path: Path("") is ".", and an empty --out must be refused, not used
         default=Path("lmscope-results") / name,
         help=f"folder for result.json and plots (default ./lmscope-results/{name})",
     )
@@ -94,10 +94,36 @@ def set_threads(threads: int | None) -> None:
     torch.set_num_threads(threads)
 
 
+def check_out(out: Path | str) -> Path:
+    """Refuse an --out that the results could not be written to, before minutes of work: an
+    empty name (it would write into the current folder), a file where a folder must be, a
+    folder that cannot be written in."""
+    if not str(out).strip():
+        raise InvalidInputError("--out is empty; name a folder, e.g. --out lmscope-results/run")
+    out = Path(out)
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # the folder that mkdir would create the rest in
+    if not existing.is_dir():
+        where = "" if existing == out else f": {existing}"
+        raise InvalidInputError(f"--out {out}{where} is a file, not a folder")
+    import tempfile
+
+    try:  # the one sure test of "can write here" (permissions, read-only disks, root)
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        raise InvalidInputError(
+            f"--out {out}: cannot write in {existing}: {err.strerror or err}"
+        ) from None
+    return out
+
+
 def run_experiment(experiment, cfg, args) -> int:
     """Run ``experiment(cfg, args.out, progress)`` with ``--threads`` applied and a progress bar
     (on stderr when --json prints the result), then print the result it returns."""
     use_lang(args)  # a wrong $LMSCOPE_LANG is refused before the experiment runs
+    args.out = check_out(args.out)
     set_threads(args.threads)
     console = make_console(stderr=args.json)
     with make_progress(console) as progress:
@@ -132,14 +158,15 @@ def print_json(doc: dict) -> None:
 
 
 def render(doc: dict, console: Console, lang: str = "en") -> None:
-    from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
+    from lmscope.lab.texts import CLI, zh_header  # lazy: see lmscope.commands
 
     console.print(Text(doc["title"][lang], style="bold"))
     console.print(Text(machine_line(doc["hardware"], sep=" · "), style="dim"))
     for section in doc["sections"]:
         table = Table(title=section["title"][lang], title_justify="left", title_style="bold")
         for col in section["columns"]:
-            table.add_column(col["label"], justify="left" if col["kind"] == "text" else "right")
+            label = zh_header(col["label"]) if lang == "zh" else col["label"]
+            table.add_column(label, justify="left" if col["kind"] == "text" else "right")
         for row in section["rows"]:
             table.add_row(*(_cell(row.get(c["key"]), c["kind"], lang) for c in section["columns"]))
         console.print()
@@ -153,8 +180,10 @@ def render(doc: dict, console: Console, lang: str = "en") -> None:
 
 
 def _cell(value, kind: str, lang: str) -> str:
-    from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
+    from lmscope.lab.texts import CLI, zh_cell  # lazy: see lmscope.commands
 
     if kind == "bool" and value is not None:
         return CLI["yes" if value else "no"][lang]
+    if kind == "text" and lang == "zh" and isinstance(value, str):
+        return zh_cell(value)
     return format_cell(value, kind)

@@ -26,7 +26,7 @@ def register(lab) -> None:
         description="Train an LSTM, a GRU and a GPT with equal parameter counts (one size per "
         "GPT width in --sizes) through lmscope's one trainer on the same examples: a list of "
         "P symbols, N filler characters, then questions about the list. Tests accuracy "
-        "against the distance N and against the amount P, with 95%% intervals, next to each "
+        "against the distance N and against the amount P, with 95% intervals, next to each "
         "model's memory at the answer (an RNN's fixed state, the GPT's growing KV cache). "
         "Writes result.json and PNG/SVG plots to --out.",
     )
@@ -35,7 +35,8 @@ def register(lab) -> None:
         "--quick",
         action="store_true",
         help=f"one size (d{QUICK['sizes'][0]}), lists of at most {QUICK['items']}, distances "
-        f"up to {QUICK['distance']}, {QUICK['steps']} steps: under 2 minutes on 2 cores",
+        f"up to {QUICK['distance']}, {QUICK['steps']} steps and a {QUICK['budget_s']:g} s "
+        "budget per model (unless --budget says otherwise): under 2 minutes on 2 cores",
     )
     p.add_argument(
         "--sizes",

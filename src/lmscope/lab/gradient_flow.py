@@ -35,7 +35,15 @@ from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import GradientFlowConfig
 from lmscope.lab.plots import Panel, Series, save_panels
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Column, Result, Section, bilingual, hardware_info, machine_line
+from lmscope.lab.results import (
+    Column,
+    Result,
+    Section,
+    bilingual,
+    format_cell,
+    hardware_info,
+    machine_line,
+)
 from lmscope.lab.sizes import matched_hidden
 from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.models.rnn import CharRNN, CharRNNConfig
@@ -398,6 +406,7 @@ def verdict(rows: list[dict], max_k: int) -> dict:
     """Which curve falls fastest and which stays flattest, from the measured numbers."""
     ranked = sorted(rows, key=lambda r: r["per_step"] if r["per_step"] == r["per_step"] else 0)
     fastest, flattest = ranked[0], ranked[-1]
+    fast, flat = (format_cell(r["per_step"], "float") for r in (fastest, flattest))  # as tabled
     parts_en, parts_zh = [], []
     for r in rows:
         ratio = r["last_over_first"]
@@ -409,8 +418,8 @@ def verdict(rows: list[dict], max_k: int) -> dict:
     en = (
         f"From k = 1 to k = {max_k} the gradient keeps this fraction of its size: "
         + "; ".join(parts_en)
-        + f". Fastest fall: {fastest['model']} (×{fastest['per_step']:.3f} per step); "
-        f"flattest: {flattest['model']} (×{flattest['per_step']:.4f} per step)."
+        + f". Fastest fall: {fastest['model']} (×{fast} per step); "
+        f"flattest: {flattest['model']} (×{flat} per step)."
         + (
             " This is the textbook order."
             if textbook
@@ -421,8 +430,8 @@ def verdict(rows: list[dict], max_k: int) -> dict:
     zh = (
         f"从 k = 1 到 k = {max_k}，梯度保留下来的比例："
         + "；".join(parts_zh)
-        + f"。衰减最快：{LABELS_ZH[fastest['arch']]}（每步 ×{fastest['per_step']:.3f}）；"
-        f"最平坦：{LABELS_ZH[flattest['arch']]}（每步 ×{flattest['per_step']:.4f}）。"
+        + f"。衰减最快：{LABELS_ZH[fastest['arch']]}（每步 ×{fast}）；"
+        f"最平坦：{LABELS_ZH[flattest['arch']]}（每步 ×{flat}）。"
         + (
             "这与教科书中的顺序一致。"
             if textbook

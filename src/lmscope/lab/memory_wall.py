@@ -126,6 +126,29 @@ def available_bytes(device: str) -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
 
 
+def total_bytes(device: str) -> int | None:
+    """All the memory the device has (not what is free now): the most a budget can mean."""
+    if device.startswith("cuda"):
+        return torch.cuda.mem_get_info()[1]
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_budget(budget: int | None, device: str, said: str | None = None) -> None:
+    """A budget above the device's memory would switch the protection off: refuse it
+    (``said``: the budget as the user wrote it)."""
+    total = total_bytes(device) if budget is not None else None
+    if total is not None and budget > total:
+        where = "this GPU's" if device.startswith("cuda") else "this machine's"
+        raise InvalidInputError(
+            f"--budget {said or format_bytes(budget)} is more than {where} memory "
+            f"({format_bytes(total)}); give at most that, or leave --budget out for a quarter "
+            "of what is available now"
+        )
+
+
 def check_platform(device: str) -> None:
     if device == "cpu" and not os.access(CLEAR_REFS, os.W_OK):
         raise InvalidInputError(

@@ -4,6 +4,8 @@ the figures share one look; the axes know sizes (N), seconds and bytes."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,15 +105,16 @@ def _draw(ax, panel: Panel) -> None:
         )
     for m in panel.marks:
         ax.plot([m.x], [m.y], marker=m.marker, color=m.color, markersize=9, linestyle="none")
-        ax.annotate(  # above and to the left: where a growing curve has not been yet
-            m.text,
+        ax.annotate(  # below and to the left: a mark sits at the top (the budget), so above
+            m.text,  # it would be on the frame; the curves below are further left
             xy=(m.x, m.y),
-            xytext=(-8, 6),
+            xytext=(-10, -8),
             textcoords="offset points",
             fontsize=8,
             color=m.color,
             ha="right",
-            va="bottom",
+            va="top",
+            bbox={"facecolor": "white", "edgecolor": "none", "alpha": 0.8, "pad": 1},
         )
     if panel.logx:
         ax.set_xscale("log", base=panel.x_base)
@@ -139,22 +142,64 @@ def _draw(ax, panel: Panel) -> None:
         ax.legend(fontsize=8, loc="best", framealpha=0.85)
 
 
+SUPTITLE_PT = 12
+# a bold character is about 0.6 em wide on average in DejaVu Sans; a CJK one 1 em (1.15 as
+# the box drawn when the font lacks it)
+_CHAR_EM, _WIDE_EM = 0.62, 1.15
+
+
+def _char_em(c: str) -> float:
+    return _WIDE_EM if unicodedata.east_asian_width(c) in "WF" else _CHAR_EM
+
+
+def wrap_to_width(text: str, width_in: float, fontsize: float = SUPTITLE_PT) -> str:
+    """``text`` broken into lines that fit ``width_in`` inches at ``fontsize``: between words,
+    or between any two CJK characters (they have no spaces). Its own line breaks are kept."""
+    limit = width_in * 72 / fontsize  # in em
+    lines = []
+    for line in text.split("\n"):
+        pieces = re.findall(
+            r"[\u2e80-\u9fff\uff00-\uffef]|[^\s\u2e80-\u9fff\uff00-\uffef]+|\s+", line
+        )
+        current, used = "", 0.0
+        for piece in pieces:
+            size = sum(_char_em(c) for c in piece)
+            if current.strip() and used + size > limit and not piece.isspace():
+                lines.append(current.rstrip())
+                current, used = "", 0.0
+            if piece.isspace() and not current:
+                continue  # no line starts with a space
+            current, used = current + piece, used + size
+        lines.append(current.rstrip())
+    return "\n".join(lines)
+
+
+def make_figure(panels: list[Panel], suptitle: str = "", footnote: str = "") -> Figure:
+    """The panels side by side, 6.4 in each, under ``suptitle`` (wrapped to fit) and over
+    ``footnote`` (the machine line)."""
+    width = 6.4 * len(panels)
+    fig = Figure(figsize=(width, 4.8), layout="constrained")
+    if footnote:  # keep a strip at the bottom free for the machine line
+        fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, panel in zip(axes, panels, strict=True):
+        _draw(ax, panel)
+    if suptitle:  # a one-panel figure is narrow: a long title would be cut at both sides
+        text = wrap_to_width(suptitle, width - 0.3)
+        fig.suptitle(text, fontsize=SUPTITLE_PT, fontweight="bold")
+        fig.set_figheight(4.8 + 0.2 * text.count("\n"))  # each extra line takes the plot's room
+    if footnote:
+        fig.text(0.5, 0.0, footnote, ha="center", va="bottom", fontsize=7.5, color="#555555")
+    return fig
+
+
 def save_panels(
     out_dir: Path, stem: str, panels: list[Panel], suptitle: str = "", footnote: str = ""
 ) -> list[Path]:
     """Draw the panels side by side and write ``stem.png`` and ``stem.svg``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    fig = Figure(figsize=(6.4 * len(panels), 4.8), layout="constrained")
-    if footnote:  # keep a strip at the bottom free for the machine line
-        fig.get_layout_engine().set(rect=(0, 0.035, 1, 0.965))
-    axes = fig.subplots(1, len(panels), squeeze=False)[0]
-    for ax, panel in zip(axes, panels, strict=True):
-        _draw(ax, panel)
-    if suptitle:
-        fig.suptitle(suptitle, fontsize=12, fontweight="bold")
-    if footnote:
-        fig.text(0.5, 0.0, footnote, ha="center", va="bottom", fontsize=7.5, color="#555555")
+    fig = make_figure(panels, suptitle, footnote)
     paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
     fig.savefig(paths[0], dpi=130)
     # no timestamp and fixed element ids: the same data gives the same SVG file

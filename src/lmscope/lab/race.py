@@ -274,6 +274,14 @@ def val_at_tokens(curve: list[dict], tokens: float) -> float | None:
     return points[-1][1]
 
 
+def val_margin(curves: dict[str, list[dict]]) -> float | None:
+    """How far apart two val losses must be to name a winner: the most any model's val loss
+    moved over its last evaluation interval. A smaller gap is within what one more interval
+    of training, or the noise of a few validation batches, changes (None: one point each)."""
+    moves = [abs(c[-1]["val_loss"] - c[-2]["val_loss"]) for c in curves.values() if len(c) > 1]
+    return max(moves) if moves else None
+
+
 def summarise(rows: list[dict], curves: dict[str, list[dict]], cfg: RaceConfig, hw: dict) -> dict:
     """The numbers the verdicts quote: the epoch-time ratio against the lesson's claim, and
     who is ahead at equal time and at equal tokens."""
@@ -286,8 +294,8 @@ def summarise(rows: list[dict], curves: dict[str, list[dict]], cfg: RaceConfig, 
         held = "partly"
     else:
         held = "no"
-    common = min(curves[a][-1]["tokens"] for a in (rival, "gpt"))
-    at_tokens = {a: val_at_tokens(curves[a], common) for a in (rival, "gpt")}
+    common = min(curves[a][-1]["tokens"] for a in by)
+    at_tokens = {a: val_at_tokens(curves[a], common) for a in by}
     where = hw.get("gpu") if cfg.device.startswith("cuda") else None
     threads = hw.get("torch_threads")
     return {
@@ -305,6 +313,7 @@ def summarise(rows: list[dict], curves: dict[str, list[dict]], cfg: RaceConfig, 
         "val_end": {a: by[a]["val_loss"] for a in by},
         "common_tokens": common,
         "val_at_common_tokens": at_tokens,
+        "val_margin": val_margin(curves),
         # the epoch times come from step times: a verdict needs them steady (lmscope.lab.timing)
         "steady": all(r.get("steady", True) for r in rows),
         "step_spread_pct": {r["arch"]: r.get("spread_pct") for r in rows},

@@ -57,7 +57,10 @@ def format_cell(value, kind: str) -> str:
     if kind == "bytes":
         return format_bytes(value)
     if kind == "ratio":
-        return f"{value:,.0f}×" if value >= 100 else f"{value:.2f}×"
+        # three significant digits, so one column reads alike: 0.183×, 7.45×, 10.7×, 102×
+        if value >= 100:
+            return f"{value:,.0f}×"
+        return f"{value:.1f}×" if value >= 10 else f"{value:.3g}×" if value < 1 else f"{value:.2f}×"
     if kind == "sci":
         return f"{value:.1e}"
     if kind == "bool":
@@ -178,12 +181,15 @@ def read_result(path: str | os.PathLike) -> dict:
         path = path / RESULT_FILE
     if not path.is_file():
         raise InvalidInputError(f"no lab result at {path}; run an experiment with --out first")
+    not_ours = f"{path} is not a result.json written by lmscope lab"
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise InvalidInputError(f"{path} is not a readable result file: {err}") from None
+    except OSError as err:
+        raise InvalidInputError(f"cannot read {path}: {err.strerror or err}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):  # the parser's words mean nothing here
+        raise InvalidInputError(f"{not_ours} (not JSON)") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise InvalidInputError(f"{path} is not an lmscope lab result (schema {SCHEMA})")
+        raise InvalidInputError(f"{not_ours} (no schema {SCHEMA})")
     return doc
 
 

@@ -9,11 +9,19 @@ the two languages side by side.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 import statistics
 
 from lmscope.lab.results import bilingual as bi
-from lmscope.lab.results import fixed_texts, format_bytes, format_seconds
+from lmscope.lab.results import (
+    fixed_texts,
+    format_bytes,
+    format_cell,
+    format_seconds,
+    package_json,
+)
 
 SERIAL_DEPTH_TITLE = bi(
     "Why Transformers: serial depth of recurrences vs parallel reductions and scans",
@@ -58,6 +66,34 @@ CLI = {
 }
 
 
+# --- the words result files keep in English only: table headers and text cells ---------------
+@functools.cache
+def _zh_words() -> tuple[dict, re.Pattern, list[tuple[re.Pattern, str, bool]]]:
+    words = package_json("zh_words.json")  # the /why page gets the same file via /api/lab
+    cells = [  # JavaScript's $1 is Python's \g<1>
+        (re.compile(pattern), re.sub(r"\$(\d)", r"\\g<\1>", zh), how == "whole")
+        for pattern, zh, how in words["cells"]
+    ]
+    return words["headers"], re.compile(words["same_headers"]), cells
+
+
+def zh_header(label: str) -> str:
+    """A table header in Chinese (itself when it reads the same, or has no entry yet)."""
+    headers, same, _ = _zh_words()
+    return label if same.fullmatch(label) else headers.get(label, label)
+
+
+def zh_cell(text: str) -> str:
+    """A text cell in Chinese: a model's name and shape, why a run stopped."""
+    out = text
+    for pattern, zh, whole in _zh_words()[2]:
+        new = pattern.sub(zh, out)
+        if whole and new != out:
+            return new
+        out = new
+    return out
+
+
 def _fixed(key: str, then: dict | None = None, **values) -> tuple[dict, dict]:
     """Section ``key``'s title and explanation: their words are in texts.json."""
     return fixed_texts("texts.json", key, then, **values)
@@ -67,9 +103,23 @@ def _section(title, explain, verdict, clock: str = "wall") -> dict:
     return {"title": title, "explain": _with_note(explain, clock), "verdict": verdict}
 
 
+def _count(n: int, one: str, many: str) -> str:
+    """1 step, 2 steps: a count with its noun (Chinese has no plural: pass the same word)."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def _faster(ratio: float, zh: bool = False) -> str:
+    """How many times faster the second of two timings is (time of the first over it), or
+    slower when the ratio is below 1: 6.2× faster, 1.5× slower (快 6.2 倍, 慢 1.5 倍)."""
+    if ratio >= 1:
+        return f"快 {_times(ratio, zh=True)}" if zh else f"{_times(ratio)} faster"
+    return f"慢 {_times(1 / ratio, zh=True)}" if zh else f"{_times(1 / ratio)} slower"
+
+
 def _times(v: float, zh: bool = False) -> str:
-    """A ratio as people say it: 135,114×, 48×, 6.2× (in Chinese: 6.2 倍)."""
-    number = f"{v:,.0f}" if v >= 10 else f"{v:.1f}"
+    """A ratio as its table shows it (three significant digits): 135,114×, 48.2×, 6.20× (in
+    Chinese: 6.20 倍)."""
+    number = format_cell(v, "ratio").rstrip("×")
     return f"{number} 倍" if zh else f"{number}×"
 
 
@@ -110,7 +160,19 @@ def steady(row: dict, key: str | None = None) -> bool:
 def too_noisy(
     where_en: str, where_zh: str, rows: list[dict], clock: str = "wall"
 ) -> tuple[str, str]:
-    """The sentence a verdict says instead of numbers where the machine was too noisy."""
+    """The sentence a verdict says instead of numbers where the machine was too noisy, or
+    where too few repeats were taken to know (--repeats 1 or 2: no spread to judge by)."""
+    few = _too_few_repeats(rows)
+    if few is not None:
+        return (
+            f"No verdict at {where_en}: only {few} repeat{'s' if few != 1 else ''} there, and "
+            f"it takes {MIN_REPEATS} to tell a steady timing from a noisy one, so the table "
+            f"shows what was measured, but no verdict or trend is read from it. Run again "
+            f"with --repeats {MIN_REPEATS} or more.",
+            f"无法在{where_zh}处下结论：那里只有 {few} 次重复，而判断计时是否稳定至少需要 "
+            f"{MIN_REPEATS} 次，所以表中列出的是实测值，但不据此下结论或读出趋势。请加上 "
+            f"--repeats {MIN_REPEATS} 或更多重跑。",
+        )
     spreads = [r.get("spread_pct") for r in rows]
     known = [x for x in spreads if x is not None]
     if known and len(known) == len(spreads):
@@ -130,6 +192,24 @@ def too_noisy(
     )
 
 
+MIN_REPEATS = 3  # lmscope.lab.timing.MIN_STEADY_REPEATS: fewer say nothing about a spread
+
+
+def _too_few_repeats(rows: list[dict]) -> int | None:
+    """The fewest repeats behind an unknown spread, when that is why there is no verdict:
+    every unsteady row's timings lack a spread and have fewer than MIN_REPEATS repeats."""
+    counts = [
+        t["repeats"]
+        for r in rows
+        for t in (r.get("timings") or {}).values()
+        if not t.get("steady", True) and t.get("spread") is None and "repeats" in t
+    ]
+    known = [r.get("spread_pct") for r in rows if r.get("spread_pct") is not None]
+    if counts and not known and max(counts) < MIN_REPEATS:
+        return min(counts)
+    return None
+
+
 def _at_sizes(rows: list[dict]) -> tuple[str, str]:
     sizes = ", ".join(f"{r['n']:,}" for r in rows)
     return f"N = {sizes}", f" N = {sizes} "
@@ -141,13 +221,16 @@ def depth(rows: list[dict]) -> dict:
     if rows:
         r = rows[-1]
         n, t = r["n"], r["tree_depth"]
+        # at N = 1 there is nothing to add: no rounds, and "1× shallower" says nothing
+        by_en = f": {r['ratio']:,.0f}× shallower," if t else ","
+        by_zh = f"：浅了 {r['ratio']:,.0f} 倍，" if t else "，"
         verdict = bi(
-            f"At N = {n:,} the recurrence is {n:,} dependent steps deep and the tree reduction "
-            f"{t} rounds: {r['ratio']:,.0f}× shallower, for the same {r['work']:,} additions. "
-            "Each doubling of N adds N steps to the recurrence and one round to the tree.",
-            f"N = {n:,} 时，循环有 {n:,} 个前后依赖的步骤，树形归约只要 {t} 轮：浅了 "
-            f"{r['ratio']:,.0f} 倍，而加法同样是 {r['work']:,} 次。N 每翻一倍，循环多出 N 步，"
-            "树只多一轮。",
+            f"At N = {n:,} the recurrence is {_count(n, 'dependent step', 'dependent steps')} "
+            f"deep and the tree reduction {_count(t, 'round', 'rounds')}{by_en} for the same "
+            f"{_count(r['work'], 'addition', 'additions')}. Each doubling of N adds N steps to "
+            "the recurrence and one round to the tree.",
+            f"N = {n:,} 时，循环有 {n:,} 个前后依赖的步骤，树形归约只要 {t} 轮{by_zh}"
+            f"而加法同样是 {r['work']:,} 次。N 每翻一倍，循环多出 N 步，树只多一轮。",
         )
     return _section(
         *_fixed("depth", then=SCAN_DEPTH),
@@ -165,17 +248,24 @@ def python_timing(rows: list[dict], a: float, clock: str = "wall") -> dict:
         rec, red = format_seconds(r["recurrence_s"]), format_seconds(r["reduction_s"])
         spread_en = spread_zh = ""
         if len(calm) > 1:
+            # the noisy sizes are named after this verdict; the range is over the others
+            sizes_en, sizes_zh = (
+                ("the steady sizes", "各个稳定的规模")
+                if len(calm) < len(rows)
+                else ("sizes", "各个规模")
+            )
             lo, hi = _times(min(ratios)), _times(max(ratios))
             spread_en = (
-                f" Both grow linearly with N; across sizes the ratio stays between {lo} and {hi}."
+                f" Both grow linearly with N; across {sizes_en} the ratio stays between {lo} "
+                f"and {hi}."
             )
             lo, hi = _times(min(ratios), zh=True), _times(max(ratios), zh=True)
-            spread_zh = f"两者都随 N 线性增长；在各个规模上，倍数保持在 {lo}到 {hi}之间。"
+            spread_zh = f"两者都随 N 线性增长；在{sizes_zh}上，倍数保持在 {lo}到 {hi}之间。"
         verdict = bi(
-            f"At N = {n:,}: the recurrence takes {rec}, sum()/len {red}, {_times(r['ratio'])} "
-            f"faster ({r['recurrence_ns_per_item']:.0f} vs {r['reduction_ns_per_item']:.1f} ns "
+            f"At N = {n:,}: the recurrence takes {rec}, sum()/len {red}, {_faster(r['ratio'])} "
+            f"({r['recurrence_ns_per_item']:.0f} vs {r['reduction_ns_per_item']:.1f} ns "
             f"per number).{spread_en}",
-            f"N = {n:,} 时：循环耗时 {rec}，sum()/len 耗时 {red}，快 {_times(r['ratio'], zh=True)}"
+            f"N = {n:,} 时：循环耗时 {rec}，sum()/len 耗时 {red}，{_faster(r['ratio'], zh=True)}"
             f"（每个数 {r['recurrence_ns_per_item']:.0f} ns 对 "
             f"{r['reduction_ns_per_item']:.1f} ns）。{spread_zh}",
         )
@@ -219,7 +309,7 @@ def equivalence(rows: list[dict]) -> dict:
         verdict = bi(
             f"{head_en}. At N = {n:,} the Hillis-Steele scan needs {big['hillis_steele_rounds']} "
             f"rounds and Blelloch's {big['blelloch_rounds']}, where the recurrence needs "
-            f"{n:,} steps.",
+            f"{_count(n, 'step', 'steps')}.",
             f"{head_zh}。N = {n:,} 时，Hillis-Steele 扫描需要 {big['hillis_steele_rounds']} 轮，"
             f"Blelloch 扫描需要 {big['blelloch_rounds']} 轮，而循环需要 {n:,} 步。",
         )
@@ -290,6 +380,12 @@ def _leaves_floor(shape: dict, n_max: int) -> tuple[str, str]:
         return (
             f"stays within 2× of its floor up to N = {n_max:,}, the largest size measured",
             f"直到测量的最大规模 N = {n_max:,} 都保持在底线的 2 倍以内",
+        )
+    if shape["knee_n"] >= n_max:  # the last point: nothing is known about "after that"
+        return (
+            f"stays on its floor until N = {n_max:,}, the largest size measured, where it "
+            "rises above it",
+            f"直到测量的最大规模 N = {n_max:,} 才高于底线",
         )
     tail = shape["slope_after_knee"]
     if tail is None:
@@ -372,13 +468,15 @@ def torch_sweep(rows: list[dict], shapes: dict, a: float, clock: str = "wall") -
             zh.append(f"分块扫描要发起几十次小调用，所以底线更高（{chunk_floor}），它{scan_zh}。")
         if calm["loop"] and calm["sum"] and calm["chunked"]:
             en.append(
-                f"At N = {n:,} the loop is {big['loop_over_sum']:,.0f}× slower than x.sum() "
-                f"and {big['loop_over_chunked']:,.0f}× slower than the chunked scan, which "
-                f"computes the same {n:,} states (largest relative difference {err:.1e})."
+                f"At N = {n:,} the loop is {_faster(1 / big['loop_over_sum'])} than x.sum() "
+                f"and {_faster(1 / big['loop_over_chunked'])} than the chunked scan, which "
+                f"computes the same {_count(n, 'state', 'states')} (largest relative difference "
+                f"{err:.1e})."
             )
             zh.append(
-                f"N = {n:,} 时，循环比 x.sum() 慢 {big['loop_over_sum']:,.0f} 倍，比分块扫描慢 "
-                f"{big['loop_over_chunked']:,.0f} 倍，而分块扫描算出的是同样的 {n:,} 个状态"
+                f"N = {n:,} 时，循环比 x.sum() {_faster(1 / big['loop_over_sum'], zh=True)}，比分块"
+                f"扫描{_faster(1 / big['loop_over_chunked'], zh=True)}，而分块扫描算出的是同样的 "
+                f"{n:,} 个状态"
                 f"（最大相对差 {err:.1e}）。"
             )
         else:
@@ -442,6 +540,15 @@ def _took(
         return noisy
     time = format_seconds(row[f"{method}_s"])
     return en.format(time=time), zh.format(time=time)
+
+
+# how memory_wall measured a peak (params["peak_method"]), in Chinese
+PEAK_METHOD_ZH = {
+    "peak resident set size, VmHWM, reset through /proc/self/clear_refs": (
+        "常驻内存峰值 VmHWM，经 /proc/self/clear_refs 重置"
+    ),
+    "CUDA max_memory_allocated": "CUDA 的 max_memory_allocated",
+}
 
 
 def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
@@ -522,7 +629,7 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
     noisy = [r for r in rows if not steady(r)]
     if noisy:  # the memory is measured once and is not noisy; only the times are withheld
         noise_en, noise_zh = too_noisy(*_at_sizes(noisy), noisy, params.get("clock", "wall"))
-        en.append(f"Times: {noise_en}")
+        en.append(f"Times: {noise_en[0].lower()}{noise_en[1:]}")  # one sentence, not two
         zh.append(f"耗时：{noise_zh}")
     stops = [x for x in limits if x["first_not_fit"]]
     for x in stops:
@@ -545,6 +652,7 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
             dtype=dtype,
             heads=heads,
             peak_method=params["peak_method"],
+            peak_method_zh=PEAK_METHOD_ZH.get(params["peak_method"], params["peak_method"]),
         ),
         verdict,
         params.get("clock", "wall"),
@@ -558,7 +666,10 @@ def _n(value: int | None, missing: str) -> str:
 def limits(rows: list[dict], budget: int) -> dict:
     en, zh = [], []
     for r in rows:
-        if r["first_not_fit"]:
+        if r["first_not_fit"] and r["largest_fit"] is None:
+            en.append(f"{r['method']}: not even N = {r['first_not_fit']:,} fit; it stopped there.")
+            zh.append(f"{r['method']}：连 N = {r['first_not_fit']:,} 都放不下，就此停止。")
+        elif r["first_not_fit"]:
             en.append(
                 f"{r['method']}: largest N that fit {_n(r['largest_fit'], 'none')}, stopped at "
                 f"N = {r['first_not_fit']:,}."
@@ -611,27 +722,39 @@ _CLOCK_WORDS = {
 }
 
 
-def _duration(seconds: float, zh: bool = False) -> str:
-    """Minutes for long times, seconds for short ones: 2.1 min, 45 s (2.1 分钟, 45 秒)."""
-    if seconds >= 120:
+def _duration(seconds: float, zh: bool = False, unit_of: float | None = None) -> str:
+    """Minutes for long times, seconds for short ones: 2.1 min, 45 s (2.1 分钟, 45 秒).
+    ``unit_of``: the shortest time in the same sentence, so all of them share one unit
+    (minutes only when every one is long: 83.9 s and 143 s, not 1.4 min and 2.4 min)."""
+    if min(seconds, unit_of if unit_of is not None else seconds) >= 120:
         return f"{seconds / 60:.1f} 分钟" if zh else f"{seconds / 60:.1f} min"
     return f"{seconds:.3g} 秒" if zh else f"{seconds:.3g} s"
+
+
+def _where_zh(s: dict, clock_zh: str) -> str:
+    """ "CPU 时间，1 个线程": the clock, then the device unless the clock already named it."""
+    where = s.get("where_zh", s["where"])
+    if s["clock"] == "cpu" and where.startswith("CPU，"):
+        where = where[len("CPU，") :]
+    return f"{clock_zh}，{where}"
 
 
 def race_speed(rows: list[dict], s: dict) -> dict:
     by = {r["arch"]: r for r in rows}
     rival, gpt = by[s["rival"]], by["gpt"]
+    rival_zh = zh_cell(rival["model"])
     ratio, low, high = s["ratio"], *s["claim"]
     clock_en, clock_zh = _CLOCK_WORDS[s["clock"]]
+    shortest = min(rival["epoch_s"], gpt["epoch_s"])
     measured_en = (
         f"At N = {s['context']} an epoch ({s['epoch_tokens']:,} characters) takes the "
-        f"{rival['model']} {_duration(rival['epoch_s'])} and the GPT "
-        f"{_duration(gpt['epoch_s'])} of {clock_en} ({s['where']})"
+        f"{rival['model']} {_duration(rival['epoch_s'], unit_of=shortest)} and the GPT "
+        f"{_duration(gpt['epoch_s'], unit_of=shortest)} of {clock_en} ({s['where']})"
     )
     measured_zh = (
-        f"N = {s['context']} 时，一个 epoch（{s['epoch_tokens']:,} 个字符）{rival['model']} 需要 "
-        f"{_duration(rival['epoch_s'], True)}，GPT 需要 {_duration(gpt['epoch_s'], True)}"
-        f"（{clock_zh}，{s.get('where_zh', s['where'])}）"
+        f"N = {s['context']} 时，一个 epoch（{s['epoch_tokens']:,} 个字符）{rival_zh} 需要 "
+        f"{_duration(rival['epoch_s'], True, shortest)}，GPT 需要 "
+        f"{_duration(gpt['epoch_s'], True, shortest)}（{_where_zh(s, clock_zh)}）"
     )
     # epoch time = work per token / speed, so the ratio splits into these two factors
     work = gpt["flops_per_token"] / rival["flops_per_token"]
@@ -641,15 +764,15 @@ def race_speed(rows: list[dict], s: dict) -> dict:
         f"{rival['gflops']:,.0f}."
     )
     why_zh = (
-        f"每个 token 上 GPT 的工作量（前向 FLOPs）是 {rival['model']} 的 {work:.2f} 倍，"
-        f"运行速度为 {gpt['gflops']:,.0f} GFLOP/s，{rival['model']} 为 {rival['gflops']:,.0f}。"
+        f"每个 token 上 GPT 的工作量（前向 FLOPs）是 {rival_zh} 的 {work:.2f} 倍，"
+        f"运行速度为 {gpt['gflops']:,.0f} GFLOP/s，{rival_zh} 为 {rival['gflops']:,.0f}。"
     )
     if not s.get("steady", True):
         noisy = [r for r in rows if not r.get("steady", True)]
         which = ", ".join(f"the {r['model']}" for r in noisy)
         noise_en, noise_zh = too_noisy(
             f"{which}'s training steps",
-            "、".join(r["model"] for r in noisy) + " 的训练步骤",
+            "、".join(zh_cell(r["model"]) for r in noisy) + " 的训练步骤",
             noisy,
             s["clock"],
         )
@@ -657,7 +780,7 @@ def race_speed(rows: list[dict], s: dict) -> dict:
             f"No verdict on the claim from this run. {noise_en} Per token the GPT does "
             f"{work:.2f}× the {rival['model']}'s work (forward FLOPs, counted, not timed).",
             f"这次运行不能对课程的说法下结论。{noise_zh}每个 token 上 GPT 的工作量（前向 FLOPs，"
-            f"按公式计数而非计时）是 {rival['model']} 的 {work:.2f} 倍。",
+            f"按公式计数而非计时）是 {rival_zh} 的 {work:.2f} 倍。",
         )
     elif s["held"] == "yes":
         beyond = ", more than the lesson's range" if ratio > high else ""
@@ -682,8 +805,8 @@ def race_speed(rows: list[dict], s: dict) -> dict:
             f"{ratio:.2f}× the {rival['model']}'s speed instead of {low:g}–{high:g}× "
             f"faster.{why_en} The lesson's speed-up needs parallel hardware (see the "
             "explanation).",
-            f"在这台硬件上，课程的说法不成立。{measured_zh}：{rival['model']} 每个 epoch 反而快 "
-            f"{1 / ratio:.2f} 倍，GPT 的速度只有 {rival['model']} 的 {ratio:.2f} 倍，而不是快 "
+            f"在这台硬件上，课程的说法不成立。{measured_zh}：{rival_zh} 每个 epoch 反而快 "
+            f"{1 / ratio:.2f} 倍，GPT 的速度只有 {rival_zh} 的 {ratio:.2f} 倍，而不是快 "
             f"{low:g}–{high:g} 倍。{why_zh}课程所说的加速需要并行硬件（见说明）。",
         )
     return _section(
@@ -694,34 +817,65 @@ def race_speed(rows: list[dict], s: dict) -> dict:
 
 
 def race_loss(rows: list[dict], s: dict) -> dict:
-    by = {r["arch"]: r for r in rows}
-    rival = by[s["rival"]]
     clock_en, clock_zh = _CLOCK_WORDS[s["clock"]]
-    ends_en = ", ".join(f"{r['model']} {r['val_loss']:.3f}" for r in rows)
-    ends_zh = "，".join(f"{r['model']} {r['val_loss']:.3f}" for r in rows)
-    ahead = min(rows, key=lambda r: r["val_loss"])["model"]
+    ends = {r["arch"]: r["val_loss"] for r in rows}
+    names = {r["arch"]: r["model"] for r in rows}
+    en_call, zh_call = _who_is_ahead(ends, names, s.get("val_margin"), when="at equal time")
     en = (
-        f"After {_duration(s['budget_s'])} of {clock_en} each, the val loss is {ends_en} "
-        f"(lower is better): the {ahead} is ahead at equal time."
+        f"After {_duration(s['budget_s'])} of {clock_en} each, the val loss is "
+        f"{_losses(ends, names)} (lower is better): {en_call}."
     )
     zh = (
-        f"各自训练 {_duration(s['budget_s'], True)}（{clock_zh}）之后，验证损失为 {ends_zh}"
-        f"（越低越好）：相同时间下 {ahead} 领先。"
+        f"各自训练 {_duration(s['budget_s'], True)}（{clock_zh}）之后，验证损失为 "
+        f"{_losses(ends, names, True)}（越低越好）：相同时间下 {zh_call}。"
     )
-    at = s["val_at_common_tokens"]
-    if at.get(s["rival"]) is not None and at.get("gpt") is not None:
+    at = {a: v for a, v in s["val_at_common_tokens"].items() if v is not None and a in names}
+    if len(at) > 1:  # every model that ran (results before this kept two)
         tokens = f"{s['common_tokens']:,}"
-        same = rival["model"] if at[s["rival"]] < at["gpt"] else "GPT"
-        en += (
-            f" At the same {tokens} tokens seen: {rival['model']} {at[s['rival']]:.3f}, "
-            f"GPT {at['gpt']:.3f}, so per character read the {same} learned more."
-        )
-        zh += (
-            f"读过相同的 {tokens} 个 token 时：{rival['model']} {at[s['rival']]:.3f}，"
-            f"GPT {at['gpt']:.3f}，即按读过的字符算，{same} 学到的更多。"
-        )
+        en_call, zh_call = _who_is_ahead(at, names, s.get("val_margin"), learned=True)
+        sep_en, sep_zh = ("; ", "；") if "close to call" in en_call else (", ", "，")
+        en += f" At the same {tokens} tokens seen: {_losses(at, names)}{sep_en}{en_call}."
+        zh += f"读过相同的 {tokens} 个 token 时：{_losses(at, names, True)}{sep_zh}{zh_call}。"
     return _section(
         *_fixed("race_loss"),
         bi(en, zh),
         s["clock"],
     )
+
+
+def _losses(values: dict[str, float], names: dict[str, str], zh: bool = False) -> str:
+    said = [f"{zh_cell(names[a]) if zh else names[a]} {v:.3f}" for a, v in values.items()]
+    return ("，" if zh else ", ").join(said)
+
+
+def _who_is_ahead(
+    values: dict[str, float],
+    names: dict[str, str],
+    margin: float | None,
+    learned: bool = False,
+    when: str = "",
+) -> tuple[str, str]:
+    """Who has the lowest loss, or that the best two are too close to call: closer than
+    ``margin`` (what a val loss moved over its last evaluation interval). ``when``: the
+    English words that say at what (the Chinese sentence says it before)."""
+    order = sorted(values, key=values.get)
+    best, gap = order[0], values[order[1]] - values[order[0]]
+    en_name, zh_name = names[best], zh_cell(names[best])
+    if margin is not None and gap < margin:
+        pair_en = f"the {names[order[0]]} and the {names[order[1]]}"
+        pair_zh = f"{zh_cell(names[order[0]])} 和 {zh_cell(names[order[1]])}"
+        return (
+            f"{when + ' ' if when else ''}{pair_en} are too close to call (they differ by "
+            f"{gap:.3f}, less than the {margin:.3f} a val loss moved over its last evaluation "
+            "interval)",
+            f"{pair_zh} 难分高下（相差 {gap:.3f}，小于验证损失在最后一个评估间隔内的变化 "
+            f"{margin:.3f}）",
+        )
+    if learned:
+        most = "more" if len(values) == 2 else "the most"
+        most_zh = "更多" if len(values) == 2 else "最多"
+        return (
+            f"so per character read the {en_name} learned {most}",
+            f"即按读过的字符算，{zh_name} 学到的{most_zh}",
+        )
+    return f"the {en_name} is ahead {when}".rstrip(), f"{zh_name} 领先"

@@ -1,5 +1,5 @@
 """What the "Why Transformers" page (``/why``, ``web.routers.lab``) shows: the lab's saved
-results (serial depth, memory wall, the race, gradient flow) as JSON, and their plots.
+results (serial depth, memory wall, the race, gradient flow, recall) as JSON, and their plots.
 
 Two sources of results:
 
@@ -24,7 +24,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from lmscope.errors import InvalidInputError, LmscopeError
-from lmscope.lab.results import RESULT_FILE, machine_line, read_result
+from lmscope.lab.results import RESULT_FILE, machine_line, package_json, read_result
 from lmscope.web.errors import NotFound
 
 # The lesson's order. Each command reproduces the experiment; the first is the quickest.
@@ -32,8 +32,8 @@ EXPERIMENTS: dict[str, list[tuple[str, str, str]]] = {
     "serial-depth": [
         (
             "lmscope lab serial-depth --quick",
-            "quick: about 10 s on 2 cores",
-            "快速版：2 核约 10 秒",
+            "quick: about 35 s on 2 idle cores",
+            "快速版：2 核空闲时约 35 秒",
         ),
         (
             "lmscope lab serial-depth --threads 1 --clock cpu --repeats 5",
@@ -43,9 +43,9 @@ EXPERIMENTS: dict[str, list[tuple[str, str, str]]] = {
     ],
     "memory-wall": [
         (
-            "lmscope lab memory-wall --threads 1 --clock cpu --budget 4GB",
-            "as the shipped example was measured (stops where 4 GB runs out)",
-            "与随附示例相同的测量方式（在 4 GB 用完处停止）",
+            "lmscope lab memory-wall --threads 1 --clock cpu --budget 4GiB",
+            "as the shipped example was measured (stops where 4 GiB runs out)",
+            "与随附示例相同的测量方式（在 4 GiB 用完处停止）",
         ),
     ],
     "race": [
@@ -58,7 +58,29 @@ EXPERIMENTS: dict[str, list[tuple[str, str, str]]] = {
         ("lmscope race --device cuda --batch 64", "on an NVIDIA GPU", "在 NVIDIA GPU 上"),
     ],
     "gradient-flow": [
-        ("lmscope lab gradients", "gradient norms k steps back", "k 步之前的梯度范数"),
+        (
+            "lmscope lab gradients",
+            "quick: gradient norms k steps back, at initialisation only",
+            "快速版：只测刚初始化的模型，k 步之前的梯度范数",
+        ),
+        (
+            "lmscope lab gradients --state both --train-iters 500 --threads 1",
+            "as the shipped example was measured: also after 500 training steps per model",
+            "与随附示例相同：每个模型再训练 500 步后也测一次",
+        ),
+    ],
+    "recall": [
+        (
+            "lmscope lab recall --quick --threads 1",
+            "quick: one size, a shorter task (under 2 minutes on 2 cores)",
+            "快速版：一个规模、较短的任务（2 核不到 2 分钟）",
+        ),
+        (
+            "lmscope lab recall --budget none --threads 1",
+            "as the shipped example was measured: three sizes, every model trains every step "
+            "(about 8 minutes on 2 cores)",
+            "与随附示例相同：三个规模，每个模型都训练满全部步数（2 核约 8 分钟）",
+        ),
     ],
 }
 SOURCES = ("shipped", "local")
@@ -83,9 +105,19 @@ class LabEntry(BaseModel):
     commands: list[Command]
 
 
+class ZhWords(BaseModel):
+    """Chinese for the table headers and text cells result files keep in English only: the
+    same file (lab/zh_words.json) ``lmscope lab show --lang zh`` reads."""
+
+    headers: dict[str, str]
+    same_headers: str  # a regular expression: headers that read the same in Chinese
+    cells: list[tuple[str, str, Literal["whole", "all"]]]  # (pattern, Chinese with $1, how)
+
+
 class LabIndex(BaseModel):
     results: list[LabEntry]
     local_dir: str  # where the server looks for the user's own results
+    zh: ZhWords
 
 
 def shipped_root() -> Path:
@@ -179,4 +211,8 @@ class LabResults:
                     commands=commands,
                 )
             )
-        return LabIndex(results=entries, local_dir=str(self.roots["local"].resolve()))
+        return LabIndex(
+            results=entries,
+            local_dir=str(self.roots["local"].resolve()),
+            zh=ZhWords(**package_json("zh_words.json")),
+        )

@@ -43,6 +43,12 @@ const en = {
     "The lesson: information from 50 tokens back has passed through 50 nonlinear steps, so " +
     "its gradient fades; gates (LSTM, GRU) slow the fading but do not remove it, while " +
     "attention reaches any earlier position in one step.",
+  claim_recall:
+    "The lesson: an RNN must squeeze the whole past into a hidden state of fixed size, " +
+    "however long that past is, while attention keeps a key and a value for every earlier " +
+    "position (the KV cache) and looks back at them directly, at the price of memory that " +
+    "grows with every token read. Here an LSTM, a GRU and a GPT of equal size must recall " +
+    "a list of symbols after N filler characters.",
   whyShipped: "shipped example",
   whyLocal: "your machine",
   whyMeasured: "measured on {machine}",
@@ -88,6 +94,10 @@ const zh = {
   claim_gradient_flow:
     "课程：50 个 token 之前的信息已经过 50 次非线性变换，它的梯度随之衰减；门控（LSTM、GRU）" +
     "减缓了衰减但没有消除它，而注意力一步就能到达任何更早的位置。",
+  claim_recall:
+    "课程：无论过去有多长，RNN 都必须把整个过去压进一个固定大小的隐藏状态；注意力则为之前的" +
+    "每个位置保留一个键和一个值（KV cache），直接回看它们，代价是内存随读过的每个 token 增长。" +
+    "这里让参数量相同的 LSTM、GRU 和 GPT 在 N 个填充字符之后回忆一个符号列表。",
   whyShipped: "随附示例",
   whyLocal: "你的机器",
   whyMeasured: "测量于 {machine}",

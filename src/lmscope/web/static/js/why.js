@@ -6,7 +6,7 @@ import { getJSON } from "./api.js";
 import { el, minus } from "./draw.js";
 import { lang, setLang, t } from "./i18n.js";
 import "./i18n_why.js";
-import { cellText, header, machineText } from "./why_zh.js";
+import { cellText, header, machineText, setWords } from "./why_zh.js";
 
 const LONG_TABLE = 12; // rows; longer tables start folded so the figures stay close together
 
@@ -71,7 +71,9 @@ export function formatCell(value, kind) {
     case "bytes":
       return formatBytes(value);
     case "ratio":
-      return value >= 100 ? `${grouped(value)}×` : `${value.toFixed(2)}×`;
+      // three significant digits, as the terminal prints them: 0.183×, 7.45×, 10.7×, 102×
+      if (value >= 100) return `${grouped(value)}×`;
+      return `${value >= 10 ? value.toFixed(1) : value < 1 ? value.toPrecision(3) : value.toFixed(2)}×`;
     case "sci":
       return minus(value.toExponential(1));
     case "float":
@@ -321,6 +323,7 @@ async function boot() {
   renderAll();
   try {
     state.index = await getJSON("/api/lab");
+    setWords(state.index.zh);
     // the reader's own result when there is one: that is what they re-ran it for
     const picks = state.index.results
       .filter((e) => e.sources.length)
