@@ -58,13 +58,35 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     _pipe_errors_reach_main()
     try:
+        from lmscope.commands.common import use_lang
+
+        use_lang(args)  # the language errors are said in, for every command (--lang, $LMSCOPE_LANG)
         code = args.run(args) or 0
         sys.stdout.flush()  # here, so a closed pipe is reported below, not at interpreter exit
         return code
     except BrokenPipeError:
         return _reader_went_away()
     except LmscopeError as err:
-        print(f"lmscope: error: {in_cli_words(str(err), args)}", file=sys.stderr)
+        from lmscope.commands.common import current_lang
+        from lmscope.commands.error_words import in_lang
+
+        message = in_lang(in_cli_words(str(err), args), current_lang())
+        print(f"lmscope: error: {message}", file=sys.stderr)
+        return 2
+    except (ValueError, ArithmeticError) as err:
+        if not getattr(args, "allow_nonfinite", False):
+            raise
+        # weights with NaN or infinity, loaded on purpose: a view that computes with its
+        # numbers may not be able to; one line, naming the view that shows NaN as NaN
+        from lmscope.commands.common import say
+
+        detail = str(err).splitlines()[0][:80] if str(err) else type(err).__name__
+        line = say(
+            "this command cannot show this model's NaN or infinite numbers ({detail}); "
+            "'lmscope lens' shows them as NaN",
+            detail=detail,
+        )
+        print(f"lmscope: error: {line}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("lmscope: interrupted", file=sys.stderr)
@@ -73,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def in_cli_words(message: str, args) -> str:
     """``message`` as the command line says it: the engine's advice with Python arguments
-    (truncate=, layers=, names=) as what this command has. The Python API keeps its own."""
+    (truncate=, layers=, names=, unknown=, allow_nonfinite=) as what this command has. The
+    Python API keeps its own."""
     from lmscope.engine import advice  # light: no torch
 
     if hasattr(args, "truncate"):
@@ -81,6 +104,16 @@ def in_cli_words(message: str, args) -> str:
         message = advice.TRUNCATE_PATTERN.sub(truncate, message)
     else:
         message = advice.TRUNCATE_PATTERN.sub(". Shorten it", message)
+    # unseen characters: sample drops them with --skip-unknown; elsewhere the text must change
+    skip = ", or pass --skip-unknown to drop them" if hasattr(args, "skip_unknown") else ""
+    for python_words in (advice.UNKNOWN_CHARS, advice.UNKNOWN_CHARS_TOKENIZER):
+        message = message.replace(python_words, "; remove them from the text" + skip)
+    if hasattr(args, "allow_nonfinite"):
+        nonfinite = ". Pass --allow-nonfinite to study a broken model anyway"
+    else:  # serve, export...: the commands that look inside one take the flag
+        nonfinite = ". 'lmscope explain', 'generate', 'lens' and 'sample' study a broken model "
+        nonfinite += "with --allow-nonfinite"
+    message = message.replace(advice.NONFINITE, nonfinite)
     return message.replace(
         advice.TRACE_LIMIT,
         "Shorten the prompt, or raise the limit with the environment variable "

@@ -21,3 +21,32 @@ def quote_lstm(tmp_path_factory):
     plant_quote_cell(net, CHARS.index('"'), unit=5)
     folder = tmp_path_factory.mktemp("models") / "quote-lstm"
     return save_model(net, folder, tokenizer=CharTokenizer(CHARS), meta={"name": "quote-lstm"})
+
+
+SMALL_CHARS = "\n !',.:;?ABCDEHILMNORSTUWabcdefghiklmnoprstuvwy"
+
+
+@pytest.fixture(scope="module")
+def small_char_gpt(tmp_path_factory):
+    """A saved two-layer GPT over a Shakespeare-like character vocabulary with a context of
+    32, as `lmscope train --tokenizer char --context 32` writes one."""
+    from lmscope.models.gpt2 import GPT, GPTConfig
+
+    torch.manual_seed(0)
+    config = GPTConfig(vocab_size=len(SMALL_CHARS), n_ctx=32, n_embd=32, n_layer=2, n_head=2)
+    folder = tmp_path_factory.mktemp("models") / "small-char"
+    return save_model(
+        GPT(config), folder, tokenizer=CharTokenizer(SMALL_CHARS), meta={"name": "small-char"}
+    )
+
+
+@pytest.fixture(scope="module")
+def broken_gpt(tmp_path_factory, small_char_gpt):
+    """small_char_gpt with a NaN in its weights, saved as such."""
+    import lmscope
+
+    model = lmscope.load(small_char_gpt)
+    with torch.no_grad():
+        next(model.net.parameters()).view(-1)[0] = float("nan")
+    folder = tmp_path_factory.mktemp("models") / "broken"
+    return save_model(model.net, folder, tokenizer=model.tokenizer, meta={"name": "broken"})

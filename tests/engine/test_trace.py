@@ -242,3 +242,13 @@ def test_a_missing_probe_says_why(tiny_model):
     some = tiny_model.trace("Hello there", names=["hook_embed"])
     with pytest.raises(KeyError, match="it was not recorded"):
         some["ln_final.hook_scale"]
+
+
+def test_trace_repr_is_short(tiny_model):
+    trace = tiny_model.trace("Data visualization empowers users to " * 8)
+    text = repr(trace)
+    assert len(text) < 400 and "\n" not in text, text
+    assert f"{len(trace)} tokens" in text and tiny_model.name in text
+    assert f"{len(trace.names())} probes" in text and "logits" in text
+    assert "'Data'" in text and "…" in text  # the tokens, cut
+    assert "tensor(" not in text

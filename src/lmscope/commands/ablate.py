@@ -12,6 +12,7 @@ from lmscope.commands.common import (
     abbreviate,
     add_lang_option,
     add_model_option,
+    add_nonfinite_option,
     at_least,
     load_model,
     say,
@@ -41,6 +42,7 @@ def register(sub):
         help="L5H3 (a head), L5H* (a layer's heads), attn5, mlp5, attn*, mlp* (repeatable)",
     )
     add_model_option(p)
+    add_nonfinite_option(p)
     p.add_argument(
         "--mode",
         choices=("zero", "mean"),

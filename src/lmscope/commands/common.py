@@ -143,6 +143,15 @@ def add_model_option(parser: argparse.ArgumentParser):
     )
 
 
+def add_nonfinite_option(parser: argparse.ArgumentParser):
+    parser.add_argument(
+        "--allow-nonfinite",
+        action="store_true",
+        help="load weights that hold NaN or infinity (to study a broken model: every view "
+        "then shows NaN as NaN)",
+    )
+
+
 def add_exclusive_switches(parser, *switches: tuple[str, str]) -> None:
     """On/off flags (flag, help) that exclude each other: argparse refuses two of them."""
     group = parser.add_mutually_exclusive_group()
@@ -241,7 +250,7 @@ def load_model(args, *, any_family: bool = False):
         note = default_model_note()
         if note:
             print(f"lmscope: {note}", file=sys.stderr)
-    model = lmscope.load(args.model)
+    model = lmscope.load(args.model, allow_nonfinite=getattr(args, "allow_nonfinite", False))
     if not any_family and not model.capabilities.trace:
         raise InvalidInputError(
             f"{model.name} is a char-{model.capabilities.family.upper()}; 'lmscope "

@@ -9,6 +9,7 @@ from pathlib import Path
 import lmscope
 from lmscope.commands.common import (
     add_lang_option,
+    add_nonfinite_option,
     at_least,
     current_lang,
     say,
@@ -46,6 +47,7 @@ def register(sub):
         default=4000,
         help="score at most this many characters of the file (default 4000)",
     )
+    add_nonfinite_option(p)
     add_lang_option(p)
     p.set_defaults(run=run)
 
@@ -84,7 +86,7 @@ def run(args) -> int:
     out = _out_folder(Path(args.out))  # before the (slow) model loads
     whole = read_text(args.text)
     text = whole[: args.max_chars]
-    a, b = (lmscope.load(m) for m in args.model)
+    a, b = (lmscope.load(m, allow_nonfinite=args.allow_nonfinite) for m in args.model)
     result = compare(a, b, text)
     cut = CUT_NOTE if len(text) < len(whole) else ""  # said wherever the result is read
     sizes = {"n": f"{len(text):,}", "total": f"{len(whole):,}"}

@@ -14,6 +14,7 @@ from lmscope.commands.common import (
     add_chat_option,
     add_lang_option,
     add_model_option,
+    add_nonfinite_option,
     add_sampling_options,
     chat_prompt,
     load_model,
@@ -36,6 +37,7 @@ def register(sub):
     )
     p.add_argument("text", help="the prompt to trace")
     add_model_option(p)
+    add_nonfinite_option(p)
     p.add_argument("--layer", "-l", type=int, default=0, help="block to show (default 0)")
     p.add_argument("--head", type=int, default=0, help="attention head to show (default 0)")
     p.add_argument(
@@ -62,7 +64,7 @@ def register(sub):
 
 def run(args) -> int:
     from lmscope.commands import explain_render  # lazy: see lmscope.commands
-    from lmscope.explain.catalogue import step_text
+    from lmscope.explain.catalogue import step_text, tokenizer_kind
     from lmscope.explain.report import report
 
     lang = use_lang(args)
@@ -102,16 +104,23 @@ def run(args) -> int:
         joined = f"{header} · {ablated}"
         header = joined if cell_len(joined) <= width else f"{header}\n{ablated}"
     console.print(Text(header, style="bold"))
-    family = model.capabilities.family
+    family, kind = model.capabilities.family, tokenizer_kind(model)
     for step in result.steps:
         body = explain_render.render(step.data)
-        title = step_text(step.key, family).title.get(lang, step.title)
+        title = step_text(step.key, family, kind).title.get(lang, step.title)
+        probes = ", ".join(step.probes[:3]) or None
+        parts = [Text(say(step.summary), style="italic"), body]
+        # a footer longer than the box's border is cut ("blocks.0.ln1.hook_normali─╯"): then
+        # the probes are the box's last line, which wraps
+        if probes and cell_len(probes) + 6 > width:
+            parts.append(Text(probes, style="dim", justify="right", overflow="fold"))
+            probes = None
         console.print(
             Panel(
-                Group(Text(say(step.summary), style="italic"), body),
+                Group(*parts),
                 title=say("Step {number}/20 · {title}", number=step.number, title=title),
                 title_align="left",
-                subtitle=", ".join(step.probes[:3]) or None,
+                subtitle=probes,
                 subtitle_align="right",
             )
         )

@@ -95,6 +95,11 @@ def _kv(rows: list[tuple[str, str]]) -> Table:
     return table
 
 
+def _number(x: float | None) -> str:
+    """Four decimals; NaN where a broken model (--allow-nonfinite) gave no number."""
+    return "NaN" if x is None else f"{x:.4f}"
+
+
 def _tokens_table(rows, value: str = "prob", label: str = "probability") -> Table:
     """Rows of labelled tokens (TokenProb, TokenLogit or PoolToken) with one number each."""
     table = _Table(box=None, pad_edge=False)
@@ -103,12 +108,13 @@ def _tokens_table(rows, value: str = "prob", label: str = "probability") -> Tabl
     table.add_column("id", justify="right")
     table.add_column(label, justify="right")
     table.add_column("")
-    top = max((getattr(r, value) for r in rows), default=1) or 1
-    for n, r in enumerate(rows, 1):
-        number = getattr(r, value)
-        bar = "█" * max(0, round(20 * number / top)) if value == "prob" else ""
+    numbers = [getattr(r, value) for r in rows]
+    top = max((x for x in numbers if x is not None), default=1) or 1
+    for n, (r, number) in enumerate(zip(rows, numbers, strict=True), 1):
+        shown = number is not None and value == "prob"
+        bar = "█" * max(0, round(20 * number / top)) if shown else ""
         token = r.text if isinstance(r, PoolToken) else r.token
-        table.add_row(str(n), _short(token), str(r.id), f"{number:.4f}", bar)
+        table.add_row(str(n), _short(token), str(r.id), _number(number), bar)
     return table
 
 
@@ -130,7 +136,7 @@ def _render_transformer(d: sd.TransformerStep):
                     n_params=f"{m.n_params:,}",
                 ),
             ),
-            ("next token", f"{d.prediction.token!r} (p = {d.prediction.prob:.4f})"),
+            ("next token", f"{d.prediction.token!r} (p = {_number(d.prediction.prob)})"),
         ]
     )
 
@@ -190,10 +196,18 @@ def _render_tokens(d: sd.TokenEmbeddingStep):
         more = "… " if len(m.merges) > 6 else ""
         alone = "(single byte)" if len(m.token.encode("utf-8")) == 1 else "(no merges)"
         merges.add_row(_short(m.token), more + (steps or say(alone)))
+    if d.tokenizer == "chars":  # one token per character: there are no merges to list
+        vocab = d.embedding_matrix[0]
+        note = say(
+            "one token per character; the vocabulary is the {n} characters seen in training, "
+            "and a character outside it cannot be read",
+            n=f"{vocab:,}",
+        )
+        merges = Text(note)
     return Group(
         table,
         Text(say("embedding matrix {shape}", shape=d.embedding_matrix)),
-        merges if d.merges else Text(""),
+        merges if d.merges or d.tokenizer == "chars" else Text(""),
     )
 
 
@@ -480,8 +494,8 @@ def _render_temperature(d: sd.TemperatureStep):
         table.add_column(col, justify="right" if col != "token" else "left")
     at_t = {r.id: r.prob for r in d.at_t}
     for r in d.at_1:
-        scaled = [] if same else [f"{at_t[r.id]:.4f}" if r.id in at_t else "-"]
-        table.add_row(_short(r.token), f"{r.prob:.4f}", *scaled)
+        scaled = [] if same else [_number(at_t[r.id]) if r.id in at_t else "-"]
+        table.add_row(_short(r.token), _number(r.prob), *scaled)
     return table
 
 

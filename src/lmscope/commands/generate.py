@@ -6,13 +6,16 @@ import json
 
 from lmscope.commands.common import (
     add_chat_option,
+    add_lang_option,
     add_model_option,
+    add_nonfinite_option,
     add_sampling_options,
     at_least,
     chat_prompt,
     load_model,
     print_stream,
     sampling_params,
+    use_lang,
 )
 
 
@@ -25,6 +28,7 @@ def register(sub):
     )
     p.add_argument("prompt", help="text to continue")
     add_model_option(p)
+    add_nonfinite_option(p)
     p.add_argument(
         "--tokens",
         "-n",
@@ -41,12 +45,14 @@ def register(sub):
     p.add_argument("--json", action="store_true", help="one JSON object per token, per line")
     add_chat_option(p)
     add_sampling_options(p)
+    add_lang_option(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from lmscope.engine.generation import generate  # lazy: see lmscope.commands
 
+    use_lang(args)  # the language its errors are said in
     params = sampling_params(args)  # validate before the (slow) model load
     model = load_model(args, any_family=True)  # char-RNNs generate too
     prompt = chat_prompt(model, args.prompt, args.chat)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -13,8 +14,8 @@ from lmscope.commands.common import (
     add_ablate_option,
     add_lang_option,
     add_model_option,
+    add_nonfinite_option,
     at_least,
-    columns_that_fit,
     load_model,
     say,
     terminal_width,
@@ -36,6 +37,7 @@ def register(sub):
     )
     p.add_argument("text", help="the prompt")
     add_model_option(p)
+    add_nonfinite_option(p)
     p.add_argument(
         "--top",
         "-k",
@@ -79,19 +81,40 @@ def run(args) -> int:
     model = load_model(args)
     trace = model.trace(args.text, ablate=args.ablate)
     asked = _positions(args.positions, len(trace))
-    if not args.json:  # as many as the terminal shows: the last ones, or the first asked for
-        stages = trace.config.n_layer + 1
-        label = max(len(say("layer")), len(f"block {stages}"), len("embed"))
-        fit = columns_that_fit(terminal_width(), label, CELL, len(asked))
-        asked = asked[-fit:] if args.positions is None else asked[:fit]
-    lens = trace.logit_lens(k=args.top, positions=asked)
 
     def piece(i: int) -> str:
         return model.tokenizer.piece(i).text if model.tokenizer is not None else str(i)
 
     if args.json:
+        lens = trace.logit_lens(k=args.top, positions=asked)
         print(json.dumps(lens.to_dict(pieces=piece), ensure_ascii=False))
         return 0
+    lens = trace.logit_lens(k=1, positions=asked)
+
+    def header(p: int) -> str:
+        label = trace.pieces[p].text if trace.pieces else str(trace.ids[p])
+        return f"{p}\n{abbreviate(label, CELL)}"
+
+    def cell(s: int, j: int) -> tuple[str, float]:
+        prob = float(lens.top_probs[s, j, 0])
+        return f"{abbreviate(piece(int(lens.top_ids[s, j, 0])), CELL)}\n{prob:.2f}", prob
+
+    # each column as wide as what it holds (a one-character token takes 4, not CELL): as
+    # many as the terminal shows, the last ones, or the first asked for
+    def width(j: int) -> int:
+        texts = [header(lens.positions[j])] + [cell(s, j)[0] for s in range(len(lens.stages))]
+        return max(cell_len(line) for text in texts for line in text.split("\n"))
+
+    widths = [width(j) for j in range(len(lens.positions))]
+    label = max(cell_len(say(x)) for x in ["layer", *lens.stages])
+    order = range(len(widths) - 1, -1, -1) if args.positions is None else range(len(widths))
+    room, keep = terminal_width() - label, []
+    for j in order:
+        if keep and widths[j] + 1 > room:
+            break
+        room -= widths[j] + 1
+        keep.append(j)
+    keep.sort()
     title = say("logit lens · {model}", model=model.name)
     if args.ablate:
         title = say(
@@ -106,25 +129,20 @@ def run(args) -> int:
         collapse_padding=True,
     )
     table.add_column(say("layer"), style="cyan", no_wrap=True)
-    for p in lens.positions:
-        label = trace.pieces[p].text if trace.pieces else str(trace.ids[p])
-        table.add_column(f"{p}\n{abbreviate(label, CELL)}", justify="center", no_wrap=True)
+    for j in keep:
+        table.add_column(header(lens.positions[j]), justify="center", no_wrap=True)
     for s, stage in enumerate(lens.stages):
         cells = []
-        for j in range(len(lens.positions)):
-            prob = float(lens.top_probs[s, j, 0])
+        for j in keep:
+            text, prob = cell(s, j)
             shade = int(232 + min(1.0, prob) * 23)
-            cell = Text(
-                f"{abbreviate(piece(int(lens.top_ids[s, j, 0])), CELL)}\n{prob:.2f}",
-                style=f"on color({shade})" + (" black" if prob > 0.5 else ""),
-            )
-            cells.append(cell)
+            cells.append(Text(text, style=f"on color({shade})" + (" black" if prob > 0.5 else "")))
         table.add_row(say(stage), *cells)
     console = Console(width=terminal_width())
     # above the table, not its title: a title wraps to the table's width, often a few columns
     console.print(Text(title, style="italic"))
     console.print(table)
-    n, shown = len(trace), lens.positions
+    n, shown = len(trace), [lens.positions[j] for j in keep]
     if args.positions is None and len(shown) < min(n, LAST):
         note = "(positions {first}–{last} of {n}; a wider terminal shows more, --positions chooses)"
         console.print(Text(say(note, first=shown[0], last=shown[-1], n=n), style="dim"))

@@ -17,3 +17,13 @@ TRACE_LIMIT = (
     "Trace fewer layers or probes (layers=, names=), or raise the limit with "
     "LMSCOPE_MAX_TRACE_TOKENS"
 )
+
+# characters outside a character vocabulary: what tokenizers/chars.py ends its error with (the
+# ground layer cannot import this module; a test keeps the two equal) ...
+UNKNOWN_CHARS_TOKENIZER = "; rebuild it from text that has them, or use unknown='skip'"
+# ... and what a model's encode says instead: unknown= is the tokenizer's constructor argument,
+# which a loaded model's user no longer calls
+UNKNOWN_CHARS = "; remove them from the text, or drop them with model.tokenizer.unknown = 'skip'"
+
+# weights with NaN or infinity (models/state.py writes it, as above)
+NONFINITE = ". Load it with allow_nonfinite=True to study a broken model anyway"

@@ -75,7 +75,14 @@ class TextModel:
             raise InvalidInputError(f"prompt must be text, got {type(text).__name__}")
         if not text:
             raise InvalidInputError("the prompt is empty; type some text")
-        ids = self._tokenize(text, **options)
+        try:
+            ids = self._tokenize(text, **options)
+        except TokenizerError as err:  # the tokenizer's advice names its constructor's unknown=
+            message = str(err)
+            if not message.endswith(advice.UNKNOWN_CHARS_TOKENIZER):
+                raise
+            message = message.removesuffix(advice.UNKNOWN_CHARS_TOKENIZER) + advice.UNKNOWN_CHARS
+            raise TokenizerError(message) from None
         if not ids:
             raise InvalidInputError("no character of the prompt is in the model's vocabulary")
         bos = self._bos_first()

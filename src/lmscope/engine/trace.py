@@ -96,6 +96,18 @@ class Trace:
     def __contains__(self, name: str) -> bool:
         return name in self.tensors or name in self.derived
 
+    def __repr__(self) -> str:
+        # one line: the default dataclass repr printed every tensor (116,000 characters for
+        # 5 tokens of a small model)
+        shown = 8
+        tokens = [p.text for p in self.pieces[:shown]] if self.pieces else self.ids[:shown]
+        listed = ", ".join(repr(t if len(str(t)) <= 16 else t[:15] + "…") for t in tokens)
+        more = ", …" if len(self.ids) > shown else ""
+        return (
+            f"Trace(model={self.meta.get('model')!r}, {len(self.ids)} tokens [{listed}{more}], "
+            f"{len(self.names())} probes, logits {list(self.last_logits.shape)})"
+        )
+
     def names(self) -> list[str]:
         return list(self.tensors) + list(self.derived)
 

@@ -21,7 +21,7 @@ from importlib import resources
 from pydantic import BaseModel, Field
 
 from lmscope.engine.steps import STEPS, STEPS_BY_KEY, Step
-from lmscope.explain.variants import LLAMA, Lang, Variant
+from lmscope.explain.variants import CHARS, LLAMA, Lang, Variant
 
 __all__ = ["TEXTS", "VARIANTS", "StepCatalogue", "StepDoc", "StepText", "Variant"]
 
@@ -46,6 +46,8 @@ TEXTS: dict[str, StepText] = _read_texts()
 
 # family -> step key -> what that architecture does differently
 VARIANTS: dict[str, dict[str, Variant]] = {"llama": LLAMA}
+# tokenizer kind -> step key -> what that tokenizer does differently (over the family's)
+TOKENIZER_VARIANTS: dict[str, dict[str, Variant]] = {"chars": CHARS}
 
 
 class StepDoc(BaseModel):
@@ -66,10 +68,19 @@ class StepCatalogue(BaseModel):
     steps: list[StepDoc]
 
 
-def step_text(key: str, family: str | None = None) -> StepText:
-    """The texts of step ``key`` for an architecture (its variant over the default)."""
-    base = TEXTS[key]
-    variant = VARIANTS.get(family or "", {}).get(key)
+def tokenizer_kind(model) -> str | None:
+    """The ``kind`` of a model's tokenizer ("chars", ...), which may have its own texts."""
+    return getattr(getattr(model, "tokenizer", None), "kind", None)
+
+
+def step_text(key: str, family: str | None = None, tokenizer: str | None = None) -> StepText:
+    """The texts of step ``key`` for an architecture (its variant over the default) and a
+    tokenizer kind (its variant over both)."""
+    text = _with_variant(TEXTS[key], VARIANTS.get(family or "", {}).get(key))
+    return _with_variant(text, TOKENIZER_VARIANTS.get(tokenizer or "", {}).get(key))
+
+
+def _with_variant(base: StepText, variant: Variant | None) -> StepText:
     if variant is None:
         return base
     return StepText(
@@ -90,8 +101,8 @@ def probe_names(key: str, family: str | None, layer: int) -> list[str]:
     return [p.format(L=layer) for p in step_probes(key, family)]
 
 
-def step_doc(step: Step, family: str | None = None) -> StepDoc:
-    text = step_text(step.key, family)
+def step_doc(step: Step, family: str | None = None, tokenizer: str | None = None) -> StepDoc:
+    text = step_text(step.key, family, tokenizer)
     return StepDoc(
         number=step.number,
         key=step.key,
@@ -104,16 +115,16 @@ def step_doc(step: Step, family: str | None = None) -> StepDoc:
     )
 
 
-def catalogue(family: str) -> StepCatalogue:
-    """Every step, in order, with the texts for ``family``."""
-    return StepCatalogue(family=family, steps=[step_doc(s, family) for s in STEPS])
+def catalogue(family: str, tokenizer: str | None = None) -> StepCatalogue:
+    """Every step, in order, with the texts for ``family`` and the ``tokenizer`` kind."""
+    return StepCatalogue(family=family, steps=[step_doc(s, family, tokenizer) for s in STEPS])
 
 
 def _check() -> None:
     keys = [s.key for s in STEPS]
     if list(TEXTS) != keys:
         raise RuntimeError(f"explain.catalogue covers {list(TEXTS)}, the steps are {keys}")
-    for family, steps in VARIANTS.items():
+    for family, steps in (VARIANTS | TOKENIZER_VARIANTS).items():
         unknown = set(steps) - set(keys)
         if unknown:
             raise RuntimeError(f"variants of {family!r} name unknown steps: {sorted(unknown)}")

@@ -14,7 +14,7 @@ from pydantic import BaseModel, SerializeAsAny
 from lmscope.engine import checks
 from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.steps import STEPS
-from lmscope.explain.catalogue import probe_names, step_text
+from lmscope.explain.catalogue import probe_names, step_text, tokenizer_kind
 from lmscope.explain.step_data import StepContext, build
 
 
@@ -66,7 +66,7 @@ def report(
     trace = model.trace(text_or_ids, ablate=ablate)
     position = checks.position(len(trace), position)
     context = StepContext(model, trace, layer, head, position, params or SamplingParams())
-    family = model.capabilities.family
+    family, kind = model.capabilities.family, tokenizer_kind(model)
     return Report(
         model=model.name,
         text=model.decode(trace.ids) if model.tokenizer is not None else None,
@@ -79,8 +79,8 @@ def report(
             StepReport(
                 number=s.number,
                 key=s.key,
-                title=step_text(s.key, family).title["en"],
-                summary=step_text(s.key, family).summary,
+                title=step_text(s.key, family, kind).title["en"],
+                summary=step_text(s.key, family, kind).summary,
                 probes=probe_names(s.key, family, layer),
                 data=build(s.key, context),
             )

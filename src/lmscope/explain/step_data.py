@@ -174,6 +174,7 @@ class TokenEmbeddingStep(BaseModel):
     embedding_matrix: list[int]
     selected: Vector
     chars: list[CharSpan] = []  # tokens whose UTF-8 bytes only form a character together
+    tokenizer: str | None = None  # its kind: "chars" has no merges to show
 
 
 class PositionalEncodingStep(BaseModel):
@@ -218,6 +219,7 @@ def token_embedding(c: StepContext) -> TokenEmbeddingStep:
         embedding_matrix=list(c.model.net.wte.weight.shape),
         selected=vector(c.at("hook_embed")),
         chars=trace_char_spans(c.model, c.trace.ids),
+        tokenizer=getattr(c.model.tokenizer, "kind", None),
     )
 
 

@@ -22,7 +22,7 @@ class Token(BaseModel):
 class TokenProb(BaseModel):
     id: int
     token: str
-    prob: float
+    prob: float | None = Field(..., description="null where it is not a number (NaN weights)")
 
 
 class Merge(BaseModel):

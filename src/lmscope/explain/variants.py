@@ -2,6 +2,7 @@
 
 ``LLAMA`` covers the Llama family (Llama, SmolLM2, Qwen2, Mistral), every one of the 20 steps:
 each text says what GPT-2 does and what this model does instead (or that it does the same).
+``CHARS`` is a tokenizer's variant (a character vocabulary), applied over the architecture's.
 The texts are in ``variants.json`` (package data). Placeholders such as ``{n_kv_head}`` are
 filled by the page from the served model's facts.
 """
@@ -38,3 +39,6 @@ def _variant(fields: dict) -> Variant:
 
 
 LLAMA: dict[str, Variant] = _read_variants("llama")
+# a character tokenizer (`lmscope train --tokenizer char`) tells step 5 its own way: one token
+# per character, no merges; keyed by the tokenizer's ``kind``, not by an architecture
+CHARS: dict[str, Variant] = _read_variants("chars")

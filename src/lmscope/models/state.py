@@ -138,8 +138,8 @@ def check_finite(state: dict[str, torch.Tensor], source: str) -> None:
             kind = "NaN" if torch.isnan(tensor).any() else "infinite"
             raise CheckpointError(
                 f"the weights in {source} are not finite: {key} holds {bad:,} {kind} value"
-                f"{'s' if bad != 1 else ''}. Pass allow_nonfinite=True (--allow-nonfinite) to "
-                "study a broken model anyway"
+                f"{'s' if bad != 1 else ''}. Load it with allow_nonfinite=True to study a broken "
+                "model anyway"  # engine.advice.NONFINITE: the CLI rewords it
             )
 
 

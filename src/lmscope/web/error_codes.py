@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-# (code, pattern): the first match wins; named groups become params (digits without commas).
+# (code, pattern): the first match wins; named groups become params (numbers without commas).
 PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (code, re.compile(pattern))
     for code, pattern in (
@@ -26,6 +26,11 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("trace_too_long", r"^a full trace of (?P<n>[\d,]+) tokens is refused: the limit is "),
         ("unknown_id", r"^token id (?P<id>-?\d+) is outside the vocabulary \(0\.\.(?P<last>\d+)\)"),
         ("no_known_chars", r"^no character of the prompt is in the model's vocabulary"),
+        (
+            "unknown_chars",
+            r"^(?P<n>\d+) character\(s\) are not in the .* vocabulary: (?P<chars>.+?)"
+            r"(?: and (?P<more>\d+) more)?; ",
+        ),
         ("no_tokenizer", r"has no tokenizer"),
         ("out_of_range", r"^(?P<what>\w+) (?P<value>-?\d+) does not exist; .* 0\.\.(?P<last>\d+)$"),
         (
@@ -50,9 +55,14 @@ def error_code(message: str, status: int = 400) -> tuple[str, dict[str, str]]:
     for code, pattern in PATTERNS:
         found = pattern.search(message)
         if found:
-            params = {k: v.replace(",", "") for k, v in found.groupdict().items() if v}
+            # numbers lose their thousands commas; text (the characters named) stays as it is
+            params = {k: _plain(v) for k, v in found.groupdict().items() if v}
             return code, params
     return BY_STATUS.get(status, "invalid_input"), {}
+
+
+def _plain(value: str) -> str:
+    return value.replace(",", "") if re.fullmatch(r"-?[\d,]+", value) else value
 
 
 def error_body(message: str, status: int = 400) -> dict:

@@ -41,8 +41,11 @@ def error_response(status: int, message: str, headers=None) -> JSONResponse:
 
 def in_api_words(message: str) -> str:
     """The engine's advice with Python arguments the JSON API does not have (truncate=,
-    layers=, names=) as what an API client can do; the Python API keeps its own wording."""
+    layers=, names=, unknown=) as what an API client can do; the Python API keeps its own
+    wording."""
     message = advice.TRUNCATE_PATTERN.sub(". Shorten it", message)
+    for python_words in (advice.UNKNOWN_CHARS, advice.UNKNOWN_CHARS_TOKENIZER):
+        message = message.replace(python_words, "; remove them from the text")
     return message.replace(
         advice.TRACE_LIMIT,
         "Shorten the prompt, or (on the server) raise the limit with LMSCOPE_MAX_TRACE_TOKENS",

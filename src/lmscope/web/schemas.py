@@ -24,6 +24,7 @@ from lmscope.explain.logits import FinalResponse, LogitsView, PoolResponse, Pool
 from lmscope.explain.summary import PositionPrediction, TraceResponse
 from lmscope.explain.tokens import Merge, Token, TokenizerResponse
 from lmscope.explain.values import ActivationStats, Histogram, Vector
+from lmscope.web.examples import Example
 
 MAX_TEXT_CHARS = 100_000
 MAX_IDS = 100_000
@@ -232,6 +233,10 @@ class ModelResponse(ModelFacts):
         ..., description="temperatures for which tail log-sum-exps are sent (exact client probs)"
     )
     top_n: int = Field(..., description="how many top logits a LogitsView carries")
+    examples: list[Example] = Field(
+        default_factory=list,
+        description="the page's example prompts: which this model can read within its context",
+    )
 
 
 class GeneratedEvent(BaseModel):

@@ -13,7 +13,13 @@ from lmscope.engine.steps import STEPS
 from lmscope.errors import InvalidInputError
 from lmscope.explain.attention import AttentionResponse, attention_view
 from lmscope.explain.block import LayerResponse, layer_view
-from lmscope.explain.catalogue import StepCatalogue, catalogue, step_probes, step_text
+from lmscope.explain.catalogue import (
+    StepCatalogue,
+    catalogue,
+    step_probes,
+    step_text,
+    tokenizer_kind,
+)
 from lmscope.explain.embedding import EmbeddingResponse, embedding_view
 from lmscope.explain.facts import model_facts
 from lmscope.explain.logits import (
@@ -27,6 +33,7 @@ from lmscope.explain.tokens import TokenizerResponse, explain_ids, tokenizer_vie
 from lmscope.web import schemas
 from lmscope.web.cache import CacheStats
 from lmscope.web.errors import ERRORS
+from lmscope.web.examples import examples_for
 from lmscope.web.served import INLINE_IDS, Served, Serving
 
 router = APIRouter()
@@ -35,27 +42,34 @@ router = APIRouter()
 @router.get("/api/model", response_model=schemas.ModelResponse, tags=["model"])
 def model_info(served: Serving):
     """The loaded model's configuration, the 20 steps and the sampling grid."""
-    family = served.model.capabilities.family
+    family, kind = served.model.capabilities.family, tokenizer_kind(served.model)
     steps = [
         schemas.StepInfo(
             number=s.number,
             key=s.key,
-            title=step_text(s.key, family).title["en"],
-            summary=step_text(s.key, family).summary,
+            title=step_text(s.key, family, kind).title["en"],
+            summary=step_text(s.key, family, kind).summary,
             probes=list(step_probes(s.key, family)),
         )
         for s in STEPS
     ]
     facts = model_facts(served.model).model_dump()
-    return schemas.ModelResponse(**facts, steps=steps, temperatures=TEMPERATURES, top_n=TOP_N)
+    return schemas.ModelResponse(
+        **facts,
+        steps=steps,
+        temperatures=TEMPERATURES,
+        top_n=TOP_N,
+        examples=examples_for(served.model),
+    )
 
 
 @router.get("/api/steps", response_model=StepCatalogue, tags=["model"])
 def steps(served: Serving):
     """The 20 steps in order: key, titles and explanations (English and Chinese) for the
     served model's architecture, the probes each reads, and whether it shows one layer or
-    head. The page builds its navigation from this."""
-    return catalogue(served.model.capabilities.family)
+    head. The page builds its navigation from this. A character tokenizer's model gets its
+    own step 5."""
+    return catalogue(served.model.capabilities.family, tokenizer_kind(served.model))
 
 
 @router.post("/api/trace", response_model=TraceResponse, responses=ERRORS, tags=["trace"])

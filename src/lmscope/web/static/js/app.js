@@ -17,13 +17,6 @@ import { computePool } from "./sampling.js";
 import { buildScrubber, updateScrubber } from "./scrub.js";
 import { renderStep } from "./steps.js";
 
-const EXAMPLES = [
-  "Data visualization empowers users to",
-  "To be, or not to be, that is the question:",
-  "数据可视化让用户能够",
-  "The capital of France is",
-  "ROMEO:\nBut soft, what light through yonder window breaks?",
-];
 const DEBOUNCE_MS = 250;
 
 const state = {
@@ -44,6 +37,7 @@ const state = {
   pending: [], // tokens streamed in but not yet traced
   status: null, // the last status line as data ({ms}), said again when the language changes
   gen: null, // the last generation's status line as data
+  error: null, // the error showing, as data ({what, more}), said again when the language changes
 };
 
 const $ = (id) => document.getElementById(id);
@@ -54,13 +48,23 @@ let genAbort = null;
 
 // --- errors and status --------------------------------------------------------------------
 
-function showError(message) {
+// An error is kept as what it is (a server error's code and numbers, or a function of the
+// language), so switching the language says it again in the new one.
+function sayError(what) {
+  if (typeof what === "function") return what();
+  if (what instanceof ApiError) return errorText(what.code, what.params, what.original);
+  return String(what?.message ?? what);
+}
+
+function showError(what, more = null) {
+  state.error = { what, more };
   const box = $("error");
-  box.textContent = `${t("error")}: ${message}`;
+  box.textContent = `${t("error")}: ${sayError(what)}${more ? ` ${t(more)}` : ""}`;
   box.hidden = false;
 }
 
 function clearError() {
+  state.error = null;
   $("error").hidden = true;
 }
 
@@ -123,11 +127,11 @@ async function retrace(body, options = {}) {
     const retry = err.code === "busy" ? Number(err.params?.retry) : NaN;
     if (retry > 0 && attempt < TRACE_RETRIES) {
       // the server said when it will have room: ask again then, unless the prompt changed
-      showError(`${err.message} ${t("retry_by_itself")}`);
+      showError(err, "retry_by_itself");
       setTimeout(() => seq === traceSeq && retrace(body, { ...options, attempt: attempt + 1 }), retry * 1000);
       return;
     }
-    showError(err.message);
+    showError(err);
     return;
   }
   if (seq !== traceSeq) return;
@@ -167,7 +171,7 @@ function promptBody(text) {
 function retracePrompt(text) {
   const body = promptBody(text);
   if (body.text !== undefined && body.ids) {
-    showError(t("idsOnly"));
+    showError(() => t("idsOnly"));
     return;
   }
   retrace(body, { fromPrompt: true });
@@ -472,7 +476,7 @@ function updateSampling() {
     $("bars").classList.add("loading");
     ensureView(position)
       .then(() => position === state.position && updateSampling())
-      .catch((err) => showError(err.message));
+      .catch((err) => showError(err));
     return;
   }
   $("bars").classList.remove("loading");
@@ -581,13 +585,13 @@ async function generate(n) {
         } else if (event.type === "done") {
           reason = event.reason;
         } else if (event.type === "error") {
-          showError(errorText(event.code, event.params, event.error));
+          showError(() => errorText(event.code, event.params, event.error));
         }
       },
       genAbort.signal,
     );
   } catch (err) {
-    if (err.name !== "AbortError") showError(err instanceof ApiError ? err.message : String(err));
+    if (err.name !== "AbortError") showError(err);
     else reason = "stopped";
   } finally {
     state.busy = false;
@@ -607,27 +611,47 @@ function renderLanguage() {
   $("lang").title = lang() === "zh" ? "Switch to English" : "切换到中文";
   labelSamplingPanel();
   labelChatToggle();
+  if (state.model) buildExamples(); // their tooltips
   readControls();
   setStatus(state.status);
   if (state.gen) setGenStatus(state.gen);
+  if (state.error) showError(state.error.what, state.error.more);
+  if (state.model && !state.trace) {
+    // no trace to draw (the prompt was refused): the header and the step list still change
+    renderFacts();
+    renderNav();
+  }
   if (state.trace) {
     renderAll();
     $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
   }
 }
 
+// The server says which examples this model can read (GET /api/model: examples): a small
+// model trained on its own text may lack their characters or have a short context. Those cut
+// to fit say so; those that cannot work are disabled, their tooltip says why.
+function exampleTitle(e) {
+  const ctx = state.model.n_ctx.toLocaleString("en-US");
+  if (e.problem === "unknown_chars") return t("exampleUnknown", { chars: e.unknown.join(" ") });
+  if (e.problem === "too_long") return t("exampleTooLong", { ctx });
+  if (e.problem) return t("err_no_tokenizer");
+  return e.cut ? t("exampleCut", { ctx, full: e.full }) : e.full;
+}
+
 function buildExamples() {
   $("examples").replaceChildren(
-    ...EXAMPLES.map((text) =>
+    ...(state.model?.examples ?? []).map((e) =>
       el("button", {
         class: "example",
         "data-testid": "example",
-        text: text.replace(/\n/g, " ⏎ "),
+        text: e.text.replace(/\n/g, " ⏎ ") + (e.cut ? " …" : ""),
+        title: exampleTitle(e),
+        disabled: !e.usable,
         onclick: () => {
-          $("prompt").value = text;
+          $("prompt").value = e.text;
           state.promptCount = 0;
           clearTimeout(debounce);
-          retracePrompt(text);
+          retracePrompt(e.text);
         },
       }),
     ),
@@ -649,14 +673,13 @@ async function boot() {
     if (e.key === "ArrowRight" && i < keys.length - 1) openStep(keys[i + 1]);
     if (e.key === "ArrowLeft" && i > 0) openStep(keys[i - 1]);
   });
-  buildExamples();
   buildScrubber($("scrub"), $("tokens"), selectPosition);
   try {
     const [model, catalogue] = await Promise.all([getJSON("/api/model"), getJSON("/api/steps")]);
     state.model = model;
     setSteps(catalogue.steps);
   } catch (err) {
-    showError(err.message);
+    showError(err);
     return;
   }
   const m = state.model;
@@ -680,10 +703,12 @@ async function boot() {
   renderLanguage();
   renderFacts();
   renderNav();
-  const first = m.tokenizer ? EXAMPLES[0] : "0 1 2 3";
+  // the first example this model can read: a small model's context may be shorter than some
+  const usable = (m.examples ?? []).find((e) => e.usable);
+  const first = !m.tokenizer ? "0 1 2 3" : (usable?.text ?? "");
   $("prompt").value = first;
   if (!m.tokenizer) $("examples").parentElement.hidden = true;
-  await retrace(promptBody(first), { fromPrompt: true });
+  if (first) await retrace(promptBody(first), { fromPrompt: true });
   document.body.dataset.ready = "1";
 }
 

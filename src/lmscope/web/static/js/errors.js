@@ -12,6 +12,9 @@ const en = {
   err_trace_too_long: "The prompt is {n} tokens: too long to record every layer at once. Shorten the prompt.",
   err_unknown_id: "Token id {id} is not in the vocabulary (0 to {last}).",
   err_no_known_chars: "No character of the prompt is in this model's vocabulary.",
+  err_unknown_chars:
+    "{n} character(s) of the prompt are not in this model's vocabulary: {chars}{more}. Remove them from the prompt.",
+  more_chars: " and {more} more",
   err_no_tokenizer: "This model has no tokenizer: type token ids separated by spaces.",
   err_out_of_range: "{what} {value} does not exist; this model has {what} 0 to {last}.",
   err_busy: "The server is busy; try again in a moment.",
@@ -39,6 +42,8 @@ const zh = {
   err_trace_too_long: "提示词有 {n} 个 token，太长，无法一次记录每一层。请缩短提示词。",
   err_unknown_id: "token id {id} 不在词表中（0 到 {last}）。",
   err_no_known_chars: "提示词中没有一个字符在这个模型的词表里。",
+  err_unknown_chars: "提示词中有 {n} 个字符不在这个模型的词表里：{chars}{more}。请从提示词中删去它们。",
+  more_chars: "，另有 {more} 个",
   err_no_tokenizer: "这个模型没有分词器：请输入用空格分隔的 token id。",
   err_out_of_range: "{what} {value} 不存在；这个模型的{what}编号是 0 到 {last}。",
   err_busy: "服务器正忙，请稍后再试。",
@@ -75,6 +80,7 @@ export function errorText(code, params = {}, message = "") {
     const vars = {};
     for (const [k, v] of Object.entries(params ?? {})) vars[k] = number(String(v));
     if (vars.what) vars.what = t(`what_${vars.what}`);
+    if (code === "unknown_chars") vars.more = vars.more ? t("more_chars", { more: vars.more }) : "";
     // a refusal that says when to come back (and, for a prompt too long to wait behind
     // others, how long it takes alone) is said with those numbers
     const busy = code === "busy" && vars.retry ? (vars.need ? "busy_alone" : "busy_retry") : null;

@@ -117,7 +117,7 @@ const zh = {
   lensLater: "往后 →",
   lensInput: "输入 →",
   lensEmbed: "嵌入",
-  lensBlock: "block {l}",
+  lensBlock: "第 {l} 层",
   lensOutput: "= 输出",
   lensActual: "实际的下一个",
   lensTipTop: "{stage} 之后的前 {k} 名：",

@@ -130,7 +130,7 @@ const zh = {
   flowEmbOnly: "只有 token 嵌入：位置信息在注意力内部加入（RoPE）",
   flowNoPositions: "这里不加位置向量：这个模型在注意力内部把每个头的 q 和 k 旋转一个随位置增大的角度（RoPE）。",
   flowEmb: "嵌入",
-  flowBlocks: "{n} 个 block",
+  flowBlocks: "{n} 层",
   flowStreamOf: "位置 {p} 的残差流",
   flowKvGroup: "查询头 {a}–{b} 共用键/值头 {g}",
   flowKvOwn: "每个头都有自己的键和值",

@@ -304,15 +304,24 @@ const RENDER = {
           ),
         )
       : el("p", { class: "hint", text: tok.note ?? t("noMerges") });
+    // a character tokenizer merges nothing: say which character the token is instead
+    const vocab = state.model.vocab_size.toLocaleString("en-US");
+    const built =
+      state.model.tokenizer_kind === "chars"
+        ? section(
+            t("charToken", { tok: visible(tok.token.text), id: tok.token.id }),
+            el("p", { class: "hint", text: t("charTokenHint", { id: tok.token.id, vocab }) }),
+          )
+        : section(
+            `${t("merges")}: “${visible(tok.token.text)}” (id ${tok.token.id})`,
+            tok.pretoken !== null ? el("p", { class: "hint" }, `${t("pretoken")}: `, el("code", { text: visible(tok.pretoken) })) : null,
+            merges,
+            tok.note && tok.merges.length ? el("p", { class: "hint", text: tok.note }) : null,
+          );
     return [
       section("", chips),
       ...tokenizerNote(state.model.tokenizer_kind, state.trace.chars),
-      section(
-        `${t("merges")}: “${visible(tok.token.text)}” (id ${tok.token.id})`,
-        tok.pretoken !== null ? el("p", { class: "hint" }, `${t("pretoken")}: `, el("code", { text: visible(tok.pretoken) })) : null,
-        merges,
-        tok.note && tok.merges.length ? el("p", { class: "hint", text: tok.note }) : null,
-      ),
+      built,
       section(
         "",
         vec(`${t("tokenEmb", { id: tok.token.id })} — W_E ${emb.embedding_matrix.join(" × ")}`, emb.token_embedding),
