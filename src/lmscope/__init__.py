@@ -30,8 +30,10 @@ _LAZY = {
     "SamplingParams": "lmscope.engine.sampling",
     "Trace": "lmscope.engine.trace",
     "candidate_pool": "lmscope.engine.sampling",
+    "find_cells": "lmscope.interpret.cell_finder",
     "generate": "lmscope.engine.generation",
     "load": "lmscope.engine.loading",
+    "neuron_activations": "lmscope.interpret.neurons",
 }
 
 
@@ -63,6 +65,8 @@ __all__ = [
     "Trace",
     "__version__",
     "candidate_pool",
+    "find_cells",
     "generate",
     "load",
+    "neuron_activations",
 ]

@@ -4,6 +4,7 @@ table and report, and one-line errors."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_find_prints_the_best_units_and_writes_the_report(capsys, tmp_path, quot
     assert run("--model", quote_lstm, "--text", text_file, "--find", "--out", out) == 0
     printed = capsys.readouterr().out
     assert "inside_quotes" in printed and "0:5 c" in printed
-    assert "inside_quotes: best |r| =" in printed and "line_position: best |r| =" in printed
+    assert "inside_quotes: chosen on the first part: unit" in printed
     report = json.loads(out.read_text())
     quotes = next(f for f in report["features"] if f["name"] == "inside_quotes")
     assert quotes["best"][0]["unit"] == 5 and quotes["best"][0]["f1"] > 0.99
@@ -62,11 +63,11 @@ def test_find_on_python_uses_the_code_features(capsys, tmp_path, quote_lstm):
     out = tmp_path / "cells.json"
     assert run("--model", quote_lstm, "--text", path, "--find", "--out", out) == 0
     printed = capsys.readouterr().out
-    assert "code features" in printed and "inside_string: best |r| =" in printed
+    assert "code features" in printed and "inside_string: chosen on the first part" in printed
     names = [f["name"] for f in json.loads(out.read_text())["features"]]
     assert names == resolve_features("code")  # its names and order: test_code_features.py
     assert run("--model", quote_lstm, "--text", path, "--find", "--features", "prose") == 0
-    assert "inside_quotes: best |r|" in capsys.readouterr().out
+    assert "inside_quotes: chosen on the first part" in capsys.readouterr().out
     args = ("--model", quote_lstm, "--text", path, "--find", "--features", "inside_string,x")
     assert run(*args) == 2
     assert "unknown feature 'x'" in capsys.readouterr().err
@@ -107,3 +108,67 @@ def test_text_errors(capsys, tmp_path, quote_lstm):
 def test_a_gpt_is_refused(capsys, text_file):
     assert run("--model", "shakespeare", "--text", text_file, "--cell", "0:1") == 2
     assert "not a char-RNN/LSTM/GRU" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cell", "0:1", "--out", "w.png", "--width", "0"], "--width must be at least 40"),
+        (["--cell", "0:1", "--out", "w.svg", "--width", "-3"], "--width must be at least 40"),
+        (["--cell", "0:1", "--width", "9999"], "--width must be at most 400"),
+        (["--find", "--select", "0"], "--select must be between 0 and 1"),
+        (["--find", "--select", "1.5"], "--select must be between 0 and 1"),
+        (["--find", "--select", "half"], "--select must be a number"),
+        (["--find", "--top", "0"], "--top must be at least 1"),
+        (["--find", "--features", "bogus"], "--features: unknown feature 'bogus'"),
+    ],
+)
+def test_bad_options_are_refused_before_the_model_loads(capsys, tmp_path, args, message):
+    # a model that does not exist: the option must be refused first, naming its flag
+    text = tmp_path / "t.txt"
+    text.write_text(LINE)
+    assert run("--model", tmp_path / "no-model", "--text", text, *args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+    assert "Traceback" not in err and "select_fraction" not in err
+
+
+def test_pictures_and_json_speak_chinese(capsys, monkeypatch, tmp_path, quote_lstm, text_file):
+    import matplotlib
+
+    from lmscope.interpret.cell_views import CellText
+
+    figures = []
+    draw = CellText.figure
+    monkeypatch.setattr(
+        CellText, "figure", lambda self, *a: figures.append(draw(self, *a)) or figures[-1]
+    )
+    out = tmp_path / "quote-zh.png"
+    args = ("--model", quote_lstm, "--text", text_file, "--cell", "0:5", "--lang", "zh")
+    assert run(*args, "--out", out) == 0 and out.stat().st_size > 500
+    title = figures[0].texts[0]
+    assert title.get_text() == "quote-lstm：第 0 层，单元 5，细胞状态（c）"
+    installed = {f.name for f in matplotlib.font_manager.fontManager.ttflist}
+    if "Noto Sans CJK SC" in installed:  # drawn with a font that has the glyphs
+        assert "Noto Sans CJK SC" in title.get_fontfamily()
+    legend = [t.get_text() for ax in figures[0].axes for t in ax.get_xticklabels()]
+    assert "tanh(c) = −1" in legend
+    assert run(*args, "--out", tmp_path / "cell.json") == 0
+    assert "第 0 层" in json.loads((tmp_path / "cell.json").read_text())["title"]
+
+
+def test_find_at_80_columns_keeps_feature_names_whole(capsys, monkeypatch, tmp_path, quote_lstm):
+    monkeypatch.setenv("COLUMNS", "80")
+    text = tmp_path / "t.txt"
+    text.write_text((LINE + "\n") * 40)
+    out = tmp_path / "cells.json"
+    assert run("--model", quote_lstm, "--text", text, "--find", "--out", out) == 0
+    printed = capsys.readouterr().out
+    table = printed.split("\ninside_quotes: ")[0]
+    assert max(map(len, table.splitlines())) <= 80
+    for name in ("inside_quotes", "line_position", "bracket_depth", "inside_comment"):
+        assert re.search(rf"^ ?{name} ", table, flags=re.M), table
+    # a feature it could not score says why in one pair of parentheses
+    flat = " ".join(printed.split())  # the line wraps at 80 columns
+    assert re.search(r"inside_url: not scored \([^()]+ have it\) ", flat), flat
+    assert not re.search(r"\([^)]*\(", flat.split("cells.json")[0]), flat  # none nested

@@ -96,6 +96,6 @@ def test_the_cli_finds_code_cells(capsys, tmp_path):
     assert main([*args, "--max-chars", "3000", "--top", "1", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "stdlib-lstm" in printed and "code features" in printed
-    assert "inside_comment_py: best |r| =" in printed
+    assert "inside_comment_py: chosen on the first part: unit" in printed
     report = json.loads(out.read_text())
     assert [f["name"] for f in report["features"]] == list(FEATURE_SETS["code"])

@@ -3,6 +3,8 @@ training, sampling and the minrnn command."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -163,3 +165,41 @@ def test_cli_bad_input_is_one_line_and_exit_2(argv, capsys):
     assert main(["minrnn", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("lmscope: error:") and err.count("\n") == 1
+
+
+def test_cli_hello_concludes_only_what_the_numbers_show(capsys):
+    # one step has not learned it: no claim that the hidden state tells the l's apart
+    assert main(["minrnn", "--hello", "--iters", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "1 Adagrad step " in out and "1 Adagrad steps" not in out
+    assert "tells them apart" not in out and "has not learned" in out, out
+    assert "--iters" in out  # says how long it needs
+    first, last = re.search(r"loss ([\d.]+) -> ([\d.]+) nats", out).groups()
+    assert first != last  # the loss after training is measured, not the first one again
+    assert main(["minrnn", "--hello"]) == 0
+    assert "tells them apart" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (["--data", "small.txt"], "--data"),
+        (["--seq", "3"], "--seq"),
+        (["--sample-every", "5"], "--sample-every"),
+    ],
+)
+def test_cli_hello_refuses_options_it_would_ignore(capsys, argv, flag):
+    assert main(["minrnn", "--hello", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and flag in err and "--hello" in err, err
+
+
+def test_cli_short_text_error_reads_well(tmp_path, capsys):
+    one = tmp_path / "one.txt"
+    one.write_text("a")
+    assert main(["minrnn", "--data", str(one), "--seq", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "the text has 1 character;" in err and err.rstrip().endswith("."), err
+    assert main(["minrnn", "--seq", "2000000", "--iters", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "1,115,394 characters" in err and err.rstrip().endswith("."), err

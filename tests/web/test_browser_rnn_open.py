@@ -58,3 +58,17 @@ def test_rnn_opens_on_the_finders_top_unit_with_its_timeline(page, client, width
 def test_the_timeline_api_says_which_models_keep_none(client):
     r = client.get("/api/rnn/timeline", params={"model": "nope"})
     assert r.status_code == 400 and "not served" in r.json()["error"]
+
+
+def test_the_top_unit_line_goes_when_another_unit_is_shown(page):
+    page.goto(page.server + "/rnn")
+    page.wait_for_selector("body[data-ready='1']")
+    note = page.get_by_test_id("rnn-top-unit")
+    assert note.is_visible()
+    unit = int(page.get_by_test_id("rnn-unit").input_value())
+    page.get_by_test_id("rnn-unit").fill(str(unit + 1))
+    page.get_by_test_id("rnn-unit").press("Enter")
+    page.wait_for_function(
+        f"() => document.getElementById('rnn-title').textContent.includes('unit {unit + 1}')"
+    )
+    assert note.is_hidden()

@@ -187,3 +187,32 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def test_a_char_rnn_in_serve_model_is_pointed_to_serve_rnn(any_port, monkeypatch, capsys):
+    import uvicorn
+
+    from lmscope.engine.loading import ASSET_MODELS
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: None)
+    folder = str(ASSET_MODELS / "warpeace-lstm")  # a char-LSTM folder, as runs/wp would be
+    assert main(["serve", "--model", folder]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"lmscope serve --rnn {folder}" in err, err
+
+
+def test_serve_rnn_takes_a_char_rnn_folder(fake_run, any_port, capsys):
+    """The route the refusal above points to works: the folder is on the /rnn page."""
+    from lmscope.engine.loading import ASSET_MODELS
+
+    assert main(["serve", "--rnn", str(ASSET_MODELS / "warpeace-lstm")]) == 0
+    assert [m.name for m in fake_run["app"].state.rnn.values()] == ["warpeace-lstm"]
+    assert "/rnn" in capsys.readouterr().err
+
+
+def test_serve_names_the_why_page_at_start_up(fake_run, any_port, capsys):
+    from lmscope.engine.loading import ASSET_MODELS
+
+    assert main(["serve", "--rnn", str(ASSET_MODELS / "warpeace-lstm")]) == 0
+    err = capsys.readouterr().err
+    assert "why Transformers replaced RNNs, measured, at http://" in err and "/why\n" in err

@@ -12,12 +12,15 @@ import os
 import sys
 from pathlib import Path
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from lmscope.commands.common import (
+    OptionError,
     add_lang_option,
+    at_least,
     current_lang,
     say,
     terminal_width,
@@ -28,6 +31,27 @@ from lmscope.errors import InvalidInputError
 VIEW_CHARS = 2000  # default --max-chars when colouring one unit
 FIND_CHARS = 20000  # ... when searching every unit
 OUT_SUFFIXES = (".png", ".svg", ".html", ".json")
+# characters per picture line: below 40 the colour legend is wider than the picture
+MIN_WIDTH, MAX_WIDTH = 40, 400
+
+
+def width_value(text: str) -> int:
+    """An argparse type: --width, refused in one line before any work."""
+    value = at_least(MIN_WIDTH, "--width")(text)
+    if value > MAX_WIDTH:
+        raise OptionError(f"--width must be at most {MAX_WIDTH}, got {value}")
+    return value
+
+
+def select_value(text: str) -> float:
+    """An argparse type: --select, a share strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise OptionError(f"--select must be a number between 0 and 1, got {text!r}") from None
+    if not 0 < value < 1:
+        raise OptionError(f"--select must be between 0 and 1 (exclusive), got {text}")
+    return value
 
 
 def register(sub):
@@ -74,10 +98,12 @@ def register(sub):
         "inside_string, inside_comment_py, bracket_depth_py (default: code for a .py file, the "
         "python-stdlib corpus or a model trained on it, else prose)",
     )
-    p.add_argument("--top", type=int, default=3, help="units shown per feature (default 3)")
+    p.add_argument(
+        "--top", type=at_least(1, "--top"), default=3, help="units shown per feature (default 3)"
+    )
     p.add_argument(
         "--select",
-        type=float,
+        type=select_value,
         default=0.5,
         help="share of the text that picks units and thresholds; the rest is held out for the "
         "scores (default 0.5)",
@@ -89,7 +115,12 @@ def register(sub):
         help="--cell: write .png, .svg, .html or .json instead of printing; --find: the JSON "
         "report (default ./lmscope-results/neurons/cells.json)",
     )
-    p.add_argument("--width", type=int, default=80, help="characters per line in PNG/SVG")
+    p.add_argument(
+        "--width",
+        type=width_value,
+        default=80,
+        help=f"characters per line in PNG/SVG ({MIN_WIDTH} to {MAX_WIDTH}, default 80)",
+    )
     add_lang_option(p)
     p.set_defaults(run=run)
 
@@ -140,6 +171,13 @@ def run(args) -> int:
         raise InvalidInputError("--find and --cell do different things; use one of them")
     if args.out is not None and not args.find and args.out.suffix.lower() not in OUT_SUFFIXES:
         raise InvalidInputError(f"--out {args.out}: the name must end in {', '.join(OUT_SUFFIXES)}")
+    if args.features is not None:  # before the model runs, naming the flag
+        from lmscope.interpret.features import resolve_features  # lazy: see lmscope.commands
+
+        try:
+            resolve_features(args.features)
+        except InvalidInputError as err:
+            raise InvalidInputError(f"--features: {err}") from None
     model = load_char_model(args.model)
     text, source = _text(args)
     return _find(model, text, source, args) if args.find else _view(model, text, args)
@@ -170,8 +208,10 @@ def _view(model, text: str, args) -> int:
     run = neuron_activations(model, text, kinds=(kind,))
     view = run.view(layer, unit, kind)  # checks layer, unit and kind in one line
     _note(run)
+    # the title in the chosen language, in every output (the view's own is English)
+    view.title, view.lang = _title(model, layer, unit, kind), current_lang()
     if args.out is None:
-        _print_coloured(view, _title(model, layer, unit, kind))
+        _print_coloured(view, view.title)
         return 0
     out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -246,25 +286,25 @@ def _find(model, text: str, source: str, args) -> int:
     )
     if features in ("prose", "code"):
         title += say(" · {features} features", features=say(features))
-    table = Table(title=title, title_justify="left")
-    for name, justify in (
-        ("feature", "left"),
-        ("unit L:U kind", "left"),
-        ("r held out", "right"),
-        ("r choosing", "right"),
-        ("rule", "left"),
-        ("precision", "right"),
-        ("recall", "right"),
-        ("F1", "right"),
-    ):
-        table.add_column(say(name), justify=justify)
+    # no vertical rules and compact rules: 8 columns fit 80 characters with the feature
+    # names and values whole (the headers wrap instead)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    widest = max(len(f.name) for f in report.features)
+    table.add_column(say("feature"), no_wrap=True, min_width=widest)
+    # values keep their width ("1:353 c", "+0.025", ">+42.97"); long header words fold
+    table.add_column(say("unit L:U kind"), min_width=7, overflow="fold")
+    for name, width in (("r held out", 6), ("r choosing", 8)):  # "choosing" whole
+        table.add_column(say(name), justify="right", min_width=width, overflow="fold")
+    table.add_column(say("rule"), min_width=7, overflow="fold")
+    for name, width in (("precision", 9), ("recall", 6), ("F1", 5)):
+        table.add_column(say(name), justify="right", min_width=width, overflow="fold")
     for f in report.features:
         if f.note:  # the reason is printed under the table
             table.add_row(f.name, f"[dim]{say('not scored')}[/]", *[""] * 6)
             table.add_section()
             continue
         for n, s in enumerate(f.best):
-            rule = f"{s.direction} {s.threshold:+.3f}" if s.direction else ""
+            rule = f"{s.direction}{s.threshold:+.2f}" if s.direction else ""
             table.add_row(
                 f.name if n == 0 else "",
                 s.label,
@@ -274,6 +314,7 @@ def _find(model, text: str, source: str, args) -> int:
                 *(f"{v:.3f}" if v is not None else "" for v in (s.precision, s.recall, s.f1)),
             )
         table.add_section()
+    console.print(title)  # not the table's title: rich cut its last character when wrapping it
     console.print(table)
     for f in report.features:
         console.print(_headline(f))
@@ -282,28 +323,28 @@ def _find(model, text: str, source: str, args) -> int:
 
 
 def _headline(f) -> str:
-    """One line per feature: the strongest |r| on held-out text, or why it was not scored."""
+    """One line per feature: the unit with the largest |r| on the choosing part and its
+    held-out r (the table may show a unit with a larger held-out |r|), or why not scored."""
     s = f.strongest_r
     if s is not None:
         return say(
-            "{name}: best |r| = {r} (unit {unit}; r = {signed} held out)",
+            "{name}: chosen on the first part: unit {unit}, held-out r = {signed}",
             name=f.name,
-            r=f"{abs(s.r):.3f}",
             unit=s.label,
             signed=f"{s.r:+.3f}",
         )
     why, data = f.note or "", f.note_data or {}
     if data.get("code") == "rare":
         why = say(
-            "too few characters with and without it in the {part} part ({positives} of "
-            "{total} have it)",
+            "too few characters with and without it in the {part} part: {positives} of "
+            "{total} have it",
             part=say(data["part"]),
             positives=data["positives"],
             total=data["total"],
         )
     elif data.get("code") == "constant":
         why = say(
-            "it does not vary in the {part} part (always {value})",
+            "it does not vary in the {part} part: always {value}",
             part=say(data["part"]),
             value=f"{data['value']:g}",
         )

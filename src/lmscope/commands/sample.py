@@ -6,15 +6,19 @@ import lmscope
 from lmscope.commands.common import (
     add_chat_option,
     add_lang_option,
+    add_nonfinite_option,
     add_sampling_options,
     at_least,
     chat_prompt,
+    current_lang,
     print_stream,
     sampling_params,
     say,
     use_lang,
 )
 from lmscope.errors import InvalidInputError
+
+DEFAULT_PROMPT, DEFAULT_LENGTH = "\n", 500  # None in args: --timeline refuses given ones
 
 
 def register(sub):
@@ -26,13 +30,13 @@ def register(sub):
     )
     p.add_argument("dir", metavar="DIR", help="checkpoint or model folder")
     p.add_argument(
-        "--prompt", "--prime", default="\n", help="text to start from (default: a newline)"
+        "--prompt", "--prime", default=None, help="text to start from (default: a newline)"
     )
     p.add_argument(
         "--length",
         "-n",
         type=at_least(0, "--length"),
-        default=500,
+        default=None,
         help="tokens to generate (default 500)",
     )
     add_sampling_options(p)
@@ -49,6 +53,7 @@ def register(sub):
         "prime at each iteration) instead of sampling",
     )
     add_chat_option(p)
+    add_nonfinite_option(p)
     add_lang_option(p)
     p.set_defaults(run=run)
 
@@ -90,12 +95,64 @@ def print_timeline(name: str) -> int:
         raise InvalidInputError(say("no model folder or shipped model named {name!r}", name=name))
     data = timeline.read(folder)
     if data is None:
-        raise InvalidInputError(
-            say("{folder} keeps no sample timeline (train with --sample-at)", folder=folder)
-        )
+        raise InvalidInputError(_no_timeline(folder))
     info = {k: v for k, v in data.items() if k not in ("format", "samples")}
-    print(timeline.markdown(data["samples"], info), end="")
+    if current_lang() == "zh":  # timeline.md is written in English; say it from the data
+        print(_timeline_zh(data["samples"], info), end="")
+    else:
+        print(timeline.markdown(data["samples"], info), end="")
     return 0
+
+
+def _no_timeline(folder) -> str:
+    """Why a folder has no timeline: a run told to sample that stopped before its first sample
+    point should not be told to pass --sample-at (trainer.json keeps what was asked)."""
+    import json
+    from pathlib import Path
+
+    try:
+        trainer = json.loads((Path(folder) / "trainer.json").read_text(encoding="utf-8"))
+        points = sorted(int(i) for i in trainer["config"].get("sample_at") or [])
+        reached = int(trainer["iteration"])
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        points, reached = [], None  # not a run of lmscope train (or unreadable): say it plainly
+    if points and reached is not None and reached < points[0]:
+        return say(
+            "{folder} keeps no sample timeline: training stopped at iteration {reached}, before "
+            "its first sample point ({first}); train or resume it to {needed} iterations "
+            "(--iters) to keep one",
+            folder=folder,
+            reached=f"{reached:,}",
+            first=f"{points[0]:,}",
+            needed=f"{points[0]:,}",
+        )
+    return say(
+        "{folder} keeps no sample timeline (timeline.json); 'lmscope train --sample-at' keeps one",
+        folder=folder,
+    )
+
+
+def _timeline_zh(entries: list[dict], info: dict) -> str:
+    """timeline.markdown's layout, its words in Chinese."""
+    lines = [
+        "# 训练过程中的采样",
+        "",
+        f"{info.get('arch', '模型')}，训练于 {info.get('corpus', '?')}：在开头 "
+        f"{info.get('prime', '')!r} 之后生成 {info.get('length')} 个 token，种子 "
+        f"{info.get('seed')}；下面每次迭代都用同样的方式抽取，所以只有权重不同。",
+    ]
+    for e in entries:
+        losses = [
+            f"{name} {e[key]:.3f}"
+            for name, key in (("训练损失", "train_loss"), ("验证损失", "val_loss"))
+            if e.get(key) is not None
+        ]
+        heading = f"## 第 {e['iteration']:,} 次迭代"
+        if losses:
+            heading += f"（{'，'.join(losses)}）"
+        fence = "~~~~" if "```" in e["text"] else "```"
+        lines += ["", heading, "", f"{fence}text", e["text"], fence]
+    return "\n".join(lines) + "\n"
 
 
 def run(args) -> int:
@@ -103,13 +160,27 @@ def run(args) -> int:
 
     use_lang(args)
     if args.timeline:
+        # the timeline's samples were drawn in training: a length or prompt would be ignored
+        given = [
+            flag
+            for flag, value in (("-n/--length", args.length), ("--prompt/--prime", args.prompt))
+            if value is not None
+        ]
+        if given:
+            raise InvalidInputError(
+                say(
+                    "--timeline prints the samples kept in training, drawn with their own "
+                    "length and prime; drop {flags}",
+                    flags=", ".join(given),
+                )
+            )
         return print_timeline(args.dir)
-    if args.length < 0:
-        raise InvalidInputError(f"--length must be 0 or more, got {args.length}")
+    args.length = DEFAULT_LENGTH if args.length is None else args.length
+    args.prompt = DEFAULT_PROMPT if args.prompt is None else args.prompt
     if args.argmax:
         args.greedy = True
     params = sampling_params(args)  # validate before loading the model
-    model = lmscope.load(args.dir)
+    model = lmscope.load(args.dir, allow_nonfinite=args.allow_nonfinite)
     text = chat_prompt(model, args.prompt, args.chat)
     prompt = _prompt_ids(model, text, args.skip_unknown)
     # a chat answer ends with the end-of-turn token; plain sampling runs the full length

@@ -132,10 +132,14 @@ def run(args) -> int:
     keep_freed_memory()  # the next trace reuses the last one's pages
     if threads is not None:
         torch.set_num_threads(threads)
-    model = load_model(args)  # with --workers too: a wrong --model is one line, said once
+    model = load_model(args, any_family=True)  # with --workers too: one line, said once
+    if not model.capabilities.trace:  # a char-RNN has its own page: say how to open it
+        raise InvalidInputError(
+            f"{model.name} is a char-{model.capabilities.family.upper()}; 'lmscope serve "
+            "--model' needs a Transformer. Char-RNNs have the neurons page: "
+            f"lmscope serve --rnn {args.model}"
+        )
     if args.dtype != "float32":
-        if not model.capabilities.trace:
-            raise InvalidInputError(f"{model.name} is a char-RNN; it runs in float32 only")
         model.to_precision(args.dtype)
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{host}:{args.port}/"
@@ -148,6 +152,7 @@ def run(args) -> int:
             f"{threads} thread(s) each (API manual at {url}docs)",
             file=sys.stderr,
         )
+        _say_why_page(url)
         _open_later(args, url)
         target = "lmscope.web.factory:app_from_env"
         uvicorn.run(
@@ -168,10 +173,16 @@ def run(args) -> int:
     if app.state.rnn:
         names = ", ".join(app.state.rnn)
         print(f"lmscope: char-RNN neurons of {names} at {url}rnn", file=sys.stderr)
+    _say_why_page(url)
     _open_later(args, url)
     settle()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
+
+
+def _say_why_page(url: str) -> None:
+    """/why is served whatever the model: name it, as / and /rnn are."""
+    print(f"lmscope: why Transformers replaced RNNs, measured, at {url}why", file=sys.stderr)
 
 
 def _open_later(args, url: str) -> None:

@@ -34,6 +34,8 @@ SUMMARIES = {
     "embedding.": "每个 token 变成一个 d_model 维向量：token 嵌入加上位置嵌入。",
     "Text is split into subword tokens; each token id selects a row of the embedding "
     "matrix.": "文本被切成子词 token；每个 token id 从嵌入矩阵中选出一行。",
+    "Text is split into characters, one token each; each token id selects a row of the "
+    "embedding matrix.": "文本被切成字符，每个字符一个 token；每个 token id 从嵌入矩阵中选出一行。",
     "GPT-2 learns one vector per position and adds it to the token embedding.": (
         "GPT-2 为每个位置学习一个向量，并把它加到 token 嵌入上。"
     ),
@@ -168,6 +170,10 @@ EXPLAIN = {
     "BPE merges (left + right → rank)": "BPE 合并（左 + 右 → rank）",
     "(single byte)": "（单个字节）",
     "(no merges)": "（没有合并）",
+    "one token per character; the vocabulary is the {n} characters seen in training, and a "
+    "character outside it cannot be read": (
+        "每个字符一个 token；词表是训练时见过的 {n} 个字符，词表之外的字符模型读不了"
+    ),
     "position vector": "位置向量",
     "norm per position": "各位置的范数",
     "layer": "层",
@@ -243,7 +249,8 @@ EXPLAIN = {
     "append": "追加",
     "tokens [{n}]": "token [{n}]",
     "embedding [{shape}]": "嵌入 [{shape}]",
-    "{n} blocks": "{n} 个 block",
+    "{n} blocks": "{n} 层",
+    "block {n}": "第 {n} 层",  # a logit lens row (engine.lens stages)
     "W1 → {d_mlp}": "W1 → {d_mlp}",
     "check": "核对",
     "resid_pre + attn_out − resid_mid = {error}": "resid_pre + attn_out − resid_mid = {error}",
@@ -363,14 +370,14 @@ VIEWS = {
     "precision": "精确率",
     "recall": "召回率",
     "not scored": "未评分",
-    "{name}: best |r| = {r} (unit {unit}; r = {signed} held out)": (
-        "{name}：最好的 |r| = {r}（单元 {unit}；留出部分 r = {signed}）"
+    "{name}: chosen on the first part: unit {unit}, held-out r = {signed}": (
+        "{name}：在前一部分挑出的单元 {unit}，留出部分 r = {signed}"
     ),
     "{name}: not scored ({why})": "{name}：未评分（{why}）",
-    "too few characters with and without it in the {part} part ({positives} of {total} have "
-    "it)": "{part}部分中有它和没有它的字符太少（{total} 个中有 {positives} 个）",
-    "it does not vary in the {part} part (always {value})": (
-        "它在{part}部分中没有变化（始终为 {value}）"
+    "too few characters with and without it in the {part} part: {positives} of {total} have "
+    "it": "{part}部分中有它和没有它的字符太少：{total} 个中有 {positives} 个",
+    "it does not vary in the {part} part: always {value}": (
+        "它在{part}部分中没有变化：始终为 {value}"
     ),
     "selection": "挑选",
     "held-out": "留出",
@@ -388,6 +395,21 @@ VIEWS = {
     "units, {iters} Adagrad steps (loss {first} -> {last} nats over 4 steps).": (
         "词表 h、e、l、o；输入 “hell”，目标 “ello”；一个有 {hidden} 个隐藏单元的普通 RNN，"
         "Adagrad 训练 {iters} 步（4 步的总损失 {first} -> {last} nats）。"
+    ),
+    'Vocabulary h, e, l, o; input "hell", target "ello"; a vanilla RNN with {hidden} hidden '
+    "units, {iters} Adagrad step (loss {first} -> {last} nats over 4 steps).": (
+        "词表 h、e、l、o；输入 “hell”，目标 “ello”；一个有 {hidden} 个隐藏单元的普通 RNN，"
+        "Adagrad 训练 {iters} 步（4 步的总损失 {first} -> {last} nats）。"
+    ),
+    'The model is wrong at {wrong} of 4 steps: it has not learned "hello" yet. With these '
+    "settings it predicts every step after {needed} iterations: try --iters {again}.": (
+        "模型在 4 步中错了 {wrong} 步：它还没有学会 “hello”。用同样的设置，训练 {needed} "
+        "次迭代后每一步都能预测对：试试 --iters {again}。"
+    ),
+    "--hello trains on the word 'hello' alone and would ignore {flags}; use them without "
+    "--hello (training on --data)": (
+        "--hello 只用单词 'hello' 训练，会忽略 {flags}；这些选项请在不加 --hello 时使用"
+        "（用 --data 训练）"
     ),
     "step  input  target   P(h)   P(e)   P(l)   P(o)   predicts": (
         "步    输入   目标     P(h)   P(e)   P(l)   P(o)   预测"
@@ -432,13 +454,23 @@ VIEWS = {
     ),
     # sample
     "the prompt is empty; type some text": "提示词是空的；请输入一些文字",
+    "this command cannot show this model's NaN or infinite numbers ({detail}); 'lmscope lens' "
+    "shows them as NaN": "这个命令无法显示这个模型的 NaN 或无穷大数值（{detail}）；'lmscope lens' "
+    "会把它们显示为 NaN",
     "the prompt has {n} character(s) the model never saw: {shown}; remove them or pass "
     "--skip-unknown": "提示词里有 {n} 个模型从没见过的字符：{shown}；删掉它们或加上 --skip-unknown",
     "no character of the prompt is in the model's vocabulary": "提示词里没有一个字符在模型的词表中",
     "no model folder or shipped model named {name!r}": "没有名为 {name!r} 的模型文件夹或随附模型",
-    "{folder} keeps no sample timeline (train with --sample-at)": (
-        "{folder} 没有保存采样时间线（训练时加上 --sample-at）"
+    "{folder} keeps no sample timeline: training stopped at iteration {reached}, before its "
+    "first sample point ({first}); train or resume it to {needed} iterations (--iters) to "
+    "keep one": (
+        "{folder} 没有保存采样时间线：训练在第 {reached} 次迭代停下，还没到第一个采样点"
+        "（{first}）；训练或续训到 {needed} 次迭代（--iters）才会保存"
     ),
+    "{folder} keeps no sample timeline (timeline.json); 'lmscope train --sample-at' keeps "
+    "one": "{folder} 没有保存采样时间线（timeline.json）；'lmscope train --sample-at' 会保存",
+    "--timeline prints the samples kept in training, drawn with their own length and prime; "
+    "drop {flags}": "--timeline 打印训练时保存的采样，它们有自己的长度和开头；请去掉 {flags}",
 }
 
 ZH: dict[str, str] = {**SUMMARIES, **EXPLAIN, **VIEWS}

@@ -96,12 +96,13 @@ class CellReport:
         return path
 
     def headline(self, name: str) -> str:
-        """One line: the strongest |r| found for a feature, measured on held-out text."""
+        """One line: the unit with the largest |r| on the selection part, and its r on the
+        held-out part (not the best held-out r: another unit may score higher there)."""
         f = self.feature(name)
         if f.strongest_r is None:
             return f"{name}: not scored ({f.note})"
         s = f.strongest_r
-        return f"{name}: best |r| = {abs(s.r):.3f} (unit {s.label}; r = {s.r:+.3f} held out)"
+        return f"{name}: chosen on the first part: unit {s.label}, held-out r = {s.r:+.3f}"
 
 
 def _finite(value):
@@ -201,13 +202,13 @@ def _part_note(kind: str, y: np.ndarray, part: str) -> tuple[str, dict] | None:
     if kind == "binary":
         positives = int(y.sum())
         if positives < MIN_POSITIVES or len(y) - positives < MIN_POSITIVES:
-            line = (
-                f"too few characters with and without it in the {part} part "
-                f"({positives} of {len(y)} have it)"
+            line = (  # no parentheses: headlines put the whole note in a pair
+                f"too few characters with and without it in the {part} part: "
+                f"{positives} of {len(y)} have it"
             )
             return line, {"code": "rare", "part": part, "positives": positives, "total": len(y)}
     elif y.std() == 0:
-        line = f"it does not vary in the {part} part (always {y[0]:g})"
+        line = f"it does not vary in the {part} part: always {y[0]:g}"
         return line, {"code": "constant", "part": part, "value": float(y[0])}
     return None
 

@@ -56,6 +56,7 @@ class CellText:
     values: np.ndarray  # [T] the unit's value after each character read
     shades: np.ndarray  # [T] on [-1, 1]
     predictions: list[list[tuple[str, float]]]  # [T] top next characters
+    lang: str = "en"  # the words drawn in pictures (the legend); the title is given as is
 
     # --- HTML (notebooks, files) -----------------------------------------------------------
 
@@ -137,9 +138,20 @@ class CellText:
         ax.set_xlim(0, width)
         ax.set_ylim(rows, 0)
         ax.axis("off")
-        fig.text(side / fig_w, 1 - 0.12 / fig_h, self.title, va="top", fontsize=10, weight="bold")
+        fig.text(
+            side / fig_w,
+            1 - 0.12 / fig_h,
+            self.title,
+            va="top",
+            fontsize=10,
+            weight="bold",
+            family=_words_fonts(),  # a Chinese title needs a CJK font's glyphs
+        )
         _legend(
-            fig, self.kind, (1 - side / fig_w - 3.2 / fig_w, 0.3 / fig_h, 3.2 / fig_w, 0.12 / fig_h)
+            fig,
+            self.kind,
+            (1 - side / fig_w - 3.2 / fig_w, 0.3 / fig_h, 3.2 / fig_w, 0.12 / fig_h),
+            self.lang,
         )
         return fig
 
@@ -182,19 +194,33 @@ def _layout(text: str, width: int, max_lines: int) -> list[tuple[int, int, int]]
     return out
 
 
-def _legend(fig, kind: str, rect) -> None:
+def _words_fonts() -> list[str]:
+    """DejaVu Sans, then the installed CJK fonts: matplotlib takes each glyph from the first
+    font that has it, so English stays as before and Chinese is not drawn as boxes."""
+    import matplotlib
+
+    from lmscope.interpret.compare_png import WIDE_FONTS
+
+    installed = {f.name for f in matplotlib.font_manager.fontManager.ttflist}
+    return ["DejaVu Sans", *(f for f in WIDE_FONTS if f in installed)]
+
+
+def _legend(fig, kind: str, rect, lang: str = "en") -> None:
     """A small red/blue bar saying what the colours mean for this kind of value."""
     ax = fig.add_axes(rect)
     ramp = np.array([[rgb(x) for x in np.linspace(-1, 1, 101)]]) / 255
     ax.imshow(ramp, aspect="auto", extent=(-1, 1, 0, 1))
     ax.set_yticks([])
     if kind in SIGMOID_KINDS:
-        ends = (f"{kind} = 0 (closed)", "0.5", "1 (open)")
+        closed, opened = ("关闭", "打开") if lang == "zh" else ("closed", "open")
+        ends = (f"{kind} = 0 ({closed})", "0.5", f"1 ({opened})")
     elif kind == "c":
         ends = ("tanh(c) = −1", "0", "+1")
     else:
         ends = (f"{kind} = −1", "0", "+1")
     ax.set_xticks([-1, 0, 1], list(ends))
     ax.tick_params(labelsize=7.5, length=0, pad=2)
+    for label in ax.get_xticklabels():
+        label.set_fontfamily(_words_fonts())
     for spine in ax.spines.values():
         spine.set_visible(False)

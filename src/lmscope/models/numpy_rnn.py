@@ -233,8 +233,8 @@ def train(
     vocab = Vocab.from_text(text)
     if len(text) < seq + 1:
         raise InvalidInputError(
-            f"the text has {len(text)} characters; one chunk of --seq {seq} needs {seq + 1}. "
-            "Use a shorter --seq or a longer text"
+            f"the text has {len(text):,} character{'s' if len(text) != 1 else ''}; one chunk of "
+            f"--seq {seq:,} needs {seq + 1:,}. Use a shorter --seq or a longer text."
         )
     data = np.array(vocab.encode(text))
     if model is None:

@@ -17,6 +17,13 @@ const EXAMPLES = [
 ];
 const CODE = new Set([EXAMPLES[2], EXAMPLES[3]]); // the examples a code model opens on
 const DEBOUNCE_MS = 300;
+// the server's limits (lmscope/web/rnn_schemas.py), checked here first so a refusal is said
+// beside its control, in the page's language, before any request
+const MAX_TEXT = 3000;
+const MIN_FIND_TEXT = 200;
+const MAX_SAMPLE = 2000;
+const MAX_SEED = 2 ** 53 - 1;
+const n0 = (n) => n.toLocaleString("en-US");
 const SIGMOID = new Set(["i", "f", "o", "r", "z"]);
 const RED = [214, 39, 40];
 const BLUE = [31, 119, 180];
@@ -70,6 +77,42 @@ function message(err) {
   return err instanceof ApiError ? err.message : String(err);
 }
 
+// The server's lines this page can cause, in the page's language; the rest as errors.js says
+// them (its generic line in Chinese would hide the reason: "invalid_input").
+const SERVER_LINES = [
+  [/none of the text's characters is in the model's vocabulary/, () => t("rnnErrNoKnown")],
+  [/the finder needs at least (\d+) characters of text, got (\d+)/, (m) => t("rnnFindShort", { min: m[1], n: m[2] })],
+  [/(?:text|prompt): String should have at most ([\d,]+) characters/, (m) => t("rnnErrTooLong", { max: n0(Number(m[1])) })],
+  [/^n: Input should be/, () => t("rnnBadLength", { max: n0(MAX_SAMPLE) })],
+  [/^seed: Input should be/, () => t("rnnBadSeed", { max: n0(MAX_SEED) })],
+];
+
+function errorLine(err) {
+  const original = err instanceof ApiError ? err.original : String(err);
+  for (const [pattern, say] of SERVER_LINES) {
+    const m = pattern.exec(original || "");
+    if (m) return say(m);
+  }
+  return message(err);
+}
+
+// A refusal shown beside the control that caused it; null hides it. ``words`` is a function,
+// so a change of language says it again in the other one.
+const refusals = {};
+function sayAt(id, words) {
+  refusals[id] = words;
+  const text = words ? words() : "";
+  $(id).textContent = text;
+  $(id).hidden = !text;
+}
+
+function showCount() {
+  const len = $("rnn-input").value.length;
+  const typed = t("rnnTyped", { len: n0(len), max: n0(MAX_TEXT) });
+  const read = state.view ? `${t("rnnCount", { n: n0(state.view.values.length) })} · ` : "";
+  $("rnn-count").textContent = read + typed;
+}
+
 // --- activations --------------------------------------------------------------------------
 
 async function refresh() {
@@ -77,7 +120,7 @@ async function refresh() {
   const mine = ++seq;
   if (!state.model) return;
   if (!text) {
-    showError(t("rnnEmpty"));
+    sayAt("rnn-text-error", () => t("rnnEmpty"));
     return;
   }
   $("rnn-timing").textContent = t("loading");
@@ -94,11 +137,12 @@ async function refresh() {
   } catch (err) {
     if (mine !== seq) return;
     $("rnn-timing").textContent = "";
-    showError(message(err));
+    sayAt("rnn-text-error", () => errorLine(err));
     return;
   }
   if (mine !== seq) return;
   clearError();
+  sayAt("rnn-text-error", null);
   state.view = view;
   if (state.pinned !== null && state.pinned >= view.values.length) state.pinned = null;
   state.ms = Math.round(performance.now() - started);
@@ -115,8 +159,7 @@ function schedule() {
 function renderView() {
   const v = state.view;
   if (!v) return;
-  const read = v.values.length;
-  $("rnn-count").textContent = t("rnnCount", { n: read.toLocaleString("en-US") });
+  showCount();
   const note = $("rnn-note");
   note.hidden = !v.skipped.length;
   if (v.skipped.length) {
@@ -250,6 +293,12 @@ function renderReadout(step) {
 async function findCells(useText) {
   const status = $("rnn-cells-status");
   state.cellsFromText = useText;
+  sayAt("rnn-cells-error", null);
+  const typed = $("rnn-input").value.length;
+  if (useText && typed < MIN_FIND_TEXT) {
+    sayAt("rnn-cells-error", () => t("rnnFindShort", { min: MIN_FIND_TEXT, n: n0(typed) }));
+    return;
+  }
   status.textContent = t("rnnFinding", { source: sourceLabel() });
   $("find-corpus").disabled = $("find-text").disabled = true;
   try {
@@ -259,7 +308,7 @@ async function findCells(useText) {
     renderCells();
   } catch (err) {
     status.textContent = "";
-    showError(message(err));
+    sayAt("rnn-cells-error", () => errorLine(err));
   } finally {
     $("find-corpus").disabled = !state.model.corpus;
     $("find-text").disabled = false;
@@ -323,12 +372,18 @@ function noteText(f) {
   const d = f.note_data;
   if (!d) return f.note;
   const part = t(d.part === "selection" ? "rnnPartSelection" : "rnnPartHeld-out");
-  if (d.code === "rare") return t("rnnNoteRare", { part, positives: d.positives, total: d.total });
+  if (d.code === "rare") return t("rnnNoteRare", { part, positives: n0(d.positives), total: n0(d.total) });
   if (d.code === "constant") return t("rnnNoteConstant", { part, value: fmt(d.value, 4) });
   return f.note;
 }
 
 function selectUnit(layer, unit, kind) {
+  sayAt("rnn-unit-error", null);
+  const top = state.top;
+  if (top && (top.layer !== layer || top.unit !== unit || top.kind !== kind)) {
+    state.top = null; // the "opened on the finder's first unit" line no longer describes the view
+    $("rnn-top-unit").hidden = true;
+  }
   state.layer = layer;
   state.unit = unit;
   state.kind = kind;
@@ -338,8 +393,27 @@ function selectUnit(layer, unit, kind) {
 
 // --- sampling -----------------------------------------------------------------------------
 
+// A whole number typed in a number input, or null (empty, a fraction, text, out of range).
+function wholeIn(id, low, high) {
+  const raw = $(id).value.trim();
+  const n = Number(raw);
+  return raw !== "" && Number.isInteger(n) && n >= low && n <= high ? n : null;
+}
+
 async function sample() {
   const out = $("rnn-sample-out");
+  // checked here, not replaced by a default: 0 meant 300, -5 cleared the box
+  const n = wholeIn("rnn-n", 1, MAX_SAMPLE);
+  const seedRaw = $("rnn-seed").value.trim();
+  const seed = seedRaw === "" ? null : wholeIn("rnn-seed", 0, MAX_SEED);
+  const temperature = Number($("rnn-temp").value);
+  let refusal = null;
+  if (n === null) refusal = () => t("rnnBadLength", { max: n0(MAX_SAMPLE) });
+  else if (seedRaw !== "" && seed === null) refusal = () => t("rnnBadSeed", { max: n0(MAX_SEED) });
+  else if (!(temperature >= 0 && temperature <= 2)) refusal = () => t("rnnBadTemp");
+  sayAt("rnn-sample-error", refusal);
+  if (refusal) return;
+  const before = out.textContent;
   out.textContent = t("rnnSampling");
   $("rnn-sample-use").disabled = true;
   const text = $("rnn-input").value;
@@ -347,16 +421,17 @@ async function sample() {
     const r = await postJSON("/api/rnn/sample", {
       model: state.model.name,
       prompt: text ? text.slice(-200) : "\n",
-      n: Number($("rnn-n").value) || 300,
-      temperature: Number($("rnn-temp").value),
-      seed: $("rnn-seed").value === "" ? null : Number($("rnn-seed").value),
+      n,
+      temperature,
+      seed,
     });
     state.sample = r.sample;
     out.textContent = r.sample;
     $("rnn-sample-use").disabled = !r.sample;
   } catch (err) {
-    out.textContent = "";
-    showError(message(err));
+    out.textContent = before; // the last sample stays; the reason is said beside the button
+    $("rnn-sample-use").disabled = !state.sample;
+    sayAt("rnn-sample-error", () => errorLine(err));
   }
 }
 
@@ -410,6 +485,8 @@ function chooseModel(name) {
 function renderLanguage() {
   document.querySelectorAll("[data-i18n]").forEach((node) => (node.textContent = t(node.dataset.i18n)));
   $("rnn-input").placeholder = t("rnnPlaceholder");
+  showCount();
+  for (const [id, words] of Object.entries(refusals)) sayAt(id, words); // in the new language
   $("lang").textContent = lang() === "zh" ? "English" : "中文";
   if (state.model) {
     renderFacts();
@@ -441,16 +518,38 @@ function buildExamples() {
 }
 
 function wire() {
-  $("rnn-input").addEventListener("input", schedule);
+  const input = $("rnn-input");
+  input.maxLength = MAX_TEXT;
+  input.addEventListener("input", () => {
+    showCount();
+    schedule();
+  });
+  input.addEventListener("paste", (e) => {
+    // the box keeps MAX_TEXT characters: say so when a paste is cut there
+    const pasted = e.clipboardData?.getData("text") ?? "";
+    const room = MAX_TEXT - (input.value.length - (input.selectionEnd - input.selectionStart));
+    sayAt("rnn-text-error", pasted.length > room ? () => t("rnnTextCut", { max: n0(MAX_TEXT) }) : null);
+  });
   $("rnn-model").addEventListener("change", (e) => {
     chooseModel(e.target.value);
     openModel();
   });
   $("rnn-layer").addEventListener("change", (e) => selectUnit(Number(e.target.value), state.unit, state.kind));
   $("rnn-kind").addEventListener("change", (e) => selectUnit(state.layer, state.unit, e.target.value));
+  $("rnn-unit").addEventListener("input", () => sayAt("rnn-unit-error", null)); // a new try
   $("rnn-unit").addEventListener("change", (e) => {
-    const u = Math.round(Number(e.target.value));
-    selectUnit(state.layer, Number.isFinite(u) ? u : 0, state.kind); // the server says if out of range
+    const last = state.model.hidden - 1;
+    const raw = e.target.value.trim();
+    const u = Number(raw);
+    if (raw !== "" && Number.isInteger(u) && u >= 0 && u <= last) {
+      selectUnit(state.layer, u, state.kind);
+      return;
+    }
+    // refused beside the box, which goes back to the unit on show
+    const shownValue = raw === "" ? "" : raw;
+    const range = Number.isInteger(u) && raw !== "";
+    e.target.value = state.unit;
+    sayAt("rnn-unit-error", () => (range ? t("rnnUnitRange", { value: shownValue, last }) : t("rnnUnitWhole", { last })));
   });
   $("unit-prev").addEventListener("click", () => selectUnit(state.layer, Math.max(0, state.unit - 1), state.kind));
   $("unit-next").addEventListener("click", () =>
