@@ -17,6 +17,7 @@ from pathlib import Path
 
 import lmscope
 from lmscope.errors import InvalidInputError
+from lmscope.formats.atomic import LMSCOPE_FILES
 
 DTYPES = ("bfloat16", "float16", "float32")
 
@@ -48,24 +49,7 @@ def register(sub):
 
 
 # What export and train write into a model folder; anything else there is someone's file.
-WRITTEN = frozenset(
-    {
-        "lmscope.json",
-        "model.safetensors",
-        "optimizer.safetensors",
-        "trainer.json",
-        "trainer.safetensors",
-        "timeline.json",
-        "timeline.md",
-        "encoder.json",
-        "vocab.bpe",
-        "vocab.json",
-        "merges.txt",
-        "tokenizer.json",
-        "tokenizer_config.json",
-        "chars.json",
-    }
-)
+WRITTEN = LMSCOPE_FILES
 
 
 def _listing(names: list[str], limit: int = 4) -> str:

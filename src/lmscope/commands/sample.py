@@ -97,10 +97,8 @@ def print_timeline(name: str) -> int:
     if data is None:
         raise InvalidInputError(_no_timeline(folder))
     info = {k: v for k, v in data.items() if k not in ("format", "samples")}
-    if current_lang() == "zh":  # timeline.md is written in English; say it from the data
-        print(_timeline_zh(data["samples"], info), end="")
-    else:
-        print(timeline.markdown(data["samples"], info), end="")
+    # timeline.md is written in English; it is said again from the data in the user's language
+    print(timeline.markdown(data["samples"], info, lang=current_lang()), end="")
     return 0
 
 
@@ -130,29 +128,6 @@ def _no_timeline(folder) -> str:
         "{folder} keeps no sample timeline (timeline.json); 'lmscope train --sample-at' keeps one",
         folder=folder,
     )
-
-
-def _timeline_zh(entries: list[dict], info: dict) -> str:
-    """timeline.markdown's layout, its words in Chinese."""
-    lines = [
-        "# 训练过程中的采样",
-        "",
-        f"{info.get('arch', '模型')}，训练于 {info.get('corpus', '?')}：在开头 "
-        f"{info.get('prime', '')!r} 之后生成 {info.get('length')} 个 token，种子 "
-        f"{info.get('seed')}；下面每次迭代都用同样的方式抽取，所以只有权重不同。",
-    ]
-    for e in entries:
-        losses = [
-            f"{name} {e[key]:.3f}"
-            for name, key in (("训练损失", "train_loss"), ("验证损失", "val_loss"))
-            if e.get(key) is not None
-        ]
-        heading = f"## 第 {e['iteration']:,} 次迭代"
-        if losses:
-            heading += f"（{'，'.join(losses)}）"
-        fence = "~~~~" if "```" in e["text"] else "```"
-        lines += ["", heading, "", f"{fence}text", e["text"], fence]
-    return "\n".join(lines) + "\n"
 
 
 def run(args) -> int:

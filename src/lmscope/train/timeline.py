@@ -39,23 +39,54 @@ def files(entries: list[dict], info: dict) -> dict[str, bytes]:
     }
 
 
-def markdown(entries: list[dict], info: dict) -> str:
-    lines = [
-        "# Samples over training",
-        "",
-        f"{info.get('arch', 'model')} on {info.get('corpus', '?')}: {info.get('length')} tokens "
-        f"after the prime {info.get('prime', '')!r}, seed {info.get('seed')}, drawn the same way "
-        "at every iteration listed, so only the weights differ.",
-    ]
+# The words of timeline.md in each language; the layout is the same.
+_WORDS = {
+    "en": {
+        "title": "# Samples over training",
+        "intro": "{arch} on {corpus}: {length} tokens after the prime {prime!r}, seed {seed}, "
+        "drawn the same way at every iteration listed, so only the weights differ.",
+        "model": "model",
+        "heading": "## Iteration {iteration:,}",
+        "losses": " ({losses})",
+        "join": ", ",
+        "train": "train loss",
+        "val": "val loss",
+    },
+    "zh": {
+        "title": "# 训练过程中的采样",
+        "intro": "{arch}，训练于 {corpus}：在开头 {prime!r} 之后生成 {length} 个 token，种子 "
+        "{seed}；下面每次迭代都用同样的方式抽取，所以只有权重不同。",
+        "model": "模型",
+        "heading": "## 第 {iteration:,} 次迭代",
+        "losses": "（{losses}）",
+        "join": "，",
+        "train": "训练损失",
+        "val": "验证损失",
+    },
+}
+
+
+def markdown(entries: list[dict], info: dict, lang: str = "en") -> str:
+    """timeline.md: the run's samples, oldest first (``lang`` "en", as written to the run
+    folder, or "zh")."""
+    words = _WORDS[lang]
+    intro = words["intro"].format(
+        arch=info.get("arch", words["model"]),
+        corpus=info.get("corpus", "?"),
+        length=info.get("length"),
+        prime=info.get("prime", ""),
+        seed=info.get("seed"),
+    )
+    lines = [words["title"], "", intro]
     for e in entries:
         losses = [
-            f"{name} loss {e[key]:.3f}"
+            f"{words[name]} {e[key]:.3f}"
             for name, key in (("train", "train_loss"), ("val", "val_loss"))
             if e.get(key) is not None
         ]
-        heading = f"## Iteration {e['iteration']:,}"
+        heading = words["heading"].format(iteration=e["iteration"])
         if losses:
-            heading += f" ({', '.join(losses)})"
+            heading += words["losses"].format(losses=words["join"].join(losses))
         fence = "~~~~" if "```" in e["text"] else "```"
         lines += ["", heading, "", f"{fence}text", e["text"], fence]
     return "\n".join(lines) + "\n"
