@@ -100,23 +100,13 @@ def check_out(out: Path | str) -> Path:
     folder that cannot be written in."""
     if not str(out).strip():
         raise InvalidInputError("--out is empty; name a folder, e.g. --out lmscope-results/run")
-    out = Path(out)
-    existing = out
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent  # the folder that mkdir would create the rest in
-    if not existing.is_dir():
-        where = "" if existing == out else f": {existing}"
-        raise InvalidInputError(f"--out {out}{where} is a file, not a folder")
-    import tempfile
+    from lmscope.formats.atomic import cannot_write_in
 
-    try:  # the one sure test of "can write here" (permissions, read-only disks, root)
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as err:
-        raise InvalidInputError(
-            f"--out {out}: cannot write in {existing}: {err.strerror or err}"
-        ) from None
-    return out
+    problem = cannot_write_in(out)
+    if problem is not None:  # "--out x is a file", not "--out x: x is a file"
+        said = problem if problem.startswith(f"{out} ") else f"{out}: {problem}"
+        raise InvalidInputError(f"--out {said}")
+    return Path(out)
 
 
 def run_experiment(experiment, cfg, args) -> int:

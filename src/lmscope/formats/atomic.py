@@ -78,6 +78,32 @@ def readable(directory: str | os.PathLike) -> Path:
     return directory
 
 
+def cannot_write(directory: str | os.PathLike) -> str | None:
+    """Why ``write_folder(directory)`` would fail for want of a place to write (a file where a
+    folder must be, a folder that cannot be written in), or None: asked before long work. The
+    new folder is made next to ``directory``, so that is where writing must work."""
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        return f"{directory} is a file, not a folder"
+    return cannot_write_in(directory.parent)
+
+
+def cannot_write_in(folder: str | os.PathLike) -> str | None:
+    """Why files could not be written in ``folder`` (made with its parents where missing), or
+    None."""
+    existing = Path(folder)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # the folder that mkdir would create the rest in
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    try:  # the one sure test of "can write here" (permissions, read-only disks, root)
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as err:
+        return f"cannot write in {existing}: {err.strerror or err}"
+    return None
+
+
 def write_folder(directory: str | os.PathLike, fill: Callable[[Path], None]) -> Path:
     """Create ``directory`` atomically: ``fill(tmp)`` writes the files into a temporary folder,
     which then replaces ``directory``. On any error the previous folder is left as it was."""

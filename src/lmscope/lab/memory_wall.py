@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from lmscope.engine import machine_memory
 from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.lab import texts
 from lmscope.lab.configs import DTYPE_BYTES, MEMORY_METHODS, MemoryWallConfig
@@ -113,27 +114,17 @@ def parse_size(text: str) -> int:
     return int(float(match.group(1)) * _UNITS[match.group(2)])
 
 
-def available_bytes(device: str) -> int:
+def available_bytes(device: str) -> int | None:
     if device.startswith("cuda"):
         return torch.cuda.mem_get_info()[0]
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES")
+    return machine_memory.available_bytes()  # within a container's limit too
 
 
 def total_bytes(device: str) -> int | None:
     """All the memory the device has (not what is free now): the most a budget can mean."""
     if device.startswith("cuda"):
         return torch.cuda.mem_get_info()[1]
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
+    return machine_memory.total_bytes()
 
 
 def check_budget(budget: int | None, device: str, said: str | None = None) -> None:
@@ -255,7 +246,12 @@ def measure_method(cfg: MemoryWallConfig, method: str, budget: int, advance) -> 
 # --- the whole experiment ---------------------------------------------------------------------
 def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Result:
     check_platform(cfg.device)
-    budget = cfg.budget_bytes or int(BUDGET_FRACTION * available_bytes(cfg.device))
+    budget = cfg.budget_bytes
+    if budget is None:
+        free = available_bytes(cfg.device)
+        if free is None:
+            raise InvalidInputError("cannot tell how much memory is free here; give --budget")
+        budget = int(BUDGET_FRACTION * free)
     sizes = cfg.sizes()
     advance = stage(progress, "memory wall", len(sizes) * len(cfg.methods))
     found = {m: measure_method(cfg, m, budget, advance) for m in cfg.methods}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import random
 import sys
 import time
@@ -20,8 +19,9 @@ from torch.nn.parallel import DistributedDataParallel
 
 from lmscope.data import encode_corpus, load_corpus
 from lmscope.data.cache import hash_saved_files
+from lmscope.engine import machine_memory
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
-from lmscope.formats import checkpoints
+from lmscope.formats import atomic, checkpoints
 from lmscope.formats.weights import read_json
 from lmscope.models.state import load_checked
 from lmscope.tokenizers import CharTokenizer, gpt2_tokenizer, load_tokenizer, train_bpe
@@ -250,6 +250,10 @@ class Trainer:
             checkpoints.recover(self.out)
         distributed.barrier(self.dist)
         state = checkpoints.folder_state(self.out)
+        problem = atomic.cannot_write(self.out)
+        if problem is not None:  # said now, not after the minutes before the first save
+            said = problem if problem.startswith(f"{self.out} ") else f"{self.out}: {problem}"
+            raise InvalidInputError(f"--out {said}; choose another folder")
         if self.resume:
             ck = checkpoints.load_checkpoint(self.out, recover_first=self.dist.is_main)
             saved = TrainConfig.from_dict(ck.trainer["config"])
@@ -260,10 +264,6 @@ class Trainer:
                     f"(--lr) at iteration {ck.iteration}"
                 )
             return ck
-        if self.out.exists() and not self.out.is_dir():
-            raise InvalidInputError(
-                f"{self.out} is a file, not a folder; choose a folder for --out"
-            )
         if state == "other":
             raise InvalidInputError(
                 f"{self.out} holds files that are not an lmscope checkpoint; refusing to "
@@ -578,6 +578,22 @@ class Trainer:
                 "val_loss": last_val,
             },
         }
+        try:
+            self._write_checkpoint(trainer_state, meta)
+        except OSError as err:  # a full disk, a folder taken away: the last checkpoint stands
+            kept = "nothing was saved"
+            if checkpoints.is_checkpoint(self.out):
+                kept = (
+                    f"the checkpoint of iteration {self.saved_iteration} is kept (continue "
+                    f"with: lmscope train --resume --out {self.out})"
+                )
+            raise LmscopeError(
+                f"cannot write the checkpoint of iteration {self.iteration} to {self.out}: "
+                f"{err.strerror or err}; {kept}"
+            ) from None
+        self.saved_iteration = self.iteration
+
+    def _write_checkpoint(self, trainer_state: dict, meta: dict) -> None:
         checkpoints.save_checkpoint(
             self.out,
             arch=self.cfg.arch,
@@ -591,7 +607,6 @@ class Trainer:
             meta=meta,
             extra_files=self._timeline_files(),
         )
-        self.saved_iteration = self.iteration
 
 
 def count_parameters(adapter, cfg: TrainConfig, vocab_size: int) -> int:
@@ -608,16 +623,13 @@ def count_parameters(adapter, cfg: TrainConfig, vocab_size: int) -> int:
 
 
 def available_memory(device: torch.device) -> int | None:
-    """Bytes free for a new model on ``device`` (None when it cannot be told)."""
+    """Bytes free for a new model on ``device`` (None when it cannot be told); on the CPU within
+    the container's memory limit, which /proc/meminfo does not show."""
+    if device.type != "cuda":
+        return machine_memory.available_bytes()
     try:
-        if device.type == "cuda":
-            return int(torch.cuda.mem_get_info(device)[0])
-        with open("/proc/meminfo", encoding="ascii") as f:  # MemAvailable counts reclaimable cache
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, RuntimeError, AttributeError):
+        return int(torch.cuda.mem_get_info(device)[0])
+    except (RuntimeError, AttributeError):
         return None
 
 
