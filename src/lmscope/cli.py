@@ -2,7 +2,8 @@
 
 Each subcommand lives in ``lmscope.commands.<name>`` and exposes ``register(subparsers)``,
 which adds its parser and sets ``run=function(args) -> int``. User mistakes raise LmscopeError
-and are printed as one line (exit 2), never as a traceback.
+and are printed as one line (exit 2), never as a traceback; in Chinese under --lang zh or
+$LMSCOPE_LANG=zh (``commands.error_words``), as are the option parser's (``Parser``).
 """
 
 from __future__ import annotations
@@ -33,8 +34,27 @@ COMMAND_MODULES = (
 SIGPIPE_STATUS = 141  # what a shell reports for a writer that a closed pipe stopped (128 + 13)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, its error line in the language asked for: in Chinese the message
+    (``parser_words``) and its label; the usage block above it stays as it is (option names).
+    English is argparse's own, byte for byte. Subcommands' parsers are of this class too
+    (``add_subparsers`` makes its parsers of the class it is called on)."""
+
+    def error(self, message: str):
+        from lmscope.commands.common import current_lang
+
+        lang = current_lang()
+        if lang == "en":
+            super().error(message)
+        from lmscope.commands.error_words import error_line
+        from lmscope.commands.parser_words import parser_message_in
+
+        self.print_usage(sys.stderr)
+        self.exit(2, error_line(self.prog, parser_message_in(message, lang), lang) + "\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="lmscope",
         description="See inside language models by running real ones.",
         epilog="Run 'lmscope COMMAND --help' for a command's options.",
@@ -47,11 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    _use_lang_asked(argv)  # for the errors of parsing; the parsed --lang decides again below
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except LmscopeError as err:  # an option's type function refused its value (OptionError)
-        print(f"lmscope: error: {err}", file=sys.stderr)
+        _print_error(str(err))
         return 2
     if not getattr(args, "run", None):
         parser.print_help()
@@ -67,11 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_went_away()
     except LmscopeError as err:
-        from lmscope.commands.common import current_lang
-        from lmscope.commands.error_words import in_lang
-
-        message = in_lang(in_cli_words(str(err), args), current_lang())
-        print(f"lmscope: error: {message}", file=sys.stderr)
+        _print_error(in_cli_words(str(err), args))
         return 2
     except (ValueError, ArithmeticError) as err:
         if not getattr(args, "allow_nonfinite", False):
@@ -86,11 +104,46 @@ def main(argv: list[str] | None = None) -> int:
             "'lmscope lens' shows them as NaN",
             detail=detail,
         )
-        print(f"lmscope: error: {line}", file=sys.stderr)
+        _print_error(line)
         return 2
     except KeyboardInterrupt:
         print("lmscope: interrupted", file=sys.stderr)
         return 130
+
+
+def _use_lang_asked(argv: list[str]) -> None:
+    """The language a command line asks for, from now on the one errors are said in, even
+    when the line does not parse: its last ``--lang en|zh`` (or ``--lang=zh``) before ``--``,
+    else $LMSCOPE_LANG, else English (an unknown $LMSCOPE_LANG is refused once the line
+    parses, in English)."""
+    from lmscope.commands.common import LANGS, use_lang
+
+    asked = None
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            break
+        if word == "--lang":
+            value = next(words, None)
+        elif word.startswith("--lang="):
+            value = word.removeprefix("--lang=")
+        else:
+            continue
+        if value in LANGS:
+            asked = value
+    try:
+        use_lang(argparse.Namespace(lang=asked))
+    except LmscopeError:
+        use_lang(argparse.Namespace(lang="en"))
+
+
+def _print_error(message: str) -> None:
+    """``lmscope: error: MESSAGE`` on stderr, in the language asked for (``error_words``)."""
+    from lmscope.commands.common import current_lang
+    from lmscope.commands.error_words import error_line, in_lang
+
+    lang = current_lang()
+    print(error_line("lmscope", in_lang(message, lang), lang), file=sys.stderr)
 
 
 def in_cli_words(message: str, args) -> str:

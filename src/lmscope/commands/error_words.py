@@ -3,7 +3,9 @@
 The library raises one English line; ``cli.main`` rewords its advice for the command line
 (``cli.in_cli_words``) and then, in Chinese, looks the line up here. A line that no pattern
 matches stays English. Each entry: the English line as a pattern (named groups are its
-values), the Chinese with those values, and the Chinese of optional parts.
+values), the Chinese with those values, and the Chinese of optional parts. The option
+parser's own lines have theirs in ``parser_words``; an option's type function speaks here.
+``error_line`` is the line printed, ``lmscope: 错误：...`` in Chinese.
 """
 
 from __future__ import annotations
@@ -78,8 +80,342 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         "generate、sample 和 compare）",
         {},
     ),
+    # --- what a command's options name: steps, ablations, positions, sampling ----------------
+    (
+        r"--step (?P<text>.+?) is not a step: give a number 1-20 or a key \((?P<keys>.+)\)",
+        "--step {text} 不是一个步骤：请给出 1-20 的数字或步骤名（{keys}）",
+        {},
+    ),
+    (
+        r"cannot read ablation (?P<spec>.+?); use L5H3 \(a head\), L5H\* \(a layer's heads\), "
+        r"attn5 or mlp5 \(a whole sublayer\), attn\* / mlp\* \(every layer\)",
+        "无法识别的消融写法 {spec}；可用 L5H3（一个头）、L5H*（一层的所有头）、attn5 或 mlp5"
+        "（整个子层）、attn* / mlp*（每一层）",
+        {},
+    ),
+    (
+        r"(?P<spec>.+?): layer (?P<value>-?\d+) does not exist \(0\.\.(?P<last>\d+)\)",
+        "{spec}：第 {value} 层不存在（0..{last}）",
+        {},
+    ),
+    (
+        r"(?P<spec>.+?): head (?P<value>-?\d+) does not exist \(0\.\.(?P<last>\d+)\)",
+        "{spec}：头 {value} 不存在（0..{last}）",
+        {},
+    ),
+    (
+        r"--positions must be comma-separated integers, got (?P<got>.+)",
+        "--positions 必须是用逗号分隔的整数，收到 {got}",
+        {},
+    ),
+    (
+        r"--positions: (?P<p>-?\d+) is outside the prompt of (?P<n>[\d,]+) tokens "
+        r"\(0\.\.(?P<last>-?\d+), or (?P<first>-\d+)\.\.-1 from the end\)",
+        "--positions：{p} 超出了提示词的 {n} 个 token（0..{last}，或从末尾数 {first}..-1）",
+        {},
+    ),
+    (
+        r"position (?P<p>-?\d+) is outside the prompt \(0\.\.(?P<last>-?\d+)\)",
+        "位置 {p} 超出了提示词（0..{last}）",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be a finite number >= (?P<low>\S+), got (?P<got>.+)",
+        "{flag} 必须是不小于 {low} 的有限数，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be an integer >= (?P<low>\S+) \(0 or None = off\), got (?P<got>.+)",
+        "{flag} 必须是不小于 {low} 的整数（0 或不设则关闭），收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be 0 \(off\) or more, got (?P<got>.+)",
+        "{flag} 必须是 0（关闭）或更大，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<name>.+) has no chat template; chat mode needs an instruction-tuned model such as "
+        r"smollm2",
+        "{name} 没有对话模板；对话模式需要 smollm2 这样的指令微调模型",
+        {},
+    ),
+    # --- models, files and folders ---------------------------------------------------------
+    (
+        r"no such folder: (?P<name>.+?)(?: \(models in (?P<folder>.+?): (?P<found>.+?)"
+        r"(?:, … (?P<more>\d+) more)?\))?",
+        "没有这个文件夹：{name}{found}",
+        {"more": "，… 还有 {more} 个", "found": "（{folder} 里的模型：{found}{more}）"},
+    ),
+    (r"no such file: (?P<name>.+)", "没有这个文件：{name}", {}),
+    (
+        r"(?P<path>.+) holds neither lmscope\.json nor config\.json; it is not a model folder",
+        "{path} 里既没有 lmscope.json 也没有 config.json；它不是模型文件夹",
+        {},
+    ),
+    (r"no such text file: (?P<name>.+)", "没有这个文本文件：{name}", {}),
+    (
+        r"(?P<path>.+) is not a folder or a \.gguf file; pass a folder holding a model",
+        "{path} 不是文件夹，也不是 .gguf 文件；请给出存放模型的文件夹",
+        {},
+    ),
+    (
+        r"cannot get (?P<name>.+?): the Hugging Face Hub is not reachable \(offline\?\) and it is "
+        r"not in the local hub cache\. Download it once with network access, or pass a local "
+        r"folder holding config\.json and model\.safetensors \(--model \./path\)",
+        "无法获取 {name}：连不上 Hugging Face Hub（离线？），本地的 hub 缓存里也没有它。请联网"
+        "下载一次，或给出存放 config.json 和 model.safetensors 的本地文件夹（--model ./path）",
+        {},
+    ),
+    (
+        r"could not get (?P<name>.+?) from the Hugging Face Hub \(unknown id, or no config\.json "
+        r"and model\.safetensors there\); pass a local folder instead \(--model \./path\)",
+        "无法从 Hugging Face Hub 获取 {name}（没有这个 id，或那里没有 config.json 和 "
+        "model.safetensors）；请改为给出本地文件夹（--model ./path）",
+        {},
+    ),
+    (
+        r"smollm2 is not installed; run: (?P<command>.+)",
+        "smollm2 没有安装；请运行：{command}",
+        {},
+    ),
+    (
+        r"the default model is not installed in this copy of lmscope; pass --model with "
+        r"smollm2, a hub id or a local model folder",
+        "这份 lmscope 没有安装默认模型；请用 --model 指定 smollm2、hub id 或本地模型文件夹",
+        {},
+    ),
+    (
+        r"(?P<name>.+) is not a char-RNN/LSTM/GRU; neuron views read one recurrent state per "
+        r"character",
+        "{name} 不是字符级 RNN/LSTM/GRU；神经元视图读的是每个字符的循环状态",
+        {},
+    ),
+    (
+        r"(?P<name>.+) is a char-(?P<arch>\w+); 'lmscope serve --model' needs a Transformer\. "
+        r"Char-RNNs have the neurons page: (?P<command>lmscope serve --rnn .+)",
+        "{name} 是字符级 {arch}；'lmscope serve --model' 需要 Transformer。字符级 RNN 有神经元"
+        "页面：{command}",
+        {},
+    ),
+    (
+        r"cannot listen on (?P<where>.+?) \((?P<why>.+)\); pick another --port",
+        "无法在 {where} 上监听（{why}）；请换一个 --port",
+        {},
+    ),
+    (
+        r"give exactly two --model options, got (?P<n>\d+)",
+        "请给出恰好两个 --model，收到 {n} 个",
+        {},
+    ),
+    (r"(?P<path>.+) is a folder, not a text file", "{path} 是文件夹，不是文本文件", {}),
+    (r"(?P<path>.+) is not a UTF-8 text file", "{path} 不是 UTF-8 文本文件", {}),
+    (
+        r"(?P<path>.+) is a file, not a folder; choose a folder for --out",
+        "{path} 是文件，不是文件夹；请给 --out 一个文件夹",
+        {},
+    ),
+    (r"(?P<path>.+) is empty", "{path} 是空的", {}),
+    (
+        r"say what to show: --cell LAYER:UNIT colours the text by one unit, --find searches "
+        r"every unit",
+        "请说明要看什么：--cell LAYER:UNIT 按一个单元给文本着色，--find 搜索所有单元",
+        {},
+    ),
+    (
+        r"no shipped result named (?P<name>.+?); shipped: (?P<known>.+)",
+        "没有名为 {name} 的随附结果；随附的有：{known}",
+        {},
+    ),
+    # --- training ----------------------------------------------------------------------------
+    (
+        r"Unknown corpus (?P<name>.+?); use one of: (?P<known>.+), or a path to a text file or "
+        r"folder\.",
+        "未知语料 {name}；请用 {known} 之一，或文本文件、文件夹的路径。",
+        {},
+    ),
+    (
+        r"No file or folder at (?P<name>.+?); check the path, or use one of: (?P<known>.+)\.",
+        "{name} 处没有文件或文件夹；请检查路径，或用 {known} 之一。",
+        {},
+    ),
+    (
+        r"unknown --arch (?P<arch>.+?); available: (?P<known>.+)",
+        "未知的 --arch {arch}；可用：{known}",
+        {},
+    ),
+    (
+        r"unknown --tokenizer (?P<spec>.+?); use char, bpe:N \(e\.g\. bpe:2048\) or gpt2",
+        "未知的 --tokenizer {spec}；请用 char、bpe:N（如 bpe:2048）或 gpt2",
+        {},
+    ),
+    (
+        r"--tokenizer (?P<spec>.+?): the BPE vocabulary size must be a whole number >= 257 "
+        r"\(256 bytes \+ <\|endoftext\|>\), e\.g\. bpe:2048",
+        "--tokenizer {spec}：BPE 词表大小必须是不小于 257 的整数（256 个字节 + <|endoftext|>），"
+        "如 bpe:2048",
+        {},
+    ),
+    (
+        r"--iters 0 trains nothing; give --iters 1 or more",
+        "--iters 0 什么也不会训练；请给 --iters 1 或更大的值",
+        {},
+    ),
+    (
+        r"--device cuda: PyTorch (?P<version>\S+) sees no CUDA GPU here; use --device cpu",
+        "--device cuda：PyTorch {version} 在这里找不到 CUDA GPU；请用 --device cpu",
+        {},
+    ),
+    (
+        r"(?P<out>.+) already holds a checkpoint \(iteration (?P<i>\d+)\); pass --resume to "
+        r"continue it or --overwrite to start again",
+        "{out} 里已有一个检查点（第 {i} 次迭代）；加 --resume 接着训练，或加 --overwrite 从头开始",
+        {},
+    ),
+    (
+        r"(?P<out>.+) holds no lmscope checkpoint to resume; drop --resume to start a new run "
+        r"there",
+        "{out} 里没有可以接着训练的 lmscope 检查点；去掉 --resume 就会在那里开始新的训练",
+        {},
+    ),
+    (
+        r"(?P<out>.+) holds no lmscope checkpoint to resume, only other files; give --resume "
+        r"the --out of an earlier run, or start a new run in another --out",
+        "{out} 里没有可以接着训练的 lmscope 检查点，只有别的文件；请给 --resume 配上之前某次"
+        "训练的 --out，或在另一个 --out 里开始新的训练",
+        {},
+    ),
+    (
+        r"(?P<flag>--\S+) (?P<n>\d+) needs at least (?P<need>[\d,]+) tokens in the "
+        r"(?:(?P<train>training)|(?P<val>validation)) split of (?P<data>.+), which has "
+        r"(?P<have>[\d,]+); use a shorter (?P=flag)(?P<batch> or --batch)? or a bigger corpus",
+        "{flag} {n} 要求{train}{val}集里至少有 {need} 个 token，而 {data} 的{train}{val}集只有 "
+        "{have} 个；请把 {flag}{batch} 调小，或换更大的语料",
+        {"train": "训练", "val": "验证", "batch": " 或 --batch"},
+    ),
+    (
+        r"(?P<out>.+) holds files that are not an lmscope checkpoint; refusing to overwrite "
+        r"them\. Choose another --out",
+        "{out} 里的文件不是 lmscope 检查点，不会覆盖它们。请换一个 --out",
+        {},
+    ),
+    (
+        r"cannot resume (?P<out>.+?) with (?P<flag>--\S+) (?P<now>.+?): it was trained with "
+        r"(?P=flag) (?P<before>.+); keep that setting or start a new run in another --out",
+        "不能用 {flag} {now} 接着训练 {out}：它是用 {flag} {before} 训练的；请保留这个设置，"
+        "或在另一个 --out 里开始新的训练",
+        {},
+    ),
+    (
+        r"--heads is a GPT setting; an? (?P<arch>\w+) has no attention heads \(drop --heads\)",
+        "--heads 是 GPT 的设置；{arch} 没有注意力头（去掉 --heads）",
+        {},
+    ),
+    (
+        r"--embed is a char-RNN setting; an? (?P<arch>\w+) has no separate input embedding width "
+        r"\(its embedding is --dim wide; drop --embed\)",
+        "--embed 是字符级 RNN 的设置；{arch} 没有单独的输入嵌入宽度（它的嵌入宽度就是 --dim；"
+        "去掉 --embed）",
+        {},
+    ),
+    (
+        r"--sample-at takes iterations separated by commas \(e\.g\. 100,300,1000\), "
+        r"got (?P<got>.+)",
+        "--sample-at 要的是用逗号分隔的迭代次数（如 100,300,1000），收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<a>\S+) \((?P<x>[^)]+)\) must be divisible by (?P<b>\S+) \((?P<y>[^)]+)\)"
+        r"(?P<unless> unless head_dim is given)?",
+        "{a}（{x}）必须能被 {b}（{y}）整除{unless}",
+        {"unless": "，除非给出了 head_dim"},
+    ),
+    (
+        r"(?P<flag>--\S+) \((?P<x>[^)]+)\) must not exceed (?P<other>--\S+) \((?P<y>[^)]+)\)",
+        "{flag}（{x}）不能大于 {other}（{y}）",
+        {},
+    ),
+    (
+        r"(?P<a>--\S+) and (?P<b>--\S+) name one setting; give one of them",
+        "{a} 和 {b} 是同一个设置；只给其中一个",
+        {},
+    ),
+    (
+        r"(?P<flag>--\S+) (?P<value>.+?) is not one of (?P<known>.+)",
+        "{flag} {value} 不是可用的值：{known}",
+        {},
+    ),
+    # --- any option's number: the checks many commands share ----------------------------------
+    (
+        r"port must be in 0\.\.65535, got (?P<got>.+)",
+        "端口（--port）必须在 0..65535 之间，收到 {got}",
+        {},
+    ),
+    (r"(?P<flag>\S+) must be a whole number, got (?P<got>.+)", "{flag} 必须是整数，收到 {got}", {}),
+    (
+        r"(?P<flag>\S+) must be a whole number >= (?P<low>-?\d+), got (?P<got>.+)",
+        "{flag} 必须是不小于 {low} 的整数，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be at least (?P<low>\S+), got (?P<got>.+)",
+        "{flag} 至少为 {low}，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be at most (?P<high>\S+), got (?P<got>.+)",
+        "{flag} 最多为 {high}，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be a number >= (?P<low>\S+), got (?P<got>.+)",
+        "{flag} 必须是不小于 {low} 的数，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be a number above (?P<low>\S+), got (?P<got>.+)",
+        "{flag} 必须是大于 {low} 的数，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be more than (?P<low>\S+) seconds, got (?P<got>.+)",
+        "{flag} 必须大于 {low} 秒，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be in (?P<range>[\[(][^,]+, [^\])]+[\])])(?P<off> \(or None = off\))?"
+        r", got (?P<got>.+)",
+        "{flag} 必须在 {range} 范围内{off}，收到 {got}",
+        {"off": "（不设则关闭）"},
+    ),
+    (
+        r"(?P<flag>\S+) must be between (?P<low>\S+) and (?P<high>\S+) \(exclusive\), "
+        r"got (?P<got>.+)",
+        "{flag} 必须在 {low} 和 {high} 之间（不含 {low} 和 {high}），收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be between (?P<low>\S+) and (?P<high>\S+), got (?P<got>.+)",
+        "{flag} 必须在 {low} 到 {high} 之间，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be a number between (?P<low>\S+) and (?P<high>\S+), "
+        r"got (?P<got>.+)",
+        "{flag} 必须是 {low} 到 {high} 之间的数，收到 {got}",
+        {},
+    ),
 )
 _COMPILED = [(re.compile(en, re.S), zh, parts) for en, zh, parts in _ENTRIES]
+
+
+_LABELS = {"en": "error: ", "zh": "错误："}
+
+
+def error_line(prog: str, message: str, lang: str) -> str:
+    """One refusal as the command line prints it: ``prog: error: message``, the label in
+    ``lang`` (``lmscope: 错误：...``); ``message`` is already in that language."""
+    return f"{prog}: {_LABELS.get(lang, _LABELS['en'])}{message}"
 
 
 def in_lang(message: str, lang: str) -> str:
