@@ -33,6 +33,14 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ),
         ("no_tokenizer", r"has no tokenizer"),
         ("out_of_range", r"^(?P<what>\w+) (?P<value>-?\d+) does not exist; .* 0\.\.(?P<last>\d+)$"),
+        # an ablation typed in the page's box (engine/hooks.py parse_ablations); the quote
+        # around the spec is repr's
+        (
+            "ablation_out_of_range",
+            r"^(['\"])(?P<spec>.*)\1: (?P<what>layer|head) (?P<value>-?\d+) does not exist "
+            r"\(0\.\.(?P<last>\d+)\)$",
+        ),
+        ("ablation_unreadable", r"^cannot read ablation (['\"])(?P<spec>.*)\1; use "),
         (
             "busy",
             r"^the server is busy: this request alone needs about (?P<need>\d+) s .*"

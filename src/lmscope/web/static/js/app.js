@@ -113,6 +113,9 @@ async function retrace(body, options = {}) {
   if (traceAbort) traceAbort.abort();
   traceAbort = new AbortController();
   setStatus({ loading: true, since: performance.now() });
+  // an error about the previous prompt must not stand beside this one while it runs (a retry
+  // keeps the busy line that announced it)
+  if (fromPrompt && !attempt) clearError();
   document.body.classList.add("tracing");
   const started = performance.now();
   performance.mark("trace-start");
@@ -357,7 +360,17 @@ function buildSamplingPanel() {
   const mIn = el("input", { type: "range", min: 0, max: 1, step: 0.01, value: s.min_p, "data-testid": "min-p", id: "min-p", oninput: onChange });
   const gIn = el("input", { type: "checkbox", "data-testid": "greedy", id: "greedy", onchange: onChange });
   const seedIn = el("input", { type: "number", min: 0, step: 1, value: state.seed, "data-testid": "seed", id: "seed", oninput: () => readControls() });
-  const nIn = el("input", { type: "number", min: 1, max: 256, step: 1, value: 10, "data-testid": "generate-count", id: "generate-count" });
+  const nIn = el("input", {
+    type: "number",
+    min: 1,
+    max: 256,
+    step: 1,
+    value: 10,
+    "data-testid": "generate-count",
+    id: "generate-count",
+    // a refused count's line goes once the box holds one that works
+    oninput: () => !$("generate-count-error").hidden && sayCount(!countOk(Number(nIn.value))),
+  });
   panel.replaceChildren(
     el("h2", { id: "sampling-title" }),
     el("div", { class: "sub", id: "sampling-sub", "data-testid": "sampling-sub" }),
@@ -403,6 +416,7 @@ function buildSamplingPanel() {
       el("span", { id: "gen-tokens-word" }),
       el("button", { id: "stop", "data-testid": "stop", hidden: true, onclick: () => genAbort?.abort() }),
     ),
+    el("div", { class: "control-error", id: "generate-count-error", "data-testid": "generate-count-error", role: "alert", hidden: true }),
     el("div", { class: "note", id: "gen-status", "data-testid": "gen-status" }),
   );
   labelSamplingPanel();
@@ -431,7 +445,7 @@ function readControls() {
   const k = $("top-k").value.trim();
   const kNum = Number(k);
   if (k === "" || !Number.isInteger(kNum) || kNum < 0 || kNum > state.model.vocab_size) {
-    problems.push(t("topKError", { vocab: state.model.vocab_size }));
+    problems.push(t("topKError", { vocab: state.model.vocab_size.toLocaleString("en-US") }));
   } else {
     s.top_k = kNum;
   }
@@ -537,7 +551,7 @@ function setGenStatus(gen) {
     return;
   }
   const pool = t("poolShort", { n: gen.pool.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") });
-  const why = gen.reason ? ` ${t("stopped", { reason: gen.reason === "stopped" ? t("stop") : reasonText(gen.reason) })}` : "";
+  const why = gen.reason ? ` ${t("stopped", { reason: reasonText(gen.reason) })}` : "";
   box.textContent = `+${gen.n}: “${visible(gen.text)}” (${pct(gen.prob)}; ${pool})${why}`;
 }
 
@@ -552,13 +566,21 @@ function serverSampling() {
   };
 }
 
+const countOk = (n) => Number.isInteger(n) && n >= 1 && n <= 256;
+
+// A refused count is said under its own box, not with the controls' line far above it.
+function sayCount(refused) {
+  const box = $("generate-count-error");
+  if (!box) return;
+  box.hidden = !refused;
+  box.textContent = refused ? t("nError") : "";
+}
+
 async function generate(n) {
   if (state.busy || !state.trace) return;
   if (!readControls()) return;
-  if (!Number.isInteger(n) || n < 1 || n > 256) {
-    const box = $("control-error");
-    box.textContent = t("nError");
-    box.hidden = false;
+  if (!countOk(n)) {
+    sayCount(true);
     return;
   }
   // Show the distribution that is being sampled from: the one after the last token.
@@ -613,6 +635,7 @@ function renderLanguage() {
   labelChatToggle();
   if (state.model) buildExamples(); // their tooltips
   readControls();
+  if ($("generate-count-error")?.hidden === false) sayCount(true); // in the new language
   setStatus(state.status);
   if (state.gen) setGenStatus(state.gen);
   if (state.error) showError(state.error.what, state.error.more);

@@ -25,6 +25,24 @@ export function groupChips(chips, spans) {
   return out;
 }
 
+// The text of tokens 0..last as a reader writes it: a character whose bytes lie over several
+// tokens is written once as itself, not as their <0xE8><0xA7> pieces; one cut at `last` keeps
+// the bytes it has so far.
+export function readableText(tokens, spans, last) {
+  const byStart = new Map((spans ?? []).filter((s) => s.complete).map((s) => [s.start, s]));
+  let text = "";
+  for (let i = 0; i <= last && i < tokens.length; i++) {
+    const span = byStart.get(i);
+    if (span && span.end <= last) {
+      text += span.text;
+      i = span.end;
+    } else {
+      text += tokens[i].text;
+    }
+  }
+  return text;
+}
+
 function charGroup(span, members) {
   const label = el("span", {
     class: `char-label${span.complete ? "" : " partial"}`,

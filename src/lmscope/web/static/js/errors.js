@@ -17,6 +17,9 @@ const en = {
   more_chars: " and {more} more",
   err_no_tokenizer: "This model has no tokenizer: type token ids separated by spaces.",
   err_out_of_range: "{what} {value} does not exist; this model has {what} 0 to {last}.",
+  err_ablation_out_of_range: "“{spec}”: {what} {value} does not exist; this model's are numbered 0 to {last}.",
+  err_ablation_unreadable:
+    "Cannot read “{spec}”: write L5H3 (a head), L5H* (a layer's heads), attn5 or mlp5 (a whole sublayer), attn* or mlp* (every layer), separated by commas or spaces.",
   err_busy: "The server is busy; try again in a moment.",
   err_busy_retry: "The server is busy; try again in {retry} s.",
   err_busy_alone:
@@ -33,6 +36,7 @@ const en = {
   reason_end_of_text: "end of text",
   reason_context_full: "the context is full",
   reason_done: "done",
+  reason_stopped: "you pressed Stop", // not "Stopped: Stop."
 };
 
 const zh = {
@@ -46,6 +50,9 @@ const zh = {
   more_chars: "，另有 {more} 个",
   err_no_tokenizer: "这个模型没有分词器：请输入用空格分隔的 token id。",
   err_out_of_range: "{what} {value} 不存在；这个模型的{what}编号是 0 到 {last}。",
+  err_ablation_out_of_range: "“{spec}”：{what} {value} 不存在；这个模型的{what}编号是 0 到 {last}。",
+  err_ablation_unreadable:
+    "无法识别“{spec}”：请写 L5H3（一个头）、L5H*（一层的所有头）、attn5 或 mlp5（整个子层）、attn* 或 mlp*（每一层），用逗号或空格分隔。",
   err_busy: "服务器正忙，请稍后再试。",
   err_busy_retry: "服务器正忙，请 {retry} 秒后再试。",
   err_busy_alone: "这个提示词单独就需要约 {need} 秒的模型计算，服务器只在没有别的任务排队时运行它；请 {retry} 秒后再试。",
@@ -61,6 +68,7 @@ const zh = {
   reason_end_of_text: "文本结束",
   reason_context_full: "上下文已满",
   reason_done: "完成",
+  reason_stopped: "按下了“停止”",
 };
 
 addStrings(en, zh);

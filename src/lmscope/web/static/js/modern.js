@@ -90,8 +90,8 @@ function frequencyChart(f, position) {
     root.append(bar);
   });
   root.append(
-    svg("text", { x: pad.l, y: h - 8, class: "axis" }, "pair 0"),
-    svg("text", { x: w - pad.r, y: h - 8, class: "axis", "text-anchor": "end" }, `pair ${n - 1}`),
+    svg("text", { x: pad.l, y: h - 8, class: "axis" }, t("ropePair", { i: 0 })),
+    svg("text", { x: w - pad.r, y: h - 8, class: "axis", "text-anchor": "end" }, t("ropePair", { i: n - 1 })),
   );
   return el("figure", { class: "line-chart" }, el("figcaption", { text: t("ropeFreq", { theta: f.theta }) }), root);
 }
@@ -133,7 +133,7 @@ function pairDials(before, after, angles, colour, testid) {
       svg("circle", { cx: c + ax * k, cy: c - ay * k, r: 2, fill: colour }),
       svg("circle", { cx: c, cy: c, r: 1.5, fill: "#6b7280" }),
     );
-    const tip = `pair ${i}: (${fmt(bx, 4)}, ${fmt(by, 4)}) → (${fmt(ax, 4)}, ${fmt(ay, 4)}), ${fmt(turn, 4)} rad`;
+    const tip = t("ropeDialTip", { i, before: `(${fmt(bx, 4)}, ${fmt(by, 4)})`, after: `(${fmt(ax, 4)}, ${fmt(ay, 4)})`, a: fmt(turn, 4) });
     dial.addEventListener("mousemove", (e) => showTip(e, tip));
     dial.addEventListener("mouseleave", hideTip);
     box.append(dial);
@@ -275,7 +275,7 @@ async function gqa(ctx) {
     size: 180,
     cellWidth: Math.max(2, Math.floor(180 / dh)),
     cellHeight: 14,
-    describe: (r, c) => `${name} head ${r} [${c}]`,
+    describe: (r, c) => `${name} ${t("head")} ${r} [${c}]`,
     onClick: click,
   });
   const kv = g.kv_head_of[state.head];

@@ -343,7 +343,7 @@ function renderCells() {
       const tip =
         f.kind === "binary"
           ? t("rnnRule", { rule: `${u.direction} ${fmt(u.threshold, 3)}`, p: fmt(u.precision, 3), r: fmt(u.recall, 3) })
-          : `r (choosing) ${fmt(u.r_select, 3)}`;
+          : t("rnnRSelect", { r: fmt(u.r_select, 3) });
       return el(
         "button",
         {
@@ -482,8 +482,19 @@ function chooseModel(name) {
   syncControls();
 }
 
+// The model list's names: a code model says so, in the page's language.
+function nameModels() {
+  for (const option of $("rnn-model").options) {
+    const m = state.models.find((x) => x.name === option.value);
+    option.textContent = m?.features === "code" ? t("rnnCodeModel", { name: m.name }) : option.value;
+  }
+}
+
 function renderLanguage() {
   document.querySelectorAll("[data-i18n]").forEach((node) => (node.textContent = t(node.dataset.i18n)));
+  $("unit-prev").setAttribute("aria-label", t("rnnUnitPrev"));
+  $("unit-next").setAttribute("aria-label", t("rnnUnitNext"));
+  nameModels();
   $("rnn-input").placeholder = t("rnnPlaceholder");
   showCount();
   for (const [id, words] of Object.entries(refusals)) sayAt(id, words); // in the new language
@@ -598,8 +609,8 @@ async function boot() {
     document.body.dataset.ready = "1";
     return;
   }
-  const option = (m) => el("option", { value: m.name, text: m.features === "code" ? `${m.name} (code)` : m.name });
-  $("rnn-model").replaceChildren(...state.models.map(option));
+  $("rnn-model").replaceChildren(...state.models.map((m) => el("option", { value: m.name })));
+  nameModels();
   $("rnn-input").value = EXAMPLES[0];
   chooseModel(state.models[0].name); // a code model swaps in a code example
   await openModel();

@@ -23,7 +23,7 @@ import { stepText, t } from "./i18n.js";
 import { familyView } from "./modern.js";
 import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
-import { groupChips, tokenizerNote } from "./chars.js";
+import { groupChips, readableText, tokenizerNote } from "./chars.js";
 import { attentionLines } from "./attention_lines.js";
 import { neighboursSection } from "./neighbours.js";
 
@@ -199,7 +199,7 @@ const RENDER = {
         el(
           "div",
           { class: "big-prediction" },
-          el("span", { class: "ctx", text: state.trace.tokens.slice(0, state.position + 1).map((x) => x.text).join("").slice(-80) }),
+          el("span", { class: "ctx", text: readableText(state.trace.tokens, state.trace.chars, state.position).slice(-80) }),
           el("span", { class: "arrow", text: " → " }),
           el("span", { class: "next", text: visible(ctx.tokenText(p.top_ids[0])) }),
           el("span", { class: "p", text: ` ${pct(p.top_probs[0])}` }),
@@ -410,7 +410,7 @@ const RENDER = {
     const [layer, a] = await Promise.all([layerData(ctx), attentionData(ctx)]);
     const h = state.head;
     const dh = state.model.d_head;
-    const groups = { groups: dh, indexLabel: (i) => `head ${Math.floor(i / dh)}, [${i % dh}]` };
+    const groups = { groups: dh, indexLabel: (i) => `${t("head")} ${Math.floor(i / dh)}, [${i % dh}]` };
     const labels = windowLabels(ctx, a);
     const rowHeight = a.size <= 24 ? 12 : undefined; // rows tall enough to label each position
     return [
@@ -442,7 +442,7 @@ const RENDER = {
       size: 180,
       cellWidth: Math.max(2, Math.floor(180 / dh)),
       cellHeight: 14,
-      describe: (r, c) => `${name} head ${r} [${c}]`,
+      describe: (r, c) => `${name} ${t("head")} ${r} [${c}]`,
       onClick: (r) => ctx.setHead(r),
     });
     const norm = (rows) => rows.map((r) => Math.sqrt(r.reduce((s, x) => s + x * x, 0)));
@@ -503,10 +503,10 @@ const RENDER = {
         size: 420,
         cellWidth: Math.max(2, Math.floor(420 / dh)),
         cellHeight: 14,
-        describe: (r, c) => `z head ${r} [${c}]`,
+        describe: (r, c) => `z ${t("head")} ${r} [${c}]`,
         onClick: (r) => ctx.setHead(r),
       }),
-      section("", strip(layer.z.flat(), { label: t("concat", { d: state.model.d_model }), groups: dh, indexLabel: (i) => `head ${Math.floor(i / dh)}, [${i % dh}]` })),
+      section("", strip(layer.z.flat(), { label: t("concat", { d: state.model.d_model }), groups: dh, indexLabel: (i) => `${t("head")} ${Math.floor(i / dh)}, [${i % dh}]` })),
       section(t("headResults"), barList(layer.head_results.map((r, i) => ({ name: heads[i], value: r.norm, active: i === state.head, onClick: () => ctx.setHead(i) })))),
       section("", layer.attn_bias && strip(layer.attn_bias, { label: t("attnBias") }), layer.attn_bias && op("→"), vec(t("attnOut"), layer.attn_out)),
     ];

@@ -1,0 +1,30 @@
+"""A refused ablation carries a code and the parts of its line (error_codes.py), so the page
+can say it in Chinese: it said only 服务器拒绝了这个请求（invalid_input）."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def ablate(client, spec: str) -> dict:
+    body = {"ids": [464, 3290, 318], "ablate": [spec], "mode": "zero", "position": 2}
+    r = client.post("/api/ablate", json=body)
+    assert r.status_code == 400, r.text
+    return r.json()
+
+
+@pytest.mark.parametrize(
+    ("spec", "what", "value"),
+    [("L9H0", "layer", "9"), ("L0H99", "head", "99"), ("mlp7", "layer", "7")],
+)
+def test_an_ablation_of_a_part_that_does_not_exist_names_it(client, spec, what, value):
+    model = client.get("/api/model").json()
+    last = model["n_layer"] - 1 if what == "layer" else model["n_head"] - 1
+    body = ablate(client, spec)
+    assert body["code"] == "ablation_out_of_range"
+    assert body["params"] == {"spec": spec, "what": what, "value": value, "last": str(last)}
+
+
+def test_an_ablation_the_parser_cannot_read_is_named(client):
+    body = ablate(client, "foo")
+    assert body["code"] == "ablation_unreadable" and body["params"] == {"spec": "foo"}
