@@ -5,8 +5,10 @@
     lmscope lab gradients      gradient norm k steps back: RNN vs LSTM vs GRU vs Transformer
     lmscope lab recall         recall after N filler characters: LSTM vs GRU vs GPT, memory held
     lmscope lab show [NAME]    print a saved or shipped result
+    lmscope lab replot FOLDER  draw a saved result's figures again (English and Chinese)
 
-Each experiment writes result.json and its plots (PNG and SVG) to --out.
+Each experiment writes result.json and its plots (PNG and SVG, in English and in Chinese:
+<stem>.png and <stem>.zh.png) to --out.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from pathlib import Path
 from rich.text import Text
 
 from lmscope.commands import lab_common, lab_gradients, lab_recall
-from lmscope.commands.common import use_lang
+from lmscope.commands.common import add_lang_option, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import MEMORY_METHODS, MemoryWallConfig, SerialDepthConfig
 from lmscope.lab.results import (
@@ -113,6 +115,24 @@ def register(sub):
     lab_common.add_report_options(show)
     show.set_defaults(run=run_show)
 
+    replot = lab.add_parser(
+        "replot",
+        help="draw a saved result's figures again from its result.json (nothing is re-run)",
+        description="Draw the figures of a result folder again from the numbers in its "
+        "result.json, without re-running the experiment: in English (<stem>.png, .svg), in "
+        "Chinese (<stem>.zh.png, .zh.svg) or both. A result made before lmscope drew Chinese "
+        "figures gets them this way.",
+    )
+    replot.add_argument("result", help="a folder with result.json (or the result.json itself)")
+    replot.add_argument(
+        "--figures",
+        choices=("both", "en", "zh"),
+        default="both",
+        help="which language's figures to draw (default both)",
+    )
+    add_lang_option(replot)
+    replot.set_defaults(run=run_replot)
+
     lab_gradients.register(lab)  # gradient flow: RNN vs LSTM vs GRU vs GPT
     lab_recall.register(lab)  # recall after a distance: a fixed state vs a KV cache
 
@@ -181,7 +201,20 @@ def run_show(args) -> int:
 
     lang = use_lang(args)
     console = lab_common.make_console()
-    lab_common.render(doc, console, lang)
     plot_dir = folder if folder.is_dir() else folder.parent
+    lab_common.render(doc, console, lang, plot_dir)
     console.print(Text(CLI["plots in"][lang].format(folder=plot_dir), style="dim"))
+    return 0
+
+
+def run_replot(args) -> int:
+    from lmscope.lab.replot import replot  # lazy: see lmscope.commands
+    from lmscope.lab.texts import CLI
+
+    lang = use_lang(args)
+    langs = ("en", "zh") if args.figures == "both" else (args.figures,)
+    written = replot(args.result, langs)
+    folder = written[0].parent if written else Path(args.result)
+    console = lab_common.make_console()
+    console.print(Text(CLI["drew"][lang].format(count=len(written), folder=folder), style="green"))
     return 0

@@ -15,7 +15,7 @@ from rich.text import Text
 from lmscope.commands.common import add_lang_option, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
-from lmscope.lab.results import format_cell, machine_line, resolve_device
+from lmscope.lab.results import format_cell, machine_line, plot_name, resolve_device
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -136,7 +136,7 @@ def finish(doc: dict, args, console: Console) -> int:
     from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
 
     lang = use_lang(args)
-    render(doc, console, lang)
+    render(doc, console, lang, Path(args.out))
     wrote = CLI["wrote"][lang].format(path=Path(args.out) / "result.json")
     console.print(Text(wrote, style="green"))
     return 0
@@ -147,7 +147,9 @@ def print_json(doc: dict) -> None:
     print(json.dumps(doc, ensure_ascii=False, indent=1))
 
 
-def render(doc: dict, console: Console, lang: str = "en") -> None:
+def render(doc: dict, console: Console, lang: str = "en", folder: Path | None = None) -> None:
+    """The result's tables, explanations and verdicts in ``lang``, and each section's plot: the
+    Chinese figure in Chinese where ``folder`` (the result's) has it, else the English one."""
     from lmscope.lab.texts import CLI, zh_header  # lazy: see lmscope.commands
 
     console.print(Text(doc["title"][lang], style="bold"))
@@ -165,8 +167,14 @@ def render(doc: dict, console: Console, lang: str = "en") -> None:
         if section.get("verdict"):
             console.print(Text(section["verdict"][lang], style="bold cyan"))
         if section.get("plot"):
-            plot = CLI["plot"][lang].format(file=section["plot"]["png"])
+            plot = CLI["plot"][lang].format(file=_plot_file(section["plot"]["png"], lang, folder))
             console.print(Text(plot, style="dim"))
+
+
+def _plot_file(file: str, lang: str, folder: Path | None) -> str:
+    """The plot a reader of ``lang`` should open: its Chinese sibling when it was drawn."""
+    translated = plot_name(file, lang)
+    return translated if folder is not None and (folder / translated).is_file() else file
 
 
 def _cell(value, kind: str, lang: str) -> str:

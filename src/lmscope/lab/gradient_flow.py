@@ -33,16 +33,16 @@ from lmscope.data import load_corpus
 from lmscope.engine.loading import load
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import GradientFlowConfig
-from lmscope.lab.plots import Panel, Series, save_panels
+from lmscope.lab.plots import Panel, Series, machine_words, plot_words, save_panels
 from lmscope.lab.progress import stage
 from lmscope.lab.results import (
+    LANGS,
     Column,
     Result,
     Section,
     bilingual,
     format_cell,
     hardware_info,
-    machine_line,
 )
 from lmscope.lab.sizes import matched_hidden
 from lmscope.models.gpt2 import GPT, GPTConfig
@@ -227,8 +227,7 @@ def run_gradient_flow(cfg: GradientFlowConfig, out_dir: str | Path, progress=Non
     }
     result = Result(experiment=EXPERIMENT, title=TITLE, params=params, hardware=hardware)
     result.sections = sections
-    for section in sections:
-        plot_section(section, hardware, out_dir)
+    plot_result(result.to_dict(), out_dir)
     result.write(out_dir)
     return result
 
@@ -296,9 +295,24 @@ def flow_section(state: str, curves: dict, counts: dict, sizes: dict, cfg) -> Se
     )
 
 
-def plot_section(section: Section, hw: dict, out_dir: Path) -> None:
-    data = section.data
+def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> None:
+    """Draw every state's figure from a result document (the curves its sections keep), so a
+    saved result can be drawn again; in every language of ``langs``."""
+    for section in doc["sections"]:
+        if section.get("plot") and section.get("data"):
+            for lang in langs:
+                plot_section(section, doc["hardware"], out_dir, lang)
+
+
+def plot_section(section: dict, hw: dict, out_dir: Path, lang: str = "en") -> None:
+    """One state's figure: the norms, and the norms relative to k = 1 (``section``: as the
+    result document keeps it)."""
+    say = plot_words("gradient-flow", lang)
+    data = section["data"]
     ks = data["k"]
+
+    def label(arch: str) -> str:
+        return LABELS_ZH.get(arch, data["labels"][arch]) if lang == "zh" else data["labels"][arch]
 
     def series(key: str) -> list:
         out = []
@@ -306,7 +320,7 @@ def plot_section(section: Section, hw: dict, out_dir: Path) -> None:
             points = [(k, y) for k, y in zip(ks, ys, strict=True) if y is not None and y > 0]
             out.append(
                 Series(
-                    data["labels"][arch],
+                    label(arch),
                     [k for k, _ in points],
                     [y for _, y in points],
                     color=COLORS[arch],
@@ -315,29 +329,30 @@ def plot_section(section: Section, hw: dict, out_dir: Path) -> None:
             )
         return out
 
-    state = section.key
+    state = section["key"]
     axes = dict(x_unit="plain", y_unit="plain", logx=False)  # k on a linear axis, norms on a log
     save_panels(
         out_dir,
-        section.plot,
+        section["plot"]["png"].removesuffix(".png"),
         [
             Panel(
-                title="‖∂loss/∂x‖ at the last position, k steps back",
-                xlabel="k (steps back from the predicting position)",
-                ylabel="gradient norm (mean over sequences)",
+                title=say("norm_title"),
+                xlabel=say("norm_x"),
+                ylabel=say("norm_y"),
                 series=series("norm"),
                 **axes,
             ),
             Panel(
-                title="Relative to k = 1",
-                xlabel="k (steps back)",
-                ylabel="norm(k) / norm(1)",
+                title=say("relative_title"),
+                xlabel=say("relative_x"),
+                ylabel=say("relative_y"),
                 series=series("relative"),
                 **axes,
             ),
         ],
-        suptitle=f"Gradient flow through time: {STATE_TITLES[state]['en']}",
-        footnote=machine_line(hw),
+        suptitle=say("title", state=STATE_TITLES[state][lang]),
+        footnote=machine_words(hw, lang),
+        lang=lang,
     )
 
 

@@ -25,25 +25,28 @@ from lmscope.engine import machine_memory
 from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.lab import texts
 from lmscope.lab.configs import DTYPE_BYTES, MEMORY_METHODS, MemoryWallConfig
-from lmscope.lab.plots import Mark, Panel, Series, save_panels
+from lmscope.lab.plots import (
+    Mark,
+    Panel,
+    Series,
+    cell_words,
+    machine_words,
+    plot_words,
+    save_panels,
+)
 from lmscope.lab.progress import stage
 from lmscope.lab.results import (
+    LANGS,
     Column,
     Result,
     Section,
     format_bytes,
     hardware_info,
-    machine_line,
+    plot_stem,
     table,
 )
-from lmscope.lab.timing import CLOCK_LABELS
 from lmscope.models.gpt2 import GPTConfig
 
-METHOD_LABELS = {
-    "naive": "naive attention (N×N scores)",
-    "sdpa": "scaled_dot_product_attention",
-    "lstm": "LSTM cell, O(1) state",
-}
 BUDGET_FRACTION = 0.25  # default budget: this share of the memory available right now
 CLEAR_REFS = "/proc/self/clear_refs"
 PAGE = 4096  # resident memory is counted in pages: smaller peaks read as 0
@@ -326,7 +329,7 @@ def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Resu
         limits_section(limits, budget),
         kv_section(cfg.kv_dtypes),
     ]
-    plot_memory_wall(rows, limits, params, hardware, Path(out_dir))
+    plot_result(result.to_dict(), Path(out_dir))
     result.write(Path(out_dir))
     return result
 
@@ -353,7 +356,17 @@ def kv_section(dtypes) -> Section:
     return Section(key="kv_cache", columns=columns, rows=rows, **texts.kv_cache(rows, dtypes))
 
 
-def plot_memory_wall(rows, limits, params, hw, out_dir: Path) -> None:
+def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> None:
+    """Draw the figure from a result document's rows (the attention table and the limits), so
+    a saved result can be drawn again; in every language of ``langs``."""
+    by_key = {s["key"]: s for s in doc["sections"]}
+    rows, limits = by_key["attention"]["rows"], by_key["limits"]["rows"]
+    for lang in langs:
+        plot_memory_wall(rows, limits, doc["params"], doc["hardware"], out_dir, lang)
+
+
+def plot_memory_wall(rows, limits, params, hw, out_dir: Path, lang: str = "en") -> None:
+    say = plot_words("memory-wall", lang)
     colors = {"naive": "#d62728", "sdpa": "#1f77b4", "lstm": "#2ca02c"}
     mem, time = [], []
     for method in params["methods"]:
@@ -361,59 +374,62 @@ def plot_memory_wall(rows, limits, params, hw, out_dir: Path) -> None:
         if not pts:
             continue
         xs = [r["n"] for r in pts]
-        label = METHOD_LABELS[method]
+        label = say(f"method_{method}")
         peaks = [r[f"{method}_peak"] for r in pts]
         if max(peaks) < PAGE:
             # Nothing measurable (RSS moves in pages) cannot sit on a log axis: draw the
             # page size as an upper bound, and say so.
-            bound = Series(f"{label}: peak < one 4 KiB page", xs, [PAGE] * len(xs))
+            bound = Series(say("below_a_page", label=label), xs, [PAGE] * len(xs))
             bound.color, bound.marker = colors[method], "v"
             mem.append(bound)
         else:
             mem.append(Series(label, xs, [max(p, PAGE) for p in peaks], color=colors[method]))
         time.append(Series(label, xs, [r[f"{method}_s"] for r in pts], color=colors[method]))
     ns = [r["n"] for r in rows]
-    mem.append(
-        Series("theory: N²·heads·bytes", ns, [r["theory_bytes"] for r in rows], "#555555", True)
-    )
+    mem.append(Series(say("theory"), ns, [r["theory_bytes"] for r in rows], "#555555", True))
     if "lstm" in params["methods"]:
         mem.append(
-            Series("LSTM state (h, c)", ns, [r["lstm_state_bytes"] for r in rows], "#2ca02c", True)
+            Series(say("lstm_state"), ns, [r["lstm_state_bytes"] for r in rows], "#2ca02c", True)
         )
     marks = [
         Mark(
             lim["first_not_fit"],
             params["budget_bytes"],
-            f"{lim['method']}: N={lim['first_not_fit']:,} does not fit",
+            say("does_not_fit", method=cell_words(lim["method"], lang), n=lim["first_not_fit"]),
         )
         for lim in limits
         if lim["first_not_fit"]
     ]
-    shape = (
-        f"{params['heads']} heads × d_head {params['d_head']}, batch {params['batch']}, "
-        f"{params['dtype']}"
+    shape = say(
+        "shape",
+        heads=params["heads"],
+        d_head=params["d_head"],
+        batch=params["batch"],
+        dtype=params["dtype"],
     )
+    budget = say("budget", size=format_bytes(params["budget_bytes"]))
     save_panels(
         out_dir,
-        "memory-wall",
+        plot_stem("attention"),
         [
             Panel(
-                title="Peak memory of causal attention vs an LSTM",
-                xlabel="sequence length N",
-                ylabel="peak memory above inputs",
+                title=say("memory_title"),
+                xlabel=say("length_n"),
+                ylabel=say("memory_axis"),
                 y_unit="bytes",
                 series=mem,
-                hlines=[(params["budget_bytes"], f"budget {format_bytes(params['budget_bytes'])}")],
+                hlines=[(params["budget_bytes"], budget)],
                 marks=marks,
                 legend_below=True,
             ),
             Panel(
-                title="Time of one forward pass over N positions",
-                xlabel="sequence length N",
-                ylabel=CLOCK_LABELS[params["clock"]],
+                title=say("time_title"),
+                xlabel=say("length_n"),
+                ylabel=say(f"clock_{params['clock']}"),
                 y_unit="seconds",
                 series=time,
             ),
         ],
-        footnote=f"{shape} · {machine_line(hw)}",
+        footnote=f"{shape} · {machine_words(hw, lang)}",
+        lang=lang,
     )

@@ -1,9 +1,14 @@
 """Plots for lab results: matplotlib without pyplot (no global state, no display needed),
-written as PNG for pages and SVG for print. Every experiment draws through ``line_panel`` so
-the figures share one look; the axes know sizes (N), seconds and bytes."""
+written as PNG for pages and SVG for print. Every experiment draws through ``save_panels`` so
+the figures share one look; the axes know sizes (N), seconds and bytes.
+
+Every figure is drawn in English (``<stem>.png``) and in Chinese (``<stem>.zh.png``): the words
+of both are data, in plot_texts.json (``plot_words``), and a Chinese figure is set in a CJK font
+(``font_rc``) so that its characters are not drawn as boxes."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -14,7 +19,14 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from lmscope.lab.results import format_bytes, format_seconds
+from lmscope.lab.results import (
+    format_bytes,
+    format_seconds,
+    machine_line,
+    package_json,
+    plot_name,
+)
+from lmscope.lab.texts import zh_cell
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
@@ -194,15 +206,72 @@ def make_figure(panels: list[Panel], suptitle: str = "", footnote: str = "") -> 
 
 
 def save_panels(
-    out_dir: Path, stem: str, panels: list[Panel], suptitle: str = "", footnote: str = ""
+    out_dir: Path,
+    stem: str,
+    panels: list[Panel],
+    suptitle: str = "",
+    footnote: str = "",
+    lang: str = "en",
 ) -> list[Path]:
-    """Draw the panels side by side and write ``stem.png`` and ``stem.svg``."""
+    """Draw the panels side by side and write ``stem.png`` and ``stem.svg`` (``lang`` "zh":
+    ``stem.zh.png`` and ``stem.zh.svg``, in a font that has the Chinese characters)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    fig = make_figure(panels, suptitle, footnote)
-    paths = [out_dir / f"{stem}.png", out_dir / f"{stem}.svg"]
-    fig.savefig(paths[0], dpi=130)
-    # no timestamp and fixed element ids: the same data gives the same SVG file
-    with rc_context({"svg.hashsalt": "lmscope"}):
-        fig.savefig(paths[1], metadata={"Date": None})
+    paths = [out_dir / plot_name(f"{stem}.{ext}", lang) for ext in ("png", "svg")]
+    with rc_context(font_rc(lang)):
+        fig = make_figure(panels, suptitle, footnote)
+        fig.savefig(paths[0], dpi=130)
+        # no timestamp and fixed element ids: the same data gives the same SVG file
+        with rc_context({"svg.hashsalt": "lmscope"}):
+            fig.savefig(paths[1], metadata={"Date": None})
     return paths
+
+
+# --- the words of a figure, in its language ----------------------------------------------------
+def font_rc(lang: str) -> dict:
+    """The fonts a figure in ``lang`` is set in: English as it always was; Chinese in DejaVu
+    Sans, then the installed CJK fonts (matplotlib takes each glyph from the first font that
+    has it, so Latin letters, digits and symbols look as in the English figure)."""
+    return {} if lang == "en" else {"font.family": ["DejaVu Sans", *cjk_fonts()]}
+
+
+@functools.cache
+def cjk_fonts() -> tuple[str, ...]:
+    """The installed fonts that draw Chinese, in order of preference (Debian: fonts-noto-cjk);
+    the same list as the comparison pictures and the neuron views use."""
+    from matplotlib import font_manager
+
+    from lmscope.interpret.compare_png import WIDE_FONTS
+
+    installed = {f.name for f in font_manager.fontManager.ttflist}
+    return tuple(f for f in WIDE_FONTS if f in installed)
+
+
+def plot_words(experiment: str, lang: str):
+    """``say(key, **values)``: the figure text ``key`` of ``experiment`` in ``lang``, its
+    {placeholders} filled. Both languages are in plot_texts.json, side by side."""
+    words = package_json("plot_texts.json")
+    texts = {**words["common"], **words[experiment]}
+
+    def say(key: str, **values) -> str:
+        return texts[key][lang].format(**values)
+
+    return say
+
+
+def cell_words(text: str, lang: str) -> str:
+    """A table's text cell as the tables in ``lang`` show it: a model's name (vanilla RNN:
+    朴素 RNN), a device, a method (zh_words.json)."""
+    return zh_cell(text) if lang == "zh" else text
+
+
+def machine_words(hw: dict, lang: str, sep: str = ", ") -> str:
+    """The machine line of a footnote; in Chinese as the /why page writes it (why_zh.js's
+    machineText): 2 核, （1 线程）, 系列 6 型号 207, Chinese commas. The CPU's name stays."""
+    line = machine_line(hw, sep)
+    if lang == "en":
+        return line
+    line = re.sub(r"family (\d+) model (\d+)", r"系列 \1 型号 \2", line)
+    line = re.sub(r"(\d+) cores", r"\1 核", line)
+    line = re.sub(r" ?\((\d+) threads?\)", r"（\1 线程）", line)
+    return line.replace(", ", "，")

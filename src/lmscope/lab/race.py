@@ -31,18 +31,25 @@ from lmscope.data import StreamBatches, load_corpus
 from lmscope.errors import InvalidInputError
 from lmscope.lab import texts
 from lmscope.lab.configs import RECURRENT, RaceConfig
-from lmscope.lab.plots import Panel, Series, save_panels
+from lmscope.lab.plots import (
+    Panel,
+    Series,
+    cell_words,
+    machine_words,
+    plot_words,
+    save_panels,
+)
 from lmscope.lab.progress import loss_bar
 from lmscope.lab.results import (
+    LANGS,
     Result,
     columns_of,
     format_seconds,
     hardware_info,
-    machine_line,
     table,
 )
 from lmscope.lab.sizes import matched_hidden
-from lmscope.lab.timing import CLOCK_LABELS, Timing
+from lmscope.lab.timing import Timing
 from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.tokenizers import CharTokenizer
 from lmscope.train import TrainConfig, Trainer, get_adapter
@@ -200,7 +207,7 @@ class Stopwatch:
             self.show(min(self.elapsed, self.budget), info.loss)
 
 
-def run_model(arch: str, cfg: RaceConfig, hidden: int, progress=None) -> dict:
+def runcell_words(arch: str, cfg: RaceConfig, hidden: int, progress=None) -> dict:
     """Train one model for the budget; return its step count, time and evaluations."""
     label = f"{LABELS[arch]} ({shape_text(arch, cfg, hidden)})"
     show = loss_bar(progress, label, cfg.budget_s)
@@ -325,25 +332,35 @@ SPEED_COLUMNS = columns_of("speed")  # both in tables.json
 CURVE_COLUMNS = columns_of("loss")
 
 
-def plot_result(doc: dict, out_dir: Path) -> None:
-    """Draw both figures from a result document, so a saved race can be drawn again."""
-    speed, loss = (next(s for s in doc["sections"] if s["key"] == k) for k in ("speed", "loss"))
+def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> None:
+    """Draw both figures from a result document, so a saved race can be drawn again: each in
+    every language of ``langs`` (race-speed.png, race-speed.zh.png, ...)."""
+    by_key = {s["key"]: s for s in doc["sections"]}
+    speed, loss = by_key["speed"], by_key["loss"]
     rows, params, hw = speed["rows"], doc["params"], doc["hardware"]
     curves = {r["arch"]: [p for p in loss["rows"] if p["arch"] == r["arch"]] for r in rows}
-    plot_speed(rows, curves, speed["data"], params, hw, out_dir)
-    plot_loss(rows, curves, params, hw, out_dir)
+    for lang in langs:
+        plot_speed(rows, curves, speed["data"], params, hw, out_dir, lang)
+        plot_loss(rows, curves, params, hw, out_dir, lang)
 
 
-def plot_speed(rows, curves, summary: dict, params: dict, hw: dict, out_dir: Path) -> None:
+def plot_speed(
+    rows, curves, summary: dict, params: dict, hw: dict, out_dir: Path, lang: str = "en"
+) -> None:
+    say = plot_words("race", lang)
     low, high = summary["claim"]
     rival = LABELS[summary["rival"]]
     ratio = summary["ratio"]
     faster, by = ("GPT", ratio) if ratio >= 1 else (rival, 1 / ratio)
-    claim = (  # two short lines: the figure is one panel wide
-        f"Lesson: Transformer {low:g}-{high:g}x faster per epoch at N = 512\n"
-        f"Here (N = {params['context']}): the {faster} is {by:.2f}x faster per epoch"
-        + ("" if summary.get("steady", True) else " (too noisy for a verdict)")
-    )
+    # two short lines: the figure is one panel wide
+    claim = say(
+        "speed_claim",
+        low=low,
+        high=high,
+        context=params["context"],
+        faster=cell_words(faster, lang),
+        by=by,
+    ) + ("" if summary.get("steady", True) else say("too_noisy"))
 
     series = []
     for row in rows:
@@ -351,8 +368,12 @@ def plot_speed(rows, curves, summary: dict, params: dict, hw: dict, out_dir: Pat
         points = curves[arch]
         series.append(
             Series(
-                f"{row['model']}: {row['tokens_per_s']:,.0f} tokens/s, "
-                f"epoch {format_seconds(row['epoch_s'])}",
+                say(
+                    "speed_series",
+                    model=cell_words(row["model"], lang),
+                    tokens_per_s=row["tokens_per_s"],
+                    epoch=format_seconds(row["epoch_s"]),
+                ),
                 [0.0] + [p["seconds"] for p in points],
                 [0] + [p["tokens"] for p in points],
                 color=COLORS[arch],
@@ -364,9 +385,9 @@ def plot_speed(rows, curves, summary: dict, params: dict, hw: dict, out_dir: Pat
         "race-speed",
         [
             Panel(
-                title=f"Tokens seen during training (batch {params['batch']})",
-                xlabel=f"training time ({CLOCK_LABELS[params['clock']]})",
-                ylabel="tokens seen",
+                title=say("speed_title", batch=params["batch"]),
+                xlabel=say("training_time", clock=say(f"clock_{params['clock']}")),
+                ylabel=say("tokens_seen"),
                 series=series,
                 x_unit="seconds",
                 y_unit="decimal",
@@ -375,15 +396,22 @@ def plot_speed(rows, curves, summary: dict, params: dict, hw: dict, out_dir: Pat
             )
         ],
         suptitle=claim,
-        footnote=machine_line(hw),
+        footnote=machine_words(hw, lang),
+        lang=lang,
     )
 
 
-def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path) -> None:
+def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path, lang: str = "en") -> None:
+    say = plot_words("race", lang)
+
     def panel(x_key: str, title: str, xlabel: str, x_unit: str) -> Panel:
         series = [
             Series(
-                f"{row['model']} ({row['params'] / 1e6:.2f}M)",
+                say(
+                    "loss_series",
+                    model=cell_words(row["model"], lang),
+                    millions=row["params"] / 1e6,
+                ),
                 [p[x_key] for p in curves[row["arch"]]],
                 [p["val_loss"] for p in curves[row["arch"]]],
                 color=COLORS[row["arch"]],
@@ -393,7 +421,7 @@ def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path) -> None:
         return Panel(
             title=title,
             xlabel=xlabel,
-            ylabel="validation loss (nats/char)",
+            ylabel=say("val_loss"),
             series=series,
             x_unit=x_unit,
             logx=False,
@@ -406,15 +434,17 @@ def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path) -> None:
         [
             panel(
                 "seconds",
-                "Val loss against training time",
-                f"training time ({CLOCK_LABELS[params['clock']]})",
+                say("loss_vs_time"),
+                say("training_time", clock=say(f"clock_{params['clock']}")),
                 "seconds",
             ),
-            panel("tokens", "Val loss against tokens seen", "tokens seen", "decimal"),
+            panel("tokens", say("loss_vs_tokens"), say("tokens_seen"), "decimal"),
         ],
-        suptitle=f"The race on {params['data']}: same data order, batch {params['batch']}, "
-        f"N = {params['context']}",
-        footnote=machine_line(hw),
+        suptitle=say(
+            "loss_title", data=params["data"], batch=params["batch"], context=params["context"]
+        ),
+        footnote=machine_words(hw, lang),
+        lang=lang,
     )
 
 
@@ -429,7 +459,7 @@ def run_race(cfg: RaceConfig, out_dir: Path, progress=None) -> Result:
         for arch in cfg.models
     }
     hw = hardware_info([cfg.device])
-    runs = {arch: run_model(arch, cfg, hidden[arch], progress) for arch in cfg.models}
+    runs = {arch: runcell_words(arch, cfg, hidden[arch], progress) for arch in cfg.models}
     rows = [
         speed_row(arch, cfg, vocab, hidden[arch], runs[arch], epoch_steps) for arch in cfg.models
     ]

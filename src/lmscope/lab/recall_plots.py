@@ -7,44 +7,49 @@ from __future__ import annotations
 from pathlib import Path
 
 from lmscope.lab import recall_texts as texts
-from lmscope.lab.plots import Panel, Series, save_panels
+from lmscope.lab.plots import Panel, Series, cell_words, machine_words, plot_words, save_panels
 from lmscope.lab.race import COLORS
 from lmscope.lab.recall_task import CHANCE
-from lmscope.lab.results import machine_line
+from lmscope.lab.results import LANGS
 
 
 # --- plots -------------------------------------------------------------------------------------
-def plot_result(doc: dict, out_dir: Path) -> None:
+def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> None:
     """Draw the three figures from a result document, so a saved result can be drawn again:
-    accuracy against N and against P (a panel per size), and the memory held at the answer."""
+    accuracy against N and against P (a panel per size), and the memory held at the answer;
+    each in every language of ``langs`` (recall-distance.png, recall-distance.zh.png, ...)."""
     by_key = {s["key"]: s for s in doc["sections"]}
     hw, p = doc["hardware"], doc["params"]
-    axes = {
-        "distance": ("distance", "distance N (filler characters)"),
-        "amount": ("items", "symbols to remember P"),
-    }
-    for key, (x_key, xlabel) in axes.items():
-        rows = by_key[key]["rows"]
-        held = (
-            f"P = {rows[0]['items']} symbols"
-            if key == "distance"
-            else f"N = {rows[0]['distance']} filler characters"
-        )
-        sizes = dict.fromkeys(r["size"] for r in rows)
+    for lang in langs:
+        say = plot_words("recall", lang)
+        axes = {
+            "distance": ("distance", say("axis_distance")),
+            "amount": ("items", say("axis_amount")),
+        }
+        for key, (x_key, xlabel) in axes.items():
+            rows = by_key[key]["rows"]
+            held = (
+                say("held_items", items=rows[0]["items"])
+                if key == "distance"
+                else say("held_distance", distance=rows[0]["distance"])
+            )
+            sizes = dict.fromkeys(r["size"] for r in rows)
+            save_panels(
+                out_dir,
+                f"recall-{key}",
+                [accuracy_panel(rows, size, x_key, xlabel, held, lang) for size in sizes],
+                suptitle=texts.plot_title(key, p, lang),
+                footnote=machine_words(hw, lang),
+                lang=lang,
+            )
         save_panels(
             out_dir,
-            f"recall-{key}",
-            [accuracy_panel(rows, size, x_key, xlabel, held) for size in sizes],
-            suptitle=texts.plot_title(key, p),
-            footnote=machine_line(hw),
+            "recall-memory",
+            [memory_panel(by_key[key]["rows"], *axes[key], lang) for key in axes],
+            suptitle=texts.plot_title("memory", p, lang),
+            footnote=machine_words(hw, lang),
+            lang=lang,
         )
-    save_panels(
-        out_dir,
-        "recall-memory",
-        [memory_panel(by_key[key]["rows"], *axes[key]) for key in axes],
-        suptitle=texts.plot_title("memory", p),
-        footnote=machine_line(hw),
-    )
 
 
 SIZE_MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -59,34 +64,40 @@ def _series(rows: list[dict], x_key: str, y_key: str, label, marker: str = "o") 
     return out
 
 
-def accuracy_panel(rows, size: int, x_key: str, xlabel: str, held: str) -> Panel:
+def accuracy_panel(rows, size: int, x_key: str, xlabel: str, held: str, lang: str = "en") -> Panel:
+    say = plot_words("recall", lang)
     mine = [r for r in rows if r["size"] == size]
     return Panel(
-        title=f"Size d{size}, {held}",
+        title=say("size_title", size=size, held=held),
         xlabel=xlabel,
-        ylabel="accuracy of the first answer",
-        series=_series(mine, x_key, "accuracy", lambda r: r["model"]),
-        hlines=[(CHANCE, f"chance (1 in {round(1 / CHANCE)})")],
+        ylabel=say("accuracy"),
+        series=_series(mine, x_key, "accuracy", lambda r: cell_words(r["model"], lang)),
+        hlines=[(CHANCE, say("chance", n=round(1 / CHANCE)))],
         logx=x_key == "items",  # P doubles: 1, 2, 4, 8; N starts at 0
         logy=False,
     )
 
 
-def memory_panel(rows, x_key: str, xlabel: str) -> Panel:
+def memory_panel(rows, x_key: str, xlabel: str, lang: str = "en") -> Panel:
     """Bytes held at the answer, every model of every size: flat for a recurrent state,
     growing for a KV cache. Colour names the model, the marker its size."""
+    say = plot_words("recall", lang)
     series = []
     for n, size in enumerate(dict.fromkeys(r["size"] for r in rows)):
         mine = [r for r in rows if r["size"] == size]
         marker = SIZE_MARKERS[n % len(SIZE_MARKERS)]
         series += _series(
-            mine, x_key, "memory_bytes", lambda r: f"{r['model']} d{r['size']}", marker
+            mine,
+            x_key,
+            "memory_bytes",
+            lambda r: f"{cell_words(r['model'], lang)} d{r['size']}",
+            marker,
         )
     held = f"P = {rows[0]['items']}" if x_key == "distance" else f"N = {rows[0]['distance']}"
     return Panel(
-        title=f"Memory held when the answer is due ({held})",
+        title=say("memory_title", held=held),
         xlabel=xlabel,
-        ylabel="bytes (float32)",
+        ylabel=say("memory_bytes"),
         series=series,
         y_unit="bytes",
         logx=x_key == "items",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lmscope.lab.recall_task import CHANCE, tokens_read
 from lmscope.lab.results import bilingual as bi
-from lmscope.lab.results import fixed_texts, format_bytes
+from lmscope.lab.results import fixed_texts, format_bytes, package_json
 
 TITLE = bi(
     "Recall after a distance: can a fixed-size state hold the past?",
@@ -87,16 +87,12 @@ def summarise(plans: list[dict], rows: dict[str, list[dict]], cfg) -> dict:
     }
 
 
-def plot_title(key: str, params: dict) -> str:
+def plot_title(key: str, params: dict, lang: str = "en") -> str:
+    """The title line of figure ``key`` (distance, amount, memory) in ``lang``: its words are
+    in plot_texts.json with every other figure's."""
     task = params["task"]
-    if key == "distance":
-        return (
-            "Recall against distance: an LSTM, a GRU and a GPT of equal size "
-            f"(trained on lists of 1-{task['max_items']}, distances 0-{task['max_distance']})"
-        )
-    if key == "amount":
-        return "Recall against the amount to remember: the same models, the same test"
-    return "Memory each model holds when the answer is due: a fixed state against a KV cache"
+    text = package_json("plot_texts.json")["recall"][f"title_{key}"][lang]
+    return text.format(max_items=task["max_items"], max_distance=task["max_distance"])
 
 
 # --- sections ------------------------------------------------------------------------------------

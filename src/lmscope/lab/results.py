@@ -1,7 +1,8 @@
 """A result is a file: every lab experiment writes one ``result.json`` next to its plots.
 
 The document is made of sections; each section is one table (named columns, rows as dicts),
-optionally one plot (``<stem>.png`` and ``<stem>.svg`` in the same folder), a fixed
+optionally one plot (``<stem>.png`` and ``<stem>.svg`` in the same folder, and the same figure
+in Chinese as ``<stem>.zh.png`` and ``<stem>.zh.svg``: see ``plot_name``), a fixed
 explanation and a verdict computed from the measured numbers, both in English and Chinese.
 The CLI, the web page and the tests all read this same file.
 """
@@ -30,6 +31,17 @@ KINDS = ("int", "float", "sci", "seconds", "bytes", "ratio", "text", "bool")
 
 def bilingual(en: str, zh: str) -> dict[str, str]:
     return {"en": en, "zh": zh}
+
+
+def plot_name(file: str, lang: str) -> str:
+    """The name of a plot file drawn in ``lang``: the English file's own name, or the language
+    before its extension (race-speed.png -> race-speed.zh.png). A result names only its
+    English files; their Chinese siblings are derived, so results written before there were
+    Chinese figures read the same, and a reader falls back to English where one is missing."""
+    if lang == "en":
+        return file
+    stem, dot, ext = file.rpartition(".")
+    return f"{stem}.{lang}.{ext}" if dot else f"{file}.{lang}"
 
 
 def format_seconds(v: float) -> str:
@@ -109,8 +121,14 @@ class Section:
 def table(key: str, rows: list[dict], texts: dict, **extra) -> Section:
     """Section ``key`` with its plot and columns from tables.json (what a table shows is data,
     like its texts) and ``texts``' title, explain and verdict."""
-    plot = package_json("tables.json")[key].get("plot")
-    return Section(key=key, plot=plot, columns=columns_of(key), rows=rows, **texts, **extra)
+    return Section(
+        key=key, plot=plot_stem(key), columns=columns_of(key), rows=rows, **texts, **extra
+    )
+
+
+def plot_stem(key: str) -> str | None:
+    """The file stem of section ``key``'s plot, from tables.json (None: it has none)."""
+    return package_json("tables.json")[key].get("plot")
 
 
 def columns_of(key: str) -> list[Column]:

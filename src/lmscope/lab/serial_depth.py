@@ -18,9 +18,9 @@ import numpy as np
 
 from lmscope.lab import texts, torch_sweep
 from lmscope.lab.configs import SerialDepthConfig
-from lmscope.lab.plots import Panel, Series, save_panels
+from lmscope.lab.plots import Panel, Series, machine_words, plot_words, save_panels
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Result, Section, hardware_info, machine_line, table
+from lmscope.lab.results import LANGS, Result, Section, hardware_info, plot_stem, table
 from lmscope.lab.scans import (
     AFFINE_IDENTITY,
     affine_op,
@@ -33,7 +33,7 @@ from lmscope.lab.scans import (
     serial_scan,
     tree_reduce,
 )
-from lmscope.lab.timing import CLOCK_LABELS, MAX_SPREAD, measure, steadiness
+from lmscope.lab.timing import MAX_SPREAD, measure, steadiness
 
 DEPTH_SIZES = [4**k for k in range(3, 10)]  # 64 .. 262,144
 PYTHON_SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -242,58 +242,82 @@ def random_trials(rng: random.Random, max_n: int | None) -> int:
 
 
 # --- plots ------------------------------------------------------------------------------------
-def plot_depth(section: Section, out_dir: Path) -> None:
+def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> None:
+    """Draw the three figures (depth, pure-Python timing, the PyTorch sweep) from a result
+    document's rows, so a saved result can be drawn again; each in every language of
+    ``langs`` (depth.png, depth.zh.png, ...)."""
+    by_key = {s["key"]: s for s in doc["sections"]}
+    params, hw = doc["params"], doc["hardware"]
+    for lang in langs:
+        plot_depth(by_key["depth"]["rows"], out_dir, lang)
+        plot_python(by_key["python"]["rows"], out_dir, hw, params["clock"], lang)
+        if "torch" in by_key:
+            torch_sweep.plot_sweep(
+                by_key["torch"]["rows"],
+                params["devices"],
+                out_dir,
+                params["a"],
+                hw,
+                params["clock"],
+                lang,
+            )
+
+
+def plot_depth(rows: list[dict], out_dir: Path, lang: str = "en") -> None:
+    say = plot_words("serial-depth", lang)
     save_panels(
         out_dir,
-        section.plot,
+        plot_stem("depth"),
         [
             Panel(
-                title="Serial depth: steps that must run one after another",
-                xlabel="sequence length N",
-                ylabel="dependent steps",
-                series=_depth_series(section.rows),
+                title=say("depth_title"),
+                xlabel=say("length_n"),
+                ylabel=say("depth_steps"),
+                series=_depth_series(rows, say),
             )
         ],
+        lang=lang,
     )
 
 
-def _depth_series(rows: list[dict]) -> list[Series]:
+def _depth_series(rows: list[dict], say) -> list[Series]:
     n = [r["n"] for r in rows]
     tree = [r["tree_depth"] for r in rows]
     hs = [r["hillis_steele_depth"] for r in rows]
     out = [
-        Series("recurrence (RNN): N", n, [r["recurrence_depth"] for r in rows]),
-        Series("Blelloch scan: 2·log2 N", n, [r["blelloch_depth"] for r in rows], dashed=True),
+        Series(say("recurrence"), n, [r["recurrence_depth"] for r in rows]),
+        Series(say("blelloch"), n, [r["blelloch_depth"] for r in rows], dashed=True),
     ]
     if hs == tree:  # equal at powers of two: one line, so neither hides the other
-        out.append(Series("tree reduction = Hillis-Steele scan: log2 N", n, tree))
+        out.append(Series(say("tree_and_hillis_steele"), n, tree))
     else:
-        out.append(Series("Hillis-Steele scan: ceil(log2 N)", n, hs, dashed=True))
-        out.append(Series("tree reduction: ceil(log2 N)", n, tree))
+        out.append(Series(say("hillis_steele"), n, hs, dashed=True))
+        out.append(Series(say("tree"), n, tree))
     return out
 
 
-def plot_python(section: Section, out_dir: Path, hardware: dict, clock: str) -> None:
-    rows = section.rows
+def plot_python(rows: list[dict], out_dir: Path, hardware: dict, clock: str, lang: str = "en"):
+    say = plot_words("serial-depth", lang)
     n = [r["n"] for r in rows]
     save_panels(
         out_dir,
-        section.plot,
+        plot_stem("python"),
         [
             Panel(
-                title="Pure Python, one core: recurrence vs sum()",
-                xlabel="sequence length N",
-                ylabel=f"{CLOCK_LABELS[clock]} (best of repeats)",
+                title=say("python_title"),
+                xlabel=say("length_n"),
+                ylabel=say("python_time", clock=say(f"clock_{clock}")),
                 y_unit="seconds",
                 x_unit="decimal",
                 x_base=10,
                 series=[
-                    Series("h = a*h + x (interpreter loop)", n, [r["recurrence_s"] for r in rows]),
-                    Series("sum(xs)/len(xs) (loop in C)", n, [r["reduction_s"] for r in rows]),
+                    Series(say("python_loop"), n, [r["recurrence_s"] for r in rows]),
+                    Series(say("python_sum"), n, [r["reduction_s"] for r in rows]),
                 ],
             )
         ],
-        footnote=machine_line(hardware),
+        footnote=machine_words(hardware, lang),
+        lang=lang,
     )
 
 
@@ -314,17 +338,14 @@ def run_serial_depth(cfg: SerialDepthConfig, out_dir: Path, progress=None) -> Re
             "vector_update": "pure-Python lists (element by element) and NumPy (vectorised)",
         },
     )
-    depth = depth_section(cfg)
-    python = python_section(cfg, progress)
     result.sections += [
-        depth,
-        python,
+        depth_section(cfg),
+        python_section(cfg, progress),
         equivalence_section(cfg, progress),
         vector_section(cfg, progress),
         scans_section(cfg, progress),
     ]
-    result.sections += torch_sweep.sweep_sections(cfg, out_dir, hardware, progress)
-    plot_depth(depth, out_dir)
-    plot_python(python, out_dir, hardware, cfg.clock)
+    result.sections += torch_sweep.sweep_sections(cfg, progress)
+    plot_result(result.to_dict(), out_dir)
     result.write(out_dir)
     return result

@@ -60,6 +60,7 @@ SCAN_DEPTH = bi(
 CLI = {
     "wrote": bi("wrote {path} and its plots", "已写入 {path} 及其图表"),
     "plot": bi("plot: {file}", "图：{file}"),
+    "drew": bi("drew {count} figure files in {folder}", "已在 {folder} 画出 {count} 个图文件"),
     "plots in": bi("plots and result.json in {folder}", "图表和 result.json 在 {folder}"),
     "yes": bi("yes", "是"),
     "no": bi("NO", "否"),

@@ -19,11 +19,10 @@ from lmscope.lab.linear_scan import (
     recurrence_loop,
     relative_error,
 )
-from lmscope.lab.plots import Panel, Series, save_panels
+from lmscope.lab.plots import Panel, Series, cell_words, machine_words, plot_words, save_panels
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Section, format_seconds, machine_line, table
+from lmscope.lab.results import Section, format_seconds, plot_stem, table
 from lmscope.lab.timing import (
-    CLOCK_LABELS,
     MAX_REPEATS,
     Timing,
     measure,
@@ -35,12 +34,7 @@ SWEEP_SIZES = [2**k for k in range(6, 17)]  # 64 .. 65,536
 QUICK_SIZES = [4**k for k in range(3, 9)]  # 64, 256, .. 65,536
 TIMED = ("sum_s", "chunked_s", "assoc_s", "loop_s")
 SETTLE_SECONDS = 20.0  # real time the sweep may spend re-measuring its unsteady points
-METHODS = {
-    "loop": "loop: h = a*h + x[t]",
-    "sum": "reduction: x.sum()",
-    "chunked": "chunked scan",
-    "assoc": "associative scan",
-}
+METHODS = ("loop", "sum", "chunked", "assoc")  # their names in the figure: plot_texts.json
 
 
 def measure_point(
@@ -155,7 +149,9 @@ def curve_shape(rows: list[dict], key: str) -> dict:
     }
 
 
-def sweep_sections(cfg, out_dir: Path, hardware: dict, progress=None) -> list[Section]:
+def sweep_sections(cfg, progress=None) -> list[Section]:
+    """The sweep's table and the closed form's stability table (the figure is drawn from the
+    table: ``plot_sweep``, by ``serial_depth.plot_result``)."""
     sizes = cfg.sizes(SWEEP_SIZES, QUICK_SIZES)
     advance = stage(progress, "PyTorch sweep", cfg.repeats * len(sizes) * len(cfg.devices))
     rows = run_sweep(cfg, sizes, advance)
@@ -166,7 +162,6 @@ def sweep_sections(cfg, out_dir: Path, hardware: dict, progress=None) -> list[Se
         }
         for device in cfg.devices
     }
-    plot_sweep(rows, cfg.devices, out_dir, cfg.a, hardware, cfg.clock)
     section = table(
         "torch",
         rows,
@@ -190,16 +185,26 @@ def stability_section(a: float) -> Section:
 
 
 def plot_sweep(
-    rows: list[dict], devices: list[str], out_dir: Path, a: float, hw: dict, clock: str
+    rows: list[dict],
+    devices: list[str],
+    out_dir: Path,
+    a: float,
+    hw: dict,
+    clock: str,
+    lang: str = "en",
 ) -> None:
+    say = plot_words("torch-sweep", lang)
     series = []
     colors = {"loop": "#d62728", "sum": "#1f77b4", "chunked": "#2ca02c", "assoc": "#9467bd"}
     for device in devices:
         mine = [r for r in rows if r["device"] == device]
-        for key, label in METHODS.items():
+        for key in METHODS:
+            label = say(f"method_{key}")
             series.append(
                 Series(
-                    f"{label} ({device})" if len(devices) > 1 else label,
+                    say("on_device", label=label, device=cell_words(device, lang))
+                    if len(devices) > 1
+                    else label,
                     [r["n"] for r in mine],
                     [r[f"{key}_s"] for r in mine],
                     color=colors[key],
@@ -211,19 +216,21 @@ def plot_sweep(
     hlines = []
     if first:  # the same floor the verdict quotes: the least of the three smallest sizes
         floor = curve_shape(first, "sum_s")["floor_s"]
-        hlines.append((floor, f"x.sum() floor on {devices[0]}: {format_seconds(floor)}"))
+        where = cell_words(devices[0], lang)
+        hlines.append((floor, say("floor", device=where, time=format_seconds(floor))))
     save_panels(
         out_dir,
-        "torch-sweep",
+        plot_stem("torch"),
         [
             Panel(
-                title=f"PyTorch: h_t = {a:g}·h_(t-1) + x_t, loop vs parallel",
-                xlabel="sequence length N",
-                ylabel=f"{CLOCK_LABELS[clock]} per call (best of repeats)",
+                title=say("title", a=a),
+                xlabel=say("length_n"),
+                ylabel=say("time", clock=say(f"clock_{clock}")),
                 y_unit="seconds",
                 series=series,
                 hlines=hlines,
             )
         ],
-        footnote=machine_line(hw),
+        footnote=machine_words(hw, lang),
+        lang=lang,
     )

@@ -11,8 +11,11 @@ Two sources of results:
 
 Nothing is re-run by the server: the page shows the exact command that re-runs an
 experiment on the user's machine (with its progress bar in the terminal), and the new result
-appears here on reload. Only known experiment names, and only the plot files a result names,
-are served, so no request can reach another file.
+appears here on reload. Only known experiment names, and only the plot files a result names
+(or their Chinese siblings, ``<stem>.zh.png`` beside ``<stem>.png``: ``plot_name``), are served,
+so no request can reach another file. A result written before lmscope drew Chinese figures has
+no siblings: the page shows its English figures, and a request for a missing sibling gets the
+English file.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from lmscope.errors import InvalidInputError, LmscopeError
-from lmscope.lab.results import RESULT_FILE, machine_line, package_json, read_result
+from lmscope.lab.results import RESULT_FILE, machine_line, package_json, plot_name, read_result
 from lmscope.web.errors import NotFound
 
 # The lesson's order. Each command reproduces the experiment; the first is the quickest.
@@ -96,6 +99,9 @@ class SourceInfo(BaseModel):
     source: Literal["shipped", "local"]
     created: str | None
     machine: str  # the hardware line, as the plots' footnote names it
+    # the languages its figures were drawn in: "zh" when every plot has its <stem>.zh.png and
+    # .zh.svg (results made before lmscope drew Chinese figures have only "en")
+    figures: list[Literal["en", "zh"]]
 
 
 class LabEntry(BaseModel):
@@ -162,18 +168,26 @@ class LabResults:
             raise NotFound(f"no {source} result for {name!r} yet; {hint}".rstrip("; "))
         return read_result(folder)
 
+    @staticmethod
+    def figure_langs(doc: dict, folder: Path) -> list[str]:
+        """English, and Chinese where every plot the result names has its Chinese sibling."""
+        named = _plot_files(doc)
+        drawn = named and all((folder / plot_name(f, "zh")).is_file() for f in named)
+        return ["en", "zh"] if drawn else ["en"]
+
     def plot(self, name: str, source: str, file: str) -> Path:
-        """A plot file named by the result itself (so only its own figures are served)."""
-        doc = self.read(name, source)
-        named = {
-            f
-            for s in doc.get("sections", [])
-            if isinstance(s.get("plot"), dict)
-            for f in s["plot"].values()
-            if isinstance(f, str) and _PLOT_NAME.fullmatch(f)
-        }
-        path = self.folder(name, source) / file
-        if file not in named or not path.is_file():
+        """A plot file named by the result itself, or the Chinese sibling of one (so only its
+        own figures are served); a sibling that was never drawn is answered with the English
+        file."""
+        named = _plot_files(self.read(name, source))
+        english = {plot_name(f, "zh"): f for f in named} | {f: f for f in named}
+        if file not in english:
+            raise NotFound(f"{name} ({source}) has no plot named {file!r}")
+        folder = self.folder(name, source)
+        path = folder / file
+        if not path.is_file():  # an older result: no Chinese figure, the English one instead
+            path = folder / english[file]
+        if not path.is_file():
             raise NotFound(f"{name} ({source}) has no plot named {file!r}")
         return path
 
@@ -195,6 +209,7 @@ class LabResults:
                         source=source,
                         created=doc.get("created"),
                         machine=machine_line(hw) if hw else "unknown",
+                        figures=self.figure_langs(doc, self.folder(name, source)),
                     )
                 )
             if not sources and name not in EXPERIMENTS:
@@ -216,3 +231,14 @@ class LabResults:
             local_dir=str(self.roots["local"].resolve()),
             zh=ZhWords(**package_json("zh_words.json")),
         )
+
+
+def _plot_files(doc: dict) -> set[str]:
+    """The plot files a result names (its English figures), each a plain file name."""
+    return {
+        f
+        for s in doc.get("sections", [])
+        if isinstance(s.get("plot"), dict)
+        for f in s["plot"].values()
+        if isinstance(f, str) and _PLOT_NAME.fullmatch(f)
+    }

@@ -1,6 +1,6 @@
 """The "Why Transformers" page (``/why``) and its API (``/api/lab/...``): the lab's saved
 results as JSON, and their plots. Nothing is re-run by the server; only known experiment names
-and the plot files a result names are served (see ``web.lab``)."""
+and the plot files a result names, or their Chinese siblings, are served (see ``web.lab``)."""
 
 from __future__ import annotations
 
@@ -26,15 +26,17 @@ def why_page():
 @router.get("/api/lab", response_model=LabIndex)
 def lab_index(served: Serving):
     """The saved lab results: for each experiment, which sources exist (shipped with
-    lmscope, or made on this machine), the hardware each was measured on, and the CLI
-    commands that re-run it."""
+    lmscope, or made on this machine), the hardware each was measured on, the languages its
+    figures were drawn in, and the CLI commands that re-run it."""
     return served.lab.index()
 
 
 @router.get("/api/lab/{name}", responses=NOT_FOUND)
 def lab_result(name: str, served: Serving, source: Source = "shipped") -> dict:
     """One result file as saved (schema ``lmscope.lab.result/1``): tables, plots,
-    explanations and verdicts in English and Chinese."""
+    explanations and verdicts in English and Chinese. Its plots are named by their English
+    files; the Chinese figure of ``x.png`` is ``x.zh.png`` (``/api/lab`` says which sources
+    have them)."""
     return served.lab.read(name, source)
 
 
@@ -47,5 +49,6 @@ def lab_result(name: str, served: Serving, source: Source = "shipped") -> dict:
     },
 )
 def lab_plot(name: str, file: str, served: Serving, source: Source = "shipped"):
-    """A plot (PNG or SVG) that the result names."""
+    """A plot (PNG or SVG) that the result names, or its Chinese sibling (``<stem>.zh.png``;
+    the English file when the result has none)."""
     return FileResponse(served.lab.plot(name, source, file))

@@ -123,10 +123,20 @@ function widen(event) {
   if (img.naturalWidth > 2 * img.naturalHeight) img.closest(".why-row")?.classList.add("wide");
 }
 
-function figure(name, source, section) {
+// The figure in the page's language: a result names its English files (<stem>.png); the
+// Chinese ones beside them are <stem>.zh.png, where the index says they were drawn
+// (info.figures). A result made before there were Chinese figures shows its English ones.
+function plotFiles(plot, figures, L = lang()) {
+  if (L === "en" || !figures?.includes(L)) return plot;
+  const translated = (file) => file.replace(/\.(png|svg)$/, `.${L}.$1`);
+  return { png: translated(plot.png), svg: translated(plot.svg) };
+}
+
+function figure(name, source, section, figures) {
   const title = section.title[lang()] ?? section.title.en;
-  const png = plotUrl(name, source, section.plot.png);
-  const svgUrl = plotUrl(name, source, section.plot.svg);
+  const files = plotFiles(section.plot, figures);
+  const png = plotUrl(name, source, files.png);
+  const svgUrl = plotUrl(name, source, files.svg);
   return el(
     "figure",
     { class: "why-figure" },
@@ -150,7 +160,7 @@ function figure(name, source, section) {
   );
 }
 
-function sectionView(name, source, section) {
+function sectionView(name, source, section, figures) {
   const L = lang();
   const text = el(
     "div",
@@ -171,7 +181,7 @@ function sectionView(name, source, section) {
     el(
       "div",
       { class: section.plot ? "why-row" : "why-row noplot" },
-      section.plot ? figure(name, source, section) : null,
+      section.plot ? figure(name, source, section, figures) : null,
       text,
     ),
     section.rows.length ? table(section) : null,
@@ -266,7 +276,7 @@ function experimentView(entry) {
       : null,
     rerun(entry, !doc),
     doc
-      ? doc.sections.map((s) => sectionView(entry.name, source, s))
+      ? doc.sections.map((s) => sectionView(entry.name, source, s, info?.figures))
       : el("p", { class: "why-empty", text: t("whyNotYet") }),
   );
 }

@@ -37,12 +37,13 @@ export function cellText(text) {
   return out;
 }
 
-// "Intel Xeon (...), 2 cores, torch 2.13 (1 thread), 2026-11-30" in Chinese
+// "Intel Xeon (...), 2 cores, torch 2.13 (1 thread), 2026-11-30" in Chinese; the figures'
+// footnotes say it the same way (lmscope.lab.plots.machine_words)
 export function machineText(line) {
   if (lang() !== "zh") return line;
   return line
     .replace(/family (\d+) model (\d+)/, "系列 $1 型号 $2")
     .replace(/(\d+) cores/, "$1 核")
-    .replace(/\((\d+) threads?\)/, "（$1 线程）")
+    .replace(/ ?\((\d+) threads?\)/, "（$1 线程）")
     .replace(/, /g, "，");
 }
