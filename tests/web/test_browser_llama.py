@@ -55,8 +55,8 @@ def step_api(page, key: str, **extra) -> dict:
 
 
 def shown_numbers(text: str) -> list[float]:
-    """The numbers written as 1.9e-6 or 0.0e+0 in a line of the page."""
-    return [float(x) for x in re.findall(r"\d\.\de[+-]\d+", text)]
+    """The numbers written as 1.9e−6 (the page's minus sign) or 0.0e+0 in a line of the page."""
+    return [float(x.replace("−", "-")) for x in re.findall(r"\d\.\de[+−-]\d+", text)]
 
 
 def body_text(page) -> str:

@@ -3,7 +3,7 @@
 // next-token probabilities and KL divergence (from /api/ablate).
 
 import { colour, css, el, fmt, hideTip, pct, showTip, visible } from "./draw.js";
-import { t } from "./i18n.js";
+import { colon, t } from "./i18n.js";
 import "./i18n_picture.js";
 
 // What is switched off, as the server's spec names (L0H1, attn1, mlp0). It survives new
@@ -51,7 +51,7 @@ function grid(ctx, heads, onChange) {
     el(
       "div",
       { class: "abl-row" },
-      el("span", { class: "abl-layer", text: `${t("block")} ${l}` }),
+      el("span", { class: "abl-layer", text: t("blockN", { l }) }),
       el(
         "div",
         { class: "abl-heads" },
@@ -155,7 +155,7 @@ async function updateEffect(ctx, box, known = null) {
   } catch (err) {
     if (seq !== effectSeq) return;
     box.dataset.state = "error";
-    box.replaceChildren(el("div", { class: "error inline", "data-testid": "ablation-error", text: `${t("error")}: ${err.message}` }));
+    box.replaceChildren(el("div", { class: "error inline", "data-testid": "ablation-error", text: `${t("error")}${colon()}${err.message}` }));
   } finally {
     if (seq === effectSeq) box.classList.remove("loading");
   }
@@ -216,7 +216,7 @@ export async function renderAblation(ctx, { controls }) {
       specInput.value = "";
       refresh(d);
     } catch (err) {
-      specError.textContent = `${t("error")}: ${err.message}`;
+      specError.textContent = `${t("error")}${colon()}${err.message}`;
       specError.hidden = false;
     }
   };

@@ -4,14 +4,15 @@
 
 import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
 import { setSteps, stepInfo, stepKeys } from "./catalogue.js";
-import { compact, el, fmt, pct, visible } from "./draw.js";
+import { compact, el, fmt, grouped, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
 import { chatOn, chatToggle, labelChatToggle } from "./chat.js";
-import { lang, setFacts, setLang, stepText, t } from "./i18n.js";
+import { colon, lang, paren, sentences, setFacts, setLang, stepText, t } from "./i18n.js";
 import { useFamilyWords } from "./i18n_modern.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { flowSettled, renderFlow } from "./flow.js";
-import { groupChips } from "./chars.js";
+import { groupChips, lastPiece } from "./chars.js";
+import { sourceText } from "./model_source.js";
 import { syncPool } from "./pool_sync.js";
 import { computePool } from "./sampling.js";
 import { buildScrubber, updateScrubber } from "./scrub.js";
@@ -59,7 +60,7 @@ function sayError(what) {
 function showError(what, more = null) {
   state.error = { what, more };
   const box = $("error");
-  box.textContent = `${t("error")}: ${sayError(what)}${more ? ` ${t(more)}` : ""}`;
+  box.textContent = `${t("error")}${colon()}${sentences(sayError(what), more && t(more))}`;
   box.hidden = false;
 }
 
@@ -159,7 +160,12 @@ async function retrace(body, options = {}) {
   // generated tokens join the prompt box, so editing the text keeps them; in chat mode the box
   // stays the user's turn (the template is the server's to add), so editing it asks anew
   if (body.ids && generated && data.text !== null && !chatOn()) $("prompt").value = data.text;
-  $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
+  showTokenCount();
+}
+
+// "12 / 8,192 tokens": grouped as the header writes the context
+function showTokenCount() {
+  $("count").textContent = t("tokensOf", { n: grouped(state.ids.length), ctx: grouped(state.model.n_ctx) });
 }
 
 // A model without tokenizer files takes token ids: "464 3290 318" or "[464, 3290, 318]".
@@ -240,15 +246,15 @@ function renderFacts() {
     [short, ""],
     [m.n_layer, t("layers")],
     [m.n_head, t("heads")],
-    [m.d_model, t("dModel")],
+    [grouped(m.d_model), t("dModel")],
     [compact(m.vocab_size), t("vocab")],
-    [m.n_ctx, t("context")],
+    [grouped(m.n_ctx), t("context")],
     [compact(m.n_params), t("params")],
   ];
   $("facts").replaceChildren(
     ...facts.map(([v, label]) => el("span", { class: "fact" }, el("b", { text: v }), label ? ` ${label}` : "")),
   );
-  $("facts").firstChild.title = m.source || m.name;
+  $("facts").firstChild.title = sourceText(m.source || m.name);
 }
 
 function renderNav() {
@@ -424,7 +430,7 @@ function buildSamplingPanel() {
 
 function labelSamplingPanel() {
   const labels = document.querySelectorAll("#sampling .control .label");
-  [t("temperature"), `${t("topK")} (0 = ${t("off")})`, t("topP"), t("minP")].forEach((text, i) => {
+  [t("temperature"), `${t("topK")}${paren(`0 = ${t("off")}`)}`, t("topP"), t("minP")].forEach((text, i) => {
     labels[i].textContent = text;
   });
   $("sampling-title").textContent = t("sampling");
@@ -533,10 +539,10 @@ function drawBars(pool) {
     ),
   );
   const vocab = pool.stages.vocab.toLocaleString("en-US");
-  const shown = pool.countKnown ? t("pool", { n: pool.poolSize.toLocaleString("en-US"), vocab }) : t("poolPlus", { n: Math.min(pool.poolSize, pool.rows.length), vocab });
+  const shown = pool.countKnown ? t("pool", { n: pool.poolSize.toLocaleString("en-US"), vocab }) : t("poolPlus", { n: grouped(Math.min(pool.poolSize, pool.rows.length)), vocab });
   $("pool").textContent = shown + (pool.exact ? "" : ` ${t("approx")}`);
   $("pool").dataset.size = pool.poolSize;
-  $("pool-note").textContent = `${t("poolNote")} ${t("fromEnd")} ${t("sameSeed")}`;
+  $("pool-note").textContent = sentences(t("poolNote"), t("fromEnd"), t("sameSeed"));
   const request = { ids: state.ids, position: state.position, sampling: serverSampling() };
   syncPool(cachedPost, request, pool, { bars: box.querySelectorAll("[data-testid=prob-bar]"), label: $("pool") });
 }
@@ -551,8 +557,8 @@ function setGenStatus(gen) {
     return;
   }
   const pool = t("poolShort", { n: gen.pool.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") });
-  const why = gen.reason ? ` ${t("stopped", { reason: reasonText(gen.reason) })}` : "";
-  box.textContent = `+${gen.n}: “${visible(gen.text)}” (${pct(gen.prob)}; ${pool})${why}`;
+  const why = gen.reason && t("stopped", { reason: reasonText(gen.reason) });
+  box.textContent = sentences(t("genStatus", { n: gen.n, tok: visible(gen.text), p: pct(gen.prob), pool }), why);
 }
 
 function serverSampling() {
@@ -591,6 +597,8 @@ async function generate(n) {
   genAbort = new AbortController();
   const base = state.ids.slice();
   const added = [];
+  // the texts the last token is read with: a byte token may complete a character begun before
+  const texts = base.slice(-3).map(tokenText);
   let reason = "";
   setGenStatus(null);
   try {
@@ -603,7 +611,8 @@ async function generate(n) {
           state.vocab.set(event.id, event.text);
           state.pending.push({ id: event.id, text: event.text });
           renderTokens();
-          setGenStatus({ n: added.length, text: event.text, prob: event.prob, pool: event.pool_size });
+          texts.push(event.text);
+          setGenStatus({ n: added.length, text: lastPiece(texts), prob: event.prob, pool: event.pool_size });
         } else if (event.type === "done") {
           reason = event.reason;
         } else if (event.type === "error") {
@@ -646,7 +655,7 @@ function renderLanguage() {
   }
   if (state.trace) {
     renderAll();
-    $("count").textContent = t("tokensOf", { n: state.ids.length, ctx: state.model.n_ctx });
+    showTokenCount();
   }
 }
 

@@ -5,7 +5,7 @@
 // query to select its position. Generated tokens are positions like any other.
 
 import { el, pct, positionLabel, svg, visible } from "./draw.js";
-import { t } from "./i18n.js";
+import { colon, t } from "./i18n.js";
 import "./i18n_picture.js";
 
 const MODES = ["head", "all", "mean"];
@@ -31,7 +31,7 @@ export function attentionLines(ctx) {
     })
     .catch((err) => {
       box.classList.remove("loading");
-      box.replaceChildren(el("div", { class: "error inline", text: `${t("error")}: ${err.message}` }));
+      box.replaceChildren(el("div", { class: "error inline", text: `${t("error")}${colon()}${err.message}` }));
     });
   return box;
 }

@@ -43,6 +43,69 @@ export function readableText(tokens, spans, last) {
   return text;
 }
 
+// The bytes a token's text stands for: each "<0xE8>" its byte, the rest as UTF-8.
+function textBytes(text) {
+  const encoder = new TextEncoder();
+  return text.split(/(<0x[0-9A-F]{2}>)/).flatMap((part) => {
+    const byte = /^<0x([0-9A-F]{2})>$/.exec(part);
+    return byte ? [parseInt(byte[1], 16)] : [...encoder.encode(part)];
+  });
+}
+
+// Bytes of the UTF-8 character that starts with `lead` (1 for a byte that starts none).
+function charLength(lead) {
+  if (lead >= 0xc2 && lead < 0xe0) return 2;
+  if (lead >= 0xe0 && lead < 0xf0) return 3;
+  return lead >= 0xf0 && lead < 0xf5 ? 4 : 1;
+}
+
+const isContinuation = (b) => b >= 0x80 && b < 0xc0;
+
+// Bytes as text: each whole character as itself, any other byte as <0xE8>.
+function bytesText(bytes) {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let out = "";
+  for (let i = 0; i < bytes.length; ) {
+    const n = charLength(bytes[i]);
+    const piece = bytes.slice(i, i + n);
+    let char = null;
+    if (piece.length === n && piece.slice(1).every(isContinuation)) {
+      try {
+        char = decoder.decode(Uint8Array.from(piece));
+      } catch {
+        char = null; // an overlong or surrogate form: not a character
+      }
+    }
+    if (char === null) {
+      out += `<0x${bytes[i].toString(16).toUpperCase().padStart(2, "0")}>`;
+      i += 1;
+    } else {
+      out += char;
+      i += n;
+    }
+  }
+  return out;
+}
+
+// The last of `texts` (token texts in order) as a reader sees it: a token whose bytes complete
+// a character begun before it (<0xE8><0xA7>, then <0x86>) is that character (视); bytes that
+// form no character yet stay <0x..>. A token of plain text is itself.
+export function lastPiece(texts) {
+  const last = texts.at(-1) ?? "";
+  if (!/<0x[0-9A-F]{2}>/.test(last)) return last;
+  const before = texts.slice(-4, -1).flatMap(textBytes); // a character has at most 4 bytes
+  const bytes = [...before, ...textBytes(last)];
+  let start = before.length;
+  if (isContinuation(bytes[start])) {
+    for (let k = start - 1; k >= Math.max(0, start - 3); k--) {
+      if (isContinuation(bytes[k])) continue;
+      if (charLength(bytes[k]) > start - k) start = k; // its character reaches into the last token
+      break;
+    }
+  }
+  return bytesText(bytes.slice(start));
+}
+
 function charGroup(span, members) {
   const label = el("span", {
     class: `char-label${span.complete ? "" : " partial"}`,

@@ -1,6 +1,8 @@
 // Drawing helpers: DOM building, colour scales, vector strips and heatmaps on canvas (with a
 // hover readout of the exact value), and small SVG charts. They only draw numbers they are given.
 
+import { colon, t } from "./i18n.js";
+
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 export function el(tag, attrs = {}, ...children) {
@@ -51,8 +53,26 @@ export function fmt(x, digits = 4) {
   return minus(Number(x.toPrecision(digits)).toString());
 }
 
+// A column of numbers in one style, so its rows read alike (26.00 under 26.93, not 26): the
+// decimals that give the largest `digits` significant digits, for every row; where that would
+// leave a nonzero row with under two significant digits (0.443 above 0.000003), `digits`
+// significant digits in every row instead. An exact 0 is written 0. Returns the formatter.
+export function columnFormat(values, digits = 4) {
+  const sizes = values.filter((v) => Number.isFinite(v) && v !== 0).map(Math.abs);
+  if (!sizes.length) return (x) => fmt(x, digits);
+  const top = Math.max(...sizes);
+  const places = digits - 1 - Math.floor(Math.log10(top));
+  const fixed = top < 1e5 && places >= 0 && places <= 6 && Math.min(...sizes) >= 10 ** (1 - places);
+  return (x) => {
+    if (x === null || x === undefined || !Number.isFinite(x) || x === 0) return fmt(x, digits);
+    if (fixed) return minus(x.toFixed(places));
+    const a = Math.abs(x);
+    return minus(a >= 1e5 || a < 1e-4 ? x.toExponential(digits - 1) : x.toPrecision(digits));
+  };
+}
+
 export function pct(p) {
-  const x = p * 100;
+  const x = Number((p * 100).toPrecision(12)); // 1e-6 is 0.0001%, not 9.999999999999999e-5%
   if (x >= 10) return `${x.toFixed(1)}%`;
   if (x >= 0.1) return `${x.toFixed(2)}%`;
   if (x === 0) return "0%";
@@ -85,6 +105,11 @@ export function positionLabel(position, text, n = 14) {
 // Characters that draw nothing or only a gap (other spaces, zero-width and format characters,
 // emoji variation selectors): a token made of one would be a blank chip, so they are named.
 const UNSEEN = /[\p{Zs}\p{Zl}\p{Zp}\p{Cf}\u{FE00}-\u{FE0F}\u{E0100}-\u{E01EF}]/gu;
+
+// A count with its thousands grouped, in both languages: 8,192.
+export function grouped(n) {
+  return n.toLocaleString("en-US");
+}
 
 export function compact(n) {
   if (n >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
@@ -277,7 +302,7 @@ export function heatmap(matrix, opts = {}) {
     if (r < 0 || r >= rows || c < 0 || c >= cols) return;
     const v = matrix[r][c];
     const where = opts.describe ? opts.describe(r, c) : `[${r}, ${c}]`;
-    const text = `${where}: ${v === null ? "−∞ (masked)" : fmt(v, 6)}`;
+    const text = `${where}${colon()}${v === null ? t("maskedValue") : fmt(v, 6)}`;
     readout.textContent = text;
     readout.dataset.row = r;
     readout.dataset.col = c;
@@ -461,8 +486,10 @@ export function curveScatter(xs, ys, fn, opts = {}) {
 }
 
 // Horizontal bars with labels (norms per head, per layer...).
+// Without `format`, the values are one column (columnFormat) of `digits` (4) significant digits.
 export function barList(items, opts = {}) {
   const max = Math.max(...items.map((i) => Math.abs(i.value)), 1e-12);
+  const format = opts.format ?? columnFormat(items.map((i) => i.value), opts.digits ?? 4);
   return el(
     "div",
     { class: "bar-list" },
@@ -479,7 +506,7 @@ export function barList(items, opts = {}) {
             style: { width: `${(Math.abs(item.value) / max) * 100}%`, background: item.colour ?? opts.colour ?? "#6366f1" },
           }),
         ),
-        el("span", { class: "bar-value", text: opts.format ? opts.format(item.value) : fmt(item.value, 4) }),
+        el("span", { class: "bar-value", text: format(item.value) }),
       ),
     ),
   );

@@ -13,7 +13,7 @@
 // are kept (window.lmscope.flow.changes) and marked with performance marks for the benchmark.
 
 import { stepInfo, stepKeys } from "./catalogue.js";
-import { el, fmt, pct, visible } from "./draw.js";
+import { columnFormat, el, fmt, pct, visible } from "./draw.js";
 import { drawWires, flyPacket, vectorStrip } from "./flow_draw.js";
 import { lang, stepText, t } from "./i18n.js";
 import "./i18n_picture.js";
@@ -326,13 +326,14 @@ function outputColumn(state, data) {
   const lo = Math.min(...logits, 0);
   const hi = Math.max(...logits, 1e-9);
   const norm = data?.norm ?? (state.model.family === "llama" ? "RMSNorm" : "LayerNorm");
+  const logit = columnFormat(logits, 4); // one column: 26.00 under 26.93
   const bar = (c, value, width, testid) =>
     el(
       "div",
       { class: "flow-bar-row", "data-testid": testid, "data-id": c.id, "data-value": value },
       el("span", { class: "tok", text: visible(c.text) }),
       el("span", { class: "track" }, el("span", { class: "fill", style: { width: `${width * 100}%` } })),
-      el("span", { class: "val", text: testid === "flow-prob" ? pct(value) : fmt(value, 4) }),
+      el("span", { class: "val", text: testid === "flow-prob" ? pct(value) : logit(value) }),
     );
   return el(
     "div",

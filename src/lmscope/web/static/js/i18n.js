@@ -63,7 +63,6 @@ const UI = {
     overview: "Pipeline",
     tokens: "Tokens",
     embedding: "Embedding",
-    block: "Block",
     finalLn: "Final LN",
     logits: "Logits",
     probabilities: "Probabilities",
@@ -172,6 +171,10 @@ const UI = {
     contextFull: "the context is full",
     maskCol: "+ mask",
     idsOnly: "This model has no tokenizer: type token ids separated by spaces.",
+    blockN: "Block {l}",
+    blocksN: "Block × {n}",
+    maskedValue: "−∞ (masked)",
+    genStatus: "+{n}: “{tok}” ({p}; {pool})",
   },
   zh: {
     tagline: "运行真实的语言模型，看清它的内部",
@@ -231,7 +234,6 @@ const UI = {
     overview: "流程总览",
     tokens: "Token",
     embedding: "嵌入",
-    block: "Block",
     finalLn: "最终 LN",
     logits: "Logits",
     probabilities: "概率",
@@ -256,14 +258,14 @@ const UI = {
     noMerges: "没有合并：这个 token 本身就是词表中的最小单位",
     charToken: "字符 token：“{tok}”（id {id}）",
     charTokenHint: "每个字符一个 token，不做任何组合：id {id} 是这个字符在训练时见过的 {vocab} 个字符中的位置。",
-    rank: "优先级",
+    rank: "rank",
     tokenEmb: "token 嵌入 W_E[{id}]",
     posEmb: "位置嵌入 W_P[{p}]",
-    sum: "两者之和 = block 0 的输入",
+    sum: "两者之和 = 第 0 层的输入",
     cosPrev: "余弦相似度（位置 p，位置 p − 1）",
-    residIn: "block 输入",
-    residOut: "block 输出",
-    residNormChart: "所选位置在每个 block 之后的残差向量范数",
+    residIn: "层输入",
+    residOut: "层输出",
+    residNormChart: "所选位置在每一层之后的残差向量范数",
     rawScores: "QKᵀ（原始分数）",
     scaledScores: "× 1/√d_head（缩放后）",
     maskedScores: "因果掩码（对角线上方为 −∞）",
@@ -284,7 +286,7 @@ const UI = {
     kWindow: "位置 {a}–{b} 的 key，头 {h}",
     vWindow: "位置 {a}–{b} 的 value，头 {h}",
     zHeads: "每个头的 z：权重 × value",
-    concat: "拼接(z) → {d} 个数",
+    concat: "拼接：concat(z) → {d} 个数",
     headResults: "每个头的 |z_h · W_O[h]|",
     attnBias: "输出偏置 b_O",
     attnOut: "注意力输出 = Σ_h z_h·W_O[h] + b_O",
@@ -311,9 +313,9 @@ const UI = {
     stageTopP: "top-p",
     stageMinP: "min-p",
     stageGreedy: "贪心",
-    residPre: "resid_pre（block 输入）",
+    residPre: "resid_pre（层输入）",
     residMid: "resid_mid",
-    residPost: "resid_post（block 输出）",
+    residPost: "resid_post（层输出）",
     attnOutShort: "attn_out",
     mlpOutShort: "mlp_out",
     plus: "+",
@@ -326,7 +328,7 @@ const UI = {
     dropMask: "训练模式下 p = {p} 的掩码：{n} 个中有 {z} 个被置零（深色）",
     dropAfter: "dropout 之后：保留的值 × 1/(1 − p)",
     modelRate: "本模型的 dropout 比率：{r}",
-    loop: "token → 嵌入 → {n} 个 block → logits → softmax → 采样 → 接到末尾",
+    loop: "token → 嵌入 → {n} 层 → logits → softmax → 采样 → 接到末尾",
     predictedNext: "预测的下一个 token",
     modelFacts: "模型",
     shapes: "本提示词下各张量的形状",
@@ -339,6 +341,10 @@ const UI = {
     contextFull: "上下文已满",
     maskCol: "+ 掩码",
     idsOnly: "这个模型没有分词器：请输入用空格分隔的 token id。",
+    blockN: "第 {l} 层",
+    blocksN: "{n} 层",
+    maskedValue: "−∞（已掩码）",
+    genStatus: "+{n}：“{tok}”（{p}；{pool}）",
   },
 };
 
@@ -370,6 +376,21 @@ export function setLang(value) {
 export function addStrings(en, zh) {
   Object.assign(UI.en, en);
   Object.assign(UI.zh, zh);
+}
+
+// Punctuation in the page's language: Chinese text takes the full-width colon and parentheses
+// ("位置 4：", "（id 249）"), English the ASCII ones with their spaces ("Position 4: ", " (id 249)").
+export function colon() {
+  return current === "zh" ? "：" : ": ";
+}
+
+export function paren(text) {
+  return current === "zh" ? `（${text}）` : ` (${text})`;
+}
+
+// Sentences one after another: a space between English ones, none after a Chinese "。".
+export function sentences(...parts) {
+  return parts.filter(Boolean).join(current === "zh" ? "" : " ");
 }
 
 export function setFacts(values) {

@@ -99,7 +99,7 @@ const zh = {
   view_ablation: "消融实验",
   view_compare: "模型对比",
   view_lens_explain:
-    "如果模型提前停下，它会预测什么？Logit 透镜把嵌入之后、以及每个 block 之后的残差流，送进" +
+    "如果模型提前停下，它会预测什么？Logit 透镜把嵌入之后、以及每一层之后的残差流，送进" +
     "模型自己的最终 LayerNorm 和反嵌入矩阵读出。每个格子显示这一深度对下一个 token 的首选预测，" +
     "颜色表示它的概率。最后一行就是模型真实的输出。鼠标悬停在格子上，可以看到前几名候选，以及" +
     "模型的最终预测在这一深度排第几。",
@@ -136,10 +136,10 @@ const zh = {
   ablCovered: "第 {l} 层第 {h} 个头：随整层注意力一起关闭",
   ablAttn: "注意力",
   ablMlp: "MLP",
-  ablAttnOn: "block {l}：关闭整个注意力输出",
-  ablAttnOff: "block {l}：整个注意力输出已关闭（点击恢复）",
-  ablMlpOn: "block {l}：关闭整个 MLP 输出",
-  ablMlpOff: "block {l}：整个 MLP 输出已关闭（点击恢复）",
+  ablAttnOn: "第 {l} 层：关闭整个注意力输出",
+  ablAttnOff: "第 {l} 层：整个注意力输出已关闭（点击恢复）",
+  ablMlpOn: "第 {l} 层：关闭整个 MLP 输出",
+  ablMlpOff: "第 {l} 层：整个 MLP 输出已关闭（点击恢复）",
   ablByName: "按名称关闭",
   ablAdd: "关闭",
   ablEffect: "位置 {p} {tok} 之后下一个 token 的概率：关闭前 → 关闭后",

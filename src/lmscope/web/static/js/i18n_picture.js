@@ -126,7 +126,7 @@ const zh = {
   flowPause: "暂停",
   flowDetails: "这一步的数字 ↓",
   flowEarlier: "… 前面还有 {n} 个 token",
-  flowEmbSum: "token 嵌入 + 位置嵌入：进入 block 0 的向量",
+  flowEmbSum: "token 嵌入 + 位置嵌入：进入第 0 层的向量",
   flowEmbOnly: "只有 token 嵌入：位置信息在注意力内部加入（RoPE）",
   flowNoPositions: "这里不加位置向量：这个模型在注意力内部把每个头的 q 和 k 旋转一个随位置增大的角度（RoPE）。",
   flowEmb: "嵌入",

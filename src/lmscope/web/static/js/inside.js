@@ -5,7 +5,7 @@
 import { renderAblation } from "./ablation.js";
 import { renderCompare } from "./compare.js";
 import { el, hideTip } from "./draw.js";
-import { t } from "./i18n.js";
+import { colon, t } from "./i18n.js";
 import "./i18n_interpret.js";
 import { renderLens } from "./lens.js";
 
@@ -52,7 +52,7 @@ export async function renderView(container, key, ctx) {
       el(
         "span",
         { class: "position-label", "data-testid": "position-label" },
-        `${t("position")} ${state.position}: `,
+        `${t("position")} ${state.position}${colon()}`,
         el("code", { text: `“${tok ? tok.text.replace(/ /g, "·").replace(/\n/g, "↵") : ""}”` }),
         el("span", { class: "hint", text: ` — ${t("clickPosition")}` }),
       ),
@@ -73,6 +73,6 @@ export async function renderView(container, key, ctx) {
   } catch (err) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
-    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("error")}: ${err.message}` }));
+    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("error")}${colon()}${err.message}` }));
   }
 }

@@ -10,14 +10,20 @@ function stageLabel(stage, index) {
   return index === 0 ? t("lensEmbed") : t("lensBlock", { l: index - 1 });
 }
 
+// The server sends the lens's probabilities to 6 decimals: its 0 is a probability under
+// 0.0001%, not none.
+function prob(p) {
+  return p === 0 ? `< ${pct(1e-6)}` : pct(p);
+}
+
 function tip(d, s, j) {
   const cell = d.cells[s][j];
   const tok = d.tokens[j];
   const lines = [
     `${t("position")} ${tok.position} “${visible(tok.text)}” · ${stageLabel(d.stages[s], s)}`,
     t("lensTipTop", { k: cell.top.length, stage: stageLabel(d.stages[s], s) }),
-    ...cell.top.map((x, i) => `  ${i + 1}. “${visible(x.token)}” ${pct(x.prob)}`),
-    t("lensTipFinal", { tok: visible(d.final[j].text), r: cell.final_rank + 1, p: pct(cell.final_prob) }),
+    ...cell.top.map((x, i) => `  ${i + 1}. “${visible(x.token)}” ${prob(x.prob)}`),
+    t("lensTipFinal", { tok: visible(d.final[j].text), r: cell.final_rank + 1, p: prob(cell.final_prob) }),
   ];
   return lines.join("\n");
 }

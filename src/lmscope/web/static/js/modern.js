@@ -3,8 +3,8 @@
 // reads one step's typed data from POST /api/step (what `lmscope explain --json` prints for
 // it) and draws it; the page's other steps are the GPT-2 views (steps.js).
 
-import { barList, curveScatter, el, fmt, heatmap, hideTip, histogram, showTip, strip, svg, visible } from "./draw.js";
-import { t } from "./i18n.js";
+import { barList, columnFormat, curveScatter, el, fmt, heatmap, hideTip, histogram, minus, showTip, strip, svg, visible } from "./draw.js";
+import { paren, t } from "./i18n.js";
 import "./i18n_modern.js";
 
 const PALETTE = ["#7c3aed", "#0891b2", "#d97706", "#059669", "#dc2626", "#2563eb", "#db2777", "#4b5563"];
@@ -15,6 +15,11 @@ function section(title, ...content) {
 
 function op(symbol) {
   return el("div", { class: "op", text: symbol });
+}
+
+// An error size such as 2.9e−6: one decimal, the page's minus sign.
+function exp1(x) {
+  return minus(x.toExponential(1));
 }
 
 function hint(text, attrs = {}) {
@@ -156,7 +161,7 @@ function ropeCheck(c) {
     el("p", {
       class: "formula",
       "data-testid": "rope-verdict",
-      text: t("ropeVerdict", { d: c.max_abs_difference.toExponential(1), r: c.relative_difference.toExponential(1) }),
+      text: t("ropeVerdict", { d: exp1(c.max_abs_difference), r: exp1(c.relative_difference) }),
     }),
   );
 }
@@ -181,7 +186,7 @@ async function rope(ctx) {
       vec(t("kBefore", { k: d.kv_head }), d.k.before),
       op("↻"),
       vec(t("kAfter"), d.k.after),
-      hint(t("rotError", { e: d.rotation_max_error.toExponential(1) })),
+      hint(t("rotError", { e: exp1(d.rotation_max_error) })),
     ),
     ropeCheck(d.check),
   ];
@@ -315,7 +320,9 @@ function curveFunction(curve) {
 async function swiglu(ctx) {
   const d = (await stepData(ctx, "mlp")).data;
   const m = ctx.state.model;
-  const rows = d.strongest.map((f) => ({ cells: [f.index, fmt(f.gate, 5), fmt(f.silu_gate, 5), fmt(f.up, 5), fmt(f.post, 5)] }));
+  // each column in one style (columnFormat)
+  const columns = ["gate", "silu_gate", "up", "post"].map((k) => [k, columnFormat(d.strongest.map((f) => f[k]), 5)]);
+  const rows = d.strongest.map((f) => ({ cells: [f.index, ...columns.map(([k, format]) => format(f[k]))] }));
   return [
     section("", vec(t("swIn", { d: m.d_model }), d.input), op("↓ W_gate, W_up")),
     el(
@@ -345,7 +352,7 @@ async function swiglu(ctx) {
       op("↓ W_down"),
       vec(t("swOut", { d: d.d_model }), d.output),
       hint(t("swShapes", { g: d.W_gate.join(" × "), u: d.W_up.join(" × "), w: d.W_down.join(" × ") })),
-      el("p", { class: "formula", "data-testid": "swiglu-checks", text: t("swChecks", { a: d.product_max_error.toExponential(1), b: d.down_max_error.toExponential(1) }) }),
+      el("p", { class: "formula", "data-testid": "swiglu-checks", text: t("swChecks", { a: exp1(d.product_max_error), b: exp1(d.down_max_error) }) }),
     ),
     section(t("swTop"), dataTable([t("feature"), "gate", "SiLU(gate)", "up", "SiLU(gate) × up"], rows, { "data-testid": "swiglu-top" })),
   ];
@@ -369,14 +376,14 @@ async function rms(ctx) {
       el("p", {
         class: "formula",
         "data-testid": "rms-formula",
-        text: t("rmsFormula", { ms: fmt(d.mean_square, 6), eps: d.eps, rms: fmt(d.rms, 6), mean: fmt(d.input_mean, 4) }),
+        text: t("rmsFormula", { ms: fmt(d.mean_square, 6), eps: minus(String(d.eps)), rms: fmt(d.rms, 6), mean: fmt(d.input_mean, 4) }),
       }),
       vec(t("rmsNormalized", { r: fmt(d.normalized_rms, 4), m: fmt(d.normalized.mean, 4) }), d.normalized),
       op("×"),
       strip(d.gain, { label: t("rmsGain") }),
       op("="),
       vec(t("rmsOutput"), d.output),
-      hint(t("recompose", { e: d.recompose_max_error.toExponential(1) })),
+      hint(t("recompose", { e: exp1(d.recompose_max_error) })),
     ),
   ];
 }
@@ -396,9 +403,9 @@ async function logits(ctx) {
   return [
     section(
       t("finalNorm", { norm: s.norm, p: state.position }),
-      vec(`${t("lnInput")} (blocks.${state.model.n_layer - 1}.hook_resid_post)`, d.ln_final.input),
+      vec(`${t("lnInput")}${paren(`blocks.${state.model.n_layer - 1}.hook_resid_post`)}`, d.ln_final.input),
       hint(t("rmsHint", { rms: fmt(d.ln_final.rms, 5), mean: fmt(d.ln_final.input_mean, 5) })),
-      vec(`${t("lnOutput")} (ln_final.hook_out)`, d.ln_final.output),
+      vec(`${t("lnOutput")}${paren("ln_final.hook_out")}`, d.ln_final.output),
       hint(s.tied ? t("unembedTied") : t("unembedHead")),
     ),
     el(

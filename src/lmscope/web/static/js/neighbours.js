@@ -3,8 +3,8 @@
 // server keeps each row's length, computed once per model). The seed's claim "similar
 // meanings get nearby vectors", put to the test on this model.
 
-import { el, fmt, visible } from "./draw.js";
-import { t } from "./i18n.js";
+import { columnFormat, el, visible } from "./draw.js";
+import { colon, t } from "./i18n.js";
 import "./i18n_picture.js";
 
 export function neighboursSection(ctx) {
@@ -19,13 +19,14 @@ export function neighboursSection(ctx) {
     })
     .catch((err) => {
       box.classList.remove("loading");
-      box.replaceChildren(el("div", { class: "error inline", text: `${t("error")}: ${err.message}` }));
+      box.replaceChildren(el("div", { class: "error inline", text: `${t("error")}${colon()}${err.message}` }));
     });
   return box;
 }
 
 function neighboursView(d) {
   const top = Math.max(...d.neighbours.map((n) => Math.abs(n.cosine)), 1e-9);
+  const cosine = columnFormat(d.neighbours.map((n) => n.cosine), 3);
   const rows = d.neighbours.map((n, i) =>
     el(
       "div",
@@ -33,7 +34,7 @@ function neighboursView(d) {
       el("span", { class: "nb-rank", text: i + 1 }),
       el("code", { class: "nb-tok", text: visible(n.text) }),
       el("span", { class: "nb-track" }, el("span", { class: "nb-fill", style: { width: `${(Math.abs(n.cosine) / top) * 100}%` } })),
-      el("span", { class: "nb-val", text: fmt(n.cosine, 3) }),
+      el("span", { class: "nb-val", text: cosine(n.cosine) }),
     ),
   );
   return [

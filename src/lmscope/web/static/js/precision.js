@@ -4,6 +4,7 @@
 // A separate piece: it adds one line under the model facts and reads the prompt box.
 
 import { getJSON, postJSON } from "./api.js";
+import { minus } from "./draw.js";
 import { addStrings, t } from "./i18n.js";
 
 addStrings(
@@ -66,7 +67,7 @@ function render(line) {
         : t("precisionChanged");
     out.textContent =
       t("precisionResult", {
-        delta: result.max_abs_delta_logit.toPrecision(3),
+        delta: minus(result.max_abs_delta_logit.toPrecision(3)),
         tokens: result.tokens,
         reference: result.reference,
         k: result.top_k,

@@ -2,7 +2,7 @@
 // query can see. A short prompt gets the whole table; a long one its strongest keys (in
 // position order) with the full table one click away, never a small scroll box.
 
-import { el, fmt } from "./draw.js";
+import { columnFormat, el } from "./draw.js";
 import { t } from "./i18n.js";
 import "./i18n_picture.js";
 
@@ -21,11 +21,14 @@ function table(head, rows, testid) {
 // tokenText(j): the readable text of the token at position j
 export function queryRowTable(a, position, tokenText) {
   const head = [t("key"), t("token"), "QKᵀ", "/√d", t("maskCol"), "softmax"];
+  const seen = Array.from({ length: Math.min(position + 1, a.row.raw.length) }, (_, j) => j);
+  // each column in one style over the keys the query sees (0.4430 above 0.0078, not 0.443)
+  const stages = ["raw", "scaled", "masked", "pattern"];
+  const formats = stages.map((s) => columnFormat(seen.map((j) => a.row[s][j]), 5));
   const row = (j) => ({
     cls: j === position ? "sel" : "",
-    cells: [j, `“${tokenText(j)}”`, fmt(a.row.raw[j], 5), fmt(a.row.scaled[j], 5), fmt(a.row.masked[j], 5), fmt(a.row.pattern[j], 5)],
+    cells: [j, `“${tokenText(j)}”`, ...stages.map((s, i) => formats[i](a.row[s][j]))],
   });
-  const seen = Array.from({ length: Math.min(position + 1, a.row.raw.length) }, (_, j) => j);
   const after = a.row.raw.length - seen.length;
   const masked = after > 0 ? [{ cls: "tail", cells: ["", t("maskedKeys", { a: position + 1, b: a.row.raw.length - 1 }), "", "", "−∞", "0"] }] : [];
   if (seen.length <= FULL) return table(head, seen.map(row).concat(masked), "query-row");

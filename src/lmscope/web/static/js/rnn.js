@@ -5,7 +5,7 @@
 
 import { ApiError, getJSON, postJSON } from "./api.js";
 import { el, fmt, pct, svg } from "./draw.js";
-import { lang, setLang, t } from "./i18n.js";
+import { colon, lang, setLang, t } from "./i18n.js";
 import "./i18n_rnn.js";
 import { renderTimeline, showTimeline, topUnit } from "./rnn_timeline.js";
 
@@ -65,7 +65,7 @@ function shown(ch) {
 // --- errors and status --------------------------------------------------------------------
 
 function showError(message) {
-  $("error").textContent = `${t("error")}: ${message}`;
+  $("error").textContent = `${t("error")}${colon()}${message}`;
   $("error").hidden = false;
 }
 

@@ -3,12 +3,14 @@
 
 import {
   barList,
+  columnFormat,
   curveScatter,
   el,
   fmt,
   heatmap,
   histogram,
   lineChart,
+  minus,
   pct,
   positionLabel,
   showTip,
@@ -19,7 +21,7 @@ import {
   css,
 } from "./draw.js";
 import { stepInfo, stepKeys } from "./catalogue.js";
-import { stepText, t } from "./i18n.js";
+import { colon, paren, stepText, t } from "./i18n.js";
 import { familyView } from "./modern.js";
 import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
@@ -103,7 +105,7 @@ export async function renderStep(container, key, ctx) {
     el(
       "span",
       { class: "position-label", "data-testid": "position-label" },
-      `${t("position")} ${state.position}: `,
+      `${t("position")} ${state.position}${colon()}`,
       el("code", { text: `“${tokenLabel(ctx, state.position)}”` }),
       el("span", { class: "hint", text: ` — ${t("clickPosition")}` }),
     ),
@@ -127,7 +129,7 @@ export async function renderStep(container, key, ctx) {
     el("p", { class: "explain", "data-testid": "step-explain", text: text.body }),
     controls,
     body,
-    el("div", { class: "probes" }, `${t("probes")}: `, probes.map((p) => el("code", { text: p }))),
+    el("div", { class: "probes" }, `${t("probes")}${colon()}`, probes.map((p) => el("code", { text: p }))),
   );
   body.classList.add("loading");
   try {
@@ -140,7 +142,7 @@ export async function renderStep(container, key, ctx) {
   } catch (err) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
-    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("error")}: ${err.message}` }));
+    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("error")}${colon()}${err.message}` }));
   }
 }
 
@@ -238,14 +240,14 @@ const RENDER = {
       section(
         t("shapes"),
         table(
-          [t("embedding"), `${t("block")} × ${m.n_layer}`, t("finalLn"), t("logits"), t("probabilities")],
+          [t("embedding"), t("blocksN", { n: m.n_layer }), t("finalLn"), t("logits"), t("probabilities")],
           [[`[${T}, ${m.d_model}]`, `[${T}, ${m.d_model}] → [${T}, ${m.d_model}]`, `[${T}, ${m.d_model}]`, `[${T}, ${m.vocab_size}]`, `[${m.vocab_size}]`]],
         ),
       ),
       lineChart(
         norms.map((_, i) => i),
         [{ name: "|x|", values: norms, colour: "#7c3aed" }],
-        { title: t("residNormChart"), points: true, xStart: t("embedding"), xEnd: `${t("block")} ${m.n_layer - 1}` },
+        { title: t("residNormChart"), points: true, xStart: t("embedding"), xEnd: t("blockN", { l: m.n_layer - 1 }) },
       ),
     ];
   },
@@ -253,7 +255,7 @@ const RENDER = {
   async embedding(ctx) {
     const d = await embeddingData(ctx);
     return section(
-      `${t("position")} ${d.position}: “${visible(d.token.text)}” (id ${d.token.id})`,
+      `${t("position")} ${d.position}${colon()}“${visible(d.token.text)}”${paren(`id ${d.token.id}`)}`,
       vec(t("tokenEmb", { id: d.token.id }), d.token_embedding, { testid: "embedding-strip" }),
       // a model without learned positions (rotary ones act inside attention) adds nothing here
       d.position_embedding && op("+"),
@@ -313,8 +315,8 @@ const RENDER = {
             el("p", { class: "hint", text: t("charTokenHint", { id: tok.token.id, vocab }) }),
           )
         : section(
-            `${t("merges")}: “${visible(tok.token.text)}” (id ${tok.token.id})`,
-            tok.pretoken !== null ? el("p", { class: "hint" }, `${t("pretoken")}: `, el("code", { text: visible(tok.pretoken) })) : null,
+            `${t("merges")}${colon()}“${visible(tok.token.text)}”${paren(`id ${tok.token.id}`)}`,
+            tok.pretoken !== null ? el("p", { class: "hint" }, `${t("pretoken")}${colon()}`, el("code", { text: visible(tok.pretoken) })) : null,
             merges,
             tok.note && tok.merges.length ? el("p", { class: "hint", text: tok.note }) : null,
           );
@@ -350,7 +352,7 @@ const RENDER = {
     const items = [];
     for (let l = 0; l < state.model.n_layer; l++) {
       items.push({
-        name: `${t("block")} ${l}`,
+        name: t("blockN", { l }),
         value: norms[l + 1],
         active: l === state.layer,
         title: `${t("residIn")} ${fmt(norms[l], 5)} → ${t("residOut")} ${fmt(norms[l + 1], 5)}`,
@@ -358,7 +360,7 @@ const RENDER = {
       });
     }
     return [
-      section(`|${t("residOut")}| · ${t("embedding")}: ${fmt(norms[0], 5)}`, barList(items)),
+      section(`|${t("residOut")}| · ${t("embedding")}${colon()}${fmt(norms[0], 5)}`, barList(items)),
       lineChart(
         norms.map((_, i) => i),
         [{ name: "|x|", values: norms, colour: "#7c3aed" }],
@@ -367,7 +369,7 @@ const RENDER = {
           points: true,
           marker: state.layer + 1,
           xStart: t("embedding"),
-          xEnd: `${t("block")} ${state.model.n_layer - 1}`,
+          xEnd: t("blockN", { l: state.model.n_layer - 1 }),
         },
       ),
     ];
@@ -399,7 +401,7 @@ const RENDER = {
       ),
       section(
         t("attendsTo", { p: state.position }),
-        barList(order.map(([w, j]) => ({ name: `${j}: “${tokenLabel(ctx, j)}”`, value: w })), { colour: "#4c1d95", format: (v) => fmt(v, 4) }),
+        barList(order.map(([w, j]) => ({ name: `${j}${colon()}“${tokenLabel(ctx, j)}”`, value: w })), { colour: "#4c1d95" }),
       ),
       section("", vec(t("attnOut"), layer.attn_out)),
     ];
@@ -414,10 +416,10 @@ const RENDER = {
     const labels = windowLabels(ctx, a);
     const rowHeight = a.size <= 24 ? 12 : undefined; // rows tall enough to label each position
     return [
-      section("", vec(`${t("lnOutput")} (ln1) → ${t("qkvWeights")}`, layer.ln1.output)),
+      section("", vec(`${t("lnOutput")}${paren("ln1")} → ${t("qkvWeights")}`, layer.ln1.output)),
       section(
         t("qkvAll", { n_head: state.model.n_head, d_head: dh }),
-        strip(layer.q.flat(), { label: `${t("qVec")} (${t("head")} ${h}: [${h * dh}, ${(h + 1) * dh}))`, ...groups }),
+        strip(layer.q.flat(), { label: `${t("qVec")}${paren(`${t("head")} ${h}${colon()}[${h * dh}, ${(h + 1) * dh})`)}`, ...groups }),
         strip(layer.k.flat(), { label: t("kVec"), ...groups }),
         strip(layer.v.flat(), { label: t("vVec"), ...groups }),
       ),
@@ -497,7 +499,7 @@ const RENDER = {
     const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("head")} ${i}`);
     return [
       heatmap(layer.z, {
-        title: `${t("zHeads")} (${state.model.n_head} × ${dh})`,
+        title: `${t("zHeads")}${paren(`${state.model.n_head} × ${dh}`)}`,
         rowLabels: heads,
         highlightRow: state.head,
         size: 420,
@@ -544,9 +546,9 @@ const RENDER = {
     return [
       section(
         t("finalLnTitle", { p: state.position }),
-        vec(`${t("lnInput")} (blocks.${state.model.n_layer - 1}.hook_resid_post)`, d.ln_final.input),
+        vec(`${t("lnInput")}${paren(`blocks.${state.model.n_layer - 1}.hook_resid_post`)}`, d.ln_final.input),
         el("p", { class: "hint", text: `${t("mean")} ${fmt(d.ln_final.mean, 5)} · ${t("std")} ${fmt(d.ln_final.std, 5)}` }),
-        vec(`${t("lnOutput")} (ln_final.hook_out) · W_Eᵀ`, d.ln_final.output),
+        vec(`${t("lnOutput")}${paren("ln_final.hook_out")} · W_Eᵀ`, d.ln_final.output),
       ),
       el(
         "div",
@@ -565,11 +567,14 @@ const RENDER = {
     const view = ctx.logitsView();
     if (!view) return el("p", { class: "hint", text: t("loading") });
     const max = view.logits[0];
+    const logits = view.logits.slice(0, 20);
+    const exps = logits.map((z) => Math.exp(z - max));
+    const [logit, exp] = [columnFormat(logits, 6), columnFormat(exps, 5)];
     const rows = view.ids.slice(0, 20).map((id, i) => [
       i + 1,
       `“${visible(ctx.tokenText(id))}”`,
-      fmt(view.logits[i], 6),
-      fmt(Math.exp(view.logits[i] - max), 5),
+      logit(logits[i]),
+      exp(exps[i]),
       pct(Math.exp(view.logits[i] - view.lse)),
     ]);
     const shown = view.logits.slice(0, 20).reduce((s, z) => s + Math.exp(z - view.lse), 0);
@@ -674,7 +679,7 @@ const RENDER = {
       section(
         "",
         vec(t("lnInput"), ln.input),
-        el("p", { class: "formula", text: `${t("mean")} = ${fmt(ln.mean, 6)} · ${t("std")} = √(var + ${ln.eps}) = ${fmt(ln.std, 6)}` }),
+        el("p", { class: "formula", text: `${t("mean")} = ${fmt(ln.mean, 6)} · ${t("std")} = √(var + ${minus(String(ln.eps))}) = ${fmt(ln.std, 6)}` }),
         vec(t("normalized"), ln.normalized),
         op("× γ + β"),
         strip(ln.gamma, { label: t("gamma"), centre: 1 }),
