@@ -68,3 +68,14 @@ def test_positions_count_from_the_end_and_default_to_the_last():
     assert checks.position(5, None) == 4
     assert checks.position(5, -1) == 4 and checks.position(5, -5) == 0
     assert checks.position(5, 2) == 2
+
+
+@pytest.mark.parametrize("family", ["gpt2", "llama"])
+def test_chinese_texts_call_a_block_a_layer_as_the_page_does(family):
+    """The page and the CLI say 层 (第 0 层, 30 层); the step texts must not say "block"."""
+    import re
+
+    for doc in cat.catalogue(family).steps:
+        for text in (doc.title["zh"], doc.text["zh"]):
+            assert "block" not in text.lower(), (doc.key, text)
+            assert not re.search(r"层 [\u4e00-\u9fff]", text), (doc.key, text)  # no stray space
