@@ -88,7 +88,7 @@ def test_available_is_the_smaller_of_the_machine_and_the_group(monkeypatch):
     assert machine_memory.available_bytes() == 2 * GIB
     monkeypatch.setattr(machine_memory, "cgroup_room", lambda *a: None)
     assert machine_memory.available_bytes() == 16 * GIB
-    monkeypatch.setattr(machine_memory, "_physical_total", lambda: 32 * GIB)
+    monkeypatch.setattr(machine_memory, "physical_bytes", lambda: 32 * GIB)
     monkeypatch.setattr(machine_memory, "cgroup_limit", lambda *a: 8 * GIB)
     assert machine_memory.total_bytes() == 8 * GIB
 

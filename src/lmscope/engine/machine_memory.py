@@ -27,7 +27,7 @@ def available_bytes() -> int | None:
 
 def total_bytes() -> int | None:
     """All the memory this process may ever use (not what is free now)."""
-    known = [n for n in (_physical_total(), cgroup_limit()) if n is not None]
+    known = [n for n in (physical_bytes(), cgroup_limit()) if n is not None]
     return min(known, default=None)
 
 
@@ -110,7 +110,7 @@ def _meminfo_available() -> int | None:
         return None
 
 
-def _physical_total() -> int | None:
+def physical_bytes() -> int | None:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):

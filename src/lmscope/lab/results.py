@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from lmscope.engine import machine_memory
 from lmscope.errors import InvalidInputError
 
 SCHEMA = "lmscope.lab.result/1"
@@ -258,13 +259,6 @@ def _cpu_detail(info: dict[str, str]) -> str | None:
     return detail + (f", {', '.join(units)}" if units else "")
 
 
-def _total_ram_bytes() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
 def _load_average() -> float | None:
     try:
         return round(os.getloadavg()[0], 2)
@@ -283,7 +277,7 @@ def hardware_info(devices: list[str] | tuple[str, ...] = ("cpu",)) -> dict:
         "cpu_detail": _cpu_detail(cpuinfo),
         "cpu_cores": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
-        "ram_bytes": _total_ram_bytes(),
+        "ram_bytes": machine_memory.physical_bytes(),
         "platform": platform.platform(),
         "python": sys.version.split()[0],
         "torch": torch.__version__,
