@@ -187,3 +187,17 @@ def test_finder_needs_some_text():
         find_cells(neuron_activations(model, "ab" * 10))
     with pytest.raises(InvalidInputError, match="select_fraction"):
         find_cells(neuron_activations(model, "ab" * 50), select_fraction=1.0)
+
+
+def test_finder_names_the_length_its_split_needs():
+    """The shortest text it takes depends on the split: 20 characters on each side. 100
+    characters with 90% choosing leave 10 held out; saying "at least 40" of them was wrong."""
+    chars = "ab"
+    net = CharRNN(CharRNNConfig(vocab_size=2, cell="gru", hidden=4, layers=1))
+    model = RNNLanguageModel(net, CharTokenizer(chars), name="tiny")
+    needs = r"100 characters read, at least 196 \(20 to choose units on and 20 held out .* 0.9 of"
+    with pytest.raises(InvalidInputError, match=needs):
+        find_cells(neuron_activations(model, "ab" * 50), select_fraction=0.9)
+    with pytest.raises(InvalidInputError, match=r"at least 40 \(20 to choose"):
+        find_cells(neuron_activations(model, "ab" * 10))
+    find_cells(neuron_activations(model, "ab" * 100), select_fraction=0.9)  # 180 + 20: enough

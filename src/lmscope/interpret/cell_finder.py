@@ -268,6 +268,19 @@ def rank_features(
     return results
 
 
+MIN_SIDE = (
+    20  # characters each side of the split needs (units are chosen on one, scored on the other)
+)
+
+
+def shortest_text(select_fraction: float) -> int:
+    """The fewest characters whose split at ``select_fraction`` leaves ``MIN_SIDE`` on each side."""
+    n = 2 * MIN_SIDE
+    while min(split := int(round(n * select_fraction)), n - split) < MIN_SIDE:
+        n += 1
+    return n
+
+
 def find_cells(
     run: NeuronRun,
     *,
@@ -285,10 +298,12 @@ def find_cells(
     if top < 1:
         raise InvalidInputError(f"top must be at least 1, got {top}")
     split = int(round(len(run) * select_fraction))
-    if split < 20 or len(run) - split < 20:
+    if split < MIN_SIDE or len(run) - split < MIN_SIDE:
         raise InvalidInputError(
-            f"the finder needs a longer text: {len(run)} characters read, at least 40 (a few "
-            "thousand give steadier scores)"
+            f"the finder needs a longer text: {len(run):,} characters read, at least "
+            f"{shortest_text(select_fraction):,} ({MIN_SIDE} to choose units on and {MIN_SIDE} "
+            f"held out to score them, with {select_fraction:g} of it choosing; a few thousand give "
+            "steadier scores)"
         )
     acts, labels = run.matrix(kinds)
     # features describe the original text; keep the characters the model read
