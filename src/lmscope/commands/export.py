@@ -12,12 +12,11 @@ refused in one line before anything is written.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import lmscope
 from lmscope.errors import InvalidInputError
-from lmscope.formats.atomic import LMSCOPE_FILES
+from lmscope.formats.atomic import LMSCOPE_FILES, cannot_write
 
 DTYPES = ("bfloat16", "float16", "float32")
 
@@ -88,13 +87,9 @@ def check_destination(run_dir, out: Path, overwrite: bool = False) -> None:
             )
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"{out} is a file, not a folder; choose a folder to export to")
-    parent = out.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InvalidInputError(f"cannot create {out}: {parent} is a file, not a folder")
-    if not os.access(parent if not out.exists() else out.parent, os.W_OK | os.X_OK):
-        raise InvalidInputError(f"cannot write {out}: {parent} is not writable")
+    problem = cannot_write(out)  # tried with a real file: root passes os.access everywhere
+    if problem:
+        raise InvalidInputError(f"cannot export to {out}: {problem}")
     names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if not names:
         return
