@@ -76,6 +76,11 @@ def test_every_step_renders_with_the_models_own_labels(page):
             page.get_by_test_id("tour-next").click()
     pipeline = page.get_by_test_id("pipeline").inner_text()
     assert "LayerNorm" not in pipeline and "GELU" not in pipeline
+    # a shape is written one way, as torch prints it: [14, 49152] in step 3, [49152] in the flow
+    shapes = re.findall(
+        r"\[[\d, ]*\d,\d{3}[^\]]*\]", pipeline + page.get_by_test_id("flow").inner_text()
+    )
+    assert not shapes, shapes
 
 
 def test_rope_view_shows_the_rotation_and_the_distance_check(page):

@@ -339,7 +339,7 @@ function outputColumn(state, data) {
     "div",
     { class: "flow-col flow-out" },
     part("final", { class: "flow-final", go: () => hooksRef.openStep("layernorm", { lnWhich: "final" }) }, heading(t("flowFinal", { norm }), t("flowAt", { p: state.position })), data ? vectorStrip(data.final, { width: 150, label: "ln_final" }) : el("span", { class: "flow-wait" })),
-    part("logits", { class: "flow-logits", go: () => hooksRef.openStep("logits") }, heading(t("logits"), `× W_Eᵀ → [${state.model.vocab_size.toLocaleString("en-US")}]`), data ? top.map((c, i) => bar(c, logits[i], (logits[i] - lo) / (hi - lo || 1), "flow-logit")) : null),
+    part("logits", { class: "flow-logits", go: () => hooksRef.openStep("logits") }, heading(t("logits"), `× W_Eᵀ → [${state.model.vocab_size}]`), data ? top.map((c, i) => bar(c, logits[i], (logits[i] - lo) / (hi - lo || 1), "flow-logit")) : null),
     part("probs", { class: "flow-probs", go: () => hooksRef.openStep("probabilities") }, heading(t("probabilities"), "softmax"), top.map((c) => bar(c, c.prob, c.prob / maxP, "flow-prob"))),
   );
 }
