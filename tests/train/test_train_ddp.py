@@ -88,3 +88,61 @@ def test_two_gloo_processes_average_gradients_and_only_rank_0_writes(tmp_path):
         "tiny.txt",
         "worker.py",
     ]
+
+
+FAILING_SAVE = textwrap.dedent(
+    """
+    import errno, json, os, sys, time
+
+    from lmscope.cli import main
+    from lmscope.formats import checkpoints
+
+    data, out, reports = sys.argv[1:4]
+    real_save = checkpoints.save_checkpoint
+
+    def disk_full_at_3(*args, **kwargs):
+        if kwargs["trainer_state"]["iteration"] == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_save(*args, **kwargs)
+
+    checkpoints.save_checkpoint = disk_full_at_3
+    argv = ["train", "--data", data, "--layers", "1", "--heads", "2", "--dim", "16"]
+    argv += ["--context", "16", "--batch", "4", "--iters", "6", "--warmup", "1"]
+    argv += ["--eval-every", "3", "--eval-iters", "1", "--sample-every", "0"]
+    argv += ["--device", "cpu", "--out", out, "--no-progress"]
+    code = main(argv)
+    sys.stderr.flush()
+    with open(os.path.join(reports, f"rank{os.environ['RANK']}.json"), "w") as f:
+        json.dump({"code": code}, f)
+    if os.environ["RANK"] == "0":
+        time.sleep(3)  # torchrun ends the other ranks once one fails: let rank 1 finish first
+    sys.exit(code)
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_checkpoint_rank_0_cannot_write_stops_every_rank_in_one_line(tmp_path):
+    """Only rank 0 writes; when that fails (a full disk) every rank must stop at the same
+    point with one line, not go on to wait in the next gradient exchange for a rank that left."""
+    corpus = tmp_path / "tiny.txt"
+    corpus.write_text(load_corpus("shakespeare").text[:8_000], encoding="utf-8")
+    worker = tmp_path / "worker.py"
+    worker.write_text(FAILING_SAVE)
+    out, reports = tmp_path / "run", tmp_path / "reports"
+    reports.mkdir()
+    env = dict(os.environ, LMSCOPE_CACHE=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += ["--nproc_per_node", "2", str(worker), str(corpus), str(out), str(reports)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode != 0
+    codes = [json.loads((reports / f"rank{r}.json").read_text())["code"] for r in (0, 1)]
+    assert codes == [2, 2], done.stderr[-3000:]
+    # two processes share the terminal: their lines may interleave, so count, don't split
+    assert done.stderr.count("lmscope: error:") == 2, done.stderr[-3000:]
+    assert "No space left on device; the checkpoint of iteration 0 is kept" in done.stderr
+    assert "rank 0 could not write the checkpoint of iteration 3" in done.stderr
+    # torchrun reports a failed child with its own traceback; none comes from the workers
+    frames = [line for line in done.stderr.splitlines() if line.strip().startswith("File ")]
+    assert not [f for f in frames if "lmscope" in f or "worker.py" in f], done.stderr[-3000:]
+    assert checkpoints.load_checkpoint(out).iteration == 0

@@ -66,6 +66,17 @@ def mean_over_ranks(value: float, info: DistInfo, device: torch.device) -> float
     return t.item() / info.world
 
 
+def main_says(flag: bool, info: DistInfo, device: torch.device) -> bool:
+    """Rank 0's ``flag`` on every rank (``flag`` itself with one process): what only rank 0
+    can know, such as whether the checkpoint it alone writes was written, so that every rank
+    takes the same path after it."""
+    if not info.enabled:
+        return flag
+    t = torch.tensor([int(flag)], device=device)
+    dist.broadcast(t, src=0)
+    return bool(t.item())
+
+
 def barrier(info: DistInfo) -> None:
     if info.enabled:
         dist.barrier()

@@ -556,8 +556,23 @@ class Trainer:
         return timeline.files(self.timeline, info)
 
     def _save(self) -> None:
-        if not self.dist.is_main:
-            return
+        """Rank 0 writes the checkpoint; every rank learns whether it could, so that on a
+        failure all stop here together (a rank going on would wait for rank 0 in the next
+        gradient exchange until torchrun killed it)."""
+        failure = None
+        if self.dist.is_main:
+            try:
+                self._save_checkpoint()
+            except LmscopeError as err:
+                failure = err
+        if distributed.main_says(failure is not None, self.dist, self.device):
+            raise failure or LmscopeError(
+                f"rank 0 could not write the checkpoint of iteration {self.iteration} to "
+                f"{self.out}; its own line says why"
+            )
+        self.saved_iteration = self.iteration
+
+    def _save_checkpoint(self) -> None:
         last_val = self.evals[-1]["val"] if self.evals else None
         tokens = self.iteration * self.cfg.batch * self.cfg.context * self.cfg.accum
         trainer_state = {
@@ -591,7 +606,6 @@ class Trainer:
                 f"cannot write the checkpoint of iteration {self.iteration} to {self.out}: "
                 f"{err.strerror or err}; {kept}"
             ) from None
-        self.saved_iteration = self.iteration
 
     def _write_checkpoint(self, trainer_state: dict, meta: dict) -> None:
         checkpoints.save_checkpoint(
