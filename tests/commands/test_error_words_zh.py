@@ -357,3 +357,528 @@ def test_the_default_and_hub_models_in_chinese():
     ):
         said = in_lang(message, "zh")
         assert CJK.search(said) and english_in(said) == [], said
+
+
+# --- the refusals of train, lab, race, export, minrnn, neurons, serve, compare ----------------
+# (name, argv, English line, Chinese line): {placeholders} are the paths of ``gap_paths``
+GAP_CASES = [
+    # --out that cannot be written: a file in the way, a folder that refuses writes
+    (
+        "train --out under a file",
+        ["train", "--data", "{data}", "--iters", "1", "--out", "{notes}/run"],
+        "--out {notes}/run: {notes} is a file, not a folder; choose another folder",
+        "--out {notes}/run：{notes} 是文件，不是文件夹；请换一个文件夹",
+    ),
+    (
+        "train --out a file",
+        ["train", "--data", "{data}", "--iters", "1", "--out", "{notes}"],
+        "--out {notes} is a file, not a folder; choose another folder",
+        "--out {notes} 是文件，不是文件夹；请换一个文件夹",
+    ),
+    (
+        "train --out read-only",
+        ["train", "--data", "{data}", "--iters", "1", "--out", "{ro}/run"],
+        "--out {ro}/run: cannot write in {ro}: Read-only file system; choose another folder",
+        "--out {ro}/run：无法在 {ro} 里写入：Read-only file system；请换一个文件夹",
+    ),
+    (
+        "train --resume --out a file",
+        ["train", "--resume", "--out", "{notes}"],
+        "{notes} is a file, not a folder; --out names a run's folder",
+        "{notes} 是文件，不是文件夹；--out 要的是一次训练的文件夹",
+    ),
+    (
+        "train --resume --out empty folder",
+        ["train", "--resume", "--out", "{tmp}/new"],
+        "{tmp}/new holds no lmscope checkpoint to resume; drop --resume to start a new run there",
+        "{tmp}/new 里没有可以接着训练的 lmscope 检查点；去掉 --resume 就会在那里开始新的训练",
+    ),
+    (
+        "train --out ''",
+        ["train", "--data", "{data}", "--iters", "1", "--out", ""],
+        "--out is empty; give a folder for the checkpoint",
+        "--out 是空的；请给出存放检查点的文件夹",
+    ),
+    (
+        "lab --out under a file",
+        ["lab", "recall", "--quick", "--out", "{notes}/run"],
+        "--out {notes}/run: {notes} is a file, not a folder",
+        "--out {notes}/run：{notes} 是文件，不是文件夹",
+    ),
+    (
+        "lab --out read-only",
+        ["lab", "gradients", "--out", "{ro}/run"],
+        "--out {ro}/run: cannot write in {ro}: Read-only file system",
+        "--out {ro}/run：无法在 {ro} 里写入：Read-only file system",
+    ),
+    (
+        "race --out a file",
+        ["race", "--out", "{notes}"],
+        "--out {notes} is a file, not a folder",
+        "--out {notes} 是文件，不是文件夹",
+    ),
+    (
+        "lab --out ''",
+        ["lab", "serial-depth", "--out", ""],
+        "--out is empty; name a folder, e.g. --out lmscope-results/run",
+        "--out 是空的；请给出一个文件夹，如 --out lmscope-results/run",
+    ),
+    (
+        "export to a file",
+        ["export", "{model}", "{notes}"],
+        "{notes} is a file, not a folder; choose a folder to export to",
+        "{notes} 是文件，不是文件夹；请换一个文件夹来导出",
+    ),
+    (
+        "export under a file",
+        ["export", "{model}", "{notes}/run"],
+        "cannot export to {notes}/run: {notes} is a file, not a folder",
+        "无法导出到 {notes}/run：{notes} 是文件，不是文件夹",
+    ),
+    (
+        "export read-only",
+        ["export", "{model}", "{ro}/run"],
+        "cannot export to {ro}/run: cannot write in {ro}: Read-only file system",
+        "无法导出到 {ro}/run：无法在 {ro} 里写入：Read-only file system",
+    ),
+    (
+        "compare --out under a file",
+        ["compare", "-m", "{model}", "-m", "{model}", "--text", "{text}", "--out", "{notes}/run"],
+        "cannot create {notes}/run: {notes} is a file, not a folder",
+        "无法创建 {notes}/run：{notes} 是文件，不是文件夹",
+    ),
+    # what export refuses to write over
+    (
+        "export over other files",
+        ["export", "{model}", "{folder}"],
+        "{folder} is not empty and not an lmscope model (it holds notes.md); export to a new or "
+        "empty folder (--overwrite replaces only a model lmscope wrote)",
+        "{folder} 不是空的，也不是 lmscope 模型（里面有 notes.md）；请导出到新的或空的文件夹"
+        "（--overwrite 只会替换 lmscope 写的模型）",
+    ),
+    (
+        "export onto itself",
+        ["export", "{model}", "{model}"],
+        "export needs a different output folder than the run folder",
+        "导出需要一个不同于模型文件夹的输出文件夹",
+    ),
+    (
+        "export inside the model",
+        ["export", "{model}", "{model}/copy"],
+        "{model}/copy is inside the model being exported ({model}); choose a folder outside it",
+        "{model}/copy 在要导出的模型（{model}）里面；请换一个它外面的文件夹",
+    ),
+    (
+        "export around the model",
+        ["export", "{model}", "{models}"],
+        "{models} contains the model being exported ({model}): writing it would replace the "
+        "model; choose another folder",
+        "{models} 包含要导出的模型（{model}）：写入它会替换这个模型；请换一个文件夹",
+    ),
+    # corpora: --data of train, race, minrnn
+    (
+        "train --data empty",
+        ["train", "--data", "{empty}", "--out", "{tmp}/run"],
+        "{empty} is empty; give a corpus with some text in it.",
+        "{empty} 是空的；请给出有文字的语料。",
+    ),
+    (
+        "minrnn --data binary",
+        ["minrnn", "--data", "{binary}", "--iters", "1"],
+        "{binary} looks binary (it contains NUL bytes); give a text file.",
+        "{binary} 看起来是二进制文件（含有 NUL 字节）；请给出文本文件。",
+    ),
+    (
+        "race --data not UTF-8 bytes",
+        ["race", "--data", "{noise}", "--out", "{tmp}/race"],
+        "{noise} looks binary (not UTF-8 text: byte 0xFF at offset 0); give a UTF-8 text file.",
+        "{noise} 看起来是二进制文件（不是 UTF-8 文本：偏移 0 处的字节 0xFF）；请给出 UTF-8 "
+        "文本文件。",
+    ),
+    (
+        "train --data Latin-1",
+        ["train", "--data", "{latin}", "--out", "{tmp}/run"],
+        "{latin} is not UTF-8 text: byte 0xE9 at offset 3 (another encoding, such as Latin-1?); "
+        "convert it first, e.g. iconv -f latin1 -t utf-8.",
+        "{latin} 不是 UTF-8 文本：偏移 3 处的字节 0xE9（也许是 Latin-1 之类的其他编码？）；"
+        "请先转换编码，如 iconv -f latin1 -t utf-8。",
+    ),
+    # the lab and the race
+    (
+        "lab show without a name",
+        ["lab", "show"],
+        "name a result to show: {shipped}, or a folder with result.json",
+        "请指定要显示的结果：{shipped}，或一个存有 result.json 的文件夹",
+    ),
+    (
+        "lab show a folder without a result",
+        ["lab", "show", "{folder}"],
+        "no lab result at {folder}/result.json; run an experiment with --out first",
+        "{folder}/result.json 处没有 lab 结果；请先用 --out 运行一次实验",
+    ),
+    (
+        "lab replot a file that is not one",
+        ["lab", "replot", "{notes}"],
+        "{notes} is not a result.json written by lmscope lab (not JSON)",
+        "{notes} 不是 lmscope lab 写的 result.json（不是 JSON）",
+    ),
+    (
+        "lab recall --models foo",
+        ["lab", "recall", "--models", "foo", "--out", "{tmp}/lab"],
+        "unknown model 'foo' in --models; use lstm, gru, gpt",
+        "--models 里有未知模型 'foo'；可用：lstm, gru, gpt",
+    ),
+    (
+        "race --models lstm",
+        ["race", "--models", "lstm", "--out", "{tmp}/race"],
+        "--models needs gpt and at least one of lstm, gru, rnn (e.g. lstm,gpt)",
+        "--models 需要 gpt 和 lstm, gru, rnn 中的至少一个（如 lstm,gpt）",
+    ),
+    (
+        "lab gradients --models foo",
+        ["lab", "gradients", "--models", "foo", "--out", "{tmp}/lab"],
+        "unknown model 'foo'; use some of rnn, lstm, gru, gpt",
+        "未知模型 'foo'；请从 rnn, lstm, gru, gpt 中选用",
+    ),
+    (
+        "lab recall --sizes x",
+        ["lab", "recall", "--sizes", "x", "--out", "{tmp}/lab"],
+        "--sizes takes GPT widths as whole numbers, e.g. 16,32,64; got 'x'",
+        "--sizes 要用整数写 GPT 宽度，如 16,32,64；收到 'x'",
+    ),
+    (
+        "lab recall --sizes 0",
+        ["lab", "recall", "--sizes", "0", "--out", "{tmp}/lab"],
+        "every --sizes entry (a GPT width) must be a whole number >= 16, got 0",
+        "--sizes 的每一项（GPT 宽度）都必须是不小于 16 的整数，收到 0",
+    ),
+    (
+        "lab recall --budget 0",
+        ["lab", "recall", "--budget", "0", "--out", "{tmp}/lab"],
+        "--budget must be above 0 seconds (or none), got '0'",
+        "--budget 必须大于 0 秒（或 none），收到 '0'",
+    ),
+    (
+        "race --budget abc",
+        ["race", "--budget", "abc", "--out", "{tmp}/race"],
+        "--budget 'abc' is not a time; use seconds (240) or a unit: 90s, 4m, 0.5h",
+        "--budget 'abc' 不是时长；请用秒数（240）或带单位的时长：90s, 4m, 0.5h",
+    ),
+    (
+        "race --budget 0",
+        ["race", "--budget", "0", "--out", "{tmp}/race"],
+        "--budget must be above 0 seconds (e.g. 240 or 4m), got 0",
+        "--budget 必须大于 0 秒（如 240 或 4m），收到 0",
+    ),
+    (
+        "race --threads 0",
+        ["race", "--threads", "0", "--out", "{tmp}/race"],
+        "--threads must be >= 1, got 0",
+        "--threads 必须不小于 1，收到 0",
+    ),
+    (
+        "race --context 0",
+        ["race", "--context", "0", "--out", "{tmp}/race"],
+        "--context (N) must be a whole number >= 1, got 0",
+        "--context（N）必须是不小于 1 的整数，收到 0",
+    ),
+    (
+        "race --device tpu",
+        ["race", "--device", "tpu", "--out", "{tmp}/race"],
+        "unknown device 'tpu'; use auto, cpu, cuda or a list: cpu,cuda",
+        "未知设备 'tpu'；请用 auto、cpu、cuda 或逗号分隔的列表（如 cpu,cuda）",
+    ),
+    (
+        "race on a short corpus",
+        ["race", "--data", "{short}", "--context", "4", "--batch", "2", "--out", "{tmp}/race"],
+        "--context 4 with --batch 2 needs 10 characters in the training split of '{short}', "
+        "which has 2; use a shorter --context, a smaller --batch or a bigger corpus",
+        "--context 4 配 --batch 2 需要训练集里有 10 个字符，而 '{short}' 的训练集只有 2 个；"
+        "请调小 --context 或 --batch，或换更大的语料",
+    ),
+    # minrnn
+    (
+        "minrnn --iters -1",
+        ["minrnn", "--iters", "-1"],
+        "--iters must be 0 or more, got -1",
+        "--iters 必须是 0 或更大，收到 -1",
+    ),
+    (
+        "minrnn --sample-length 0",
+        ["minrnn", "--sample-length", "0", "--iters", "1"],
+        "--sample-length must be >= 1, got 0",
+        "--sample-length 必须不小于 1，收到 0",
+    ),
+    (
+        "minrnn on a short text",
+        ["minrnn", "--data", "{short}", "--iters", "1"],
+        "the text has 3 characters; one chunk of --seq 25 needs 26. Use a shorter --seq or a "
+        "longer text.",
+        "文本只有 3 个字符；一段 --seq 25 需要 26 个。请用更短的 --seq 或更长的文本。",
+    ),
+    (
+        "minrnn --gradcheck on a short text",
+        ["minrnn", "--gradcheck", "--data", "{short}"],
+        "--data has 3 characters; a chunk of --seq 25 needs 26.",
+        "--data 只有 3 个字符；一段 --seq 25 需要 26 个。",
+    ),
+    # neurons
+    (
+        "neurons --text missing",
+        ["neurons", "-m", "{lstm}", "--text", "{tmp}/nope.txt", "--cell", "0:1"],
+        "no text file at {tmp}/nope.txt",
+        "{tmp}/nope.txt 处没有文本文件",
+    ),
+    (
+        "neurons --text empty",
+        ["neurons", "-m", "{lstm}", "--text", "{empty}", "--cell", "0:1"],
+        "{empty} is empty; give a file with some text",
+        "{empty} 是空的；请给出有文字的文件",
+    ),
+    (
+        "neurons --text Latin-1",
+        ["neurons", "-m", "{lstm}", "--text", "{latin}", "--cell", "0:1"],
+        "{latin} is not UTF-8 text",
+        "{latin} 不是 UTF-8 文本",
+    ),
+    (
+        "neurons --cell unit out of range",
+        ["neurons", "-m", "{lstm}", "--text", "{text}", "--cell", "0:99"],
+        "unit 99 does not exist; each layer has units 0..11",
+        "单元 99 不存在；每层的单元编号是 0 到 11",
+    ),
+    (
+        "neurons --cell abc",
+        ["neurons", "-m", "{lstm}", "--text", "{text}", "--cell", "abc"],
+        "--cell 'abc': write LAYER:UNIT with whole numbers, e.g. 0:42 (layer 0, unit 42)",
+        "--cell 'abc'：请用整数写成 LAYER:UNIT，如 0:42（第 0 层，单元 42）",
+    ),
+    (
+        "neurons --kind zz",
+        ["neurons", "-m", "{lstm}", "--text", "{text}", "--cell", "0:1", "--kind", "zz"],
+        "an LSTM has no 'zz' values; use one of h, c, i, f, g, o",
+        "LSTM 没有 'zz' 值；请用 h, c, i, f, g, o 之一",
+    ),
+    (
+        "neurons --out x.txt",
+        ["neurons", "-m", "{lstm}", "--text", "{text}", "--cell", "0:1", "--out", "{tmp}/x.txt"],
+        "--out {tmp}/x.txt: the name must end in .png, .svg, .html, .json",
+        "--out {tmp}/x.txt：文件名必须以 .png, .svg, .html, .json 之一结尾",
+    ),
+    (
+        "neurons --features foo",
+        ["neurons", "-m", "{lstm}", "--text", "{text}", "--find", "--features", "foo"],
+        "--features: unknown feature 'foo'; known: {features} (or a set: prose, code, all)",
+        "--features：未知特征 'foo'；可用：{features}（或一组：prose, code, all）",
+    ),
+    (
+        "neurons --find --cell",
+        ["neurons", "-m", "{lstm}", "--text", "{text}", "--find", "--cell", "0:1"],
+        "--find and --cell do different things; use one of them",
+        "--find 和 --cell 做的是不同的事；只用其中一个",
+    ),
+    # serve
+    (
+        "serve on a busy port",
+        ["serve", "-m", "{model}", "--rnn", "none", "--port", "{port}"],
+        "cannot listen on 127.0.0.1:{port} (Address already in use); pick another --port",
+        "无法在 127.0.0.1:{port} 上监听（Address already in use）；请换一个 --port",
+    ),
+]
+
+
+OS_WORDS = ("Address already in use", "Read-only file system")  # the system's, as it says them
+
+
+@pytest.fixture
+def gap_paths(tmp_path, monkeypatch, small_char_gpt, quote_lstm):
+    """The files and folders GAP_CASES name; writing in ``ro`` fails as on a read-only disk
+    (root may write anywhere, so a chmod would not do)."""
+    import errno
+    import socket
+    import tempfile
+    from pathlib import Path
+
+    from lmscope.data import load_corpus
+    from lmscope.interpret.features import FEATURES
+    from lmscope.lab.results import shipped_experiments
+
+    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
+    files = {
+        "notes": "mine\n",
+        "text.txt": "hello there\n",
+        "empty.txt": "",
+        "short.txt": "abc",
+        "data.txt": load_corpus("shakespeare").text[:8000],
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "binary.txt").write_bytes(b"text\x00more")
+    (tmp_path / "noise.bin").write_bytes(bytes([0xFF, 1, 2, 3, 4, 5]))
+    (tmp_path / "latin.txt").write_bytes("café au lait\n".encode("latin-1"))
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "notes.md").write_text("mine")
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "new").mkdir()
+    real = tempfile.TemporaryFile
+
+    def read_only(*args, dir=None, **kwargs):  # noqa: A002 - tempfile's own name
+        if dir is not None and Path(dir) == tmp_path / "ro":
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    yield {
+        "tmp": tmp_path,
+        **{name.split(".")[0]: tmp_path / name for name in [*files, "binary.txt", "latin.txt"]},
+        "noise": tmp_path / "noise.bin",
+        "folder": tmp_path / "folder",
+        "ro": tmp_path / "ro",
+        "model": small_char_gpt,
+        "models": small_char_gpt.parent,
+        "lstm": quote_lstm,
+        "shipped": ", ".join(shipped_experiments()),
+        "features": ", ".join(FEATURES),
+        "port": busy.getsockname()[1],
+    }
+    busy.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "english", "chinese"),
+    [case[1:] for case in GAP_CASES],
+    ids=[case[0] for case in GAP_CASES],
+)
+def test_command_refusals_in_chinese(capsys, monkeypatch, gap_paths, argv, english, chinese):
+    """The Chinese line, and the English one byte for byte as the library says it."""
+    argv = [arg.format(**gap_paths) for arg in argv]
+    monkeypatch.delenv("LMSCOPE_LANG", raising=False)
+    code, err = run_cli(capsys, *argv)
+    assert code == 2 and last_line(err) == "lmscope: error: " + english.format(**gap_paths)
+    monkeypatch.setenv("LMSCOPE_LANG", "zh")
+    code, err = run_cli(capsys, *argv)
+    assert code == 2 and last_line(err) == "lmscope: 错误：" + chinese.format(**gap_paths)
+    said = last_line(err)
+    for value in (gap_paths["shipped"], gap_paths["features"], *OS_WORDS):  # values, kept
+        said = said.replace(value, "")
+    assert english_in(said) == [], said
+
+
+def test_a_lab_device_without_cuda_in_chinese(capsys, zh, tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("the machine has a CUDA GPU")
+    code, err = run_cli(capsys, "race", "--device", "cuda", "--out", tmp_path / "race")
+    assert code == 2 and err == (
+        "lmscope: 错误：--device cuda：这个 PyTorch 找不到 CUDA GPU；请用 --device cpu\n"
+    )
+
+
+def test_a_save_that_fails_mid_run_in_chinese(capsys, monkeypatch, shakespeare_file, tmp_path):
+    """The checkpoint kept and the command that continues it, then the refusals that a run's
+    folder gives: a new run over it, a resume of a folder without one."""
+    import errno
+
+    from lmscope.formats import checkpoints
+
+    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LMSCOPE_LANG", "zh")
+    real = checkpoints.save_checkpoint
+
+    def disk_fills(*args, **kwargs):
+        if kwargs["trainer_state"]["iteration"] > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(checkpoints, "save_checkpoint", disk_fills)
+    out = tmp_path / "run"
+    tiny = "--layers 1 --heads 2 --dim 16 --context 16 --batch 4 --iters 4 --eval-every 2"
+    argv = ["train", "--data", shakespeare_file(8_000), *tiny.split(), "--eval-iters", "1"]
+    argv += ["--sample-every", "0", "--device", "cpu", "--no-progress", "--out", out]
+    code, err = run_cli(capsys, *argv)
+    assert code == 2 and last_line(err) == (
+        f"lmscope: 错误：无法把第 4 次迭代的检查点写入 {out}：No space left on device；"
+        f"第 2 次迭代的检查点还在（接着训练：lmscope train --resume --out {out}）"
+    )
+    code, err = run_cli(capsys, *argv)
+    assert code == 2 and last_line(err) == (
+        f"lmscope: 错误：{out} 里已有一个检查点（第 2 次迭代）；加 --resume 接着训练，"
+        "或加 --overwrite 从头开始"
+    )
+
+
+LINE_CASES = [
+    (
+        "cannot write the checkpoint of iteration 0 to runs/a: No space left on device; "
+        "nothing was saved",
+        "无法把第 0 次迭代的检查点写入 runs/a：No space left on device；什么也没有保存",
+    ),
+    (
+        "cannot write the checkpoint of iteration 500 to runs/a: Disk quota exceeded; the "
+        "checkpoint of iteration 250 is kept (continue with: lmscope train --resume --out "
+        "runs/a)",
+        "无法把第 500 次迭代的检查点写入 runs/a：Disk quota exceeded；第 250 次迭代的检查点"
+        "还在（接着训练：lmscope train --resume --out runs/a）",
+    ),
+    ("cannot write out/m: No space left on device", "无法写入 out/m：No space left on device"),
+    ("cannot read notes.txt: Permission denied", "无法读取 notes.txt：Permission denied"),
+    (
+        "Cannot read 'notes.txt' (Permission denied); check it.",
+        "无法读取 'notes.txt'（Permission denied）；请检查它。",
+    ),
+    (
+        "res is not a result.json written by lmscope lab (no schema 1)",
+        "res 不是 lmscope lab 写的 result.json（没有 schema 1）",
+    ),
+    (
+        "--budget 'inf' is not a finite time",
+        "--budget 'inf' 不是有限的时长",
+    ),
+    (
+        "--budget must be above 0 seconds (e.g. 90 or 2m), got -1.0",
+        "--budget 必须大于 0 秒（如 90 或 2m），收到 -1.0",
+    ),
+    (
+        "--max-n must be >= 1, got 0",
+        "--max-n 必须不小于 1，收到 0",
+    ),
+    (
+        "a GRU has no 'c' values; use one of h, r, z, n",
+        "GRU 没有 'c' 值；请用 h, r, z, n 之一",
+    ),
+    (
+        "out holds the lmscope model 'm' and also x.md, y.md, z.md, plot.png and 2 more, "
+        "which lmscope did not write; move those out first or export to another folder",
+        "out 里除了 lmscope 模型 'm'，还有不是 lmscope 写的 x.md, y.md, z.md, plot.png，"
+        "另外还有 2 个；请先把它们移走，或导出到另一个文件夹",
+    ),
+    (
+        "out already holds the lmscope model 'm'; pass --overwrite to replace it "
+        "(atomically), or choose another folder",
+        "out 里已有 lmscope 模型 'm'；加 --overwrite 替换它（原子操作），或换一个文件夹",
+    ),
+    (
+        "--context 512 with --batch 8 needs 4,104 characters in the validation split of "
+        "'x.txt', which has 2; use a shorter --context, a smaller --batch or a bigger corpus",
+        "--context 512 配 --batch 8 需要验证集里有 4,104 个字符，而 'x.txt' 的验证集只有 "
+        "2 个；请调小 --context 或 --batch，或换更大的语料",
+    ),
+    (
+        "the text has 1 character; one chunk of --seq 1,000 needs 1,001. Use a shorter "
+        "--seq or a longer text.",
+        "文本只有 1 个字符；一段 --seq 1,000 需要 1,001 个。请用更短的 --seq 或更长的文本。",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "chinese"), LINE_CASES, ids=[" ".join(m.split()[:5]) for m, _ in LINE_CASES]
+)
+def test_command_lines_the_cases_above_do_not_reach(message, chinese):
+    assert in_lang(message, "zh") == chinese
+    assert in_lang(message, "en") == message
+    assert english_in(chinese) == [], chinese

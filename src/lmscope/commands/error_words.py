@@ -215,11 +215,267 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         "{path} 是文件，不是文件夹；请给 --out 一个文件夹",
         {},
     ),
+    # where results are written (formats.atomic.cannot_write): train, lab, race, export
+    (
+        r"--out (?P<out>.+?): (?P<where>.+?) is a file, not a folder"
+        r"(?P<choose>; choose another folder)?",
+        "--out {out}：{where} 是文件，不是文件夹{choose}",
+        {"choose": "；请换一个文件夹"},
+    ),
+    (
+        r"--out (?P<out>.+?) is a file, not a folder(?P<choose>; choose another folder)?",
+        "--out {out} 是文件，不是文件夹{choose}",
+        {"choose": "；请换一个文件夹"},
+    ),
+    (
+        r"--out (?P<out>.+?): cannot write in (?P<where>.+?): (?P<why>.+?)"
+        r"(?P<choose>; choose another folder)?",
+        "--out {out}：无法在 {where} 里写入：{why}{choose}",
+        {"choose": "；请换一个文件夹"},
+    ),
+    (
+        r"--out is empty; give a folder for the checkpoint",
+        "--out 是空的；请给出存放检查点的文件夹",
+        {},
+    ),
+    (
+        r"--out is empty; name a folder, e.g\. --out (?P<example>\S+)",
+        "--out 是空的；请给出一个文件夹，如 --out {example}",
+        {},
+    ),
+    (
+        r"(?P<path>.+) is a file, not a folder; choose a folder to export to",
+        "{path} 是文件，不是文件夹；请换一个文件夹来导出",
+        {},
+    ),
+    (
+        r"cannot (?:(?P<export>export to)|(?P<create>create)) (?P<out>.+?): (?P<where>.+?) is a "
+        r"file, not a folder",
+        "无法{export}{create} {out}：{where} 是文件，不是文件夹",
+        {"export": "导出到", "create": "创建"},
+    ),
+    (
+        r"cannot export to (?P<out>.+?): cannot write in (?P<where>.+?): (?P<why>.+)",
+        "无法导出到 {out}：无法在 {where} 里写入：{why}",
+        {},
+    ),
+    (
+        r"cannot write (?P<out>\S+): (?P<why>[A-Z][^:;]*)",  # the system's reason (strerror)
+        "无法写入 {out}：{why}",
+        {},
+    ),
+    (
+        r"(?P<out>.+) is not empty and not an lmscope model \(it holds (?P<names>.+?)"
+        r"(?: and (?P<more>\d+) more)?\); export to a new or empty folder \(--overwrite "
+        r"replaces only a model lmscope wrote\)",
+        "{out} 不是空的，也不是 lmscope 模型（里面有 {names}{more}）；请导出到新的或空的文件夹"
+        "（--overwrite 只会替换 lmscope 写的模型）",
+        {"more": "，另外还有 {more} 个"},
+    ),
+    (
+        r"(?P<out>.+) holds the lmscope model (?P<model>.+?) and also (?P<names>.+?)"
+        r"(?: and (?P<more>\d+) more)?, which lmscope did not write; move those out first or "
+        r"export to another folder",
+        "{out} 里除了 lmscope 模型 {model}，还有不是 lmscope 写的 {names}{more}；请先把它们移走，"
+        "或导出到另一个文件夹",
+        {"more": "，另外还有 {more} 个"},
+    ),
+    (
+        r"(?P<out>.+) already holds the lmscope model (?P<model>.+?); pass --overwrite to "
+        r"replace it \(atomically\), or choose another folder",
+        "{out} 里已有 lmscope 模型 {model}；加 --overwrite 替换它（原子操作），或换一个文件夹",
+        {},
+    ),
+    (
+        r"export needs a different output folder than the run folder",
+        "导出需要一个不同于模型文件夹的输出文件夹",
+        {},
+    ),
+    (
+        r"(?P<out>.+) is inside the model being exported \((?P<run>.+)\); choose a folder "
+        r"outside it",
+        "{out} 在要导出的模型（{run}）里面；请换一个它外面的文件夹",
+        {},
+    ),
+    (
+        r"(?P<out>.+) contains the model being exported \((?P<run>.+)\): writing it would "
+        r"replace the model; choose another folder",
+        "{out} 包含要导出的模型（{run}）：写入它会替换这个模型；请换一个文件夹",
+        {},
+    ),
+    # text files: a corpus (--data) and the neuron views' --text
+    (
+        r"(?P<path>.+) is empty; give a corpus with some text in it\.",
+        "{path} 是空的；请给出有文字的语料。",
+        {},
+    ),
+    (
+        r"(?P<path>.+) looks binary \((?:(?P<nul>it contains NUL bytes)|not UTF-8 text: byte "
+        r"(?P<byte>0x[0-9A-F]{2}) at offset (?P<offset>\d+))\); give a (?P<utf8>UTF-8 )?text "
+        r"file\.",
+        "{path} 看起来是二进制文件（{nul}{byte}）；请给出{utf8}文本文件。",
+        {
+            "nul": "含有 NUL 字节",
+            "byte": "不是 UTF-8 文本：偏移 {offset} 处的字节 {byte}",
+            "utf8": " UTF-8 ",
+        },
+    ),
+    (
+        r"(?P<path>.+) is not UTF-8 text: byte (?P<byte>0x[0-9A-F]{2}) at offset "
+        r"(?P<offset>\d+) \(another encoding, such as Latin-1\?\); convert it first, e\.g\. "
+        r"(?P<command>iconv .+)\.",
+        "{path} 不是 UTF-8 文本：偏移 {offset} 处的字节 {byte}（也许是 Latin-1 之类的其他编码？）；"
+        "请先转换编码，如 {command}。",
+        {},
+    ),
+    (
+        r"Cannot read (?P<path>.+) \((?P<why>[^()]+)\); check it\.",
+        "无法读取 {path}（{why}）；请检查它。",
+        {},
+    ),
+    (r"no text file at (?P<path>.+)", "{path} 处没有文本文件", {}),
+    (
+        r"(?P<path>.+) is empty; give a file with some text",
+        "{path} 是空的；请给出有文字的文件",
+        {},
+    ),
+    (r"(?P<path>.+) is not UTF-8 text", "{path} 不是 UTF-8 文本", {}),
+    (r"cannot read (?P<path>\S+): (?P<why>[A-Z][^:;]*)", "无法读取 {path}：{why}", {}),
     (r"(?P<path>.+) is empty", "{path} 是空的", {}),
     (
         r"say what to show: --cell LAYER:UNIT colours the text by one unit, --find searches "
         r"every unit",
         "请说明要看什么：--cell LAYER:UNIT 按一个单元给文本着色，--find 搜索所有单元",
+        {},
+    ),
+    (
+        r"unit (?P<value>-?\d+) does not exist; each layer has units 0\.\.(?P<last>\d+)",
+        "单元 {value} 不存在；每层的单元编号是 0 到 {last}",
+        {},
+    ),
+    (
+        r"--cell (?P<spec>.+?): write LAYER:UNIT with whole numbers, e\.g\. 0:42 \(layer 0, "
+        r"unit 42\)",
+        "--cell {spec}：请用整数写成 LAYER:UNIT，如 0:42（第 0 层，单元 42）",
+        {},
+    ),
+    (
+        r"an? (?P<arch>LSTM|GRU|RNN) has no (?P<kind>.+?) values; use one of (?P<known>.+)",
+        "{arch} 没有 {kind} 值；请用 {known} 之一",
+        {},
+    ),
+    (
+        r"--out (?P<out>.+?): the name must end in (?P<suffixes>.+)",
+        "--out {out}：文件名必须以 {suffixes} 之一结尾",
+        {},
+    ),
+    (
+        r"(?:(?P<flag>--features): )?unknown feature (?P<name>.+?); known: (?P<known>.+) "
+        r"\(or a set: (?P<sets>.+)\)",
+        "{flag}未知特征 {name}；可用：{known}（或一组：{sets}）",
+        {"flag": "{flag}："},
+    ),
+    (
+        r"(?:(?P<flag>--features): )?no features named; give a set \(prose, code\) or feature "
+        r"names",
+        "{flag}没有指定任何特征；请给出一组（prose、code）或特征名",
+        {"flag": "{flag}："},
+    ),
+    (
+        r"--find and --cell do different things; use one of them",
+        "--find 和 --cell 做的是不同的事；只用其中一个",
+        {},
+    ),
+    # --- the lab and the race --------------------------------------------------------------
+    (
+        r"name a result to show: (?P<names>.+), or a folder with result\.json",
+        "请指定要显示的结果：{names}，或一个存有 result.json 的文件夹",
+        {},
+    ),
+    (
+        r"no lab result at (?P<path>.+); run an experiment with --out first",
+        "{path} 处没有 lab 结果；请先用 --out 运行一次实验",
+        {},
+    ),
+    (
+        r"(?P<path>.+) is not a result\.json written by lmscope lab \((?:(?P<json>not JSON)|"
+        r"no schema (?P<schema>.+))\)",
+        "{path} 不是 lmscope lab 写的 result.json（{json}{schema}）",
+        {"json": "不是 JSON", "schema": "没有 schema {schema}"},
+    ),
+    (
+        r"unknown model (?P<name>.+?) in --models; use (?P<known>.+)",
+        "--models 里有未知模型 {name}；可用：{known}",
+        {},
+    ),
+    (
+        r"unknown model (?P<name>'[^']*'); use some of (?P<known>.+)",
+        "未知模型 {name}；请从 {known} 中选用",
+        {},
+    ),
+    (
+        r"--models needs gpt and at least one of (?P<known>.+?)(?: \(e\.g\. (?P<example>\S+)\))?",
+        "--models 需要 gpt 和 {known} 中的至少一个{example}",
+        {"example": "（如 {example}）"},
+    ),
+    (
+        r"--sizes takes GPT widths as whole numbers, e\.g\. (?P<example>\S+); got (?P<got>.+)",
+        "--sizes 要用整数写 GPT 宽度，如 {example}；收到 {got}",
+        {},
+    ),
+    (
+        r"every (?P<flag>--\S+) entry \(a GPT width\) must be a whole number >= "
+        r"(?P<low>-?\d+), got (?P<got>.+)",
+        "{flag} 的每一项（GPT 宽度）都必须是不小于 {low} 的整数，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>--\S+) (?P<text>.+?) is not a time; use seconds \(240\) or a unit: "
+        r"(?P<units>.+)",
+        "{flag} {text} 不是时长；请用秒数（240）或带单位的时长：{units}",
+        {},
+    ),
+    (
+        r"(?P<flag>--\S+) (?P<text>.+?) is not a finite time",
+        "{flag} {text} 不是有限的时长",
+        {},
+    ),
+    (
+        r"(?P<flag>--\S+) must be above 0 seconds \((?:e\.g\. (?P<eg>\S+) or (?P<eg2>\S+)|"
+        r"(?P<none>or none))\), got (?P<got>.+)",
+        "{flag} 必须大于 0 秒（{eg}{none}），收到 {got}",
+        {"eg": "如 {eg} 或 {eg2}", "none": "或 none"},
+    ),
+    (
+        r"unknown device (?P<name>.+?); use auto, cpu, cuda or a list: (?P<example>\S+)",
+        "未知设备 {name}；请用 auto、cpu、cuda 或逗号分隔的列表（如 {example}）",
+        {},
+    ),
+    (
+        r"--device cuda: this PyTorch build sees no CUDA GPU; use --device cpu",
+        "--device cuda：这个 PyTorch 找不到 CUDA GPU；请用 --device cpu",
+        {},
+    ),
+    (
+        r"--context (?P<context>[\d,]+) with --batch (?P<batch>[\d,]+) needs (?P<need>[\d,]+) "
+        r"characters in the (?:(?P<train>training)|(?P<val>validation)) split of (?P<data>.+), "
+        r"which has (?P<have>[\d,]+); use a shorter --context, a smaller --batch or a bigger "
+        r"corpus",
+        "--context {context} 配 --batch {batch} 需要{train}{val}集里有 {need} 个字符，而 {data} "
+        "的{train}{val}集只有 {have} 个；请调小 --context 或 --batch，或换更大的语料",
+        {"train": "训练", "val": "验证"},
+    ),
+    # --- minrnn ----------------------------------------------------------------------------
+    (
+        r"the text has (?P<n>[\d,]+) characters?; one chunk of --seq (?P<seq>[\d,]+) needs "
+        r"(?P<need>[\d,]+)\. Use a shorter --seq or a longer text\.",
+        "文本只有 {n} 个字符；一段 --seq {seq} 需要 {need} 个。请用更短的 --seq 或更长的文本。",
+        {},
+    ),
+    (
+        r"--data has (?P<n>[\d,]+) characters?; a chunk of --seq (?P<seq>[\d,]+) needs "
+        r"(?P<need>[\d,]+)\.",
+        "--data 只有 {n} 个字符；一段 --seq {seq} 需要 {need} 个。",
         {},
     ),
     (
@@ -271,6 +527,21 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         r"continue it or --overwrite to start again",
         "{out} 里已有一个检查点（第 {i} 次迭代）；加 --resume 接着训练，或加 --overwrite 从头开始",
         {},
+    ),
+    (
+        r"(?P<out>.+) is a file, not a folder; --out names a run's folder",
+        "{out} 是文件，不是文件夹；--out 要的是一次训练的文件夹",
+        {},
+    ),
+    (
+        r"cannot write the checkpoint of iteration (?P<i>\d+) to (?P<out>.+?): (?P<why>.+?); "
+        r"(?:the checkpoint of iteration (?P<kept>\d+) is kept \(continue with: "
+        r"(?P<command>lmscope train --resume --out .+)\)|(?P<nothing>nothing was saved))",
+        "无法把第 {i} 次迭代的检查点写入 {out}：{why}；{kept}{nothing}",
+        {
+            "kept": "第 {kept} 次迭代的检查点还在（接着训练：{command}）",
+            "nothing": "什么也没有保存",
+        },
     ),
     (
         r"(?P<out>.+) holds no lmscope checkpoint to resume; drop --resume to start a new run "
@@ -357,6 +628,18 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         "{flag} 必须是不小于 {low} 的整数，收到 {got}",
         {},
     ),
+    (
+        r"(?P<flag>--\S+) \((?P<alias>\w+)\) must be a whole number >= (?P<low>-?\d+), "
+        r"got (?P<got>.+)",
+        "{flag}（{alias}）必须是不小于 {low} 的整数，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>\S+) must be >= (?P<low>\S+), got (?P<got>.+)",
+        "{flag} 必须不小于 {low}，收到 {got}",
+        {},
+    ),
+    (r"(?P<flag>\S+) must be 0 or more, got (?P<got>.+)", "{flag} 必须是 0 或更大，收到 {got}", {}),
     (
         r"(?P<flag>\S+) must be at least (?P<low>\S+), got (?P<got>.+)",
         "{flag} 至少为 {low}，收到 {got}",
