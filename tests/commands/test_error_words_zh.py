@@ -872,6 +872,17 @@ LINE_CASES = [
         "--seq or a longer text.",
         "文本只有 1 个字符；一段 --seq 1,000 需要 1,001 个。请用更短的 --seq 或更长的文本。",
     ),
+    (
+        "rank 0 could not write the checkpoint of iteration 3 to run; its own line says why",
+        "0 号进程无法把第 3 次迭代的检查点写入 run；原因见它自己的那一行",
+    ),
+    (
+        "the finder needs a longer text: 100 characters read, at least 196 (20 to choose units "
+        "on and 20 held out to score them, with 0.9 of it choosing; a few thousand give "
+        "steadier scores)",
+        "查找器需要更长的文本：读到 100 个字符，至少要 196 个（用 0.9 的文本挑选单元、其余的给"
+        "它们打分，两边各至少 20 个；几千个字符的分数更稳定）",
+    ),
 ]
 
 

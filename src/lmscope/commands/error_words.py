@@ -544,6 +544,20 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         },
     ),
     (
+        r"rank 0 could not write the checkpoint of iteration (?P<i>\d+) to (?P<out>.+?); its "
+        r"own line says why",
+        "0 号进程无法把第 {i} 次迭代的检查点写入 {out}；原因见它自己的那一行",
+        {},
+    ),
+    (
+        r"the finder needs a longer text: (?P<n>[\d,]+) characters read, at least "
+        r"(?P<need>[\d,]+) \((?P<side>\d+) to choose units on and \d+ held out to score them, "
+        r"with (?P<f>[\d.]+) of it choosing; a few thousand give steadier scores\)",
+        "查找器需要更长的文本：读到 {n} 个字符，至少要 {need} 个（用 {f} 的文本挑选单元、其余的"
+        "给它们打分，两边各至少 {side} 个；几千个字符的分数更稳定）",
+        {},
+    ),
+    (
         r"(?P<out>.+) holds no lmscope checkpoint to resume; drop --resume to start a new run "
         r"there",
         "{out} 里没有可以接着训练的 lmscope 检查点；去掉 --resume 就会在那里开始新的训练",
