@@ -873,6 +873,10 @@ LINE_CASES = [
         "文本只有 1 个字符；一段 --seq 1,000 需要 1,001 个。请用更短的 --seq 或更长的文本。",
     ),
     (
+        "--out cells.json: it is a folder; name the file to write",
+        "--out cells.json：这是一个文件夹；请给出要写的文件名",
+    ),
+    (
         "rank 0 could not write the checkpoint of iteration 3 to run; its own line says why",
         "0 号进程无法把第 3 次迭代的检查点写入 run；原因见它自己的那一行",
     ),

@@ -172,3 +172,26 @@ def test_find_at_80_columns_keeps_feature_names_whole(capsys, monkeypatch, tmp_p
     flat = " ".join(printed.split())  # the line wraps at 80 columns
     assert re.search(r"inside_url: not scored \([^()]+ have it\) ", flat), flat
     assert not re.search(r"\([^)]*\(", flat.split("cells.json")[0]), flat  # none nested
+
+
+@pytest.mark.parametrize("args", [["--cell", "0:1"], ["--find"]])
+def test_an_out_that_cannot_be_written_is_one_line_before_the_model_loads(capsys, tmp_path, args):
+    text = tmp_path / "t.txt"
+    text.write_text(LINE)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine")
+    folder = tmp_path / "a-folder.json"
+    folder.mkdir()
+    name = "c.png" if "--cell" in args else "c.json"
+    cases = [
+        (notes / "run" / name, f"--out {notes / 'run' / name}: {notes} is a file, not a folder"),
+        (folder, f"--out {folder}: it is a folder; name the file to write"),
+    ]
+    for out, message in cases:
+        if out == folder and "--cell" in args:
+            out, message = folder.with_suffix(".png"), message.replace(".json", ".png")
+            out.mkdir()
+        assert run("--model", tmp_path / "no-model", "--text", text, *args, "--out", out) == 2
+        err = capsys.readouterr().err
+        assert err.strip() == f"lmscope: error: {message}", err
+    assert notes.read_text() == "mine"

@@ -223,6 +223,11 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {"choose": "；请换一个文件夹"},
     ),
     (
+        r"--out (?P<out>.+?): it is a folder; name the file to write",
+        "--out {out}：这是一个文件夹；请给出要写的文件名",
+        {},
+    ),
+    (
         r"--out (?P<out>.+?) is a file, not a folder(?P<choose>; choose another folder)?",
         "--out {out} 是文件，不是文件夹{choose}",
         {"choose": "；请换一个文件夹"},

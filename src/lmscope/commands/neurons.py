@@ -33,6 +33,7 @@ FIND_CHARS = 20000  # ... when searching every unit
 OUT_SUFFIXES = (".png", ".svg", ".html", ".json")
 # characters per picture line: below 40 the colour legend is wider than the picture
 MIN_WIDTH, MAX_WIDTH = 40, 400
+FIND_OUT = Path("lmscope-results") / "neurons" / "cells.json"  # the finder's report by default
 
 
 def width_value(text: str) -> int:
@@ -171,6 +172,8 @@ def run(args) -> int:
         raise InvalidInputError("--find and --cell do different things; use one of them")
     if args.out is not None and not args.find and args.out.suffix.lower() not in OUT_SUFFIXES:
         raise InvalidInputError(f"--out {args.out}: the name must end in {', '.join(OUT_SUFFIXES)}")
+    if args.out is not None or args.find:
+        _check_out(args.out or FIND_OUT)
     if args.features is not None:  # before the model runs, naming the flag
         from lmscope.interpret.features import resolve_features  # lazy: see lmscope.commands
 
@@ -181,6 +184,17 @@ def run(args) -> int:
     model = load_char_model(args.model)
     text, source = _text(args)
     return _find(model, text, source, args) if args.find else _view(model, text, args)
+
+
+def _check_out(out: Path) -> None:
+    """Refuse, before the model runs, an --out file that cannot be written: a folder where
+    the file would go, a file where its folder must be, a folder that cannot be written in."""
+    from lmscope.formats.atomic import cannot_write_in  # lazy: see lmscope.commands
+
+    problem = "it is a folder; name the file to write" if out.is_dir() else None
+    problem = problem or cannot_write_in(out.parent)
+    if problem is not None:
+        raise InvalidInputError(f"--out {out}: {problem}")
 
 
 def _note(run) -> None:
@@ -272,7 +286,7 @@ def _find(model, text: str, source: str, args) -> int:
     report = find_cells(
         run, features=features, top=args.top, select_fraction=args.select, source=source
     )
-    out = args.out or Path("lmscope-results") / "neurons" / "cells.json"
+    out = args.out or FIND_OUT
     report.write(out)
 
     console = Console(highlight=False, width=terminal_width())
