@@ -873,6 +873,13 @@ LINE_CASES = [
         "文本只有 1 个字符；一段 --seq 1,000 需要 1,001 个。请用更短的 --seq 或更长的文本。",
     ),
     (
+        "cannot listen on 10.9.9.9:8000 (Cannot assign requested address); --host 10.9.9.9 is "
+        "not an address of this machine; use 127.0.0.1 (this machine only) or 0.0.0.0 (every "
+        "network interface)",
+        "无法在 10.9.9.9:8000 上监听（Cannot assign requested address）；--host 10.9.9.9 不是这台"
+        "机器的地址；请用 127.0.0.1（只有本机能访问）或 0.0.0.0（所有网络接口）",
+    ),
+    (
         "--out cells.json: it is a folder; name the file to write",
         "--out cells.json：这是一个文件夹；请给出要写的文件名",
     ),

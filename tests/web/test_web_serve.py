@@ -83,6 +83,19 @@ def test_a_taken_port_is_one_line(fake_run, capsys):
     assert "model" not in fake_run  # refused before loading the model
 
 
+@pytest.mark.parametrize("host", ["999.1.1.1", "192.0.2.1"])  # no name; a test address
+def test_a_host_that_is_not_this_machine_is_one_line_about_the_host(fake_run, capsys, host):
+    """The port was fine: the advice must name --host, not ask for another --port."""
+    assert main(["serve", "--host", host, "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip()  # one line: no warning about reaching other machines
+    assert err.startswith(f"lmscope: error: cannot listen on {host}:0 ("), err
+    assert err.endswith(
+        f"--host {host} is not an address of this machine; use 127.0.0.1 (this machine only) "
+        "or 0.0.0.0 (every network interface)"
+    ), err
+    assert "--port" not in err and "model" not in fake_run
+
+
 def test_missing_default_model_is_one_line(monkeypatch, any_port, capsys):
     from lmscope.errors import ModelNotFoundError
 

@@ -199,6 +199,14 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {},
     ),
     (
+        r"cannot listen on (?P<where>.+?) \((?P<why>.+)\); --host (?P<host>\S+) is not an "
+        r"address of this machine; use 127\.0\.0\.1 \(this machine only\) or 0\.0\.0\.0 "
+        r"\(every network interface\)",
+        "无法在 {where} 上监听（{why}）；--host {host} 不是这台机器的地址；请用 127.0.0.1"
+        "（只有本机能访问）或 0.0.0.0（所有网络接口）",
+        {},
+    ),
+    (
         r"cannot listen on (?P<where>.+?) \((?P<why>.+)\); pick another --port",
         "无法在 {where} 上监听（{why}）；请换一个 --port",
         {},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import sys
@@ -90,8 +91,19 @@ def _check_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as err:
             raise InvalidInputError(
-                f"cannot listen on {host}:{port} ({err.strerror}); pick another --port"
+                f"cannot listen on {host}:{port} ({err.strerror}); {_bind_advice(host, err)}"
             ) from None
+
+
+def _bind_advice(host: str, err: OSError) -> str:
+    """What to change when binding failed: the host when it is no address of this machine (a
+    name that does not resolve, an address no interface has), else the port."""
+    if isinstance(err, socket.gaierror) or err.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"--host {host} is not an address of this machine; use 127.0.0.1 (this machine "
+            "only) or 0.0.0.0 (every network interface)"
+        )
+    return "pick another --port"
 
 
 def _check_options(args) -> None:
@@ -115,13 +127,13 @@ def run(args) -> int:
     from lmscope.web.limits import keep_freed_memory, limit_malloc_arenas
 
     _check_options(args)
+    _check_free(args.host, args.port)  # first: no warning about a host that cannot be bound
     if args.host not in LOOPBACK:
         print(
             f"lmscope: warning: binding {args.host} makes the app reachable from other "
             "machines; it has no authentication",
             file=sys.stderr,
         )
-    _check_free(args.host, args.port)
     threads = args.threads
     if threads is None and args.workers > 1:  # the cores shared out, not each worker all
         threads = max(1, (os.cpu_count() or 1) // args.workers)
