@@ -317,3 +317,37 @@ def test_the_model_source_table_reads_every_form(page):
         }"""
     )
     assert said == ["随附模型 shakespeare", "Hugging Face Hub：gpt2", "/models/x", "odd words"]
+
+
+# --- a byte token among the predictions says what part of a character it is -----------------
+
+
+def test_a_predicted_byte_token_says_which_bytes_of_a_character_it_holds(page):
+    """After 数据可视化让用户能够 SmolLM2's top guess is <0xE6><0x9B> (two bytes of a
+    three-byte character, 49%): a learner reading Chinese sees bytes, and is told what they are
+    and that the next token completes them, in both languages."""
+    set_prompt(page, PROMPT)
+    note = page.get_by_test_id("byte-note")
+    note.wait_for(state="visible")
+    top = page.get_by_test_id("prob-bar").first
+    assert top.locator(".tok").inner_text() == "<0xE6><0x9B>"
+    chinese = "“<0xE6><0x9B>” 是一个字符 3 个 UTF-8 字节中的前 2 个：要等下一个 token 补上其余字节"
+    assert note.inner_text().startswith(chinese), note.inner_text()
+    assert chinese in top.get_attribute("title")
+    assert half_width(note.inner_text()) == []
+    # the last token is <0x9F>, the byte that completes 够: the labels say so
+    readout = page.get_by_test_id("position-readout").inner_text()
+    assert readout.startswith("“<0x9F>”（补完“够”）"), readout
+    assert page.locator("#sampling-sub").inner_text() == "位置 11 之后：“<0x9F>”（补完“够”）"
+    page.get_by_test_id("lang-toggle").click()
+    english = "“<0xE6><0x9B>” is the first 2 of the 3 UTF-8 bytes of a character"
+    page.wait_for_function(
+        "(s) => document.querySelector('[data-testid=byte-note]').innerText.startsWith(s)",
+        arg=english,
+    )
+    assert (
+        page.locator("#sampling-sub").inner_text() == "after position 11: “<0x9F>” (completes “够”)"
+    )
+    # a prompt whose top guesses are all whole words has no such note
+    set_prompt(page, "The capital of France is")
+    page.wait_for_function("() => document.querySelector('[data-testid=byte-note]').hidden")

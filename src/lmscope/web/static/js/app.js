@@ -11,7 +11,7 @@ import { colon, lang, paren, sentences, setFacts, setLang, stepText, t } from ".
 import { useFamilyWords } from "./i18n_modern.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { flowSettled, renderFlow } from "./flow.js";
-import { groupChips, lastPiece } from "./chars.js";
+import { byteNote, groupChips, lastPiece, quotedToken } from "./chars.js";
 import { sourceText } from "./model_source.js";
 import { syncPool } from "./pool_sync.js";
 import { computePool } from "./sampling.js";
@@ -90,7 +90,7 @@ function clearView() {
   state.trace = null;
   state.ids = [];
   state.views = new Map();
-  const parts = ["tokens", "pipeline", "step", "bars", "pool", "pool-note", "count", "sampling-sub"];
+  const parts = ["tokens", "pipeline", "step", "bars", "byte-note", "pool", "pool-note", "count", "sampling-sub"];
   for (const id of [...parts, "scrub-label", "scrub-readout", "scrub-note"]) $(id)?.replaceChildren();
   document.body.dataset.empty = "1";
   enableTraceControls(false); // nothing of the last prompt is left to read or generate from
@@ -197,6 +197,11 @@ function onPromptInput() {
 
 function tokenText(id) {
   return state.vocab.get(id) ?? `#${id}`;
+}
+
+// The texts of the prompt's tokens 0..position, as the trace names them.
+function promptTexts(position) {
+  return state.ids.slice(0, position + 1).map((id, i) => state.trace?.tokens[i]?.text ?? tokenText(id));
 }
 
 function renderTokens() {
@@ -316,6 +321,7 @@ const stepContext = {
   openStep,
   selectPosition,
   tokenText,
+  promptTexts,
   setLayer(layer) {
     state.layer = layer;
     renderFlowNow();
@@ -412,6 +418,7 @@ function buildSamplingPanel() {
     el("div", { class: "control-error", id: "control-error", "data-testid": "control-error", role: "alert", hidden: true }),
     el("div", { class: "pool", id: "pool", "data-testid": "pool-size" }),
     el("div", { class: "bars", id: "bars", "data-testid": "prob-bars" }),
+    el("div", { class: "note", id: "byte-note", "data-testid": "byte-note", hidden: true }),
     el("div", { class: "note", id: "pool-note" }),
     el(
       "div",
@@ -491,7 +498,7 @@ async function ensureView(position) {
 function updateSampling() {
   if (!state.trace) return;
   const position = state.position;
-  $("sampling-sub").textContent = t("after", { p: position, tok: `“${visible(tokenText(state.ids[position]))}”` });
+  $("sampling-sub").textContent = t("after", { p: position, tok: quotedToken(promptTexts(position)) });
   if (!state.views.has(position)) {
     $("bars").classList.add("loading");
     ensureView(position)
@@ -512,6 +519,12 @@ function drawBars(pool) {
   const rows = pool.rows.slice(0, 20);
   const max = Math.max(...rows.map((r) => r.prob), 1e-12);
   const box = $("bars");
+  // a byte token (<0xE6><0x9B>) says what part of a character it is: in its tooltip, and the
+  // most likely one under the bars
+  const bytes = rows.map((row) => byteNote(tokenText(row.id), `“${visible(tokenText(row.id))}”`));
+  const first = bytes.find(Boolean);
+  $("byte-note").hidden = !first;
+  $("byte-note").textContent = first ?? "";
   box.replaceChildren(
     ...rows.map((row, rank) =>
       el(
@@ -523,7 +536,7 @@ function drawBars(pool) {
           "data-prob": row.prob,
           "data-pool-prob": row.poolProb,
           "data-survives": row.survives ? "1" : "0",
-          title: `id ${row.id} · ${t("logit")} ${fmt(row.logit, 6)} · ${row.survives ? t("survives") : t("filtered")}`,
+          title: [`id ${row.id} · ${t("logit")} ${fmt(row.logit, 6)} · ${row.survives ? t("survives") : t("filtered")}`, bytes[rank]].filter(Boolean).join("\n"),
         },
         el("span", { class: "rank", text: rank + 1 }),
         el("span", { class: "tok", text: visible(tokenText(row.id)) }),

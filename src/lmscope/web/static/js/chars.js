@@ -3,8 +3,8 @@
 // <0xE6>. The server lists those runs (TraceResponse.chars, lmscope/explain/chars.py); here the
 // chips of a run are wrapped together under one label showing the character they form.
 
-import { el } from "./draw.js";
-import { t } from "./i18n.js";
+import { el, visible } from "./draw.js";
+import { paren, t } from "./i18n.js";
 import "./i18n_picture.js";
 
 // chips: token chips in position order (chip.dataset.position); spans: [{start, end, text,
@@ -104,6 +104,46 @@ export function lastPiece(texts) {
     }
   }
   return bytesText(bytes.slice(start));
+}
+
+// The last of `texts` (token texts in order), quoted; a byte token that completes a character
+// begun before it says which: “<0x9F>” (completes “够”).
+export function quotedToken(texts) {
+  const raw = texts.at(-1) ?? "";
+  const shown = `“${visible(raw)}”`;
+  const piece = lastPiece(texts);
+  if (piece === raw || /<0x[0-9A-F]{2}>/.test(piece)) return shown;
+  return shown + paren(t("completesChar", { char: visible(piece) }));
+}
+
+// What a predicted token's bytes are, when it shows some as <0x..>: `ends`, how many bytes at
+// its start finish a character begun before it, and `cut` ({have, of}) when its last character
+// is cut short (the next token must bring the rest). Null for a token of whole characters.
+export function byteParts(text) {
+  if (!/<0x[0-9A-F]{2}>/.test(text)) return null;
+  const bytes = textBytes(text);
+  let i = 0;
+  while (i < bytes.length && isContinuation(bytes[i])) i++;
+  const ends = i;
+  let cut = null;
+  while (i < bytes.length) {
+    const n = charLength(bytes[i]);
+    if (n > 1 && i + n > bytes.length) {
+      cut = { have: bytes.length - i, of: n };
+      break;
+    }
+    i += n;
+  }
+  return { ends, cut };
+}
+
+// One sentence on what a byte token is (null for a token of whole characters).
+export function byteNote(text, shown) {
+  const parts = byteParts(text);
+  if (!parts) return null;
+  if (parts.cut) return t("byteStarts", { tok: shown, have: parts.cut.have, of: parts.cut.of });
+  if (parts.ends) return t("byteEnds", { tok: shown, n: parts.ends });
+  return null;
 }
 
 function charGroup(span, members) {

@@ -14,6 +14,11 @@ const en = {
   ablScopeSide: "The whole model's probabilities: the {n} part(s) switched off in Ablation change only the Ablation panel.",
   charSpanTip: "“{text}”: these {n} tokens each hold some of its UTF-8 bytes",
   charSpanPartial: "“{text}”: the bytes stop inside a character (more would follow)",
+  byteStarts:
+    "{tok} is the first {have} of the {of} UTF-8 bytes of a character: it becomes that character " +
+    "only when a next token brings the rest (byte-level BPE, step 5).",
+  completesChar: "completes “{char}”",
+  byteEnds: "{tok} finishes a character begun before it: its last {n} UTF-8 byte(s) (byte-level BPE, step 5).",
   byteTitle: "Byte-level BPE: why some chips show <0x..>",
   byteText:
     "This tokenizer works on the UTF-8 bytes of the text, not on its characters. Its vocabulary " +
@@ -93,6 +98,9 @@ const zh = {
   ablScopeSide: "这是完整模型的概率：在“消融”中关闭的 {n} 个部分只改变“消融”面板。",
   charSpanTip: "“{text}”：这 {n} 个 token 各自包含它的一部分 UTF-8 字节",
   charSpanPartial: "“{text}”：字节在一个字符的中间结束（后面还应有字节）",
+  byteStarts: "{tok} 是一个字符 {of} 个 UTF-8 字节中的前 {have} 个：要等下一个 token 补上其余字节，才成为那个字符（字节级 BPE，见第 5 步）。",
+  completesChar: "补完“{char}”",
+  byteEnds: "{tok} 补完一个在它之前开头的字符：是那个字符的最后 {n} 个 UTF-8 字节（字节级 BPE，见第 5 步）。",
   byteTitle: "字节级 BPE：为什么有些小块显示 <0x..>",
   byteText:
     "这个分词器处理的是文本的 UTF-8 字节，而不是字符。它的词表从全部 256 个字节值开始，所以任何" +

@@ -7,6 +7,7 @@
 import { stepInfo } from "./catalogue.js";
 import { el, pct, visible } from "./draw.js";
 import { t } from "./i18n.js";
+import { quotedToken } from "./chars.js";
 import "./i18n_interpret.js";
 
 let tintSeq = 0;
@@ -46,7 +47,7 @@ export function buildScrubber(box, tokens, select) {
   });
 }
 
-export function updateScrubber(state, { post, tokenText }) {
+export function updateScrubber(state, { post, tokenText, promptTexts }) {
   const slider = document.getElementById("position-slider");
   if (!slider || !state.trace) return;
   const n = state.ids.length;
@@ -58,7 +59,7 @@ export function updateScrubber(state, { post, tokenText }) {
   slider.title = t("scrubHintLong");
   const pred = state.trace.predictions[p];
   const word = (id) => `“${visible(tokenText(id))}”`;
-  const parts = [`“${visible(state.trace.tokens[p]?.text ?? tokenText(state.ids[p]))}”`];
+  const parts = [quotedToken(promptTexts(p))];
   if (p + 1 < n) parts.push(t("scrubNext", { tok: word(state.ids[p + 1]), p: pct(pred.next_prob) }));
   else parts.push(t("scrubLast"));
   parts.push(t("scrubTop", { tok: word(pred.top_ids[0]), p: pct(pred.top_probs[0]) }));
