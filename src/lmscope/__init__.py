@@ -16,6 +16,7 @@ from lmscope.errors import (
     InvalidInputError,
     LmscopeError,
     ModelNotFoundError,
+    ProbeNotFoundError,
     TokenizerError,
 )
 
@@ -59,6 +60,7 @@ __all__ = [
     "LmscopeError",
     "Model",
     "ModelNotFoundError",
+    "ProbeNotFoundError",
     "RNNLanguageModel",
     "SamplingParams",
     "TokenizerError",

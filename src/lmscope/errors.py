@@ -19,3 +19,10 @@ class CheckpointError(LmscopeError):
 
 class TokenizerError(LmscopeError, ValueError):
     """Tokenizer files that cannot be read, or text a tokenizer cannot encode."""
+
+
+class ProbeNotFoundError(InvalidInputError, KeyError):
+    """A probe name a trace does not hold (also a KeyError: a trace reads like a mapping)."""
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else ""

@@ -188,3 +188,111 @@ def test_padding_is_masked_wherever_a_trace_is_read_out(padded):
 
     effect = ablation_effect(padded, "Hello there", ["L0H0"], k=5)
     assert all(row["id"] < 50257 for row in effect.before + effect.after + effect.diff)
+
+
+# --- a second probe (issue: API hunt): odd arguments through the Python API --------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (lambda m: m.trace("Hello", names=[1]), "probe names are text"),
+        (lambda m: m.trace("Hello", names=[None]), "probe names are text"),
+        (lambda m: m.trace("Hello", names=["blocks.0.attn.hook_patern"]), "did you mean"),
+        (lambda m: m.trace("Hello", layers="0"), "layers must be a list"),
+        (lambda m: m.trace("Hello", ablate=5), "ablations are a list"),
+        (lambda m: m.trace("Hello", ablate_mode="avg"), "ablation mode"),
+        (lambda m: m.trace(bytearray(b"ab")), "got bytearray"),
+        (lambda m: m.trace(torch.tensor([[1, 2], [3, 4]])), "one prompt"),
+        (lambda m: m.trace_many("Hello"), "list of prompts"),
+        (lambda m: m.trace_many(None), "list of prompts"),
+        (lambda m: m.trace_many(["Hi", "yo"], names=["hook_embd"]), "did you mean hook_embed"),
+        (lambda m: m.trace_layer(None, 0), "expected a Trace"),
+        (lambda m: m.start_from("Hello"), "expected a Trace"),
+        (lambda m: m.start([]), "the prompt is empty"),
+        (lambda m: m.start([-1]), "outside the vocabulary"),
+        (lambda m: m.step(None, 1), "step continues a state"),
+        (lambda m: m.step(m.start([1, 2])[1], 10**6), "outside the vocabulary"),
+        (lambda m: m.decode(None), "list of integers"),
+        (lambda m: m.decode(5), "list of integers"),
+        (lambda m: m.pieces(None), "list of integers"),
+        (lambda m: list(m.generate("Hello", 2, temprature=0.5)), "unknown option 'temprature'"),
+        (lambda m: list(m.generate([1, 2], 2, foo=1)), "unknown option 'foo'"),
+        (lambda m: list(m.generate("Hello", 2, lock=5)), "lock must be a context manager"),
+    ],
+)
+def test_odd_arguments_are_one_line_errors(tiny_model, call, expected):
+    with pytest.raises(InvalidInputError, match=expected) as err:
+        call(tiny_model)
+    one_line(err)
+
+
+def test_one_probe_name_or_one_layer_may_be_given_bare(tiny_model):
+    """A bare string was read as a list of one-character names: an empty trace, silently."""
+    assert tiny_model.trace("Hello", names="hook_embed").names() == ["hook_embed"]
+    assert all(".1." in n for n in tiny_model.trace("Hello", layers=1).names() if "blocks" in n)
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (lambda t: t[0], "a probe is named by text"),
+        (lambda t: t[None], "a probe is named by text"),
+        (lambda t: t.logit_lens(k=2.5), "k must be an integer"),
+        (lambda t: t.logit_lens(k=None), "k must be an integer"),
+        (lambda t: t.logit_lens(positions=[]), "positions is empty"),
+        (lambda t: t.logit_lens(positions=[1.7]), "whole number, got 1.7"),
+        (lambda t: t.logit_lens(positions=[True]), "whole number, got True"),
+        (lambda t: t.logit_lens(positions=["a"]), "whole number"),
+        (lambda t: t.logit_lens(positions=[99]), "position 99 does not exist"),
+        (lambda t: t.dropout_example("hook_embed", p="0.1"), "dropout rate"),
+        (lambda t: t.head_result_sum(99), "layer 99 does not exist"),
+    ],
+)
+def test_trace_methods_refuse_odd_arguments(tiny_model, call, expected):
+    trace = tiny_model.trace("Hello there")
+    with pytest.raises(InvalidInputError, match=expected) as err:
+        call(trace)
+    one_line(err)
+
+
+def test_a_missing_probe_is_an_lmscope_error_and_still_a_key_error(tiny_model):
+    from lmscope.errors import ProbeNotFoundError
+
+    trace = tiny_model.trace("Hello")
+    with pytest.raises(ProbeNotFoundError) as err:
+        trace["blocks.0.attn.hook_patern"]
+    assert isinstance(err.value, KeyError) and isinstance(err.value, LmscopeError)
+    assert one_line(err).startswith("no probe 'blocks.0.attn.hook_patern'")  # no quotes around
+
+
+def test_logit_lens_positions_count_back_like_every_position(tiny_model):
+    trace = tiny_model.trace("Hello there")
+    assert trace.logit_lens(positions=[-1]).positions == [len(trace) - 1]
+    assert trace.logit_lens(positions=0).positions == [0]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (dict(device="cuda:99"), "cuda"),
+        (dict(device="tpu9"), "unknown device 'tpu9'"),
+        (dict(device=None), "device must be a name"),
+        (dict(device="meta"), "cannot run a model"),
+        (dict(allow_nonfinite="no"), "allow_nonfinite must be True or False"),
+    ],
+)
+def test_load_refuses_a_device_it_cannot_use(tiny_hf_dir, options, expected):
+    with pytest.raises(InvalidInputError, match=expected) as err:
+        lmscope.load(tiny_hf_dir, **options)
+    one_line(err)
+
+
+def test_a_char_rnn_state_of_the_wrong_type_is_one_line():
+    lstm = lmscope.load("warpeace-lstm")
+    for state in (5, "x", (1, 2)):
+        with pytest.raises(InvalidInputError, match="state must be 2 tensor") as err:
+            lstm.activations("hi", state=state)
+        one_line(err)
+    with pytest.raises(InvalidInputError, match="batch must be"):
+        lstm.initial_state(-1)

@@ -202,6 +202,20 @@ def test_non_integer_ids_are_invalid_input(tok):
         tok.decode([1.5])
 
 
+def test_decode_reads_a_generator_once(tok):
+    """The fast path took min() and max() of the ids, so a generator decoded to ''."""
+    ids = tok.encode(SAMPLES["seed"])
+    assert tok.decode(i for i in ids) == SAMPLES["seed"]
+
+
+def test_bools_are_no_token_ids(tok):
+    for ids in ([True], [1, False]):
+        with pytest.raises(InvalidInputError, match="True or False"):
+            tok.pieces(ids)
+    with pytest.raises(InvalidInputError):
+        tok.decode(None)
+
+
 def test_decode_accepts_tensors_and_arrays(tok):
     import numpy as np
     import torch

@@ -72,6 +72,11 @@ def test_empty_text_and_unaligned_models(tiny_model):
         token_losses(tiny_model, "")
 
 
+def test_token_ids_to_compare_are_named_as_such(tiny_model):
+    with pytest.raises(InvalidInputError, match="must be a str, got list"):  # not "is empty"
+        compare(tiny_model, tiny_model, [1, 2, 3])
+
+
 def test_cli_writes_html_png_json(tmp_path, tiny_hf_dir, char_model_dir, capsys):
     text_file = tmp_path / "t.txt"
     text_file.write_text(TEXT, encoding="utf-8")

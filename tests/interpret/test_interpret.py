@@ -47,7 +47,7 @@ def test_lens_needs_residuals(tiny_model):
     t = tiny_model.trace(PROMPT, names=["hook_embed"])
     with pytest.raises(InvalidInputError, match="residual stream"):
         t.logit_lens()
-    with pytest.raises(InvalidInputError, match="outside"):
+    with pytest.raises(InvalidInputError, match="position 99 does not exist"):
         tiny_model.trace(PROMPT).logit_lens(positions=[99])
 
 
@@ -127,3 +127,23 @@ def test_ablation_effect_at_an_earlier_position(tiny_model, mode):
     assert effect.position == 2
     assert effect.after[0]["id"] == int(probs.argmax())
     assert effect.after[0]["prob"] == pytest.approx(float(probs.max()), rel=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (dict(ablate=None), "ablations are a list"),
+        (dict(ablate=3), "ablations are a list"),
+        (dict(k=-1), "k must be an integer >= 1"),
+        (dict(k=0), "k must be an integer >= 1"),  # was an effect of empty top lists
+        (dict(k=2.5), "k must be an integer >= 1"),
+    ],
+)
+def test_ablation_effect_refuses_odd_arguments(tiny_model, options, expected):
+    with pytest.raises(InvalidInputError, match=expected):
+        ablation_effect(tiny_model, PROMPT, **{"ablate": ["L0H0"], **options})
+
+
+def test_ablation_effect_with_k_beyond_the_vocabulary_lists_every_token(tiny_model):
+    effect = ablation_effect(tiny_model, PROMPT, ["L0H0"], k=10**9)
+    assert len(effect.before) == tiny_model.vocab_size

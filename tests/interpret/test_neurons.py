@@ -140,3 +140,24 @@ def test_the_readme_neurons_example_runs(tmp_path, monkeypatch):
     scope: dict = {}
     exec(compile(blocks[0], "README.md", "exec"), scope)
     assert "inside_quotes" in scope["headline"]
+
+
+def test_odd_arguments_to_a_run_and_its_views_are_one_line(tmp_path):
+    from lmscope.interpret.cell_finder import find_cells
+
+    run = neuron_activations(char_model(), TEXT)
+    with pytest.raises(InvalidInputError, match="position 9999 does not exist"):
+        run.predictions(9999)
+    assert run.predictions(-1) == run.predictions(len(run) - 1)
+    with pytest.raises(InvalidInputError, match="must be a str, got list"):
+        neuron_activations(char_model(), [1, 2, 3])  # not "the text is empty"
+    with pytest.raises(InvalidInputError, match="reads a NeuronRun"):
+        find_cells(None)
+    view = run.view(0, 1, "h")
+    for width in (0, -5, 2.5):
+        with pytest.raises(InvalidInputError, match="width"):
+            view.figure(width=width)
+    with pytest.raises(InvalidInputError, match="cannot write .*x.html"):
+        view.save_html(tmp_path / "missing" / "x.html")
+    with pytest.raises(InvalidInputError, match="is a folder"):
+        view.save_html(tmp_path)

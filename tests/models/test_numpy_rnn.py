@@ -203,3 +203,38 @@ def test_cli_short_text_error_reads_well(tmp_path, capsys):
     assert main(["minrnn", "--seq", "2000000", "--iters", "1"]) == 2
     err = capsys.readouterr().err
     assert "1,115,394 characters" in err and err.rstrip().endswith("."), err
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        (lambda m: Vocab(("a", "b")).decode([-1]), "outside the vocabulary"),  # was 'b'
+        (lambda m: Vocab(("a", "b")).decode([5]), "outside the vocabulary"),
+        (lambda m: Vocab(("a", "b")).encode(None), "must be a str"),
+        (lambda m: MinCharRNN(4, 3, seed="x"), "seed must be"),
+        (lambda m: m.step_probs(m.zero_state(), 99), "outside the vocabulary"),
+        (lambda m: m.step_probs(m.zero_state(), 1, 0), "temperature"),  # was NaN probabilities
+        (lambda m: m.step_probs(np.zeros(7), 1), "hidden state must have shape"),
+        (lambda m: m.sample(m.zero_state(), 1, 3, np.random.default_rng(0), 1e-320), "too low"),
+        (lambda m: m.sample(m.zero_state(), 1, 2.5, np.random.default_rng(0)), "sample length"),
+        (lambda m: m.sample(m.zero_state(), 1, 2, np.random.default_rng(0), "1"), "a number"),
+        (lambda m: m.loss_and_grads([1, 9], [1, 2], m.zero_state()), "character ids in 0..3"),
+        (lambda m: m.loss_and_grads([1, 2], [1, -1], m.zero_state()), "character ids in 0..3"),
+        (lambda m: gradient_check(m, [1, 2], [1, 2], per_param=0), "per_param"),
+        (lambda m: gradient_check(m, [1, 2], [1, 2], delta=0), "delta"),
+        (lambda m: gradient_check(m, [1, 2], [1, 2], h0=np.zeros(7)), "hidden state"),
+        (lambda m: train("hello world hello", iters="x"), "--iters"),
+        (lambda m: train("hello world hello", iters=float("nan")), "--iters"),
+        (lambda m: train("hello world hello", lr=None), "--lr must be a number"),
+        (lambda m: train("hello world hello", sample_every="x"), "--sample-every"),
+        (lambda m: train("hello world hello", sample_length="5"), "sample length"),
+        (lambda m: train("hello world hello", seed=-1), "seed must be"),
+        (lambda m: train("hello world hello", model="x"), "must be a MinCharRNN"),
+        (lambda m: hello_demo(iters="x"), "--iters"),
+        (lambda m: hello_demo(lr=float("nan")), "--lr"),  # was NaN probabilities
+    ],
+)
+def test_odd_arguments_through_the_python_api_are_one_line(call, expected):
+    with pytest.raises(InvalidInputError, match=expected) as err:
+        call(MinCharRNN(4, 3))
+    assert "\n" not in str(err.value)

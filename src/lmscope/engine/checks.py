@@ -28,6 +28,6 @@ def position(n_tokens: int, value: int | None) -> int:
     """A position in a sequence of ``n_tokens``: None is the last, negatives count back."""
     if value is None:
         return n_tokens - 1
-    if -n_tokens <= value < 0:
+    if isinstance(value, int) and not isinstance(value, bool) and -n_tokens <= value < 0:
         return value + n_tokens
     return index(value, n_tokens, "position", "the sequence has positions")

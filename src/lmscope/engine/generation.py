@@ -78,6 +78,10 @@ def generate(
         )
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
         raise InvalidInputError(f"seed must be an integer or None, got {seed!r}")
+    if lock is not None and not (hasattr(lock, "__enter__") and hasattr(lock, "__exit__")):
+        raise InvalidInputError(
+            f"lock must be a context manager (a threading.Lock), got {type(lock).__name__}"
+        )
     ids = model.to_ids(prompt, truncate=truncate, **encode_options)
     if stop_at_eot is None:
         stop_at_eot = model.capabilities.kind == "transformer"

@@ -12,6 +12,7 @@ Specs people type: ``L5H3`` or ``5.3`` (head 3 of layer 5), ``L5H*`` (every head
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -47,8 +48,10 @@ class Recorder:
             raise InvalidInputError(
                 f"keep_logits must be 'all', 'last' or 'none', got {keep_logits!r}"
             )
-        self.patterns = [_compile(n) for n in names] if names is not None else None
+        self.names = probe_patterns(names)
+        self.patterns = [_compile(n) for n in self.names] if self.names is not None else None
         self.layers = set(layers) if layers is not None else None
+        self.seen: set[str] = set()  # every probe the pass offered, recorded or not
         self.keep_logits = keep_logits
         self.tensors: dict[str, torch.Tensor] = {}
         self.last_logits: torch.Tensor | None = None
@@ -56,6 +59,7 @@ class Recorder:
         self.final_normalized: torch.Tensor | None = None  # ln_final output, for predictions
 
     def wants(self, name: str) -> bool:
+        self.seen.add(name)
         if self.layers is not None:
             match = _LAYER_RE.match(name)
             if match and int(match.group(1)) not in self.layers:
@@ -67,6 +71,7 @@ class Recorder:
         return self.patterns is None or any(p.fullmatch(name) for p in self.patterns)
 
     def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        self.seen.add(name)
         if name == "logits":
             self._record_logits(tensor[0].detach())
         else:
@@ -75,6 +80,22 @@ class Recorder:
             if self.wants(name):
                 self.tensors[name] = tensor[0].detach()
         return tensor
+
+    def check_names(self) -> None:
+        """After the pass: refuse names of which not one matched a probe of the model (a trace
+        holding nothing that was asked for), suggesting the closest probe names."""
+        if not self.names or self.patterns is None:
+            return
+        if any(p.fullmatch(seen) for p in self.patterns for seen in self.seen):
+            return
+        name = self.names[0]
+        close = difflib.get_close_matches(name, sorted(self.seen), n=3)
+        hint = (
+            f"; did you mean {', '.join(close)}?"
+            if close
+            else " (trace.names() of a full trace lists them)"
+        )
+        raise InvalidInputError(f"this model has no probe named {name!r}{hint}")
 
     def _record_logits(self, logits: torch.Tensor):
         self.last_logits = logits[-1].float().clone()
@@ -93,11 +114,29 @@ class BatchRecorder(Recorder):
         self.logits: torch.Tensor | None = None
 
     def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        self.seen.add(name)
         if name == "logits":
             self.logits = tensor.detach()
         elif self.wants(name):
             self.tensors[name] = tensor.detach()
         return tensor
+
+
+def probe_patterns(names) -> list[str] | None:
+    """Probe names as given to a trace: None (every probe), one name, or several."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        return [names]
+    if not isinstance(names, Iterable):
+        raise InvalidInputError(f"names must be a list of probe names, got {names!r:.40}")
+    names = list(names)
+    for name in names:
+        if not isinstance(name, str):
+            raise InvalidInputError(
+                f"probe names are text like 'blocks.0.attn.hook_pattern', got {name!r:.40}"
+            )
+    return names
 
 
 def _compile(pattern: str) -> re.Pattern:
@@ -141,6 +180,10 @@ def parse_ablations(specs, config) -> list[Ablation]:
     """Turn specs (strings or Ablation objects) into validated Ablations for ``config``."""
     if isinstance(specs, str | Ablation):
         specs = [specs]
+    if not isinstance(specs, Iterable):
+        raise InvalidInputError(
+            f"ablations are a list of specs like ['L5H3', 'mlp2'], got {specs!r:.40}"
+        )
     out: list[Ablation] = []
     for spec in specs:
         if isinstance(spec, Ablation):

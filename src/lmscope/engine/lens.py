@@ -7,10 +7,13 @@ output, which the tests check.
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import torch
 
+from lmscope.engine import checks
 from lmscope.engine.probs import log_probs
 from lmscope.errors import InvalidInputError
 
@@ -70,18 +73,36 @@ def _readout(trace, names: list[str], index: torch.Tensor) -> list[torch.Tensor]
     return list(logps.split(len(index)))
 
 
+def _positions(T: int, positions) -> list[int]:
+    """Every position (None), one (an int) or a list of them; negatives count back."""
+    if positions is None:
+        return list(range(T))
+    if isinstance(positions, numbers.Integral) and not isinstance(positions, bool):
+        positions = [positions]
+    if isinstance(positions, str | bytes) or not isinstance(positions, Iterable):
+        raise InvalidInputError(
+            f"positions must be a list of whole numbers (or None for all), got {positions!r:.40}"
+        )
+    chosen = []
+    for p in positions:
+        if isinstance(p, bool) or not isinstance(p, numbers.Integral):
+            raise InvalidInputError(f"a position must be a whole number, got {p!r:.40}")
+        chosen.append(checks.position(T, int(p)))
+    if not chosen:
+        raise InvalidInputError("positions is empty; give at least one (or None for all)")
+    return chosen
+
+
 @torch.no_grad()
 def logit_lens(trace, k: int = 5, positions: list[int] | None = None) -> LogitLens:
     """Top-k predictions at every stage and position, and how the final prediction ranks."""
     if trace.readout is None:
         raise InvalidInputError("this trace has no readout; make it with LanguageModel.trace")
     T = len(trace)
-    positions = list(range(T)) if positions is None else [int(p) for p in positions]
-    for p in positions:
-        if not 0 <= p < T:
-            raise InvalidInputError(f"position {p} is outside the prompt (0..{T - 1})")
-    if k < 1:
-        raise InvalidInputError(f"k must be >= 1, got {k}")
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise InvalidInputError(f"k must be an integer >= 1, got {k!r:.40}")
+    k = int(k)
+    positions = _positions(T, positions)
     stages = residual_stages(trace)
     missing = [name for _, name in stages if name not in trace]
     if missing:

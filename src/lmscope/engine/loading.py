@@ -84,6 +84,33 @@ def shipped_models() -> list[str]:
     return sorted(p.name for p in ASSET_MODELS.iterdir() if is_lmscope_dir(p))
 
 
+def parse_device(device: str | torch.device) -> str:
+    """A device this machine has, by name ("cpu", "cuda", "cuda:1", "mps"); else one line."""
+    if isinstance(device, torch.device):
+        device = str(device)
+    if not isinstance(device, str):
+        raise InvalidInputError(f"device must be a name like 'cpu' or 'cuda', got {device!r:.40}")
+    try:
+        kind = torch.device(device)
+    except RuntimeError:
+        raise InvalidInputError(f"unknown device {device!r}; use cpu, cuda or mps") from None
+    if kind.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise InvalidInputError(
+                f"device {device!r}: PyTorch {torch.__version__} sees no CUDA GPU here; use cpu"
+            )
+        if kind.index is not None and kind.index >= count:
+            raise InvalidInputError(
+                f"device {device!r} does not exist; this machine has cuda:0..cuda:{count - 1}"
+            )
+    elif kind.type == "mps" and not torch.backends.mps.is_available():
+        raise InvalidInputError(f"device {device!r}: no Apple GPU (MPS) here; use cpu")
+    elif kind.type not in ("cpu", "cuda", "mps"):
+        raise InvalidInputError(f"device {device!r} cannot run a model; use cpu, cuda or mps")
+    return device
+
+
 def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
     """None, a torch floating dtype, or one of the names in DTYPES."""
     if dtype is None or dtype in DTYPES.values():
@@ -113,7 +140,10 @@ def load(
     softmax are computed in float32). Weights holding NaN or infinities are refused in one line,
     unless ``allow_nonfinite`` (for studying broken models: every view then shows NaN as NaN)."""
     dtype = parse_dtype(dtype)
-    checked = {"allow_nonfinite": bool(allow_nonfinite)}
+    device = parse_device(device)
+    if not isinstance(allow_nonfinite, bool):
+        raise InvalidInputError(f"allow_nonfinite must be True or False, got {allow_nonfinite!r}")
+    checked = {"allow_nonfinite": allow_nonfinite}
     if name_or_path is not None and not isinstance(name_or_path, str | os.PathLike):
         raise ModelNotFoundError(
             f"a model is named by text or a path, got {type(name_or_path).__name__}"

@@ -116,6 +116,8 @@ class RNNLanguageModel(TextModel):
     # --- running ----------------------------------------------------------------------------
 
     def initial_state(self, batch: int = 1):
+        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+            raise InvalidInputError(f"batch must be a whole number >= 1, got {batch!r:.40}")
         return self.net.initial_state(batch, self.device)
 
     @torch.no_grad()

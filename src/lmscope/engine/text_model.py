@@ -8,7 +8,7 @@ truncates) prompts that do not fit.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 import torch
@@ -27,6 +27,9 @@ class TextModel:
 
     capabilities: Capabilities
     default_name: ClassVar[str] = ""
+    # Options text may be encoded with (``encode``, ``generate``): ``skip_unknown`` drops
+    # characters a char vocabulary lacks (a byte-level BPE has none to drop).
+    encode_options: ClassVar[frozenset[str]] = frozenset({"skip_unknown"})
 
     def __init__(
         self,
@@ -73,6 +76,7 @@ class TextModel:
         instead of failing."""
         if not isinstance(text, str):
             raise InvalidInputError(f"prompt must be text, got {type(text).__name__}")
+        self._check_options(options)
         if not text:
             raise InvalidInputError("the prompt is empty; type some text")
         try:
@@ -93,6 +97,12 @@ class TextModel:
             ids = [bos, *ids[1:]]
         return ids
 
+    def _check_options(self, options: dict) -> None:
+        unknown = sorted(set(options) - self.encode_options)
+        if unknown:
+            known = ", ".join(["truncate", *sorted(self.encode_options)])
+            raise InvalidInputError(f"unknown option {unknown[0]!r}; the options are {known}")
+
     def _bos_first(self) -> int | None:
         """The token a text opens with where the tokenizer says the model was trained so
         (Llama 3's <|begin_of_text|>), as transformers' tokenizer and llama.cpp add it."""
@@ -102,7 +112,7 @@ class TextModel:
         return getattr(tokenizer, "bos_id", None)
 
     def check_ids(self, ids: Sequence[int], *, truncate: bool = False, room: int = 0) -> list[int]:
-        if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+        if isinstance(ids, str | bytes | bytearray) or not isinstance(ids, Sequence):
             raise InvalidInputError(
                 f"token ids must be a list of integers, got {type(ids).__name__}"
             )
@@ -139,6 +149,7 @@ class TextModel:
         return ids
 
     def to_ids(self, text_or_ids, *, truncate: bool = False, **options) -> list[int]:
+        self._check_options(options)
         if isinstance(text_or_ids, str):
             return self.encode(text_or_ids, truncate=truncate, **options)
         if isinstance(text_or_ids, torch.Tensor):
@@ -146,16 +157,22 @@ class TextModel:
                 raise InvalidInputError(
                     f"token ids must be integers, got a {text_or_ids.dtype} tensor"
                 )
+            if text_or_ids.dim() > 1 and text_or_ids.shape[0] != 1:  # a batch: not one prompt
+                raise InvalidInputError(
+                    "token ids must be one prompt, [tokens] or [1, tokens], got a tensor of "
+                    f"shape {list(text_or_ids.shape)}; trace_many takes several"
+                )
             text_or_ids = text_or_ids.flatten().tolist()
         if text_or_ids is None:
             raise InvalidInputError("give a prompt: text or a list of token ids")
         return self.check_ids(text_or_ids, truncate=truncate)
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self._need_tokenizer().decode(list(ids))
+        return self._need_tokenizer().decode(_id_list(ids))
 
     def pieces(self, ids: Sequence[int]):
-        return self.tokenizer.pieces(list(ids)) if self.tokenizer is not None else None
+        ids = _id_list(ids)
+        return self.tokenizer.pieces(ids) if self.tokenizer is not None else None
 
     def next_token_logits(self, text_or_ids) -> torch.Tensor:
         return self.start(self.to_ids(text_or_ids))[0]
@@ -163,3 +180,12 @@ class TextModel:
     def generate(self, prompt, max_new_tokens: int = 20, params=None, **options):
         """Stream generated tokens; see ``lmscope.engine.generation.generate``."""
         return generate(self, prompt, max_new_tokens, params, **options)
+
+
+def _id_list(ids) -> list:
+    """Ids to decode as a list (the tokenizer checks each); one clear line for what is no list."""
+    if isinstance(ids, torch.Tensor):
+        return ids.flatten().tolist()
+    if isinstance(ids, str | bytes | bytearray) or not isinstance(ids, Iterable):
+        raise InvalidInputError(f"token ids must be a list of integers, got {type(ids).__name__}")
+    return list(ids)

@@ -10,6 +10,7 @@ output through the same unembedding, on first access.
 from __future__ import annotations
 
 import difflib
+import numbers
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from lmscope.engine import checks
 from lmscope.engine.lens import logit_lens
 from lmscope.engine.probs import log_probs
 from lmscope.engine.steps import find_step
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, ProbeNotFoundError
 
 
 @dataclass
@@ -77,6 +78,10 @@ class Trace:
         return self._predictions
 
     def __getitem__(self, name: str) -> torch.Tensor:
+        if not isinstance(name, str):
+            raise InvalidInputError(
+                f"a probe is named by text, like 'blocks.0.attn.hook_pattern', got {name!r:.40}"
+            )
         with self._lock:
             if name not in self.tensors and name in self.derived:
                 self.tensors[name] = self.derived[name]()
@@ -91,7 +96,7 @@ class Trace:
                 hint = f"; the model has no such probe (trace.names() lists {len(self.names())})"
             else:
                 hint = "; it was not recorded (see the names/layers you passed to trace)"
-            raise KeyError(f"no probe {name!r} in this trace{hint}") from None
+            raise ProbeNotFoundError(f"no probe {name!r} in this trace{hint}") from None
 
     def __contains__(self, name: str) -> bool:
         return name in self.tensors or name in self.derived
@@ -145,13 +150,14 @@ class Trace:
 
     def head_result_sum(self, layer: int) -> torch.Tensor:
         """Sum of per-head results; plus the projection bias this equals hook_attn_out."""
+        layer = checks.layer(self.config, layer)
         return self[f"blocks.{layer}.attn.hook_result"].sum(dim=1)
 
     def dropout_example(self, name: str, p: float = 0.1, seed: int = 0):
         """What a train-mode dropout of rate ``p`` would do to a recorded activation: returns
         (keep mask, output). Kept entries are scaled by 1/(1-p) so the expectation is unchanged."""
-        if not 0.0 <= p < 1.0:
-            raise InvalidInputError(f"dropout rate must be in [0, 1), got {p}")
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p < 1.0:
+            raise InvalidInputError(f"dropout rate must be a number in [0, 1), got {p!r}")
         x = self[name]
         gen = torch.Generator().manual_seed(seed)
         keep = torch.rand(x.shape, generator=gen) >= p

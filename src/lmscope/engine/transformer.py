@@ -19,7 +19,7 @@ from functools import partial
 import torch
 
 from lmscope.engine import advice, checks
-from lmscope.engine.hooks import Ablator, BatchRecorder, Recorder, parse_ablations
+from lmscope.engine.hooks import MODES, Ablator, BatchRecorder, Recorder, parse_ablations
 from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
 from lmscope.engine.trace import Predictions, Trace
@@ -186,13 +186,20 @@ class LanguageModel(TextModel):
         ids = self.to_ids(text_or_ids, truncate=truncate)
         self._check_trace(len(ids), names is None and layers is None, top_k)
         if layers is not None:
+            if isinstance(layers, numbers.Integral) and not isinstance(layers, bool):
+                layers = [layers]
+            if isinstance(layers, str) or not isinstance(layers, Iterable):
+                raise InvalidInputError(f"layers must be a list of layers, got {layers!r:.40}")
             layers = [checks.layer(self.config, layer) for layer in layers]
         idx = torch.tensor([ids], device=self.device)
         recorder = Recorder(names, layers, keep_logits=keep_logits)
+        if ablate_mode not in MODES:  # checked with or without ablations: a typo is a typo
+            raise InvalidInputError(f"ablation mode must be 'zero' or 'mean', got {ablate_mode!r}")
         hook = recorder
         if ablate:
             hook = Ablator(parse_ablations(ablate, self.config), ablate_mode, inner=recorder)
         self.net(idx, hook=hook, last_only=keep_logits != "all")
+        recorder.check_names()
         predict = partial(
             self._predictions, recorder.all_logits, recorder.final_normalized, ids, top_k
         )
@@ -242,6 +249,11 @@ class LanguageModel(TextModel):
         little more than one (a class's first traces). Shorter prompts are padded at the end;
         causal attention never lets a position read a later one, so each prompt's numbers are
         its own pass's, up to the rounding of a matrix product with more rows (about 1e-6)."""
+        if isinstance(prompts, str | bytes) or not isinstance(prompts, Iterable):
+            raise InvalidInputError(
+                f"trace_many takes a list of prompts, got {type(prompts).__name__}; for one "
+                "prompt use trace()"
+            )
         all_ids = [self.to_ids(prompt) for prompt in prompts]
         T = max(map(len, all_ids), default=0)
         self._check_trace(T, names is None, top_k)
@@ -250,6 +262,7 @@ class LanguageModel(TextModel):
         idx = torch.tensor([ids + ids[-1:] * (T - len(ids)) for ids in all_ids], device=self.device)
         recorder = BatchRecorder(names)
         self.net(idx, hook=recorder)
+        recorder.check_names()
         rows: list[dict[str, torch.Tensor]] = [{} for _ in all_ids]
         for name in list(recorder.tensors):  # one probe at a time, freed once split
             batch = recorder.tensors.pop(name)
@@ -270,6 +283,7 @@ class LanguageModel(TextModel):
         block's work instead of a whole pass, and the same numbers as
         ``trace(ids, layers=[layer])``. The result shares ``base``'s last logits and
         predictions (the pass is the same)."""
+        self._check_own(base)
         layer = checks.layer(self.config, layer)
         name = f"blocks.{layer}.hook_resid_pre"
         if name not in base.tensors:
@@ -283,6 +297,15 @@ class LanguageModel(TextModel):
         return self._new_trace(
             list(base.ids), recorder.tensors, base.last_logits, lambda: base.predictions
         )
+
+    def _check_own(self, trace) -> None:
+        """A Trace this model made (``trace_layer`` and ``start_from`` continue from one)."""
+        if not isinstance(trace, Trace):
+            raise InvalidInputError(
+                f"expected a Trace from this model's trace(), got {type(trace).__name__}"
+            )
+        if trace.config is not self.config:
+            raise InvalidInputError("this trace was made by another model")
 
     @torch.no_grad()
     def _predictions(self, logits, final_normalized, ids, top_k: int) -> Predictions:
@@ -377,7 +400,7 @@ class LanguageModel(TextModel):
     @torch.no_grad()
     def start(self, ids: list[int]) -> tuple[torch.Tensor, _Continuation]:
         state = _Continuation(self.net.new_cache(), [])
-        return self._feed(state, list(ids)), state
+        return self._feed(state, self.check_ids(ids)), state
 
     @property
     def cache_probes(self) -> tuple[str, str]:
@@ -392,8 +415,7 @@ class LanguageModel(TextModel):
         """``start(trace.ids)`` with no forward pass: the KV cache filled with the keys and
         values ``trace`` recorded in every layer, and its last logits. A run that follows a
         trace continues from the very numbers the trace shows."""
-        if trace.config is not self.config:
-            raise InvalidInputError("this trace was made by another model")
+        self._check_own(trace)
         key, value = (probe.rsplit(".", 1)[1] for probe in self.cache_probes)
         cache = self.net.new_cache()
         for layer in range(self.config.n_layer):
@@ -415,6 +437,11 @@ class LanguageModel(TextModel):
 
     @torch.no_grad()
     def step(self, state: _Continuation, token: int) -> tuple[torch.Tensor, _Continuation]:
+        if not isinstance(state, _Continuation):
+            raise InvalidInputError(
+                f"step continues a state from start() or step(), got {type(state).__name__}"
+            )
+        (token,) = self.check_ids([token])
         n_ctx = self.config.n_ctx
         if state.cache.length + 1 > n_ctx:  # the window is full: slide it by half
             kept = (state.ids + [token])[-(n_ctx // 2) :]

@@ -12,8 +12,10 @@ import torch
 from pydantic import BaseModel, SerializeAsAny
 
 from lmscope.engine import checks
+from lmscope.engine.hooks import Ablation, parse_ablations
 from lmscope.engine.sampling import SamplingParams
-from lmscope.engine.steps import STEPS
+from lmscope.engine.steps import STEPS, find_step
+from lmscope.errors import InvalidInputError
 from lmscope.explain.catalogue import probe_names, step_text, tokenizer_kind
 from lmscope.explain.step_data import StepContext, build
 
@@ -38,12 +40,24 @@ class Report(BaseModel):
     steps: list[StepReport]
 
 
-def chosen_steps(steps: Iterable[int | str] | None):
-    """The steps named by number or key, in order (all of them for None)."""
+def chosen_steps(steps: Iterable[int | str] | int | str | None):
+    """The steps named by number or key (one, or several), in order (all of them for None);
+    a name that is no step is refused, naming the steps."""
     if steps is None:
         return list(STEPS)
-    wanted = set(steps)
-    return [s for s in STEPS if s.number in wanted or s.key in wanted]
+    if isinstance(steps, int | str):
+        steps = [steps]
+    if not isinstance(steps, Iterable):
+        raise InvalidInputError(f"steps must be a list of step numbers or keys, got {steps!r:.40}")
+    wanted = set()
+    for step in steps:
+        try:
+            wanted.add(find_step(step).number)
+        except KeyError as err:
+            raise InvalidInputError(err.args[0]) from None
+    if not wanted:
+        raise InvalidInputError(f"steps is empty; name at least one (1-{len(STEPS)}) or pass None")
+    return [s for s in STEPS if s.number in wanted]
 
 
 @torch.no_grad()
@@ -61,16 +75,28 @@ def report(
     """Trace ``text_or_ids`` and build each of the 20 steps (or ``steps``, numbers or keys) for
     ``layer``/``head`` at ``position`` (default: the last token, whose output predicts the
     next token)."""
+    capabilities = getattr(model, "capabilities", None)
+    if not getattr(capabilities, "trace", False):
+        raise InvalidInputError(
+            f"the 20 steps need a Transformer from lmscope.load, got {_what(model)}"
+        )
     checks.layer(model.config, layer)
     checks.head(model.config, head)
-    trace = model.trace(text_or_ids, ablate=ablate)
+    chosen = chosen_steps(steps)
+    if params is not None and not isinstance(params, SamplingParams):
+        raise InvalidInputError(f"params must be SamplingParams, got {type(params).__name__}")
+    if isinstance(ablate, str | Ablation):
+        ablate = [ablate]
+    specs = list(ablate) if isinstance(ablate, Iterable) else ablate  # else refused just below
+    ablations = parse_ablations(specs, model.config) if specs else []
+    trace = model.trace(text_or_ids, ablate=ablations)
     position = checks.position(len(trace), position)
     context = StepContext(model, trace, layer, head, position, params or SamplingParams())
     family, kind = model.capabilities.family, tokenizer_kind(model)
     return Report(
         model=model.name,
         text=model.decode(trace.ids) if model.tokenizer is not None else None,
-        ablated=[str(a) for a in ablate] if ablate else [],
+        ablated=[str(a) for a in specs] if specs else [],
         n_tokens=len(trace),
         layer=layer,
         head=head,
@@ -84,9 +110,16 @@ def report(
                 probes=probe_names(s.key, family, layer),
                 data=build(s.key, context),
             )
-            for s in chosen_steps(steps)
+            for s in chosen
         ],
     )
+
+
+def _what(model) -> str:
+    capabilities = getattr(model, "capabilities", None)
+    if capabilities is not None:  # a char-RNN: name what it is
+        return f"{getattr(model, 'name', '?')}, a char-{capabilities.family.upper()}"
+    return type(model).__name__
 
 
 def explain(model, text_or_ids, **options) -> dict:

@@ -21,6 +21,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from lmscope.errors import InvalidInputError
+
 OLD_SUFFIX = ".old"
 TMP_INFIX = ".tmp-"
 
@@ -76,6 +78,18 @@ def readable(directory: str | os.PathLike) -> Path:
     if not directory.exists() and old_path(directory).is_dir():
         return old_path(directory)
     return directory
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike):
+    """Around writing one output file: an OSError (a missing folder, a folder where the file
+    must go, no permission) becomes one line naming the file."""
+    try:
+        yield
+    except IsADirectoryError:
+        raise InvalidInputError(f"cannot write {path}: it is a folder; name a file") from None
+    except OSError as err:
+        raise InvalidInputError(f"cannot write {path}: {err.strerror or err}") from None
 
 
 def cannot_write(directory: str | os.PathLike) -> str | None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from lmscope.errors import InvalidInputError
+from lmscope.formats.atomic import writing
 from lmscope.interpret.features import FEATURES, compute_features, feature_set_for
 from lmscope.interpret.neurons import NeuronRun
 
@@ -91,8 +92,9 @@ class CellReport:
 
     def write(self, path: str | Path) -> Path:
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n")
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n")
         return path
 
     def headline(self, name: str) -> str:
@@ -293,6 +295,11 @@ def find_cells(
     """Rank every unit of ``run`` against each feature of its text (see the module doc).
     ``features``: a set (``prose``, ``code``), names, or None for the set that suits the
     model's training corpus (``code`` for python-stdlib, else ``prose``)."""
+    if not isinstance(run, NeuronRun):
+        raise InvalidInputError(
+            f"find_cells reads a NeuronRun (neuron_activations(model, text)), got "
+            f"{type(run).__name__}"
+        )
     if not 0 < select_fraction < 1:
         raise InvalidInputError(f"select_fraction must be in (0, 1), got {select_fraction}")
     if top < 1:

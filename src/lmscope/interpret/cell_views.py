@@ -17,6 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from lmscope.engine import checks
+from lmscope.errors import InvalidInputError
+from lmscope.formats.atomic import writing
+
 RED = np.array([214, 39, 40])
 BLUE = np.array([31, 119, 180])
 WHITE = np.array([255, 255, 255])
@@ -96,7 +100,8 @@ class CellText:
             '<!doctype html><meta charset="utf-8"><title>'
             f"{html.escape(self.title)}</title><body>{self.to_html()}</body>"
         )
-        path.write_text(page, encoding="utf-8")
+        with writing(path):
+            path.write_text(page, encoding="utf-8")
         return path
 
     # --- PNG / SVG (the CLI) ---------------------------------------------------------------
@@ -105,6 +110,9 @@ class CellText:
         """A matplotlib Figure: the text on a grid of coloured cells, wrapped at ``width``."""
         from matplotlib.figure import Figure  # here: notebooks and the web app draw HTML only
 
+        checks.index(width, 10_000, "width", "a line holds characters")  # 0: nothing to show
+        if width == 0:
+            raise InvalidInputError("width must be at least 1 character")
         grid = _layout(self.text, width, max_lines)
         rows = max(1, max(r for r, _, _ in grid) + 1 if grid else 1)
         colours = np.ones((rows, width, 3))
@@ -156,16 +164,17 @@ class CellText:
         return fig
 
     def save_png(self, path: str | Path, width: int = 80) -> Path:
-        path = Path(path)
-        self.figure(width).savefig(path, dpi=130)
+        path, figure = Path(path), self.figure(width)
+        with writing(path):
+            figure.savefig(path, dpi=130)
         return path
 
     def save_svg(self, path: str | Path, width: int = 80) -> Path:
         from matplotlib import rc_context  # see figure()
 
-        path = Path(path)
-        with rc_context({"svg.hashsalt": "lmscope"}):
-            self.figure(width).savefig(path, metadata={"Date": None})
+        path, figure = Path(path), self.figure(width)
+        with rc_context({"svg.hashsalt": "lmscope"}), writing(path):
+            figure.savefig(path, metadata={"Date": None})
         return path
 
     def to_dict(self) -> dict:

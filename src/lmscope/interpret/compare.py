@@ -48,7 +48,9 @@ class TokenLosses:
 
 @torch.no_grad()
 def token_losses(model, text: str) -> TokenLosses:
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str):
+        raise InvalidInputError(f"the text to compare must be a str, got {type(text).__name__}")
+    if not text:
         raise InvalidInputError("the text to compare is empty")
     tok = model.tokenizer
     if tok is None:

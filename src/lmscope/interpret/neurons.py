@@ -117,6 +117,7 @@ class NeuronRun:
 
     def predictions(self, t: int) -> list[tuple[str, float]]:
         """The top next characters after the t-th character read, most likely first."""
+        t = checks.position(len(self), t)
         return [
             (self.vocab[i], float(p))
             for i, p in zip(self.top_ids[t], self.top_probs[t], strict=True)
@@ -180,7 +181,9 @@ def neuron_activations(
         raise InvalidInputError(
             f"{a_model(arch)} has no {bad[0]!r} values; use one of {', '.join(KINDS[arch])}"
         )
-    if not isinstance(text, str) or not text:
+    if not isinstance(text, str):
+        raise InvalidInputError(f"the text must be a str, got {type(text).__name__}")
+    if not text:
         raise InvalidInputError("the text is empty; give at least one character")
     index = {ch: i for i, ch in enumerate(vocab)}
     kept = [t for t, ch in enumerate(text) if ch in index]

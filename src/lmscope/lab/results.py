@@ -195,6 +195,8 @@ class Result:
 
 def read_result(path: str | os.PathLike) -> dict:
     """Load and sanity-check a result.json (a folder holding one is accepted too)."""
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidInputError(f"a lab result is named by a path, got {type(path).__name__}")
     path = Path(path)
     if path.is_dir():
         path = path / RESULT_FILE

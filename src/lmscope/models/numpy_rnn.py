@@ -37,6 +37,8 @@ class Vocab:
 
     @classmethod
     def from_text(cls, text: str) -> Vocab:
+        if text is not None and not isinstance(text, str):
+            raise InvalidInputError(f"the training text must be a str, got {type(text).__name__}")
         if not text:
             raise InvalidInputError("the training text is empty; give some text")
         return cls(tuple(sorted(set(text))))
@@ -45,6 +47,8 @@ class Vocab:
         return len(self.chars)
 
     def encode(self, text: str) -> list[int]:
+        if not isinstance(text, str):
+            raise InvalidInputError(f"text to encode must be a str, got {type(text).__name__}")
         index = {c: i for i, c in enumerate(self.chars)}
         unknown = sorted({c for c in text if c not in index})
         if unknown:
@@ -54,7 +58,35 @@ class Vocab:
         return [index[c] for c in text]
 
     def decode(self, ids: Sequence[int]) -> str:
-        return "".join(self.chars[i] for i in ids)
+        return "".join(self.chars[_char_id(i, len(self.chars))] for i in ids)
+
+
+def _char_id(value, size: int) -> int:
+    """A character id in 0..size-1 (a negative one would silently count from the end)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidInputError(f"character ids must be whole numbers, got {value!r:.40}")
+    if not 0 <= value < size:
+        raise InvalidInputError(f"character id {value} is outside the vocabulary (0..{size - 1})")
+    return int(value)
+
+
+def _number(value, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InvalidInputError(f"{what} must be a number, got {value!r:.40}")
+    return float(value)
+
+
+def _count(value, what: str) -> int:
+    """A whole number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InvalidInputError(f"{what} must be a whole number >= 0, got {value!r:.40}")
+    return int(value)
+
+
+def _seed(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise InvalidInputError(f"seed must be a whole number >= 0, got {value!r:.40}")
+    return int(value)
 
 
 def _positive(value, what: str) -> int:
@@ -69,7 +101,7 @@ class MinCharRNN:
     def __init__(self, vocab_size: int, hidden: int = 100, *, seed: int = 0, dtype=np.float64):
         self.vocab_size = _positive(vocab_size, "vocabulary size")
         self.hidden = _positive(hidden, "--hidden")
-        rng = np.random.default_rng(seed)
+        rng = np.random.default_rng(_seed(seed))
         v, h = self.vocab_size, self.hidden
         # Small random weights (std 0.01) as in the original: tanh starts in its linear range.
         self.params = {
@@ -107,6 +139,15 @@ class MinCharRNN:
         steps = len(inputs)
         if steps == 0 or len(targets) != steps:
             raise InvalidInputError("inputs and targets must be non-empty and of equal length")
+        for ids in (inputs, targets):
+            if ids.dtype.kind not in "iu" or ids.min() < 0 or ids.max() >= self.vocab_size:
+                raise InvalidInputError(
+                    f"inputs and targets must be character ids in 0..{self.vocab_size - 1}"
+                )
+        if np.shape(h0) != (self.hidden,):
+            raise InvalidInputError(
+                f"the hidden state must have shape ({self.hidden},), got {np.shape(h0)}"
+            )
         hs = np.empty((steps + 1, self.hidden), dtype=self.dtype)  # hs[t + 1] is h_t
         hs[0] = h0
         for t in range(steps):
@@ -159,11 +200,22 @@ class MinCharRNN:
 
     def step_probs(self, h: np.ndarray, x: int, temperature: float = 1.0):
         """Feed one character; return (next-character probabilities, new hidden state)."""
+        x = _char_id(x, self.vocab_size)
+        temperature = _number(temperature, "temperature")
+        if not (temperature > 0 and math.isfinite(temperature)):
+            raise InvalidInputError(
+                f"temperature must be a finite number above 0, got {temperature}"
+            )
+        if np.shape(h) != (self.hidden,):
+            raise InvalidInputError(
+                f"the hidden state must have shape ({self.hidden},), got {np.shape(h)}"
+            )
         p = self.params
         h = np.tanh(p["Wxh"][:, x] + p["Whh"] @ h + p["bh"])
-        scores = (p["Why"] @ h + p["by"]) / temperature
-        e = np.exp(scores - scores.max())
-        return e / e.sum(), h
+        with np.errstate(over="ignore", invalid="ignore"):  # sample() refuses the NaN it makes
+            scores = (p["Why"] @ h + p["by"]) / temperature
+            e = np.exp(scores - scores.max())
+            return e / e.sum(), h
 
     def sample(
         self,
@@ -174,11 +226,18 @@ class MinCharRNN:
         temperature: float = 1.0,
     ) -> list[int]:
         """``n`` ids drawn one at a time, each fed back in, starting after id ``first``."""
-        if not temperature > 0:
-            raise InvalidInputError(f"temperature must be above 0, got {temperature}")
+        temperature = _number(temperature, "temperature")
+        if not (temperature > 0 and math.isfinite(temperature)):
+            raise InvalidInputError(
+                f"temperature must be a finite number above 0, got {temperature}"
+            )
         out, x = [], first
-        for _ in range(n):
+        for _ in range(_count(n, "the sample length")):
             probs, h = self.step_probs(h, x, temperature)
+            if not np.isfinite(probs).all():  # a temperature so low the scores overflow
+                raise InvalidInputError(
+                    f"temperature {temperature:g} is too low: the scores overflow; use 0.01 or more"
+                )
             x = int(rng.choice(self.vocab_size, p=probs))
             out.append(x)
         return out
@@ -221,15 +280,19 @@ def train(
     The text is read in consecutive chunks of ``seq`` characters; the hidden state flows from
     one chunk into the next and is reset to zeros when the text runs out and reading restarts.
     """
-    iters = int(iters)
-    if iters < 0:
-        raise InvalidInputError(f"--iters must be 0 or more, got {iters}")
+    iters = _count(iters, "--iters")
     seq = _positive(seq, "--seq")
     hidden = _positive(hidden, "--hidden")
+    lr = _number(lr, "--lr")
     if not lr > 0 or not math.isfinite(lr):
         raise InvalidInputError(f"--lr must be a number above 0, got {lr}")
-    if sample_every < 0:
-        raise InvalidInputError(f"--sample-every must be 0 or more, got {sample_every}")
+    sample_every = _count(sample_every, "--sample-every")
+    sample_length = _count(sample_length, "the sample length")
+    seed = _seed(seed)
+    if model is not None and not isinstance(model, MinCharRNN):
+        raise InvalidInputError(f"model must be a MinCharRNN, got {type(model).__name__}")
+    if not isinstance(text, str):
+        raise InvalidInputError(f"the training text must be a str, got {type(text).__name__}")
     vocab = Vocab.from_text(text)
     if len(text) < seq + 1:
         raise InvalidInputError(
@@ -311,6 +374,11 @@ def gradient_check(
     """
     if model.dtype != np.float64:
         raise InvalidInputError("the gradient check needs a float64 model (dtype=np.float64)")
+    delta = _number(delta, "delta")
+    if not (delta > 0 and math.isfinite(delta)):
+        raise InvalidInputError(f"delta must be a small number above 0, got {delta}")
+    if per_param is not None:
+        per_param = _positive(per_param, "per_param")
     h0 = model.zero_state() if h0 is None else np.asarray(h0, dtype=np.float64)
     _, grads, _ = model.loss_and_grads(inputs, targets, h0)
     rng = np.random.default_rng(seed)
@@ -365,6 +433,10 @@ def hello_demo(
     the hidden state, which has seen one "l" already, can tell them apart. Returns the
     prediction at each step after training, and the loss of every iteration.
     """
+    iters = _count(iters, "--iters")
+    lr = _number(lr, "--lr")
+    if not lr > 0 or not math.isfinite(lr):
+        raise InvalidInputError(f"--lr must be a number above 0, got {lr}")
     vocab = Vocab(("h", "e", "l", "o"))
     inputs, targets = vocab.encode("hell"), vocab.encode("ello")
     model = MinCharRNN(len(vocab), hidden, seed=seed)

@@ -165,6 +165,12 @@ class CharRNN(nn.Module):
         parts = state if isinstance(state, tuple) else (state,)
         want = 2 if c.cell == "lstm" else 1
         shape = (c.layers, batch, c.hidden)
+        if not all(isinstance(t, torch.Tensor) for t in parts):
+            got = [type(t).__name__ for t in parts]
+            raise InvalidInputError(
+                f"the {c.cell} state must be {want} tensor(s) of shape {shape} (None: the zero "
+                f"state), got {', '.join(got)}"
+            )
         if len(parts) != want or any(tuple(t.shape) != shape for t in parts):
             got = [tuple(t.shape) for t in parts]
             raise InvalidInputError(

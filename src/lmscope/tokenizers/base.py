@@ -89,6 +89,8 @@ def check_ids(ids: Sequence[int], vocab_size: int) -> list[int]:
         clean = [operator.index(i) for i in ids]
     except TypeError:
         raise InvalidInputError("token ids must be integers") from None
+    if True in clean and any(i is True or i is False for i in ids):  # a bool is no id
+        raise InvalidInputError("token ids must be integers, not True or False")
     for i in clean:
         if not 0 <= i < vocab_size:
             raise TokenizerError(

@@ -33,6 +33,10 @@ class CharTokenizer(Tokenizer):
     def __init__(self, chars: Iterable[str], *, unknown: str = "error", name: str = "char"):
         if unknown not in _UNKNOWN_MODES:
             raise InvalidInputError(f"unknown={unknown!r} is not allowed; use 'error' or 'skip'")
+        if isinstance(chars, bytes) or not isinstance(chars, Iterable):  # a str lists its own
+            raise TokenizerError(
+                f"a character vocabulary is a list of characters, got {type(chars).__name__}"
+            )
         self.chars = tuple(chars)
         _check_chars(self.chars)
         self.unknown = unknown

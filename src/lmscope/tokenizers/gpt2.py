@@ -17,7 +17,7 @@ from os import PathLike
 from pathlib import Path
 
 from lmscope.errors import TokenizerError
-from lmscope.tokenizers.base import TokenExplanation, Tokenizer, check_text
+from lmscope.tokenizers.base import TokenExplanation, Tokenizer, check_ids, check_text
 from lmscope.tokenizers.bpe import ByteLevelBPE
 from lmscope.tokenizers.bpe_files import find_bpe_files, read_bpe_files
 from lmscope.tokenizers.fast_ranks import fast_ranks
@@ -82,6 +82,8 @@ class BPETokenizer(Tokenizer):
         if self._fast is not None and self._fast.decodes:
             if hasattr(ids, "tolist"):
                 ids = ids.tolist()  # a tensor or array
+            elif not isinstance(ids, list | tuple):  # a generator is read once: check it here
+                ids = check_ids(ids, self.vocab_size)
             try:
                 if not ids or (min(ids) >= 0 and max(ids) < self.vocab_size):
                     return self._fast.encoding.decode_bytes(ids)
