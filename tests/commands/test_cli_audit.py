@@ -8,6 +8,7 @@ import io
 import json
 import re
 from argparse import Namespace
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -264,3 +265,68 @@ def test_trace_limit_names_what_the_command_line_can_do(capsys, monkeypatch, tin
     err = one_line_error(capsys, command, PROMPT, "-m", tiny_hf_dir)
     assert "LMSCOPE_MAX_TRACE_TOKENS" in err and "shorten the prompt" in err.lower()
     assert "layers=" not in err and "names=" not in err
+
+
+# --- what a hunt for odd command lines found ----------------------------------------------------
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
+def test_compare_text_that_is_a_device_is_refused_before_reading(capsys, tiny_hf_dir, tmp_path):
+    """--text /dev/zero read without end until a MemoryError traceback."""
+    out = tmp_path / "out"
+    m = ["-m", tiny_hf_dir, "-m", tiny_hf_dir]
+    err = one_line_error(capsys, "compare", *m, "--text", "/dev/zero", "--out", out)
+    assert "/dev/zero is not a regular file; give a UTF-8 text file" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("out", ["", "  "])
+def test_compare_refuses_an_empty_out(capsys, tmp_path, monkeypatch, tiny_hf_dir, prose, out):
+    """An empty --out wrote compare.html, .json and .png into the current folder."""
+    monkeypatch.chdir(tmp_path)
+    before = sorted(tmp_path.iterdir())
+    m = ["-m", tiny_hf_dir, "-m", tiny_hf_dir]
+    err = one_line_error(capsys, "compare", *m, "--text", prose, "--out", out)
+    assert "--out is empty; name a folder, e.g. --out lmscope-compare" in err
+    assert sorted(tmp_path.iterdir()) == before
+
+
+def test_compare_out_that_cannot_be_written_is_refused_before_loading(
+    capsys, tmp_path, monkeypatch, tiny_hf_dir, prose
+):
+    """--out /proc/x was a FileNotFoundError traceback once both models had run."""
+    import lmscope
+
+    def never_loaded(*args, **kwargs):
+        raise AssertionError("--out is checked before the models load")
+
+    monkeypatch.setattr(lmscope, "load", never_loaded)
+    m = ["-m", tiny_hf_dir, "-m", tiny_hf_dir]
+    err = one_line_error(capsys, "compare", *m, "--text", prose, "--out", "/proc/lmscope-x")
+    assert err.startswith("lmscope: error: --out /proc/lmscope-x: cannot write in /proc"), err
+
+
+@pytest.mark.parametrize(
+    ("host", "message"),
+    [
+        ("", "--host is empty; use 127.0.0.1 (this machine only)"),
+        (" ", "--host is empty"),
+        ("\x00", "--host '\\x00' is not a host name or an address"),  # was a traceback
+    ],
+)
+def test_serve_refuses_a_host_it_cannot_bind(capsys, monkeypatch, host, message):
+    import lmscope
+
+    def never_loaded(*args, **kwargs):
+        raise AssertionError("--host is checked before the model loads")
+
+    monkeypatch.setattr(lmscope, "load", never_loaded)
+    err = one_line_error(capsys, "serve", "--host", host, "--port", "0")
+    assert message in err, err
+
+
+@pytest.mark.parametrize("data", ["", " "])
+def test_minrnn_refuses_an_empty_data(capsys, tmp_path, monkeypatch, data):
+    """An empty --data trained on every text file of the current folder."""
+    (tmp_path / "notes.txt").write_text("hello there " * 50, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    err = one_line_error(capsys, "minrnn", "--data", data, "--iters", "1", "--no-progress")
+    assert "--data is empty; name a bundled corpus or a text file" in err

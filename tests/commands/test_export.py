@@ -159,3 +159,13 @@ def test_an_empty_folder_is_a_fine_destination(tmp_path, model_dir):
     out.mkdir()
     assert main(["export", str(model_dir), str(out)]) == 0
     assert (out / "model.safetensors").is_file()
+
+
+def test_an_empty_run_or_out_is_refused(tmp_path, model_dir, capsys, monkeypatch):
+    """An empty name was the current folder: 'export "" OUT' said OUT was inside the model."""
+    monkeypatch.chdir(tmp_path)
+    before = tree(tmp_path)
+    refused(["export", "", str(tmp_path / "out")], capsys, "RUN is empty; name a model folder")
+    refused(["export", " ", str(tmp_path / "out")], capsys, "RUN is empty")
+    refused(["export", str(model_dir), ""], capsys, "OUT is empty; name the folder to write")
+    assert tree(tmp_path) == before

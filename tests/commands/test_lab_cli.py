@@ -39,6 +39,15 @@ BAD_INPUTS = [
     (["show", "no-such-result"], "no shipped result named"),
     (["show", __file__], "is not a result.json written by lmscope lab"),
     (["show"], "name a result to show"),
+    # seeds torch or NumPy cannot take were tracebacks (OverflowError, ValueError)
+    (["serial-depth", "--seed", str(2**70)], "--seed must be between 0 and 2**63-1"),
+    (["gradients", "--seed", "-1"], "--seed must be between 0 and 2**63-1, got -1"),
+    (["recall", "--seed", str(2**64)], "--seed must be between 0 and 2**63-1"),
+    # an empty --data read every text file of the current folder; an empty --models said 'none'
+    (["gradients", "--data", ""], "--data is empty; name a bundled corpus or a text file"),
+    (["gradients", "--data", "  "], "--data is empty"),
+    (["gradients", "--models", ""], "--models names no model; use some of rnn, lstm, gru, gpt"),
+    (["gradients", "--models", " , "], "--models names no model"),
 ]
 
 
@@ -51,6 +60,15 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path, argv, message):
     assert message in err
     assert len(err.strip().splitlines()) == 1 and err.startswith("lmscope: error: ")
     assert "Traceback" not in err
+    assert not (tmp_path / "result.json").exists()
+
+
+@pytest.mark.parametrize("seed", [str(2**70), "-1"])
+def test_race_refuses_a_seed_torch_cannot_take(capsys, tmp_path, seed):
+    code, _, err = run(capsys, "race", "--budget", "1", "--seed", seed, "--out", str(tmp_path))
+    assert code == 2, err
+    assert err.startswith("lmscope: error: --seed must be between 0 and 2**63-1")
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "result.json").exists()
 
 
@@ -220,3 +238,27 @@ def test_help_texts_say_what_ships_and_what_quick_does(capsys):
     for name in shipped_experiments():
         assert name in show
     assert "about 10 s" not in _help(capsys, "lab", "serial-depth")
+
+
+def _broken_results():
+    """result.json files with lmscope's schema line but not the rest of a result."""
+    real = json.loads((shipped_dir("race") / "result.json").read_text("utf-8"))
+    schema = real["schema"]
+    return {
+        "schema only": {"schema": schema},
+        "sections not a list": {**real, "sections": "nope"},
+        "no hardware": {**real, "hardware": None},
+        "a section without a title": {**real, "sections": [{"rows": []}]},
+    }
+
+
+@pytest.mark.parametrize("case", list(_broken_results()))
+def test_show_of_an_incomplete_result_is_one_line(capsys, tmp_path, case):
+    """Each was a KeyError or TypeError traceback, some after half the tables had printed."""
+    (tmp_path / "result.json").write_text(json.dumps(_broken_results()[case]), encoding="utf-8")
+    code, out, err = run(capsys, "lab", "show", str(tmp_path))
+    assert code == 2, err
+    assert err.startswith(f"lmscope: error: {tmp_path / 'result.json'} is not a complete lab ")
+    assert "run the experiment again" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert out == ""  # nothing printed before the refusal

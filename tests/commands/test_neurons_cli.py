@@ -195,3 +195,32 @@ def test_an_out_that_cannot_be_written_is_one_line_before_the_model_loads(capsys
         err = capsys.readouterr().err
         assert err.strip() == f"lmscope: error: {message}", err
     assert notes.read_text() == "mine"
+
+
+def test_standard_input_that_is_not_utf8_is_one_line(capsys, monkeypatch, quote_lstm):
+    """--text - with bytes that are not UTF-8 was a UnicodeDecodeError traceback."""
+    import io
+    import sys
+
+    stdin = io.TextIOWrapper(io.BytesIO(b"\xff\xfe not text"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+    assert run("--model", quote_lstm, "--text", "-", "--cell", "0:1") == 2
+    err = capsys.readouterr().err
+    assert err == "lmscope: error: standard input is not UTF-8 text\n", err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # an empty --corpus read every text file of the current folder
+        (["--corpus", ""], "--corpus is empty; name a bundled corpus, e.g. warpeace-novel"),
+        (["--corpus", " "], "--corpus is empty"),
+        (["--text", ""], "--text is empty; name a UTF-8 text file, or '-' for standard input"),
+    ],
+)
+def test_an_empty_text_source_is_refused(capsys, tmp_path, monkeypatch, quote_lstm, args, message):
+    (tmp_path / "notes.txt").write_text(LINE * 40, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert run("--model", quote_lstm, *args, "--cell", "0:1") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err

@@ -63,3 +63,9 @@ def test_the_timeline_speaks_chinese(capsys):
     assert out.startswith("# 训练过程中的采样\n")
     assert "drawn the same way" not in out and "Iteration" not in out
     assert "## 第 100 次迭代（训练损失 2.891" in out
+
+
+def test_an_empty_model_name_is_refused(capsys):
+    """An empty name was the current folder: '. keeps no sample timeline'."""
+    assert main(["sample", "--timeline", ""]) == 2
+    assert capsys.readouterr().err == "lmscope: error: model name is empty\n"

@@ -80,6 +80,9 @@ def _error(capsys) -> str:
         (None, ["--lr", "-1"], "--lr must be a number above 0, got -1.0"),
         (None, ["--lr", "nan"], "--lr must be a number above 0, got nan"),
         (None, ["--log-every", "-1"], "--log-every must be a whole number >= 0"),
+        # a seed past what torch's generator holds was a traceback (OverflowError)
+        (None, ["--seed", str(2**70)], "--seed must be between 0 and 2**63-1"),
+        (None, ["--seed", "-1"], "--seed must be between 0 and 2**63-1, got -1"),
         # a setting the chosen family does not have was silently ignored
         (None, ["--arch", "lstm", "--heads", "3"], "--heads is a GPT setting; an lstm has no"),
         (None, ["--arch", "gpt", "--embed", "8"], "--embed is a char-RNN setting; a gpt has"),

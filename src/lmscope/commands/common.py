@@ -123,6 +123,23 @@ def seed_value(text: str) -> int:
     return value
 
 
+def run_seed_value(text: str) -> int:
+    """An argparse type: the seed of a training run or an experiment (0 <= seed < 2**63). They
+    seed torch with seed + a step or a rank, and torch's generator takes at most 2**64-1."""
+    value = _whole_number(text, "--seed")
+    if not 0 <= value < 2**63:
+        raise OptionError(f"--seed must be between 0 and 2**63-1, got {value}")
+    return value
+
+
+def not_empty(value: str, flag: str, advice: str) -> str:
+    """``value`` of ``flag``, refused when empty or blank: an empty path is the current folder
+    (``Path("")`` is "."), which no one means."""
+    if not value.strip():
+        raise InvalidInputError(f"{flag} is empty; {advice}")
+    return value
+
+
 def top_k_value(text: str) -> int:
     value = _whole_number(text, "--top-k")
     if value < 0:

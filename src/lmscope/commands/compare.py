@@ -54,26 +54,42 @@ def register(sub):
 
 def read_text(path: str, max_chars: int | None = None) -> str:
     """The file's text, its first ``max_chars`` characters when given."""
+    file = Path(path)
+    # a device (/dev/zero, /dev/urandom) never ends: refused before reading; a pipe
+    # (--text <(command)) is read
+    if file.exists() and not (file.is_file() or file.is_dir() or file.is_fifo()):
+        raise InvalidInputError(f"{path} is not a regular file; give a UTF-8 text file")
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InvalidInputError(f"no such text file: {path}") from None
     except IsADirectoryError:
         raise InvalidInputError(f"{path} is a folder, not a text file") from None
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path} is not a UTF-8 text file") from None
+    except OSError as err:
+        raise InvalidInputError(f"cannot read {path}: {err.strerror or err}") from None
     if not text.strip():
         raise InvalidInputError(f"{path} is empty")
     return text[:max_chars]
 
 
-def _out_folder(out: Path) -> Path:
-    """``out``, refused in one line when a file is in the way (mkdir would raise)."""
+def _out_folder(text: str) -> Path:
+    """``--out``, refused in one line when empty (it would write into the current folder),
+    when a file is in the way (mkdir would raise) or when nothing can be written there."""
+    from lmscope.formats.atomic import cannot_write_in  # lazy: see lmscope.commands
+
+    if not text.strip():
+        raise InvalidInputError("--out is empty; name a folder, e.g. --out lmscope-compare")
+    out = Path(text)
     if out.exists() and not out.is_dir():
         raise InvalidInputError(f"{out} is a file, not a folder; choose a folder for --out")
     for parent in out.parents:
         if parent.exists() and not parent.is_dir():
             raise InvalidInputError(f"cannot create {out}: {parent} is a file, not a folder")
+    problem = cannot_write_in(out)  # tried with a real file: root passes os.access everywhere
+    if problem is not None:
+        raise InvalidInputError(f"--out {out}: {problem}")
     return out
 
 
@@ -83,7 +99,7 @@ def run(args) -> int:
     use_lang(args)
     if len(args.model) != 2:
         raise InvalidInputError(f"give exactly two --model options, got {len(args.model)}")
-    out = _out_folder(Path(args.out))  # before the (slow) model loads
+    out = _out_folder(args.out)  # before the (slow) model loads
     whole = read_text(args.text)
     text = whole[: args.max_chars]
     a, b = (lmscope.load(m, allow_nonfinite=args.allow_nonfinite) for m in args.model)
@@ -93,14 +109,17 @@ def run(args) -> int:
     # the files say it in the command's language (--lang), as its terminal summary does
     saved = replace(result, note="; ".join(x for x in (result.note, cut.format(**sizes)) if x))
     said = "; ".join(say(x, **sizes) for x in (result.note, cut) if x)  # the note, in --lang
-    out.mkdir(parents=True, exist_ok=True)
     lang = {"zh": "zh-CN"}.get(current_lang(), "en")
     page = to_html(replace(saved, note=said), say, lang)
-    (out / "compare.html").write_text(page, encoding="utf-8")
-    (out / "compare.json").write_text(
-        json.dumps(saved.to_dict(), ensure_ascii=False), encoding="utf-8"
-    )
-    to_png(result, out / "compare.png", say=say)
+    try:  # a disk that fills up, a folder made read-only meanwhile: one line
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "compare.html").write_text(page, encoding="utf-8")
+        (out / "compare.json").write_text(
+            json.dumps(saved.to_dict(), ensure_ascii=False), encoding="utf-8"
+        )
+        to_png(result, out / "compare.png", say=say)
+    except OSError as err:
+        raise InvalidInputError(f"cannot write in {out}: {err.strerror or err}") from None
     from rich.console import Console  # lazy: see lmscope.commands
 
     # as wide as the terminal: a long path is folded, not left to overflow

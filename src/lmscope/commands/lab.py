@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.text import Text
 
 from lmscope.commands import lab_common, lab_gradients, lab_recall
-from lmscope.commands.common import add_lang_option, use_lang
+from lmscope.commands.common import add_lang_option, run_seed_value, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import MEMORY_METHODS, MemoryWallConfig, SerialDepthConfig
 from lmscope.lab.results import (
@@ -65,7 +65,7 @@ def register(sub):
         help="PyTorch sweep devices: auto (CPU, plus CUDA when present), cpu, cuda, or cpu,cuda",
     )
     sd.add_argument("--a", type=float, default=0.9, help="decay a in h = a*h + x (default 0.9)")
-    sd.add_argument("--seed", type=int, default=0, help="seed for the random inputs")
+    sd.add_argument("--seed", type=run_seed_value, default=0, help="seed for the random inputs")
     _common_options(sd, quick=True)
     sd.set_defaults(run=run_serial_depth)
 
@@ -202,6 +202,7 @@ def run_show(args) -> int:
     lang = use_lang(args)
     console = lab_common.make_console()
     plot_dir = folder if folder.is_dir() else folder.parent
+    lab_common.check_renders(doc, lang, plot_dir / "result.json" if folder.is_dir() else folder)
     lab_common.render(doc, console, lang, plot_dir)
     console.print(Text(CLI["plots in"][lang].format(folder=plot_dir), style="dim"))
     return 0

@@ -147,6 +147,23 @@ def print_json(doc: dict) -> None:
     print(json.dumps(doc, ensure_ascii=False, indent=1))
 
 
+def check_renders(doc: dict, lang: str, path: Path) -> None:
+    """Refuse in one line, before anything is printed, a result.json with lmscope's schema line
+    but not the rest (a title, the machine, sections with tables): it is drawn once where no
+    one sees it, and what it lacks is named."""
+    import io
+
+    try:
+        render(doc, Console(file=io.StringIO(), width=150), lang, path.parent)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as err:
+        said = (str(err).splitlines() or [type(err).__name__])[0]
+        what = f"no {err.args[0]!r}" if isinstance(err, KeyError) and err.args else said
+        raise InvalidInputError(
+            f"{path} is not a complete lab result ({what}); run the experiment again to write "
+            "a complete one"
+        ) from None
+
+
 def render(doc: dict, console: Console, lang: str = "en", folder: Path | None = None) -> None:
     """The result's tables, explanations and verdicts in ``lang``, and each section's plot: the
     Chinese figure in Chinese where ``folder`` (the result's) has it, else the English one."""

@@ -4,6 +4,8 @@ and a Transformer of about the same size (``lmscope.lab.gradient_flow``)."""
 from __future__ import annotations
 
 from lmscope.commands import lab_common
+from lmscope.commands.common import not_empty, run_seed_value
+from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import GRADIENT_MODELS, GradientFlowConfig
 
 
@@ -52,7 +54,7 @@ def register(lab) -> None:
     )
     p.add_argument("--batches", type=int, default=4, help="batches averaged over (default 4)")
     p.add_argument("--batch-size", type=int, default=8, help="windows per batch (default 8)")
-    p.add_argument("--seed", type=int, default=0, help="seed for weights and windows")
+    p.add_argument("--seed", type=run_seed_value, default=0, help="seed for weights and windows")
     lab_common.add_threads_option(p)
     lab_common.add_report_options(p)
     p.set_defaults(run=run)
@@ -62,7 +64,11 @@ def run(args) -> int:
     from lmscope.lab.gradient_flow import run_gradient_flow  # lazy: see lmscope.commands
 
     states = ("init", "trained") if args.state == "both" else (args.state,)
-    cfg = lab_common.settings(
-        GradientFlowConfig, args, states=states, archs=lab_common.comma_list(args.models)
-    )
+    not_empty(args.data, "--data", "name a bundled corpus or a text file")
+    archs = lab_common.comma_list(args.models)
+    if not archs:
+        raise InvalidInputError(
+            f"--models names no model; use some of {', '.join(GRADIENT_MODELS)}"
+        )
+    cfg = lab_common.settings(GradientFlowConfig, args, states=states, archs=archs)
     return lab_common.run_experiment(run_gradient_flow, cfg, args)

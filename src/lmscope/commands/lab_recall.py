@@ -12,7 +12,7 @@ to the memory each model holds (``lmscope.lab.recall``).
 from __future__ import annotations
 
 from lmscope.commands import lab_common
-from lmscope.commands.common import add_unset_option
+from lmscope.commands.common import add_unset_option, run_seed_value
 from lmscope.errors import InvalidInputError
 from lmscope.lab.recall_config import QUICK, RECALL_MODELS, RecallConfig
 
@@ -76,7 +76,9 @@ def register(lab) -> None:
         help=f"layers of each recurrent model ({d.rnn_layers})",
     )
     add_unset_option(p, d, "--test-examples", int, "test examples per tested (P, N)")
-    p.add_argument("--seed", type=int, default=d.seed, help="seed for weights and examples")
+    p.add_argument(
+        "--seed", type=run_seed_value, default=d.seed, help="seed for weights and examples"
+    )
     p.add_argument("--device", default="cpu", help="cpu (default), cuda, or auto")
     lab_common.add_threads_option(p)
     lab_common.add_report_options(p)

@@ -8,7 +8,13 @@ import time
 
 from rich.console import Console
 
-from lmscope.commands.common import add_exclusive_switches, add_lang_option, say, use_lang
+from lmscope.commands.common import (
+    add_exclusive_switches,
+    add_lang_option,
+    not_empty,
+    say,
+    use_lang,
+)
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
 
@@ -96,6 +102,7 @@ def run(args) -> int:
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    not_empty(args.data, "--data", "name a bundled corpus or a text file")
     if args.hidden is not None and args.hidden < 1:
         raise InvalidInputError(f"--hidden must be a whole number >= 1, got {args.hidden}")
     if args.seq < 1:

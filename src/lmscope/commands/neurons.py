@@ -22,6 +22,7 @@ from lmscope.commands.common import (
     add_lang_option,
     at_least,
     current_lang,
+    not_empty,
     say,
     terminal_width,
     use_lang,
@@ -143,7 +144,10 @@ def _text(args) -> tuple[str, str]:
 def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
     """A UTF-8 text file for the neuron views ('-' reads standard input)."""
     if str(path) == "-":
-        text = sys.stdin.read()
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise InvalidInputError("standard input is not UTF-8 text") from None
     else:
         path = Path(path)
         if not path.is_file():
@@ -170,6 +174,10 @@ def run(args) -> int:
         )
     if args.find and args.cell is not None:
         raise InvalidInputError("--find and --cell do different things; use one of them")
+    if args.text is not None:
+        not_empty(args.text, "--text", "name a UTF-8 text file, or '-' for standard input")
+    if args.corpus is not None:
+        not_empty(args.corpus, "--corpus", "name a bundled corpus, e.g. warpeace-novel")
     if args.out is not None and not args.find and args.out.suffix.lower() not in OUT_SUFFIXES:
         raise InvalidInputError(f"--out {args.out}: the name must end in {', '.join(OUT_SUFFIXES)}")
     if args.out is not None or args.find:

@@ -12,6 +12,7 @@ tables and the verdict on the lesson's "5-10x faster per epoch at N = 512".
 from __future__ import annotations
 
 from lmscope.commands import lab_common
+from lmscope.commands.common import run_seed_value
 from lmscope.lab.configs import RACE_MODELS, RaceConfig
 
 ONE_DEVICE = "the race runs on one device: --device cpu or --device cuda"
@@ -75,7 +76,9 @@ def register(sub):
         default=d.eval_batches,
         help=f"validation batches per evaluation (default {d.eval_batches})",
     )
-    p.add_argument("--seed", type=int, default=d.seed, help="seed for the initial weights")
+    p.add_argument(
+        "--seed", type=run_seed_value, default=d.seed, help="seed for the initial weights"
+    )
     lab_common.add_out_option(p, "race")
     lab_common.add_report_options(p)
     p.set_defaults(run=run)

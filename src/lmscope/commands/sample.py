@@ -90,6 +90,8 @@ def print_timeline(name: str) -> int:
     """The samples a model kept over training, oldest first, as timeline.md lays them out."""
     from lmscope.train import timeline  # lazy: see lmscope.commands
 
+    if not name.strip():  # Path("") is the current folder
+        raise InvalidInputError("model name is empty")
     folder = timeline.folder_of(name)
     if folder is None:
         raise InvalidInputError(say("no model folder or shipped model named {name!r}", name=name))

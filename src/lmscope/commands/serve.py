@@ -89,6 +89,11 @@ def _check_free(host: str, port: int) -> None:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
+        except (TypeError, ValueError) as err:  # a NUL character, an empty label ("a..b")
+            raise InvalidInputError(
+                f"--host {host!r} is not a host name or an address ({err}); use 127.0.0.1 "
+                "(this machine only) or 0.0.0.0 (every network interface)"
+            ) from None
         except OSError as err:
             raise InvalidInputError(
                 f"cannot listen on {host}:{port} ({err.strerror}); {_bind_advice(host, err)}"
@@ -107,6 +112,11 @@ def _bind_advice(host: str, err: OSError) -> str:
 
 
 def _check_options(args) -> None:
+    if not args.host.strip():  # bind("") would listen on every interface, unasked
+        raise InvalidInputError(
+            "--host is empty; use 127.0.0.1 (this machine only) or 0.0.0.0 (every network "
+            "interface)"
+        )
     if not 0 <= args.port <= 65535:
         raise InvalidInputError(f"port must be in 0..65535, got {args.port}")
     if args.cache_mb < 1:

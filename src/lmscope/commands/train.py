@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lmscope.commands.common import add_exclusive_switches, add_unset_option
+from lmscope.commands.common import add_exclusive_switches, add_unset_option, run_seed_value
 from lmscope.data.corpora import corpus_names
 from lmscope.errors import InvalidInputError
 from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
@@ -94,7 +94,7 @@ def register(sub):
         int,
         "steps between log lines when there is no progress bar; 0 = never",
     )
-    _option(run_group, "--seed", int, "random seed")
+    _option(run_group, "--seed", run_seed_value, "random seed")
     _option(run_group, "--out", str, "checkpoint folder")
     _option(run_group, "--device", str, "where to train", choices=DEVICES)
     _option(run_group, "--dtype", str, "compute precision", choices=DTYPES)
