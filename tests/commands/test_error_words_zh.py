@@ -880,6 +880,55 @@ LINE_CASES = [
         "机器的地址；请用 127.0.0.1（只有本机能访问）或 0.0.0.0（所有网络接口）",
     ),
     (
+        "--data is empty; name a bundled corpus or a text file",
+        "--data 是空的；请给出随附语料的名字或一个文本文件",
+    ),
+    (
+        "--text is empty; name a UTF-8 text file, or '-' for standard input",
+        "--text 是空的；请给出一个 UTF-8 文本文件，或用 '-' 读标准输入",
+    ),
+    (
+        "--corpus is empty; name a bundled corpus, e.g. warpeace-novel",
+        "--corpus 是空的；请给出随附语料的名字，如 warpeace-novel",
+    ),
+    (
+        "RUN is empty; name a model folder or a shipped model to export",
+        "RUN 是空的；请给出要导出的模型文件夹或随附模型的名字",
+    ),
+    (
+        "OUT is empty; name the folder to write, e.g. my-model",
+        "OUT 是空的；请给出要写入的文件夹，如 my-model",
+    ),
+    ("model name is empty", "模型名是空的"),
+    (
+        "--host is empty; use 127.0.0.1 (this machine only) or 0.0.0.0 (every network interface)",
+        "--host 是空的；请用 127.0.0.1（只有本机能访问）或 0.0.0.0（所有网络接口）",
+    ),
+    (
+        "--host 'a\\x00b' is not a host name or an address (embedded null byte); use 127.0.0.1 "
+        "(this machine only) or 0.0.0.0 (every network interface)",
+        "--host 'a\\x00b' 不是主机名或地址（embedded null byte）；请用 127.0.0.1（只有本机能访问）"
+        "或 0.0.0.0（所有网络接口）",
+    ),
+    ("standard input is not UTF-8 text", "标准输入不是 UTF-8 文本"),
+    (
+        "/dev/zero is not a regular file; give a UTF-8 text file",
+        "/dev/zero 不是普通文件；请给出一个 UTF-8 文本文件",
+    ),
+    (
+        "cannot write in /proc/x: Read-only file system",
+        "无法在 /proc/x 里写入：Read-only file system",
+    ),
+    (
+        "--models names no model; use some of rnn, lstm, gru, gpt",
+        "--models 没有给出任何模型；请从 rnn, lstm, gru, gpt 中选用",
+    ),
+    (
+        "runs/x/result.json is not a complete lab result (no 'title'); run the experiment "
+        "again to write a complete one",
+        "runs/x/result.json 不是完整的实验结果（缺少 'title'）；请重新运行实验，写出完整的结果",
+    ),
+    (
         "--out cells.json: it is a folder; name the file to write",
         "--out cells.json：这是一个文件夹；请给出要写的文件名",
     ),

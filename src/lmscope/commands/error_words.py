@@ -230,6 +230,65 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         "--out {out}：{where} 是文件，不是文件夹{choose}",
         {"choose": "；请换一个文件夹"},
     ),
+    # empty names, which would have meant the current folder
+    (
+        r"(?P<flag>--data|--corpus|--text) is empty; (?:(?P<either>name a bundled corpus or a "
+        r"text file)|"
+        r"(?P<text>name a UTF-8 text file, or '-' for standard input)|name a bundled corpus, "
+        r"e\.g\. (?P<example>\S+))",
+        "{flag} 是空的；请给出{either}{text}{example}",
+        {
+            "either": "随附语料的名字或一个文本文件",
+            "text": "一个 UTF-8 文本文件，或用 '-' 读标准输入",
+            "example": "随附语料的名字，如 {example}",
+        },
+    ),
+    (
+        r"RUN is empty; name a model folder or a shipped model to export",
+        "RUN 是空的；请给出要导出的模型文件夹或随附模型的名字",
+        {},
+    ),
+    (
+        r"OUT is empty; name the folder to write, e\.g\. (?P<example>\S+)",
+        "OUT 是空的；请给出要写入的文件夹，如 {example}",
+        {},
+    ),
+    (r"model name is empty", "模型名是空的", {}),
+    (
+        r"--host is empty; use 127\.0\.0\.1 \(this machine only\) or 0\.0\.0\.0 \(every network "
+        r"interface\)",
+        "--host 是空的；请用 127.0.0.1（只有本机能访问）或 0.0.0.0（所有网络接口）",
+        {},
+    ),
+    (
+        r"--host (?P<host>'.*?') is not a host name or an address \((?P<why>.+)\); use "
+        r"127\.0\.0\.1 \(this machine only\) or 0\.0\.0\.0 \(every network interface\)",
+        "--host {host} 不是主机名或地址（{why}）；请用 127.0.0.1（只有本机能访问）或 0.0.0.0"
+        "（所有网络接口）",
+        {},
+    ),
+    (r"standard input is not UTF-8 text", "标准输入不是 UTF-8 文本", {}),
+    (
+        r"(?P<path>.+) is not a regular file; give a UTF-8 text file",
+        "{path} 不是普通文件；请给出一个 UTF-8 文本文件",
+        {},
+    ),
+    (
+        r"cannot write in (?P<out>\S+): (?P<why>[A-Z][^:;]*)",  # the system's reason (strerror)
+        "无法在 {out} 里写入：{why}",
+        {},
+    ),
+    (
+        r"--models names no model; use some of (?P<names>.+)",
+        "--models 没有给出任何模型；请从 {names} 中选用",
+        {},
+    ),
+    (
+        r"(?P<path>.+) is not a complete lab result \((?:no (?P<key>'[^']*')|(?P<said>.+))\); run "
+        r"the experiment again to write a complete one",
+        "{path} 不是完整的实验结果（{key}{said}）；请重新运行实验，写出完整的结果",
+        {"key": "缺少 {key}", "said": "{said}"},
+    ),
     (
         r"--out (?P<out>.+?): it is a folder; name the file to write",
         "--out {out}：这是一个文件夹；请给出要写的文件名",
