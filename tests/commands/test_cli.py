@@ -89,8 +89,8 @@ def test_explain_other_position(tiny_model):
     [
         (["explain", "", "--model", "{m}"], "prompt is empty"),
         (["explain", "hi", "--model", "no-such-model"], "unknown model"),
-        (["explain", "hi", "--model", "{m}", "--top-p", "1.5"], "top_p"),
-        (["explain", "hi", "--model", "{m}", "--temperature", "-1"], "temperature"),
+        (["explain", "hi", "--model", "{m}", "--top-p", "1.5"], "--top-p"),
+        (["explain", "hi", "--model", "{m}", "--temperature", "-1"], "--temperature"),
         (["explain", "hi", "--model", "{m}", "--layer", "9"], "layer"),
         (["explain", "hi", "--model", "{m}", "--head", "4"], "head"),
         (["explain", "hi " * 200, "--model", "{m}"], "context is 128"),

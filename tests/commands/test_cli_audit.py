@@ -71,6 +71,12 @@ def test_ablate_top_is_clamped_to_the_vocabulary(capsys, tiny_hf_dir, tiny_model
         (["--seed", "-1"], "--seed must be between 0 and 2**64-1, got -1"),
         (["--seed", str(2**64)], "--seed must be between 0 and 2**64-1"),
         (["--top-k", "-5"], "--top-k must be 0 (off) or more, got -5"),
+        (["--temperature", "-1"], "--temperature must be a finite number >= 0, got -1"),
+        (["-t", "nan"], "--temperature must be a finite number >= 0, got nan"),
+        (["--top-p", "2"], "--top-p must be in (0, 1] (leave it out for off), got 2"),
+        (["--top-p", "0"], "--top-p must be in (0, 1] (leave it out for off), got 0"),
+        (["--min-p", "1.5"], "--min-p must be in [0, 1] (0 or left out: off), got 1.5"),
+        (["--min-p", "x"], "--min-p must be a number, got 'x'"),
     ],
 )
 def test_generate_options_are_named_as_typed(capsys, tiny_hf_dir, flags, message):

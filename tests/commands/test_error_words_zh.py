@@ -49,9 +49,9 @@ def en(monkeypatch):
 # --- the option parser ------------------------------------------------------------------------
 PARSER_CASES = [
     (
-        ["generate", "--temperature", "abc", "x"],
-        "lmscope generate: error: argument --temperature/-t: invalid float value: 'abc'",
-        "lmscope generate: 错误：参数 --temperature/-t：'abc' 不是有效的浮点数",
+        ["serve", "--max-wait", "abc"],
+        "lmscope serve: error: argument --max-wait: invalid float value: 'abc'",
+        "lmscope serve: 错误：参数 --max-wait：'abc' 不是有效的浮点数",
     ),
     (
         ["lens"],
@@ -143,7 +143,7 @@ def test_english_parser_errors_are_argparse_s_own(capsys, monkeypatch, argv):
 )
 def test_lang_on_the_command_line_counts_when_parsing_fails(capsys, en, lang_args):
     code, err = run_cli(capsys, "generate", "--temperature", "abc", "x", *lang_args)
-    assert code == 2 and last_line(err).startswith("lmscope generate: 错误：参数 --temperature")
+    assert code == 2 and last_line(err) == "lmscope: 错误：--temperature 必须是一个数，收到 'abc'"
     code, err = run_cli(capsys, "explain", *lang_args)  # no text: --lang is all it has
     assert code == 2 and last_line(err) == "lmscope explain: 错误：缺少必需的参数：text"
     # a command without --lang refuses it, but in the language it asked for
@@ -153,14 +153,12 @@ def test_lang_on_the_command_line_counts_when_parsing_fails(capsys, en, lang_arg
 
 def test_lang_en_on_the_command_line_wins_over_the_environment(capsys, zh):
     code, err = run_cli(capsys, "generate", "--temperature", "abc", "x", "--lang", "en")
-    assert last_line(err) == (
-        "lmscope generate: error: argument --temperature/-t: invalid float value: 'abc'"
-    )
+    assert last_line(err) == "lmscope: error: --temperature must be a number, got 'abc'"
     code, err = run_cli(capsys, "generate", "-t", "abc", "x", "--lang", "zh", "--lang", "en")
-    assert last_line(err).startswith("lmscope generate: error:")
+    assert last_line(err).startswith("lmscope: error:")
     # after "--" nothing is an option: the text "--lang zh" asks for no language
     code, err = run_cli(capsys, "generate", "-t", "abc", "--lang", "en", "--", "--lang", "zh")
-    assert last_line(err).startswith("lmscope generate: error:")
+    assert last_line(err).startswith("lmscope: error:")
 
 
 def test_a_parse_error_under_an_unknown_lmscope_lang_is_english(capsys, monkeypatch):
@@ -224,9 +222,15 @@ def library_cases(model, text_file, tmp_path):
         (["explain", "--ablate", "foo", "hi", *m], ["无法识别的消融写法 'foo'", "L5H3"]),
         (["ablate", "-a", "L9H0", "hi", *m], ["'L9H0'：第 9 层不存在（0..1）"]),
         (["ablate", "-a", "L0H7", "hi", *m], ["'L0H7'：头 7 不存在（0..1）"]),
-        (["generate", "-t", "-1", "hi", *m], ["temperature 必须是不小于 0 的有限数，收到 -1.0"]),
-        (["generate", "--top-p", "0", "hi", *m], ["top_p 必须在 (0, 1] 范围内", "收到 0.0"]),
-        (["generate", "--min-p", "2", "hi", *m], ["min_p 必须在 [0, 1] 范围内", "收到 2.0"]),
+        (["generate", "-t", "-1", "hi", *m], ["--temperature 必须是不小于 0 的有限数，收到 -1"]),
+        (
+            ["generate", "--top-p", "0", "hi", *m],
+            ["--top-p 必须在 (0, 1] 范围内（不设则关闭），收到 0"],
+        ),
+        (
+            ["generate", "--min-p", "2", "hi", *m],
+            ["--min-p 必须在 [0, 1] 范围内（0 或不设则关闭），收到 2"],
+        ),
         (["generate", "--chat", "hi", *m], ["没有对话模板", "smollm2"]),
         (["lens", "--positions", "99", "hi", *m], ["--positions：99 超出了提示词", "2 个 token"]),
         (["lens", "--positions", "a", "hi", *m], ["--positions 必须是用逗号分隔的整数，收到 'a'"]),
@@ -927,6 +931,15 @@ LINE_CASES = [
         "runs/x/result.json is not a complete lab result (no 'title'); run the experiment "
         "again to write a complete one",
         "runs/x/result.json 不是完整的实验结果（缺少 'title'）；请重新运行实验，写出完整的结果",
+    ),
+    ("--min-p must be a number, got 'x'", "--min-p 必须是一个数，收到 'x'"),
+    (
+        "--top-p must be in (0, 1] (leave it out for off), got 2",
+        "--top-p 必须在 (0, 1] 范围内（不设则关闭），收到 2",
+    ),
+    (
+        "--min-p must be in [0, 1] (0 or left out: off), got 1.5",
+        "--min-p 必须在 [0, 1] 范围内（0 或不设则关闭），收到 1.5",
     ),
     (
         "--out cells.json: it is a folder; name the file to write",

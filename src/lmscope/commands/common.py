@@ -4,6 +4,7 @@ the language the explanations are printed in."""
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import shutil
 import sys
@@ -140,6 +141,34 @@ def not_empty(value: str, flag: str, advice: str) -> str:
     return value
 
 
+def _number(text: str, flag: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise OptionError(f"{flag} must be a number, got {text!r}") from None
+
+
+def temperature_value(text: str) -> float:
+    value = _number(text, "--temperature")
+    if not math.isfinite(value) or value < 0:
+        raise OptionError(f"--temperature must be a finite number >= 0, got {text}")
+    return value
+
+
+def top_p_value(text: str) -> float:
+    value = _number(text, "--top-p")
+    if not 0 < value <= 1:  # NaN fails too
+        raise OptionError(f"--top-p must be in (0, 1] (leave it out for off), got {text}")
+    return value
+
+
+def min_p_value(text: str) -> float:
+    value = _number(text, "--min-p")
+    if not 0 <= value <= 1:
+        raise OptionError(f"--min-p must be in [0, 1] (0 or left out: off), got {text}")
+    return value
+
+
 def top_k_value(text: str) -> int:
     value = _whole_number(text, "--top-k")
     if value < 0:
@@ -201,7 +230,7 @@ def add_sampling_options(parser: argparse.ArgumentParser, *, seed: bool = True):
     group.add_argument(
         "--temperature",
         "-t",
-        type=float,
+        type=temperature_value,
         default=1.0,
         help="divide logits by T before softmax; 0 means greedy (default 1.0)",
     )
@@ -210,13 +239,13 @@ def add_sampling_options(parser: argparse.ArgumentParser, *, seed: bool = True):
     )
     group.add_argument(
         "--top-p",
-        type=float,
+        type=top_p_value,
         default=None,
         help="keep the smallest set of tokens whose probability reaches p",
     )
     group.add_argument(
         "--min-p",
-        type=float,
+        type=min_p_value,
         default=None,
         help="drop tokens below min_p times the best token's probability",
     )

@@ -120,6 +120,17 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {},
     ),
     (
+        r"(?P<flag>--[\w-]+) must be a number, got (?P<got>.+)",
+        "{flag} 必须是一个数，收到 {got}",
+        {},
+    ),
+    (
+        r"(?P<flag>--[\w-]+) must be in (?P<range>[(\[]0, 1\]) \((?:(?P<off>leave it out for off)|"
+        r"(?P<zero>0 or left out: off))\), got (?P<got>.+)",
+        "{flag} 必须在 {range} 范围内（{off}{zero}），收到 {got}",
+        {"off": "不设则关闭", "zero": "0 或不设则关闭"},
+    ),
+    (
         r"(?P<flag>\S+) must be a finite number >= (?P<low>\S+), got (?P<got>.+)",
         "{flag} 必须是不小于 {low} 的有限数，收到 {got}",
         {},
