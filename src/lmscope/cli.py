@@ -167,6 +167,12 @@ def in_cli_words(message: str, args) -> str:
         nonfinite = ". 'lmscope explain', 'generate', 'lens' and 'sample' study a broken model "
         nonfinite += "with --allow-nonfinite"
     message = message.replace(advice.NONFINITE, nonfinite)
+    # the command line reads text only: the folder needs its tokenizer
+    message = message.replace(
+        advice.NO_TOKENIZER,
+        "; the command line reads text, so put the tokenizer's files (tokenizer.json, or "
+        "vocab.json and merges.txt) in the model's folder",
+    )
     return message.replace(
         advice.TRACE_LIMIT,
         "Shorten the prompt, or raise the limit with the environment variable "

@@ -336,3 +336,14 @@ def test_minrnn_refuses_an_empty_data(capsys, tmp_path, monkeypatch, data):
     monkeypatch.chdir(tmp_path)
     err = one_line_error(capsys, "minrnn", "--data", data, "--iters", "1", "--no-progress")
     assert "--data is empty; name a bundled corpus or a text file" in err
+
+
+def test_a_model_without_tokenizer_files_says_what_the_command_line_needs(capsys, tmp_path):
+    """Python can pass token ids; the command line reads text, so its advice is the files."""
+    from helpers_hf import save_random_llama
+
+    save_random_llama(tmp_path, "llama")  # weights and config only
+    capsys.readouterr()  # transformers' own progress while saving
+    err = one_line_error(capsys, "explain", "hi", "-m", tmp_path)
+    assert "has no tokenizer files; the command line reads text, so put the tokenizer's" in err
+    assert "token ids" not in err

@@ -27,3 +27,6 @@ UNKNOWN_CHARS = "; remove them from the text, or drop them with model.tokenizer.
 
 # weights with NaN or infinity (models/state.py writes it, as above)
 NONFINITE = ". Load it with allow_nonfinite=True to study a broken model anyway"
+
+# a model without tokenizer files asked to read text (text_model.py): Python can pass ids
+NO_TOKENIZER = "; pass token ids instead of text"

@@ -62,9 +62,7 @@ class TextModel:
 
     def _need_tokenizer(self):
         if self.tokenizer is None:
-            raise TokenizerError(
-                f"model {self.name!r} has no tokenizer files; pass token ids instead of text"
-            )
+            raise TokenizerError(f"model {self.name!r} has no tokenizer files{advice.NO_TOKENIZER}")
         return self.tokenizer
 
     def _tokenize(self, text: str, **options) -> list[int]:
