@@ -914,6 +914,12 @@ LINE_CASES = [
         "--host 'a\\x00b' 不是主机名或地址（embedded null byte）；请用 127.0.0.1（只有本机能访问）"
         "或 0.0.0.0（所有网络接口）",
     ),
+    (
+        "model 'm' has no tokenizer files; the command line reads text, so put the tokenizer's "
+        "files (tokenizer.json, or vocab.json and merges.txt) in the model's folder",
+        "模型 'm' 没有分词器文件；命令行读的是文本，请把分词器的文件（tokenizer.json，或 "
+        "vocab.json 和 merges.txt）放进模型的文件夹",
+    ),
     ("standard input is not UTF-8 text", "标准输入不是 UTF-8 文本"),
     (
         "/dev/zero is not a regular file; give a UTF-8 text file",

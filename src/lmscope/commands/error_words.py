@@ -278,6 +278,14 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         "（所有网络接口）",
         {},
     ),
+    (
+        r"model (?P<name>'.+?') has no tokenizer files; the command line reads text, so put the "
+        r"tokenizer's files \(tokenizer\.json, or vocab\.json and merges\.txt\) in the "
+        r"model's folder",
+        "模型 {name} 没有分词器文件；命令行读的是文本，请把分词器的文件（tokenizer.json，或 "
+        "vocab.json 和 merges.txt）放进模型的文件夹",
+        {},
+    ),
     (r"standard input is not UTF-8 text", "标准输入不是 UTF-8 文本", {}),
     (
         r"(?P<path>.+) is not a regular file; give a UTF-8 text file",
