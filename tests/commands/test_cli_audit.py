@@ -273,6 +273,23 @@ def test_trace_limit_names_what_the_command_line_can_do(capsys, monkeypatch, tin
     assert "layers=" not in err and "names=" not in err
 
 
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "1e3"])
+def test_a_trace_limit_that_is_no_count_is_said_not_ignored(
+    capsys, monkeypatch, tiny_hf_dir, value
+):
+    monkeypatch.setenv("LMSCOPE_MAX_TRACE_TOKENS", value)
+    err = one_line_error(capsys, "explain", PROMPT, "-m", tiny_hf_dir)
+    assert (
+        f"LMSCOPE_MAX_TRACE_TOKENS must be a whole number of tokens above 0, got {value!r}" in err
+    )
+
+
+def test_serve_checks_the_trace_limit_before_loading(capsys, monkeypatch):
+    monkeypatch.setenv("LMSCOPE_MAX_TRACE_TOKENS", "lots")
+    err = one_line_error(capsys, "serve", "--model", "no-such-model")
+    assert "LMSCOPE_MAX_TRACE_TOKENS must be a whole number" in err
+
+
 # --- what a hunt for odd command lines found ----------------------------------------------------
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
 def test_compare_text_that_is_a_device_is_refused_before_reading(capsys, tiny_hf_dir, tmp_path):

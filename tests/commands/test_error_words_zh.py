@@ -920,6 +920,12 @@ LINE_CASES = [
         "模型 'm' 没有分词器文件；命令行读的是文本，请把分词器的文件（tokenizer.json，或 "
         "vocab.json 和 merges.txt）放进模型的文件夹",
     ),
+    (
+        "LMSCOPE_MAX_TRACE_TOKENS must be a whole number of tokens above 0, got 'abc'; unset it "
+        "for the default 2,048",
+        "LMSCOPE_MAX_TRACE_TOKENS 必须是大于 0 的整数（token 数），收到 'abc'；取消设置即用默认值 "
+        "2,048",
+    ),
     ("standard input is not UTF-8 text", "标准输入不是 UTF-8 文本"),
     (
         "/dev/zero is not a regular file; give a UTF-8 text file",

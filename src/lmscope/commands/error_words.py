@@ -286,6 +286,13 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         "vocab.json 和 merges.txt）放进模型的文件夹",
         {},
     ),
+    (
+        r"LMSCOPE_MAX_TRACE_TOKENS must be a whole number of tokens above 0, got (?P<got>.+); "
+        r"unset it for the default (?P<default>[\d,]+)",
+        "LMSCOPE_MAX_TRACE_TOKENS 必须是大于 0 的整数（token 数），收到 {got}；取消设置即用默认值 "
+        "{default}",
+        {},
+    ),
     (r"standard input is not UTF-8 text", "标准输入不是 UTF-8 文本", {}),
     (
         r"(?P<path>.+) is not a regular file; give a UTF-8 text file",

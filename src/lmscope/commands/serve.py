@@ -137,6 +137,9 @@ def run(args) -> int:
     from lmscope.web.limits import keep_freed_memory, limit_malloc_arenas
 
     _check_options(args)
+    from lmscope.engine.transformer import max_trace_tokens  # lazy: torch
+
+    max_trace_tokens()  # a limit set wrong is said now, not by every page request
     _check_free(args.host, args.port)  # first: no warning about a host that cannot be bound
     if args.host not in LOOPBACK:
         print(

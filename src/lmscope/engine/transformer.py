@@ -87,8 +87,17 @@ MAX_TRACE_TOKENS = 2048
 
 
 def max_trace_tokens() -> int:
-    value = os.environ.get("LMSCOPE_MAX_TRACE_TOKENS", "")
-    return int(value) if value.isdigit() and int(value) > 0 else MAX_TRACE_TOKENS
+    """The longest full trace: LMSCOPE_MAX_TRACE_TOKENS when set (a value that is no count is
+    refused, not ignored: whoever set it expects it to count), else MAX_TRACE_TOKENS."""
+    value = os.environ.get("LMSCOPE_MAX_TRACE_TOKENS", "").strip()
+    if not value:
+        return MAX_TRACE_TOKENS
+    if not value.isdigit() or int(value) < 1:
+        raise InvalidInputError(
+            f"LMSCOPE_MAX_TRACE_TOKENS must be a whole number of tokens above 0, got {value!r}; "
+            f"unset it for the default {MAX_TRACE_TOKENS:,}"
+        )
+    return int(value)
 
 
 # One float32 reference is made at a time: each is a whole model in memory.
