@@ -207,3 +207,24 @@ def test_a_mistyped_folder_under_a_local_folder_is_not_sent_to_the_hub(monkeypat
         lmscope.load("runs/int1")
     message = str(err.value)
     assert message == "no such folder: runs/int1 (models in runs: int2)"
+
+
+def test_char_model_named_like_a_shipped_transformer_reads_the_folder(monkeypatch, tmp_path):
+    """`neurons -m shakespeare` with an empty folder `shakespeare` here loaded the shipped
+    Shakespeare GPT instead and answered "shakespeare is not a char-RNN/LSTM/GRU": whether the
+    folder was read depended on its name. A char view can only mean the folder."""
+    from lmscope.engine.loading import ASSET_MODELS, load_char_model
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("shakespeare", "smollm2", "somewhere"):
+        (tmp_path / name).mkdir()
+        with pytest.raises(ModelNotFoundError, match="holds neither lmscope.json nor config.json"):
+            load_char_model(name)
+    with pytest.raises(ModelNotFoundError, match="holds neither"):
+        load_char_model(type(tmp_path)("shakespeare"))  # a Path reads the same
+    # a char model in a folder of that name is loaded; the shipped char models keep their names
+    shutil.rmtree(tmp_path / "shakespeare")
+    shutil.copytree(ASSET_MODELS / "stdlib-lstm", tmp_path / "shakespeare")
+    assert load_char_model("shakespeare").capabilities.activations
+    (tmp_path / "warpeace-lstm").mkdir()
+    assert load_char_model("warpeace-lstm").name == "warpeace-lstm"

@@ -116,6 +116,11 @@ def test_cli_errors_are_one_line(capsys):
     assert "--max-k must be a whole number >= 1" in capsys.readouterr().err
     with pytest.raises(InvalidInputError, match="divisible"):
         GradientFlowConfig(embed=10, gpt_heads=4)
+    # an empty list was "unknown model 'none'" / "--state 'none'"
+    with pytest.raises(InvalidInputError, match="names no model; use some of rnn, lstm, gru, gpt"):
+        GradientFlowConfig(archs=())
+    with pytest.raises(InvalidInputError, match="names no state; use init, trained or both"):
+        GradientFlowConfig(states=())
     with pytest.raises(InvalidInputError, match="needs more"):
         sample_sequences(np.arange(10), 20, 1, 0)
 

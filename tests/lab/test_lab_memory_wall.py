@@ -54,6 +54,12 @@ def test_parse_size():
             parse_size(bad)
 
 
+@pytest.mark.parametrize("huge", ["1e400GB", "1e308GB", "1e400"])
+def test_parse_size_refuses_a_size_too_large_to_count(huge):
+    with pytest.raises(InvalidInputError, match="too large"):
+        parse_size(huge)
+
+
 @pytest.mark.parametrize(
     "kwargs",
     [

@@ -238,3 +238,54 @@ def test_odd_arguments_through_the_python_api_are_one_line(call, expected):
     with pytest.raises(InvalidInputError, match=expected) as err:
         call(MinCharRNN(4, 3))
     assert "\n" not in str(err.value)
+
+
+def _quietly(call):
+    """Run ``call`` with NumPy's RuntimeWarnings turned into errors: none may leak."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return call()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "iteration"),
+    [
+        ({"lr": 1e308}, 1),  # the first sample's scores overflow at temperature 1
+        ({"lr": 1e308, "sample_every": 0}, 2),  # the second loss is NaN
+        ({"lr": 1.7e308, "sample_every": 0}, 1),  # the first step makes weights infinite
+    ],
+)
+def test_a_diverging_learning_rate_stops_training_in_one_line(kwargs, iteration):
+    # was numpy RuntimeWarnings, then "temperature 1 is too low" or NaN losses
+    events = train(TEXT, iters=5, hidden=4, seq=9, **kwargs)
+    with pytest.raises(InvalidInputError, match=f"iteration {iteration};.*smaller --lr") as err:
+        _quietly(lambda: list(events))
+    assert "\n" not in str(err.value) and "temperature" not in str(err.value)
+
+
+def test_hello_with_a_diverging_learning_rate_says_so():
+    # was a table of NaN probabilities
+    with pytest.raises(InvalidInputError, match=r"loss became nan at iteration 2;.*smaller --lr"):
+        _quietly(lambda: hello_demo(lr=1e308))
+
+
+@pytest.mark.parametrize("argv", [["--hello"], ["--data", "FILE", "--iters", "3", "--hidden", "4"]])
+def test_cli_diverging_learning_rate_is_one_line(tmp_path, capsys, argv):
+    data = tmp_path / "text.txt"
+    data.write_text(TEXT, encoding="utf-8")
+    argv = [str(data) if a == "FILE" else a for a in argv]
+    assert _quietly(lambda: main(["minrnn", *argv, "--lr", "1e308", "--no-progress"])) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lmscope: error:") and err.count("\n") == 1, err
+    assert "--lr" in err and "temperature" not in err, err
+
+
+def test_sampling_an_overflowing_model_at_temperature_1_blames_the_weights():
+    model = MinCharRNN(4, 3)
+    model.params["Why"][:] = 1e308
+    model.params["Wxh"][:] = 1.0
+    with pytest.raises(InvalidInputError, match="weights") as err:
+        _quietly(lambda: model.sample(model.zero_state(), 1, 3, np.random.default_rng(0)))
+    assert "temperature 1 is too low" not in str(err.value)

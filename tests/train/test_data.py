@@ -147,6 +147,15 @@ def test_unknown_name_lists_known_corpora():
     assert set(known_corpora()) >= {"shakespeare", "tinyshakespeare", "warpeace", "war-and-peace"}
 
 
+@pytest.mark.parametrize("name", ["", "  ", "\t\n"])
+def test_empty_name_is_refused_not_read_as_the_current_folder(tmp_path, monkeypatch, name):
+    (tmp_path / "notes.txt").write_text("a text file in the current folder\n")
+    monkeypatch.chdir(tmp_path)  # was: Path("") is ".", so every text file here was read
+    with pytest.raises(InvalidInputError, match="corpus name is empty") as info:
+        load_corpus(name)
+    assert "shakespeare" in str(info.value) and "\n" not in str(info.value)
+
+
 def test_missing_path_says_so(tmp_path):
     with pytest.raises(InvalidInputError, match="No file or folder at"):
         load_corpus(tmp_path / "nope.txt")

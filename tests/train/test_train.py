@@ -15,6 +15,7 @@ from torch import nn
 import lmscope
 from helpers_train import quiet_train, tiny_settings
 from lmscope.data import StreamBatches, load_corpus
+from lmscope.errors import InvalidInputError
 from lmscope.formats import checkpoints
 from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.train import (
@@ -295,3 +296,35 @@ def test_a_stateful_model_streams_resets_per_epoch_and_resumes_exactly(tmp_path,
     assert ck.iteration == 16 and ck.carry.shape == (1, 4, 16)  # the hidden state is kept
     resumed = quiet_train(cut, resume=True)
     assert resumed.losses == whole.losses
+
+
+def test_a_context_whose_activations_cannot_fit_is_refused_before_training(
+    corpus, tmp_path, monkeypatch
+):
+    """--context 100000 passed the memory check (weights only) and then built activations for
+    12 x 100,000 tokens for minutes; the check now counts what the backward pass keeps."""
+    from lmscope.train import loop
+
+    monkeypatch.setattr(loop, "available_memory", lambda device: 50_000_000)  # 50 MB free
+    out = tmp_path / "run"
+    # the weights (100,000 positions x 16) are about 26 MB, which fits; the activations of
+    # 4 x 100,000 tokens (about 0.8 GB) do not
+    with pytest.raises(InvalidInputError) as err:
+        quiet_train(tiny(corpus, out, context=100_000))
+    message = str(err.value)
+    assert "--batch 4 x --context 100000" in message and "activations" in message, message
+    assert "use a smaller --context or --batch" in message and "\n" not in message
+    assert not out.exists()
+
+
+def test_dropout_on_the_cpu_counts_the_full_attention_weights(corpus, tmp_path, monkeypatch):
+    """Fused CPU attention has no dropout: with --dropout the context x context weights are
+    kept per head, so a context that fits without dropout may not fit with it."""
+    from lmscope.train import loop
+
+    monkeypatch.setattr(loop, "available_memory", lambda device: 100_000_000)  # 100 MB free
+    # 4 x 2 heads x 1024^2 weights x 16 bytes is about 134 MB; without dropout about 8 MB
+    settings = dict(context=1024, iters=1, eval_every=0)
+    assert quiet_train(tiny(corpus, tmp_path / "plain", **settings)).iteration == 1
+    with pytest.raises(InvalidInputError, match=r"--dropout 0.1 .*--context x --context"):
+        quiet_train(tiny(corpus, tmp_path / "dropout", dropout=0.1, **settings))

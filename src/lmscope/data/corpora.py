@@ -92,6 +92,11 @@ def load_corpus(
     `max_chars` caps only the `python-stdlib` corpus (None means the whole library).
     """
     if isinstance(name_or_path, str):
+        if not name_or_path.strip():  # Path("") is the current folder: never read it unasked
+            raise InvalidInputError(
+                f"the corpus name is empty; use one of: {', '.join(corpus_names())}, "
+                "or a path to a text file or folder."
+            )
         key = name_or_path.strip().lower()
         key = _ALIASES.get(key, key)
         if key in _BUNDLED:

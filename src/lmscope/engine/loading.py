@@ -466,6 +466,12 @@ def load_char_model(name: str | None) -> RNNLanguageModel:
                 "folder written by 'lmscope train --arch lstm'"
             )
         return load_rnn(ASSET_MODELS / shipped[0], source=f"shipped model {shipped[0]}")
+    if isinstance(name, os.PathLike):
+        name = os.fspath(name)
+    if _shadowed_folder(name):
+        # load() reads a bare shipped name (shakespeare, smollm2) as that model even when a
+        # folder here has the name; no such model is a char model, so only the folder can be meant
+        name = os.path.join(os.curdir, name)
     model = load(name)
     if not model.capabilities.activations:
         raise InvalidInputError(
@@ -473,6 +479,14 @@ def load_char_model(name: str | None) -> RNNLanguageModel:
             "per character"
         )
     return model
+
+
+def _shadowed_folder(name) -> bool:
+    """Whether ``name`` is both a model load() knows by name but that is no char model (the
+    shipped GPT, smollm2) and a folder or file in the current directory."""
+    if not isinstance(name, str) or name in shipped_char_models():
+        return False
+    return (name in shipped_models() or name == SMOLLM2) and os.path.lexists(name)
 
 
 # --- saving --------------------------------------------------------------------------------

@@ -142,13 +142,19 @@ class GradientFlowConfig:
             raise InvalidInputError(
                 f"--embed ({self.embed}) must be divisible by --gpt-heads ({self.gpt_heads})"
             )
+        if not self.states:
+            raise InvalidInputError("--state names no state; use init, trained or both")
         bad = [s for s in self.states if s not in GRADIENT_STATES]
-        if bad or not self.states:
-            raise InvalidInputError(f"--state {(bad or ['none'])[0]!r}: use init, trained or both")
-        bad = [a for a in self.archs if a not in GRADIENT_MODELS]
-        if bad or not self.archs:
+        if bad:
+            raise InvalidInputError(f"--state {bad[0]!r}: use init, trained or both")
+        if not self.archs:
             raise InvalidInputError(
-                f"unknown model {(bad or ['none'])[0]!r}; use some of {', '.join(GRADIENT_MODELS)}"
+                f"--models names no model; use some of {', '.join(GRADIENT_MODELS)}"
+            )
+        bad = [a for a in self.archs if a not in GRADIENT_MODELS]
+        if bad:
+            raise InvalidInputError(
+                f"unknown model {bad[0]!r}; use some of {', '.join(GRADIENT_MODELS)}"
             )
 
 

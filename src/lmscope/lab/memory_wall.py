@@ -12,6 +12,7 @@ Plus the KV cache of the GPT-2 family, per token and at full context.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import subprocess
@@ -114,7 +115,12 @@ def parse_size(text: str) -> int:
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*", str(text).lower())
     if not match or match.group(2) not in _UNITS:
         raise InvalidInputError(f"cannot read size {text!r}; write e.g. 4GB, 512MiB or 1000000")
-    return int(float(match.group(1)) * _UNITS[match.group(2)])
+    size = float(match.group(1)) * _UNITS[match.group(2)]
+    if not math.isfinite(size):
+        raise InvalidInputError(
+            f"size {text!r} is too large to count in bytes; write e.g. 4GB, 512MiB or 1000000"
+        )
+    return int(size)
 
 
 def available_bytes(device: str) -> int | None:

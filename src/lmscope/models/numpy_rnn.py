@@ -211,8 +211,8 @@ class MinCharRNN:
                 f"the hidden state must have shape ({self.hidden},), got {np.shape(h)}"
             )
         p = self.params
-        h = np.tanh(p["Wxh"][:, x] + p["Whh"] @ h + p["bh"])
         with np.errstate(over="ignore", invalid="ignore"):  # sample() refuses the NaN it makes
+            h = np.tanh(p["Wxh"][:, x] + p["Whh"] @ h + p["bh"])
             scores = (p["Why"] @ h + p["by"]) / temperature
             e = np.exp(scores - scores.max())
             return e / e.sum(), h
@@ -233,17 +233,49 @@ class MinCharRNN:
             )
         out, x = [], first
         for _ in range(_count(n, "the sample length")):
-            probs, h = self.step_probs(h, x, temperature)
-            if not np.isfinite(probs).all():  # a temperature so low the scores overflow
-                raise InvalidInputError(
-                    f"temperature {temperature:g} is too low: the scores overflow; use 0.01 or more"
+            probs, h_next = self.step_probs(h, x, temperature)
+            if not np.isfinite(probs).all():
+                if temperature < 1 and np.isfinite(self.step_probs(h, x)[0]).all():
+                    raise InvalidInputError(  # the division by a tiny temperature overflowed
+                        f"temperature {temperature:g} is too low: the scores overflow; "
+                        "use 0.01 or more"
+                    )
+                raise _ScoresOverflow(
+                    "the scores overflow even at temperature 1: the model's weights are too "
+                    "large to sample from (did its training diverge?)"
                 )
+            h = h_next
             x = int(rng.choice(self.vocab_size, p=probs))
             out.append(x)
         return out
 
 
+class _ScoresOverflow(InvalidInputError):
+    """Scores too large for floats at temperature 1: the weights, not the temperature."""
+
+
 # --- training ---------------------------------------------------------------------------------
+
+
+def _diverged(what: str, iteration: int, lr: float) -> InvalidInputError:
+    """Training that blew up: a too-large learning rate (gradients are clipped already)."""
+    return InvalidInputError(
+        f"{what} at iteration {iteration}; training stopped. Use a smaller --lr "
+        f"({lr:g} makes it diverge; the default is 0.1)"
+    )
+
+
+def _step(model: MinCharRNN, inputs, targets, h, lr: float, iteration: int):
+    """One forward/backward pass and Adagrad step; refuses a loss or weights that stop being
+    finite numbers (computed with NumPy's overflow warnings off: the check says it instead)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        loss, grads, h = model.loss_and_grads(inputs, targets, h)
+        if not math.isfinite(loss):
+            raise _diverged(f"the loss became {loss}", iteration, lr)
+        model.adagrad_step(grads, lr)
+    if not all(np.isfinite(p).all() for p in model.params.values()):
+        raise _diverged("the weights overflowed", iteration, lr)
+    return loss, h
 
 
 @dataclass
@@ -318,12 +350,14 @@ def _train_loop(model, vocab, data, iters, seq, lr, sample_every, sample_length,
         if pos + seq + 1 > len(data):
             pos, h = 0, model.zero_state()  # back to the start: nothing to carry over
         inputs, targets = data[pos : pos + seq], data[pos + 1 : pos + seq + 1]
-        loss, grads, h = model.loss_and_grads(inputs, targets, h)
-        model.adagrad_step(grads, lr)
+        loss, h = _step(model, inputs, targets, h, lr, it)
         smooth = smooth * 0.999 + loss * 0.001
         sample = None
         if sample_every and (it % sample_every == 0 or it == 1):
-            ids = model.sample(h, int(targets[-1]), sample_length, rng)
+            try:
+                ids = model.sample(h, int(targets[-1]), sample_length, rng)
+            except _ScoresOverflow:
+                raise _diverged("the scores overflowed", it, lr) from None
             sample = vocab.decode(ids)
         yield TrainEvent(it, loss, smooth, pos, seq, sample)
         pos += seq
@@ -441,13 +475,14 @@ def hello_demo(
     inputs, targets = vocab.encode("hell"), vocab.encode("ello")
     model = MinCharRNN(len(vocab), hidden, seed=seed)
     losses = []
-    for _ in range(int(iters)):
-        loss, grads, _ = model.loss_and_grads(inputs, targets, model.zero_state())
-        model.adagrad_step(grads, lr)
+    for it in range(1, iters + 1):
+        loss, _ = _step(model, inputs, targets, model.zero_state(), lr, it)
         losses.append(loss)
     steps, h = [], model.zero_state()
     for x, y in zip(inputs, targets, strict=True):
         probs, h = model.step_probs(h, x)
+        if not np.isfinite(probs).all():
+            raise _diverged("the scores overflowed", iters, lr)
         steps.append(
             HelloStep(
                 vocab.chars[x], vocab.chars[y], dict(zip(vocab.chars, probs.tolist(), strict=True))

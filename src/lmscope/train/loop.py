@@ -319,12 +319,32 @@ class Trainer:
         if self.device.type == "cpu":
             need *= self.dist.world  # every process on this machine holds a copy
         have = available_memory(self.device)
-        if have is not None and need > have:
-            where = "GPU memory" if self.device.type == "cuda" else "memory"
+        if have is None:
+            return
+        where = "GPU memory" if self.device.type == "cuda" else "memory"
+        if need > have:
             raise InvalidInputError(
                 f"a {self.cfg.arch} model of {params:,} parameters needs about {_size(need)} "
                 f"for its weights, gradients and {self.cfg.optimizer} state, more than the "
                 f"{_size(have)} of {where} available; use fewer --layers or a smaller --dim"
+            )
+        cfg = self.cfg
+        act, quadratic = activation_bytes(self.adapter, cfg, self.tokenizer.vocab_size, self.device)
+        if self.device.type == "cpu":
+            act *= self.dist.world
+        if need + act > have:
+            flag = "--seq" if self.adapter.stateful else "--context"  # the char-RNNs' own name
+            why = (
+                f" (with --dropout {cfg.dropout:g} on the CPU attention keeps every head's "
+                f"{flag} x {flag} weights)"
+                if quadratic
+                else ""
+            )
+            raise InvalidInputError(
+                f"a micro-batch of --batch {cfg.batch} x {flag} {cfg.context} needs about "
+                f"{_size(act)} for the activations kept for the backward pass{why}, besides "
+                f"{_size(need)} for the weights, gradients and {cfg.optimizer} state: more than "
+                f"the {_size(have)} of {where} available; use a smaller {flag} or --batch"
             )
 
     def _build_model(self, ck) -> nn.Module:
@@ -634,6 +654,34 @@ def count_parameters(adapter, cfg: TrainConfig, vocab_size: int) -> int:
 
     one = count(1)
     return one if cfg.layers == 1 else one + (cfg.layers - 1) * (count(2) - one)
+
+
+# Floats one layer keeps per token for the backward pass, in units of the model's width: the
+# inputs and outputs of its norms, Q/K/V, attention output and projections, and the MLP's 4x
+# hidden layer before and after its activation (about 16 for a GPT block, 12 for an LSTM layer;
+# measured with torch.autograd.graph.saved_tensors_hooks). Rounded up, as gradients pass too.
+SAVED_PER_LAYER = 18
+# Bytes per attention weight where the attention is not fused: the weights, the dropout mask,
+# the dropped weights, and their gradients while the backward pass runs (measured: about 16).
+SAVED_PER_ATTENTION_WEIGHT = 16
+
+
+def activation_bytes(adapter, cfg: TrainConfig, vocab_size: int, device: torch.device):
+    """About how much memory one micro-batch's forward pass keeps for its backward pass, and
+    whether that holds the context x context attention weights.
+
+    Linear in ``batch * context``: every layer's activations, and the logits with their
+    softmax. PyTorch's fused attention never holds the attention weights, but on the CPU it
+    has no dropout: with dropout > 0 the attention is computed in full, context^2 per head."""
+    tokens = cfg.batch * cfg.context
+    width = 2 if cfg.dtype == "bfloat16" else 4
+    per_token = cfg.layers * SAVED_PER_LAYER * cfg.dim * width + 3 * vocab_size * 4
+    total = tokens * per_token
+    quadratic = not adapter.stateful and device.type == "cpu" and cfg.dropout > 0
+    if quadratic:
+        weights = cfg.layers * cfg.batch * cfg.heads * cfg.context**2
+        total += weights * SAVED_PER_ATTENTION_WEIGHT
+    return total, quadratic
 
 
 def available_memory(device: torch.device) -> int | None:
