@@ -926,6 +926,41 @@ LINE_CASES = [
         "LMSCOPE_MAX_TRACE_TOKENS 必须是大于 0 的整数（token 数），收到 'abc'；取消设置即用默认值 "
         "2,048",
     ),
+    (
+        "the weights overflowed at iteration 1; training stopped. Use a smaller --lr (1e+308 "
+        "makes it diverge; the default is 0.1)",
+        "权重溢出了（第 1 次迭代），训练已停止。请用更小的 --lr（1e+308 会让它发散；默认是 0.1）",
+    ),
+    (
+        "the loss became nan at iteration 7; training stopped. Use a smaller --lr (50 makes it "
+        "diverge; the default is 0.1)",
+        "损失变成了 nan（第 7 次迭代），训练已停止。请用更小的 --lr（50 会让它发散；默认是 0.1）",
+    ),
+    (
+        "size '1e400GB' is too large to count in bytes; write e.g. 4GB, 512MiB or 1000000",
+        "大小 '1e400GB' 太大，无法按字节计数；请写成如 4GB、512MiB 或 1000000",
+    ),
+    (
+        "the corpus name is empty; use one of: shakespeare, warpeace, or a path to a text file "
+        "or folder.",
+        "语料名是空的；请用其中之一：shakespeare, warpeace，或一个文本文件或文件夹的路径。",
+    ),
+    (
+        "a micro-batch of --batch 12 x --context 100000 needs about 45.2 GB for the activations "
+        "kept for the backward pass, besides 217.6 MB for the weights, gradients and adamw "
+        "state: more than the 24.6 GB of memory available; use a smaller --context or --batch",
+        "--batch 12 × --context 100000 的一个微批次，反向传播要保留的激活值约需 45.2 GB，权重、"
+        "梯度和 adamw 状态另需 217.6 MB：超过了可用的 24.6 GB 内存；请减小 --context 或 --batch",
+    ),
+    (
+        "a micro-batch of --batch 1 x --seq 8,192 needs about 4.4 GB for the activations kept "
+        "for the backward pass (with --dropout 0.1 on the CPU attention keeps every head's "
+        "--seq x --seq weights), besides 1.0 MB for the weights, gradients and adamw state: "
+        "more than the 2.0 GB of GPU memory available; use a smaller --seq or --batch",
+        "--batch 1 × --seq 8,192 的一个微批次，反向传播要保留的激活值约需 4.4 GB（在 CPU 上用 "
+        "--dropout 0.1 时，注意力要保留每个头完整的权重矩阵），权重、梯度和 adamw 状态另需 1.0 MB"
+        "：超过了可用的 2.0 GB 显存；请减小 --seq 或 --batch",
+    ),
     ("standard input is not UTF-8 text", "标准输入不是 UTF-8 文本"),
     (
         "/dev/zero is not a regular file; give a UTF-8 text file",

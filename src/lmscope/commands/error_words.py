@@ -293,6 +293,40 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         "{default}",
         {},
     ),
+    (
+        r"(?:the loss became (?P<loss>\S+)|(?P<weights>the weights overflowed)|(?P<scores>the "
+        r"scores overflowed)) at iteration (?P<i>\d+); training stopped\. Use a smaller --lr "
+        r"\((?P<lr>\S+) makes it diverge; the default is (?P<default>\S+)\)",
+        "{loss}{weights}{scores}（第 {i} 次迭代），训练已停止。请用更小的 --lr（{lr} 会让它发散；"
+        "默认是 {default}）",
+        {"loss": "损失变成了 {loss}", "weights": "权重溢出了", "scores": "分数溢出了"},
+    ),
+    (
+        r"size (?P<text>'.*?') is too large to count in bytes; write e\.g\. 4GB, 512MiB or 1000000",
+        "大小 {text} 太大，无法按字节计数；请写成如 4GB、512MiB 或 1000000",
+        {},
+    ),
+    (
+        r"the corpus name is empty; use one of: (?P<names>.+), or a path to a text file or "
+        r"folder\.",
+        "语料名是空的；请用其中之一：{names}，或一个文本文件或文件夹的路径。",
+        {},
+    ),
+    (
+        r"a micro-batch of --batch (?P<b>\d+) x (?P<flag>--context|--seq) (?P<t>[\d,]+) needs "
+        r"about (?P<act>\S+ \S+) for the activations kept for the backward pass(?: \(with "
+        r"--dropout (?P<d>\S+) on the CPU attention keeps every head's \S+ x \S+ weights\))?, "
+        r"besides (?P<w>\S+ \S+) for the weights, gradients and (?P<opt>\S+) state: more than "
+        r"the (?P<avail>\S+ \S+) of (?:(?P<gpu>GPU memory)|(?P<ram>memory)) available; use a "
+        r"smaller (?P=flag) or --batch",
+        "--batch {b} × {flag} {t} 的一个微批次，反向传播要保留的激活值约需 {act}{d}，权重、梯度"
+        "和 {opt} 状态另需 {w}：超过了可用的 {avail}{gpu}{ram}；请减小 {flag} 或 --batch",
+        {
+            "d": "（在 CPU 上用 --dropout {d} 时，注意力要保留每个头完整的权重矩阵）",
+            "gpu": " 显存",
+            "ram": " 内存",
+        },
+    ),
     (r"standard input is not UTF-8 text", "标准输入不是 UTF-8 文本", {}),
     (
         r"(?P<path>.+) is not a regular file; give a UTF-8 text file",
