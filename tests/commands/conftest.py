@@ -1,6 +1,11 @@
-"""Fixtures of the command tests: a char-LSTM with a planted quote cell (layer 0, unit 5)."""
+"""Fixtures of the command tests: a char-LSTM with a planted quote cell (layer 0, unit 5), and
+a folder that refuses writes as a read-only disk does."""
 
 from __future__ import annotations
+
+import errno
+import tempfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -50,3 +55,19 @@ def broken_gpt(tmp_path_factory, small_char_gpt):
         next(model.net.parameters()).view(-1)[0] = float("nan")
     folder = tmp_path_factory.mktemp("models") / "broken"
     return save_model(model.net, folder, tokenizer=model.tokenizer, meta={"name": "broken"})
+
+
+@pytest.fixture
+def read_only(monkeypatch):
+    """``read_only(folder)``: writing a file in ``folder`` fails as on a read-only disk (the
+    tests run as root, whom permissions do not stop), for the write check every --out makes."""
+    real = tempfile.TemporaryFile
+    folders: set[Path] = set()
+
+    def temporary_file(*args, dir=None, **kwargs):  # noqa: A002 - tempfile's own name
+        if dir is not None and Path(dir) in folders:
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", temporary_file)
+    return lambda folder: folders.add(Path(folder))

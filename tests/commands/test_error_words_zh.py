@@ -695,13 +695,10 @@ OS_WORDS = ("Address already in use", "Read-only file system")  # the system's, 
 
 
 @pytest.fixture
-def gap_paths(tmp_path, monkeypatch, small_char_gpt, quote_lstm):
+def gap_paths(tmp_path, monkeypatch, read_only, small_char_gpt, quote_lstm):
     """The files and folders GAP_CASES name; writing in ``ro`` fails as on a read-only disk
     (root may write anywhere, so a chmod would not do)."""
-    import errno
     import socket
-    import tempfile
-    from pathlib import Path
 
     from lmscope.data import load_corpus
     from lmscope.interpret.features import FEATURES
@@ -724,14 +721,7 @@ def gap_paths(tmp_path, monkeypatch, small_char_gpt, quote_lstm):
     (tmp_path / "folder" / "notes.md").write_text("mine")
     (tmp_path / "ro").mkdir()
     (tmp_path / "new").mkdir()
-    real = tempfile.TemporaryFile
-
-    def read_only(*args, dir=None, **kwargs):  # noqa: A002 - tempfile's own name
-        if dir is not None and Path(dir) == tmp_path / "ro":
-            raise OSError(errno.EROFS, "Read-only file system")
-        return real(*args, dir=dir, **kwargs)
-
-    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+    read_only(tmp_path / "ro")
     busy = socket.socket()
     busy.bind(("127.0.0.1", 0))
     busy.listen()

@@ -108,21 +108,11 @@ def test_unwritable_destinations_are_one_line(tmp_path, model_dir, capsys):
 
 
 def test_a_read_only_destination_is_refused_before_loading(
-    tmp_path, model_dir, capsys, monkeypatch
+    tmp_path, model_dir, capsys, monkeypatch, read_only
 ):
     """Write permission is tried with a real file, as train's and the lab's --out are: root
     passes os.access everywhere, and a read-only disk refuses only the write itself."""
-    import errno
-    import tempfile
-
-    real = tempfile.TemporaryFile
-
-    def read_only(*args, dir=None, **kwargs):  # noqa: A002 - tempfile's own name
-        if dir is not None and Path(dir) == tmp_path:
-            raise OSError(errno.EROFS, "Read-only file system")
-        return real(*args, dir=dir, **kwargs)
-
-    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+    read_only(tmp_path)
     monkeypatch.setattr(lmscope, "load", _never_loaded)
     before = tree(tmp_path)
     refused(["export", str(model_dir), str(tmp_path / "out")], capsys, "Read-only file system")

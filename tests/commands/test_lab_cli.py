@@ -176,13 +176,8 @@ def test_unusable_out_is_one_line_before_any_work(capsys, tmp_path, monkeypatch,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile.txt"]  # nothing written
 
 
-def test_out_in_a_folder_that_cannot_be_written_is_refused(capsys, tmp_path, monkeypatch):
-    import tempfile
-
-    def read_only(*args, **kwargs):
-        raise OSError(30, "Read-only file system")
-
-    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+def test_out_in_a_folder_that_cannot_be_written_is_refused(capsys, tmp_path, read_only):
+    read_only(tmp_path)
     code, _, err = run(capsys, "lab", "serial-depth", "--quick", "--out", str(tmp_path / "x"))
     assert code == 2
     assert err.startswith("lmscope: error: --out") and "Read-only file system" in err

@@ -402,18 +402,9 @@ def test_an_out_under_a_file_is_refused_before_training(corpus, tmp_path, capsys
 
 
 def test_an_out_that_cannot_be_written_is_refused_before_training(
-    corpus, tmp_path, capsys, monkeypatch
+    corpus, tmp_path, capsys, read_only
 ):
-    import tempfile
-
-    real = tempfile.TemporaryFile
-
-    def read_only(*args, dir=None, **kwargs):  # noqa: A002 - tempfile's own name
-        if dir is not None and Path(dir) == tmp_path:
-            raise OSError(errno.EROFS, "Read-only file system")
-        return real(*args, dir=dir, **kwargs)
-
-    monkeypatch.setattr(tempfile, "TemporaryFile", read_only)
+    read_only(tmp_path)
     assert main(tiny_args(corpus, tmp_path / "run")) == 2
     err = _one_line(capsys)
     assert "cannot write" in err and "Read-only file system" in err

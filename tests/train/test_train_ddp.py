@@ -54,18 +54,25 @@ def _weights_hash(state) -> str:
     return hashlib.sha256(b"".join(state[k].numpy().tobytes() for k in sorted(state))).hexdigest()
 
 
-@pytest.mark.slow
-def test_two_gloo_processes_average_gradients_and_only_rank_0_writes(tmp_path):
+def run_two_ranks(tmp_path, worker_source: str):
+    """``worker_source`` as two gloo processes under torchrun, on a small corpus: (the finished
+    torchrun, the run folder, the folder the workers report to)."""
     corpus = tmp_path / "tiny.txt"
     corpus.write_text(load_corpus("shakespeare").text[:8_000], encoding="utf-8")
     worker = tmp_path / "worker.py"
-    worker.write_text(WORKER)
+    worker.write_text(worker_source)
     out, reports = tmp_path / "run", tmp_path / "reports"
     reports.mkdir()
     env = dict(os.environ, LMSCOPE_CACHE=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc_per_node", "2", str(worker), str(corpus), str(out), str(reports)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    return done, out, reports
+
+
+@pytest.mark.slow
+def test_two_gloo_processes_average_gradients_and_only_rank_0_writes(tmp_path):
+    done, out, reports = run_two_ranks(tmp_path, WORKER)
     assert done.returncode == 0, done.stderr[-3000:]
 
     rank0 = json.loads((reports / "rank0.json").read_text())
@@ -125,16 +132,7 @@ FAILING_SAVE = textwrap.dedent(
 def test_a_checkpoint_rank_0_cannot_write_stops_every_rank_in_one_line(tmp_path):
     """Only rank 0 writes; when that fails (a full disk) every rank must stop at the same
     point with one line, not go on to wait in the next gradient exchange for a rank that left."""
-    corpus = tmp_path / "tiny.txt"
-    corpus.write_text(load_corpus("shakespeare").text[:8_000], encoding="utf-8")
-    worker = tmp_path / "worker.py"
-    worker.write_text(FAILING_SAVE)
-    out, reports = tmp_path / "run", tmp_path / "reports"
-    reports.mkdir()
-    env = dict(os.environ, LMSCOPE_CACHE=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    command += ["--nproc_per_node", "2", str(worker), str(corpus), str(out), str(reports)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    done, out, reports = run_two_ranks(tmp_path, FAILING_SAVE)
     assert done.returncode != 0
     codes = [json.loads((reports / f"rank{r}.json").read_text())["code"] for r in (0, 1)]
     assert codes == [2, 2], done.stderr[-3000:]

@@ -76,23 +76,23 @@ def _number(value, what: str) -> float:
     return float(value)
 
 
-def _count(value, what: str) -> int:
-    """A whole number >= 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise InvalidInputError(f"{what} must be a whole number >= 0, got {value!r:.40}")
+def _whole(value, what: str, low: int) -> int:
+    """A whole number >= ``low`` (not a bool, not a float that happens to be whole)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise InvalidInputError(f"{what} must be a whole number >= {low}, got {value!r:.40}")
     return int(value)
+
+
+def _count(value, what: str) -> int:
+    return _whole(value, what, 0)
 
 
 def _seed(value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise InvalidInputError(f"seed must be a whole number >= 0, got {value!r:.40}")
-    return int(value)
+    return _whole(value, "seed", 0)
 
 
 def _positive(value, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidInputError(f"{what} must be a whole number >= 1, got {value!r}")
-    return int(value)
+    return _whole(value, what, 1)
 
 
 class MinCharRNN:
