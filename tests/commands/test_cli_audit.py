@@ -120,6 +120,20 @@ def test_compare_text_that_is_a_folder_says_so(capsys, tmp_path, tiny_hf_dir):
     assert f"{tmp_path} is a folder, not a text file" in err
 
 
+def test_compare_reads_standard_input_as_neurons_does(capsys, monkeypatch, tmp_path, tiny_hf_dir):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("To be, or not to be, that is the question."))
+    out_dir = tmp_path / "cmp"
+    argv = ["compare", "-m", tiny_hf_dir, "-m", tiny_hf_dir, "--text", "-", "--out", out_dir]
+    code, _, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    body = json.loads((out_dir / "compare.json").read_text(encoding="utf-8"))
+    assert "".join(body["pieces"]) == "To be, or not to be, that is the question."
+    monkeypatch.setattr("sys.stdin", io.StringIO("  \n"))
+    assert "standard input is empty" in one_line_error(capsys, *argv)
+
+
 def test_compare_says_when_it_scored_only_the_start(capsys, tmp_path, tiny_hf_dir, prose):
     total = len(prose.read_text(encoding="utf-8"))
     out_dir = tmp_path / "cmp"

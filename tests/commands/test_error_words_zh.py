@@ -952,6 +952,7 @@ LINE_CASES = [
         "：超过了可用的 2.0 GB 显存；请减小 --seq 或 --batch",
     ),
     ("standard input is not UTF-8 text", "标准输入不是 UTF-8 文本"),
+    ("standard input is empty; pipe some text in", "标准输入是空的；请用管道传入一些文字"),
     (
         "/dev/zero is not a regular file; give a UTF-8 text file",
         "/dev/zero 不是普通文件；请给出一个 UTF-8 文本文件",

@@ -72,6 +72,12 @@ def test_empty_text_and_unaligned_models(tiny_model):
         token_losses(tiny_model, "")
 
 
+@pytest.mark.parametrize("other", [None, "gpt2", 3])
+def test_compare_names_what_is_not_a_model(tiny_model, other):
+    with pytest.raises(InvalidInputError, match="compare needs models from lmscope.load, got"):
+        compare(tiny_model, other, "some text")
+
+
 def test_token_ids_to_compare_are_named_as_such(tiny_model):
     with pytest.raises(InvalidInputError, match="must be a str, got list"):  # not "is empty"
         compare(tiny_model, tiny_model, [1, 2, 3])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -39,7 +40,9 @@ def register(sub):
         help="give exactly two: smollm2, a shipped model (shakespeare...), a .gguf file, a "
         "model folder or a Hugging Face hub id (gpt2, owner/name)",
     )
-    p.add_argument("--text", required=True, metavar="FILE", help="a UTF-8 text file")
+    p.add_argument(
+        "--text", required=True, metavar="FILE", help="a UTF-8 text file ('-': standard input)"
+    )
     p.add_argument("--out", default="lmscope-compare", help="output folder")
     p.add_argument(
         "--max-chars",
@@ -53,7 +56,15 @@ def register(sub):
 
 
 def read_text(path: str, max_chars: int | None = None) -> str:
-    """The file's text, its first ``max_chars`` characters when given."""
+    """The file's text ('-': standard input), its first ``max_chars`` characters when given."""
+    if path == "-":
+        try:
+            text = sys.stdin.read()
+        except UnicodeDecodeError:
+            raise InvalidInputError("standard input is not UTF-8 text") from None
+        if not text.strip():
+            raise InvalidInputError("standard input is empty; pipe some text in")
+        return text[:max_chars]
     file = Path(path)
     # a device (/dev/zero, /dev/urandom) never ends: refused before reading; a pipe
     # (--text <(command)) is read

@@ -328,6 +328,7 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         },
     ),
     (r"standard input is not UTF-8 text", "标准输入不是 UTF-8 文本", {}),
+    (r"standard input is empty; pipe some text in", "标准输入是空的；请用管道传入一些文字", {}),
     (
         r"(?P<path>.+) is not a regular file; give a UTF-8 text file",
         "{path} 不是普通文件；请给出一个 UTF-8 文本文件",

@@ -48,6 +48,10 @@ class TokenLosses:
 
 @torch.no_grad()
 def token_losses(model, text: str) -> TokenLosses:
+    if not hasattr(model, "tokenizer") or not hasattr(model, "logits"):
+        raise InvalidInputError(
+            f"compare needs models from lmscope.load, got {type(model).__name__} {model!r:.40}"
+        )
     if not isinstance(text, str):
         raise InvalidInputError(f"the text to compare must be a str, got {type(text).__name__}")
     if not text:
