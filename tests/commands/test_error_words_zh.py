@@ -927,6 +927,12 @@ LINE_CASES = [
         "损失变成了 nan（第 7 次迭代），训练已停止。请用更小的 --lr（50 会让它发散；默认是 0.1）",
     ),
     (
+        "the loss reached 4.12e+300 nats a character at iteration 2; training stopped. Use a "
+        "smaller --lr (1e+300 makes it diverge; the default is 0.1)",
+        "每个字符的损失达到 4.12e+300 nats（第 2 次迭代），训练已停止。请用更小的 --lr"
+        "（1e+300 会让它发散；默认是 0.1）",
+    ),
+    (
         "size '1e400GB' is too large to count in bytes; write e.g. 4GB, 512MiB or 1000000",
         "大小 '1e400GB' 太大，无法按字节计数；请写成如 4GB、512MiB 或 1000000",
     ),

@@ -265,6 +265,18 @@ def test_a_diverging_learning_rate_stops_training_in_one_line(kwargs, iteration)
     assert "\n" not in str(err.value) and "temperature" not in str(err.value)
 
 
+@pytest.mark.parametrize("lr", [1e300, 1e10])
+def test_a_loss_that_explodes_while_still_finite_is_divergence(lr):
+    # at --lr 1e300 the loss climbed to 1e301 nats without a word: finite, but no model's
+    events = train(TEXT, iters=5, hidden=4, seq=9, lr=lr, sample_every=0)
+    with pytest.raises(InvalidInputError, match=r"the loss reached \S+ nats a character at"):
+        _quietly(lambda: list(events))
+
+
+def test_an_ordinary_learning_rate_is_not_called_divergence():
+    assert len(list(train(TEXT, iters=50, hidden=8, seq=9, lr=10.0, sample_every=0))) > 0
+
+
 def test_hello_with_a_diverging_learning_rate_says_so():
     # was a table of NaN probabilities
     with pytest.raises(InvalidInputError, match=r"loss became nan at iteration 2;.*smaller --lr"):

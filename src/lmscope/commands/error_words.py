@@ -294,12 +294,18 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {},
     ),
     (
-        r"(?:the loss became (?P<loss>\S+)|(?P<weights>the weights overflowed)|(?P<scores>the "
-        r"scores overflowed)) at iteration (?P<i>\d+); training stopped\. Use a smaller --lr "
-        r"\((?P<lr>\S+) makes it diverge; the default is (?P<default>\S+)\)",
-        "{loss}{weights}{scores}（第 {i} 次迭代），训练已停止。请用更小的 --lr（{lr} 会让它发散；"
-        "默认是 {default}）",
-        {"loss": "损失变成了 {loss}", "weights": "权重溢出了", "scores": "分数溢出了"},
+        r"(?:the loss became (?P<loss>\S+)|the loss reached (?P<reached>\S+) nats a character|"
+        r"(?P<weights>the weights overflowed)|(?P<scores>the scores overflowed)) at iteration "
+        r"(?P<i>\d+); training stopped\. Use a smaller --lr \((?P<lr>\S+) makes it diverge; the "
+        r"default is (?P<default>\S+)\)",
+        "{loss}{reached}{weights}{scores}（第 {i} 次迭代），训练已停止。请用更小的 --lr"
+        "（{lr} 会让它发散；默认是 {default}）",
+        {
+            "loss": "损失变成了 {loss}",
+            "reached": "每个字符的损失达到 {reached} nats",
+            "weights": "权重溢出了",
+            "scores": "分数溢出了",
+        },
     ),
     (
         r"size (?P<text>'.*?') is too large to count in bytes; write e\.g\. 4GB, 512MiB or 1000000",

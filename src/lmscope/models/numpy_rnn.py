@@ -257,6 +257,9 @@ class _ScoresOverflow(InvalidInputError):
 # --- training ---------------------------------------------------------------------------------
 
 
+EXPLODED = 100  # a loss this many times a uniform guess's means training diverged
+
+
 def _diverged(what: str, iteration: int, lr: float) -> InvalidInputError:
     """Training that blew up: a too-large learning rate (gradients are clipped already)."""
     return InvalidInputError(
@@ -272,6 +275,11 @@ def _step(model: MinCharRNN, inputs, targets, h, lr: float, iteration: int):
         loss, grads, h = model.loss_and_grads(inputs, targets, h)
         if not math.isfinite(loss):
             raise _diverged(f"the loss became {loss}", iteration, lr)
+        # a uniform guess costs log(vocab) nats a character; a hundred times that can only
+        # come from weights that have blown up, while they are still finite numbers
+        per_char = loss / max(len(inputs), 1)
+        if per_char > EXPLODED * max(math.log(model.vocab_size), 1.0):
+            raise _diverged(f"the loss reached {per_char:.3g} nats a character", iteration, lr)
         model.adagrad_step(grads, lr)
     if not all(np.isfinite(p).all() for p in model.params.values()):
         raise _diverged("the weights overflowed", iteration, lr)
