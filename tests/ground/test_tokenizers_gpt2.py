@@ -209,7 +209,7 @@ def test_decode_reads_a_generator_once(tok):
 
 
 def test_bools_are_no_token_ids(tok):
-    for ids in ([True], [1, False]):
+    for ids in ([True], [1, False], [False, 2], (b for b in [2, True])):
         with pytest.raises(InvalidInputError, match="True or False"):
             tok.pieces(ids)
     with pytest.raises(InvalidInputError):

@@ -86,10 +86,11 @@ def check_ids(ids: Sequence[int], vocab_size: int) -> list[int]:
     if hasattr(ids, "tolist"):
         ids = ids.tolist()  # a tensor or array: one conversion instead of one per element
     try:
+        ids = list(ids)  # a generator is read once, by both checks below
         clean = [operator.index(i) for i in ids]
     except TypeError:
         raise InvalidInputError("token ids must be integers") from None
-    if True in clean and any(i is True or i is False for i in ids):  # a bool is no id
+    if any(isinstance(i, bool) for i in ids):  # a bool is no id, though operator.index takes it
         raise InvalidInputError("token ids must be integers, not True or False")
     for i in clean:
         if not 0 <= i < vocab_size:
