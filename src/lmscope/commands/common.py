@@ -141,6 +141,14 @@ def not_empty(value: str, flag: str, advice: str) -> str:
     return value
 
 
+def read_stdin() -> str:
+    """Standard input as text ('-' for a text file), refused in one line when it is not UTF-8."""
+    try:
+        return sys.stdin.read()
+    except UnicodeDecodeError:
+        raise InvalidInputError("standard input is not UTF-8 text") from None
+
+
 def _number(text: str, flag: str) -> float:
     try:
         return float(text)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from lmscope.commands.common import (
     add_nonfinite_option,
     at_least,
     current_lang,
+    read_stdin,
     say,
     terminal_width,
     use_lang,
@@ -58,10 +58,7 @@ def register(sub):
 def read_text(path: str, max_chars: int | None = None) -> str:
     """The file's text ('-': standard input), its first ``max_chars`` characters when given."""
     if path == "-":
-        try:
-            text = sys.stdin.read()
-        except UnicodeDecodeError:
-            raise InvalidInputError("standard input is not UTF-8 text") from None
+        text = read_stdin()
         if not text.strip():
             raise InvalidInputError("standard input is empty; pipe some text in")
         return text[:max_chars]

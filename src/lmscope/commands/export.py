@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import lmscope
+from lmscope.commands.common import not_empty
 from lmscope.errors import InvalidInputError
 from lmscope.formats.atomic import LMSCOPE_FILES, cannot_write
 
@@ -144,11 +145,8 @@ def export_model(
 
 
 def run(args) -> int:
-    # an empty name is the current folder (Path("") is "."): never what was meant
-    if not args.run_dir.strip():
-        raise InvalidInputError("RUN is empty; name a model folder or a shipped model to export")
-    if not args.out.strip():
-        raise InvalidInputError("OUT is empty; name the folder to write, e.g. my-model")
+    not_empty(args.run_dir, "RUN", "name a model folder or a shipped model to export")
+    not_empty(args.out, "OUT", "name the folder to write, e.g. my-model")
     out = export_model(args.run_dir, args.out, args.dtype, args.name, args.overwrite)
     size = sum(p.stat().st_size for p in out.iterdir()) / 1e6
     print(f"wrote {out} ({size:.1f} MB)")

@@ -23,6 +23,7 @@ from lmscope.commands.common import (
     at_least,
     current_lang,
     not_empty,
+    read_stdin,
     say,
     terminal_width,
     use_lang,
@@ -144,10 +145,7 @@ def _text(args) -> tuple[str, str]:
 def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
     """A UTF-8 text file for the neuron views ('-' reads standard input)."""
     if str(path) == "-":
-        try:
-            text = sys.stdin.read()
-        except UnicodeDecodeError:
-            raise InvalidInputError("standard input is not UTF-8 text") from None
+        text = read_stdin()
     else:
         path = Path(path)
         if not path.is_file():

@@ -9,7 +9,7 @@ import sys
 import threading
 import webbrowser
 
-from lmscope.commands.common import add_model_option, load_model
+from lmscope.commands.common import add_model_option, load_model, not_empty
 from lmscope.errors import InvalidInputError
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
@@ -82,6 +82,10 @@ def register(sub):
     p.set_defaults(run=run)
 
 
+# the two hosts people mean, said wherever a --host cannot be used
+HOSTS = "use 127.0.0.1 (this machine only) or 0.0.0.0 (every network interface)"
+
+
 def _check_free(host: str, port: int) -> None:
     """Say in one line that the port is taken, before spending time loading the model."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -91,8 +95,7 @@ def _check_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except (TypeError, ValueError) as err:  # a NUL character, an empty label ("a..b")
             raise InvalidInputError(
-                f"--host {host!r} is not a host name or an address ({err}); use 127.0.0.1 "
-                "(this machine only) or 0.0.0.0 (every network interface)"
+                f"--host {host!r} is not a host name or an address ({err}); {HOSTS}"
             ) from None
         except OSError as err:
             raise InvalidInputError(
@@ -104,19 +107,12 @@ def _bind_advice(host: str, err: OSError) -> str:
     """What to change when binding failed: the host when it is no address of this machine (a
     name that does not resolve, an address no interface has), else the port."""
     if isinstance(err, socket.gaierror) or err.errno == errno.EADDRNOTAVAIL:
-        return (
-            f"--host {host} is not an address of this machine; use 127.0.0.1 (this machine "
-            "only) or 0.0.0.0 (every network interface)"
-        )
+        return f"--host {host} is not an address of this machine; {HOSTS}"
     return "pick another --port"
 
 
 def _check_options(args) -> None:
-    if not args.host.strip():  # bind("") would listen on every interface, unasked
-        raise InvalidInputError(
-            "--host is empty; use 127.0.0.1 (this machine only) or 0.0.0.0 (every network "
-            "interface)"
-        )
+    not_empty(args.host, "--host", HOSTS)  # bind("") would listen on every interface, unasked
     if not 0 <= args.port <= 65535:
         raise InvalidInputError(f"port must be in 0..65535, got {args.port}")
     if args.cache_mb < 1:

@@ -4,6 +4,8 @@ token ids are checked by the model (``check_ids``) where they enter."""
 
 from __future__ import annotations
 
+import numbers
+
 from lmscope.errors import InvalidInputError
 
 
@@ -14,6 +16,13 @@ def index(value: int, count: int, what: str, where: str) -> int:
     if not 0 <= value < count:
         raise InvalidInputError(f"{what} {value} does not exist; {where} 0..{count - 1}")
     return value
+
+
+def at_least_one(value: int, what: str) -> int:
+    """``value`` when it is a whole number >= 1 (a count such as k, not a bool); else one line."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        raise InvalidInputError(f"{what} must be an integer >= 1, got {value!r:.40}")
+    return int(value)
 
 
 def layer(config, value: int) -> int:

@@ -99,9 +99,7 @@ def logit_lens(trace, k: int = 5, positions: list[int] | None = None) -> LogitLe
     if trace.readout is None:
         raise InvalidInputError("this trace has no readout; make it with LanguageModel.trace")
     T = len(trace)
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise InvalidInputError(f"k must be an integer >= 1, got {k!r:.40}")
-    k = int(k)
+    k = checks.at_least_one(k, "k")
     positions = _positions(T, positions)
     stages = residual_stages(trace)
     missing = [name for _, name in stages if name not in trace]

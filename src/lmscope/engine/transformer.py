@@ -227,8 +227,7 @@ class LanguageModel(TextModel):
                 f"a full trace of {n_tokens:,} tokens is refused: the limit is {limit:,} tokens "
                 f"(every probe of every layer is kept). {advice.TRACE_LIMIT}"
             )
-        if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
-            raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
+        checks.at_least_one(top_k, "top_k")
 
     def _new_trace(self, ids: list[int], tensors: dict, last_logits, predict) -> Trace:
         """A Trace of this model's pass over ``ids``: its recorded ``tensors`` (and the probes
@@ -381,8 +380,7 @@ class LanguageModel(TextModel):
     @torch.no_grad()
     def precision_cost(self, text_or_ids: str | Sequence[int], top_k: int = 5) -> PrecisionCost:
         """Measured on request: this model's logits for the prompt against float32's."""
-        if isinstance(top_k, bool) or not isinstance(top_k, numbers.Integral) or top_k < 1:
-            raise InvalidInputError(f"top_k must be an integer >= 1, got {top_k!r}")
+        checks.at_least_one(top_k, "top_k")
         ids = self.to_ids(text_or_ids)
         reference = self.float32_reference()
         ours, theirs = self.logits(ids), reference.logits(ids)

@@ -7,7 +7,6 @@ ablations); this module measures their effect on the next-token prediction.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import torch
@@ -44,9 +43,7 @@ def ablation_effect(
             f"{model.name} is a char-{model.capabilities.family.upper()}: it has no attention "
             "heads or MLP layers to switch off"
         )
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise InvalidInputError(f"k must be an integer >= 1, got {k!r:.40}")
-    k = min(int(k), model.vocab_size)
+    k = min(checks.at_least_one(k, "k"), model.vocab_size)
     ablations = parse_ablations(ablate, model.config)
     ids = model.to_ids(text_or_ids)
     position = checks.position(len(ids), position)

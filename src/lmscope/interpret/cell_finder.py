@@ -270,9 +270,8 @@ def rank_features(
     return results
 
 
-MIN_SIDE = (
-    20  # characters each side of the split needs (units are chosen on one, scored on the other)
-)
+# characters each side of the split needs (units are chosen on one, scored on the other)
+MIN_SIDE = 20
 
 
 def shortest_text(select_fraction: float) -> int:
