@@ -12,6 +12,7 @@ load torch until a model is asked for.
 from importlib import import_module
 
 from lmscope.errors import (
+    ArgumentError,
     CheckpointError,
     InvalidInputError,
     LmscopeError,
@@ -52,6 +53,7 @@ def __dir__():
 
 
 __all__ = [
+    "ArgumentError",
     "Capabilities",
     "CheckpointError",
     "GeneratedToken",

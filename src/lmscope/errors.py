@@ -1,4 +1,11 @@
-"""Typed errors. Each carries one readable line; the CLI prints it without a traceback."""
+"""Typed errors. Each carries one readable line; the CLI prints it without a traceback.
+
+``checked_keywords`` turns a mistyped keyword into one such line for every public function it
+decorates."""
+
+import difflib
+import functools
+import inspect
 
 
 class LmscopeError(Exception):
@@ -26,3 +33,99 @@ class ProbeNotFoundError(InvalidInputError, KeyError):
 
     def __str__(self) -> str:  # KeyError would print the message in quotes
         return str(self.args[0]) if self.args else ""
+
+
+class ArgumentError(InvalidInputError, TypeError):
+    """A call with a keyword the function does not take, or too many positional arguments
+    (also a TypeError, as Python's own error for the same mistake is)."""
+
+
+# Keywords a user brings from elsewhere (another lmscope function, TransformerLens,
+# transformers) -> what lmscope calls them, where the spelling alone would not suggest it.
+_SAME_THING = {
+    "pos": ("position",),
+    "positions": ("position",),
+    "top_k": ("k", "top"),
+    "k": ("top_k", "top"),
+    "top": ("k", "top_k"),
+    "n": ("k", "top_k", "max_new_tokens"),
+    "max_tokens": ("max_new_tokens",),
+    "max_length": ("max_new_tokens",),
+    "prompt": ("text_or_ids", "text"),
+    "text": ("text_or_ids",),
+    "input": ("text_or_ids", "text"),
+    "tokens": ("text_or_ids",),
+    "model": ("name_or_path",),
+    "name": ("name_or_path",),
+    "path": ("name_or_path",),
+    "hook": ("names",),
+    "hooks": ("names",),
+    "names_filter": ("names",),
+    "heads": ("head", "ablate"),
+    "mode": ("ablate_mode",),
+}
+
+
+def unknown_keyword(function: str, name: str, valid) -> ArgumentError:
+    """The one line for a keyword ``function`` does not take: the keyword(s) meant, if one is
+    close (by spelling, by singular/plural, or a name another library uses), then all of them."""
+    valid = list(valid)
+    close = [v for v in _SAME_THING.get(name, ()) if v in valid]
+    close += [v for v in valid if v.rstrip("s") == name.rstrip("s") and v not in close]
+    close += [v for v in difflib.get_close_matches(name, valid, n=2) if v not in close]
+    if len(name) >= 3:  # the start of one: skip for skip_unknown
+        close += [v for v in valid if v.startswith(name) and v not in close]
+    hint = f"; did you mean {' or '.join(close[:2])}?" if close else ""
+    listed = ", ".join(valid) if valid else "none"
+    return ArgumentError(f"unknown option {name!r} for {function}(){hint} (its options: {listed})")
+
+
+def checked_keywords(function=None, *, like=None):
+    """Decorate a public function or method so that a mistyped keyword, or one positional
+    argument too many, raises one ``ArgumentError`` line naming what it takes instead of
+    Python's "unexpected keyword argument" traceback. The check is a set difference per call;
+    ``inspect.signature`` and ``help()`` still show the function's own signature. A function
+    that passes ``**options`` on to another names it: ``@checked_keywords(like=report)``."""
+    if function is None:
+        return lambda function: checked_keywords(function, like=like)
+    parameters = list(inspect.signature(function).parameters.values())
+    if any(p.kind is p.VAR_KEYWORD for p in parameters) and like is None:
+        raise TypeError(f"{function.__qualname__} takes **kwargs: name where they go, like=")
+    keywords = [p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    if like is not None:
+        passed_on = inspect.signature(like).parameters.values()
+        keywords += [
+            p.name
+            for p in passed_on
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in keywords
+        ]
+    shown = [k for k in keywords if k != "self"]
+    allowed = frozenset(keywords)
+    positional = [
+        p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    most = None if any(p.kind is p.VAR_POSITIONAL for p in parameters) else len(positional)
+    own = "self" in positional[:1]
+    label = (
+        function.__name__
+        if function.__name__ != "__init__"
+        else function.__qualname__.split(".")[0]
+    )
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        if kwargs.keys() - allowed:
+            name = sorted(kwargs.keys() - allowed)[0]
+            raise unknown_keyword(label, name, shown) from None
+        if most is not None and len(args) > most:
+            taken = positional[1:] if own else positional
+            others = [k for k in shown if k not in taken]
+            rest = f"; pass {', '.join(others)} by keyword" if others else ""
+            raise ArgumentError(
+                f"{label}() takes at most {len(taken)} positional argument"
+                f"{'s' if len(taken) != 1 else ''} ({', '.join(taken) or 'none'}), "
+                f"got {len(args) - own}{rest}"
+            )
+        return function(*args, **kwargs)
+
+    return checked

@@ -13,16 +13,18 @@ same text as generating 5 at once, which the page relies on.
 from __future__ import annotations
 
 import contextlib
+import difflib
+import inspect
 import numbers
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
 
 from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator
-from lmscope.errors import InvalidInputError
+from lmscope.errors import ArgumentError, InvalidInputError, unknown_keyword
 
 _MASK64 = (1 << 64) - 1
 
@@ -82,6 +84,7 @@ def generate(
         raise InvalidInputError(
             f"lock must be a context manager (a threading.Lock), got {type(lock).__name__}"
         )
+    _check_encode_options(model, encode_options)
     ids = model.to_ids(prompt, truncate=truncate, **encode_options)
     if stop_at_eot is None:
         stop_at_eot = model.capabilities.kind == "transformer"
@@ -97,6 +100,31 @@ def generate(
         stop_when_full,
         lock or contextlib.nullcontext(),
     )
+
+
+def _check_encode_options(model, options: dict) -> None:
+    """The keywords generate passes on to encoding; any other is named in one line, and a
+    sampling setting (temperature=0.7, as transformers takes it) is pointed to ``params``."""
+    unknown = sorted(set(options) - set(getattr(model, "encode_options", ())))
+    if not unknown:
+        return
+    name = unknown[0]
+    meant = (
+        [name]
+        if name in _SAMPLING_FIELDS
+        else difflib.get_close_matches(name, _SAMPLING_FIELDS, n=1)
+    )
+    if meant:
+        raise ArgumentError(
+            f"unknown option {name!r} for generate(): sampling settings go in params, "
+            f"params=SamplingParams({meant[0]}={options[name]!r:.20})"
+        )
+    own = [p for p in inspect.signature(generate).parameters if p not in _NOT_KEYWORDS]
+    raise unknown_keyword("generate", name, [*own, *sorted(model.encode_options)])
+
+
+_SAMPLING_FIELDS = frozenset(f.name for f in fields(SamplingParams))
+_NOT_KEYWORDS = ("model", "encode_options")
 
 
 class TokenStream:

@@ -1,8 +1,8 @@
 """Logit lens: what the model would predict if the residual stream stopped after each layer.
 
-The residual stream after block L is passed through the model's own final LayerNorm and tied
-unembedding, exactly as the last block's output is. After the last block this *is* the model's
-output, which the tests check.
+The residual stream after block L is passed through the model's own final norm (LayerNorm on
+GPT-2, RMSNorm on the Llama family) and unembedding, exactly as the last block's output is.
+After the last block this *is* the model's output, which the tests check.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import torch
 
 from lmscope.engine import checks
 from lmscope.engine.probs import log_probs
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 
 
 @dataclass
@@ -27,6 +27,14 @@ class LogitLens:
     final_ids: torch.Tensor  # [position]: the model's real top prediction
     final_rank: torch.Tensor  # [stage, position]: its rank at each stage (0 = top)
     final_prob: torch.Tensor  # [stage, position]: its probability at each stage
+
+    def __repr__(self) -> str:  # the dataclass repr printed seven tensors in full
+        S, T, k = self.top_ids.shape
+        ends = ", ".join(self.stages) if S <= 3 else f"{self.stages[0]} … {self.stages[-1]}"
+        return (
+            f"LogitLens({S} stages ({ends}) x {T} positions, top {k}: top_ids, top_probs "
+            f"{[S, T, k]}; final_ids {[T]}, final_rank, final_prob {[S, T]})"
+        )
 
     def to_dict(self, pieces=None) -> dict:
         def label(i: int):
@@ -93,6 +101,7 @@ def _positions(T: int, positions) -> list[int]:
     return chosen
 
 
+@checked_keywords
 @torch.no_grad()
 def logit_lens(trace, k: int = 5, positions: list[int] | None = None) -> LogitLens:
     """Top-k predictions at every stage and position, and how the final prediction ranks."""

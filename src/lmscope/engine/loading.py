@@ -21,7 +21,13 @@ import torch
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.engine.transformer import LanguageModel
 from lmscope.engine.weight_memory import pack_weights
-from lmscope.errors import CheckpointError, InvalidInputError, ModelNotFoundError, TokenizerError
+from lmscope.errors import (
+    CheckpointError,
+    InvalidInputError,
+    ModelNotFoundError,
+    TokenizerError,
+    checked_keywords,
+)
 from lmscope.formats.atomic import readable
 from lmscope.formats.gguf import find_smollm2_gguf, load_gguf
 from lmscope.formats.hub import HUB_MODELS, download_from_hub
@@ -123,6 +129,7 @@ def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
     return found
 
 
+@checked_keywords
 def load(
     name_or_path: str | os.PathLike | None = None,
     *,

@@ -16,7 +16,7 @@ import torch
 
 from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.models.rnn import CharRNN, LayerRecord
 from lmscope.tokenizers import CharTokenizer
 
@@ -50,6 +50,18 @@ class Activations:
     logits: torch.Tensor  # [T, V]: scores for the character after each step
     layers: list[LayerRecord]  # tensors [T, hidden]
     state: object  # the state after the last step (feed it to continue the text)
+
+    def __repr__(self) -> str:
+        # the dataclass repr printed every tensor (31,000 characters for 260 characters of text)
+        text = "".join(self.pieces)
+        shown = repr(text if len(text) <= 24 else text[:23] + "…")
+        kinds = ["h", *(["c"] if self.layers and self.layers[0].c is not None else [])]
+        kinds += list(self.layers[0].gates) if self.layers else []
+        return (
+            f"Activations({len(self.ids)} steps {shown}, {len(self.layers)} layers of "
+            f"{', '.join(kinds)} {list(self.layers[0].h.shape) if self.layers else []}, "
+            f"logits {list(self.logits.shape)})"
+        )
 
 
 class RNNLanguageModel(TextModel):
@@ -146,6 +158,7 @@ class RNNLanguageModel(TextModel):
         return self.run(self.to_ids(text_or_ids))[0]
 
     @torch.no_grad()
+    @checked_keywords
     def activations(self, text_or_ids, state=None, *, skip_unknown: bool = False) -> Activations:
         """Run the stepwise cell over the text: every gate, cell and hidden state, per layer."""
         ids = self.to_ids(text_or_ids, skip_unknown=skip_unknown)

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 
 # Below this temperature sampling is treated as greedy (the T -> 0 limit).
 GREEDY_TEMPERATURE = 1e-5
@@ -322,6 +322,7 @@ def _renormalise(log_probs: torch.Tensor) -> torch.Tensor:
     return torch.exp(log_probs - torch.logsumexp(log_probs, dim=0))
 
 
+@checked_keywords
 def candidate_pool(logits: Any, params: SamplingParams | None = None) -> CandidatePool:
     """Run the sampling pipeline on a 1-D logits vector and return the surviving pool.
 
@@ -382,3 +383,7 @@ def make_generator(seed: int | None) -> torch.Generator:
         raise InvalidInputError(f"seed must be None or an integer in [0, 2**64), got {seed!r}")
     generator.manual_seed(int(seed))
     return generator
+
+
+# a mistyped field (SamplingParams(temprature=0.7)) is one line naming the field meant
+SamplingParams.__init__ = checked_keywords(SamplingParams.__init__)  # type: ignore[method-assign]

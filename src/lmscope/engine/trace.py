@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import numbers
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from lmscope.engine import checks
 from lmscope.engine.lens import logit_lens
 from lmscope.engine.probs import log_probs
 from lmscope.engine.steps import find_step
-from lmscope.errors import InvalidInputError, ProbeNotFoundError
+from lmscope.errors import InvalidInputError, ProbeNotFoundError, checked_keywords
 
 
 @dataclass
@@ -46,6 +47,13 @@ class Predictions:
         probs = logp.exp()
         entropy = -(probs * logp.nan_to_num(neginf=0.0)).sum(-1)
         return cls(top_ids, top_logp.exp(), logits.float().gather(-1, top_ids), next_prob, entropy)
+
+    def __repr__(self) -> str:  # the dataclass repr printed five tensors in full
+        T, k = self.top_ids.shape
+        return (
+            f"Predictions({T} positions, top {k}: top_ids, top_probs, top_logits {[T, k]}; "
+            f"next_token_prob, entropy {[T]})"
+        )
 
 
 @dataclass
@@ -77,7 +85,9 @@ class Trace:
                 self._predictions = self.predict()
         return self._predictions
 
-    def __getitem__(self, name: str) -> torch.Tensor:
+    def __getitem__(self, name: str | tuple[str, int]) -> torch.Tensor:
+        if isinstance(name, tuple) and len(name) == 2 and isinstance(name[0], str):
+            name = self._full_name(*name)
         if not isinstance(name, str):
             raise InvalidInputError(
                 f"a probe is named by text, like 'blocks.0.attn.hook_pattern', got {name!r:.40}"
@@ -90,13 +100,37 @@ class Trace:
             return self.tensors[name]
         except KeyError:
             close = difflib.get_close_matches(name, self.names(), n=3)
-            if close:
+            layer = re.match(r"blocks\.(\d+)\.", name)
+            n_layer = getattr(self.config, "n_layer", None)
+            if layer and isinstance(n_layer, int) and int(layer[1]) >= n_layer:
+                # blocks.99 is closest in spelling to blocks.9: say what layers there are
+                hint = f"; the model has {n_layer} layers, blocks.0 to blocks.{n_layer - 1}"
+            elif close:
                 hint = f"; did you mean {', '.join(close)}?"
             elif self.meta.get("every_probe"):  # nothing was left out: the model has none
                 hint = f"; the model has no such probe (trace.names() lists {len(self.names())})"
             else:
                 hint = "; it was not recorded (see the names/layers you passed to trace)"
             raise ProbeNotFoundError(f"no probe {name!r} in this trace{hint}") from None
+
+    def _full_name(self, short: str, layer: int) -> str:
+        """``trace["pattern", 0]``, as a TransformerLens cache is read: the one probe of block
+        ``layer`` whose name ends in ``hook_{short}``."""
+        layer = checks.layer(self.config, layer)
+        ending = "hook_" + short.removeprefix("hook_")
+        found = [
+            n
+            for n in self.names()
+            if n.startswith(f"blocks.{layer}.") and n.rsplit(".", 1)[-1] == ending
+        ]
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise ProbeNotFoundError(
+                f"{short!r} of block {layer} names {len(found)} probes: {', '.join(found)}; "
+                "give the full name"
+            )
+        return f"blocks.{layer}.{ending}"  # not there: the lookup says what is close
 
     def __contains__(self, name: str) -> bool:
         return name in self.tensors or name in self.derived
@@ -129,6 +163,7 @@ class Trace:
             tensors += [p.top_ids, p.top_probs, p.top_logits, p.next_token_prob, p.entropy]
         return sum(t.numel() * t.element_size() for t in tensors)
 
+    @checked_keywords
     def step(self, step: int | str, layer: int = 0) -> dict[str, torch.Tensor]:
         """The recorded tensors that show one of the 20 explainer steps, for one layer."""
         checks.layer(self.config, layer)
@@ -144,15 +179,18 @@ class Trace:
                 out[name] = self[name]
         return out
 
+    @checked_keywords
     def logit_lens(self, k: int = 5, positions=None):
-        """Top-k predictions from the residual stream after every layer (see interpret.lens)."""
+        """Top-k predictions from the residual stream after every layer (``engine.lens``)."""
         return logit_lens(self, k=k, positions=positions)
 
+    @checked_keywords
     def head_result_sum(self, layer: int) -> torch.Tensor:
         """Sum of per-head results; plus the projection bias this equals hook_attn_out."""
         layer = checks.layer(self.config, layer)
         return self[f"blocks.{layer}.attn.hook_result"].sum(dim=1)
 
+    @checked_keywords
     def dropout_example(self, name: str, p: float = 0.1, seed: int = 0):
         """What a train-mode dropout of rate ``p`` would do to a recorded activation: returns
         (keep mask, output). Kept entries are scaled by 1/(1-p) so the expectation is unchanged."""

@@ -23,7 +23,7 @@ from lmscope.engine.hooks import MODES, Ablator, BatchRecorder, Recorder, parse_
 from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
 from lmscope.engine.trace import Predictions, Trace
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 
 
 @dataclass
@@ -142,6 +142,7 @@ class LanguageModel(TextModel):
         """The weights' precision by name: float32, bfloat16 or float16."""
         return str(self.dtype).removeprefix("torch.")
 
+    @checked_keywords
     def to_precision(self, dtype: str | torch.dtype) -> LanguageModel:
         """Cast the weights in place, as ``lmscope.load(..., dtype=)`` does; returns self."""
         found = PRECISIONS.get(str(dtype).removeprefix("torch."))
@@ -175,6 +176,7 @@ class LanguageModel(TextModel):
         return f"<{self.capabilities.family} {self.name!r}: {c.n_layer} x {c.n_embd}>"
 
     # --- running -------------------------------------------------------------------------
+    @checked_keywords
     @torch.no_grad()  # not inference_mode: callers compute freely with the results
     def trace(
         self,
@@ -244,6 +246,7 @@ class LanguageModel(TextModel):
             predict,
         )
 
+    @checked_keywords
     @torch.no_grad()
     def trace_many(
         self,
@@ -284,6 +287,7 @@ class LanguageModel(TextModel):
             traces.append(self._new_trace(ids, row, own[-1].clone(), lambda p=predictions: p))
         return traces
 
+    @checked_keywords
     @torch.no_grad()
     def trace_layer(self, base: Trace, layer: int) -> Trace:
         """Every probe of block ``layer`` for ``base``'s prompt, recorded by running that block
@@ -378,6 +382,7 @@ class LanguageModel(TextModel):
         return self._reference
 
     @torch.no_grad()
+    @checked_keywords
     def precision_cost(self, text_or_ids: str | Sequence[int], top_k: int = 5) -> PrecisionCost:
         """Measured on request: this model's logits for the prompt against float32's."""
         checks.at_least_one(top_k, "top_k")

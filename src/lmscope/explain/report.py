@@ -15,7 +15,7 @@ from lmscope.engine import checks
 from lmscope.engine.hooks import Ablation, parse_ablations
 from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.steps import STEPS, find_step
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.explain.catalogue import probe_names, step_text, tokenizer_kind
 from lmscope.explain.step_data import StepContext, build
 
@@ -28,6 +28,10 @@ class StepReport(BaseModel):
     probes: list[str]
     data: SerializeAsAny[BaseModel]
 
+    def __repr__(self) -> str:  # pydantic's would print every number of the step
+        probes = f"{self.probes[0]}, ... ({len(self.probes)} probes)" if self.probes else "none"
+        return f"StepReport({self.number} {self.key}: {self.title!r}; reads {probes})"
+
 
 class Report(BaseModel):
     model: str
@@ -38,6 +42,13 @@ class Report(BaseModel):
     head: int
     position: int
     steps: list[StepReport]
+
+    def __repr__(self) -> str:  # pydantic's ran to about 236,000 characters
+        steps = ", ".join(f"{s.number} {s.key}" for s in self.steps)
+        return (
+            f"Report({self.model}, {self.n_tokens} tokens, layer {self.layer}, head {self.head}, "
+            f"position {self.position}; steps {steps})"
+        )
 
 
 def chosen_steps(steps: Iterable[int | str] | int | str | None):
@@ -60,6 +71,7 @@ def chosen_steps(steps: Iterable[int | str] | int | str | None):
     return [s for s in STEPS if s.number in wanted]
 
 
+@checked_keywords
 @torch.no_grad()
 def report(
     model,
@@ -122,6 +134,7 @@ def _what(model) -> str:
     return type(model).__name__
 
 
+@checked_keywords(like=report)
 def explain(model, text_or_ids, **options) -> dict:
     """``report()`` as a JSON-ready dict (what ``lmscope explain --json`` prints)."""
     return report(model, text_or_ids, **options).model_dump(mode="json")

@@ -137,6 +137,12 @@ def save_model_dir(
     tokenizer's files) atomically (``lmscope.formats.atomic``): a crash
     never leaves a half-written model, and the previous folder survives any failure."""
 
+    if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):  # before any writing
+        raise CheckpointError(
+            f"weights are saved as floating-point numbers (float32, float16 or bfloat16), "
+            f"not {str(dtype).removeprefix('torch.')}"
+        )
+
     def fill(tmp: Path):
         tensors = {k: v.detach().to("cpu", dtype).contiguous() for k, v in state.items()}
         save_file(tensors, str(tmp / WEIGHTS_FILE))

@@ -14,7 +14,7 @@ import torch
 from lmscope.engine import checks
 from lmscope.engine.hooks import MODES, Ablation, Ablator, parse_ablations
 from lmscope.engine.probs import log_probs
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 
 __all__ = ["MODES", "Ablation", "AblationEffect", "Ablator", "ablation_effect", "parse_ablations"]
 
@@ -32,7 +32,19 @@ class AblationEffect:
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
+    def __repr__(self) -> str:
+        # the dataclass repr printed three lists of ten token dicts (3,000 characters)
+        def top(rows):
+            return f"{rows[0]['token']!r} {rows[0]['prob']:.1%}" if rows else "-"
 
+        return (
+            f"AblationEffect({', '.join(self.ablations)} ({self.mode}) at position "
+            f"{self.position}: top {top(self.before)} -> {top(self.after)}, "
+            f"KL {self.kl:.4g} nats; .before, .after, .diff list the top {len(self.before)})"
+        )
+
+
+@checked_keywords
 @torch.no_grad()
 def ablation_effect(
     model, text_or_ids, ablate, *, mode: str = "zero", position: int = -1, k: int = 10

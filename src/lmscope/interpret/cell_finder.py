@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.formats.atomic import writing
 from lmscope.interpret.features import FEATURES, compute_features, feature_set_for
 from lmscope.interpret.neurons import NeuronRun
@@ -96,6 +96,20 @@ class CellReport:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n")
         return path
+
+    def __repr__(self) -> str:
+        # the dataclass repr printed every feature's ten best units (7,000 characters)
+        found = [
+            f"{f.name} {f.strongest_r.label} r={f.strongest_r.r:+.3f}"
+            if f.strongest_r is not None
+            else f"{f.name} not scored"
+            for f in self.features
+        ]
+        return (
+            f"CellReport(model={self.model!r}, {self.arch} {self.layers} x {self.hidden}, "
+            f"{self.chars_read:,} characters; strongest unit per feature, held-out r: "
+            f"{'; '.join(found)})"
+        )
 
     def headline(self, name: str) -> str:
         """One line: the unit with the largest |r| on the selection part, and its r on the
@@ -196,7 +210,7 @@ def rule_scores(values: np.ndarray, labels: np.ndarray, threshold: float, direct
     p = tp / predicted.sum() if predicted.any() else 0.0
     r = tp / labels.sum() if labels.any() else 0.0
     f = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f
+    return float(p), float(r), float(f)  # plain floats, not numpy's, in every report
 
 
 def _part_note(kind: str, y: np.ndarray, part: str) -> tuple[str, dict] | None:
@@ -282,6 +296,7 @@ def shortest_text(select_fraction: float) -> int:
     return n
 
 
+@checked_keywords
 def find_cells(
     run: NeuronRun,
     *,

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from lmscope.engine.probs import log_probs
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 
 
 @dataclass
@@ -46,6 +46,7 @@ class TokenLosses:
         return out
 
 
+@checked_keywords
 @torch.no_grad()
 def token_losses(model, text: str) -> TokenLosses:
     if not hasattr(model, "tokenizer") or not hasattr(model, "logits"):
@@ -119,6 +120,9 @@ class Comparison:
             for a, b in zip(self.loss_a, self.loss_b, strict=True)
         ]
 
+    def _repr_html_(self) -> str:  # a notebook shows the coloured text
+        return html_fragment(self)
+
     def to_dict(self) -> dict:
         return {
             "unit": self.unit,
@@ -133,6 +137,7 @@ class Comparison:
         }
 
 
+@checked_keywords
 def compare(model_a, model_b, text: str) -> Comparison:
     a, b = token_losses(model_a, text), token_losses(model_b, text)
     if a.pieces == b.pieces:
@@ -189,6 +194,16 @@ def to_html(c: Comparison, say=_english, lang: str = "en") -> str:
     """The comparison as one HTML page, its words from ``say(text, **values)`` (the CLI's
     translation; English by default) and ``lang`` its language tag; ``c.note`` is shown as it
     is (the caller says it in that language)."""
+    return (
+        f"<!doctype html><html lang={lang}><meta charset=utf-8><title>lmscope compare</title>"
+        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}</style>"
+        + html_fragment(c, say)
+    )
+
+
+def html_fragment(c: Comparison, say=_english) -> str:
+    """The comparison's headings and coloured rows, styled inline: what ``to_html`` puts on its
+    page, and what a notebook shows (``Comparison._repr_html_``) without restyling its own."""
     finite = [abs(x) for x in c.loss_a + c.loss_b if x is not None]
     top = max(finite, default=1.0)
     diffs = [abs(x) for x in c.diff if x is not None]
@@ -203,21 +218,22 @@ def to_html(c: Comparison, say=_english, lang: str = "en") -> str:
                 f'<span style="background:rgb{colour(value, scale)}" '
                 f'title="{html.escape(repr(piece))}: {tip}">{text}</span>'
             )
-        return f"<h3>{html.escape(title)}</h3><div class=text>{''.join(spans)}</div>"
+        return f"<h3>{html.escape(title)}</h3><div style={_TEXT_STYLE}>{''.join(spans)}</div>"
 
     a, b = c.names
     mean = say("mean loss: {a} {loss_a}, {b} {loss_b} nats", a=a, loss_a=f"{c.mean_a:.3f}",
                b=b, loss_b=f"{c.mean_b:.3f}")  # fmt: skip
     return (
-        f"<!doctype html><html lang={lang}><meta charset=utf-8><title>lmscope compare</title>"
-        "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}"
-        ".text{font-family:monospace;white-space:pre-wrap;line-height:1.6}</style>"
-        f"<h2>{html.escape(say('Per-{unit} loss', unit=say(c.unit)))}</h2>"
+        f"<div><h2>{html.escape(say('Per-{unit} loss', unit=say(c.unit)))}</h2>"
         f"<p>{html.escape(c.note)}</p><p>{html.escape(mean)}</p>"
         + row(c.loss_a, _loss_colour, top, say("A: {name} (red = surprised)", name=a))
         + row(c.loss_b, _loss_colour, top, say("B: {name}", name=b))
         + row(c.diff, _diff_colour, top_diff, say("B − A (red: B more surprised, blue: A more)"))
+        + "</div>"
     )
+
+
+_TEXT_STYLE = '"font-family:monospace;white-space:pre-wrap;line-height:1.6"'
 
 
 def to_png(c: Comparison, path: str | Path, columns: int = 80, max_units: int = 1200, say=_english):

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from lmscope.engine import checks
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.interpret.cell_views import CellText, shade
 
 KINDS = {"lstm": ("h", "c", "i", "f", "g", "o"), "gru": ("h", "r", "z", "n"), "rnn": ("h",)}
@@ -78,6 +78,15 @@ class NeuronRun:
     def __len__(self) -> int:
         return len(self.kept)
 
+    def __repr__(self) -> str:
+        # the dataclass repr printed the text and every array (11,000 characters for 1,300)
+        text = self.text if len(self.text) <= 24 else self.text[:23] + "…"
+        return (
+            f"NeuronRun(model={self.model_name!r}, {self.arch} {self.layers} x {self.hidden}, "
+            f"{len(self):,} characters {text!r}, values {', '.join(self.values)} "
+            f"[layer, character, unit], top {self.top_ids.shape[-1]} next characters)"
+        )
+
     @property
     def chars(self) -> list[str]:
         return [self.vocab[i] for i in self.ids]
@@ -109,6 +118,7 @@ class NeuronRun:
         checks.index(layer, self.layers, "layer", "this model has layers")
         checks.index(unit, self.hidden, "unit", "each layer has units")
 
+    @checked_keywords
     def unit(self, layer: int, unit: int, kind: str | None = None) -> np.ndarray:
         """One unit's value after each character read: float32 [T]."""
         kind = kind or default_kind(self.arch)
@@ -135,6 +145,7 @@ class NeuronRun:
                 labels += [(kind, layer, u) for u in range(self.hidden)]
         return np.concatenate(blocks, axis=1), labels
 
+    @checked_keywords
     def view(self, layer: int, unit: int, kind: str | None = None) -> CellText:
         """Coloured text for one unit (``_repr_html_``, ``to_html``, ``save_png``)."""
         kind = kind or default_kind(self.arch)
@@ -162,6 +173,7 @@ def char_vocab(model) -> tuple[str, ...]:
     return tuple(chars)
 
 
+@checked_keywords
 def neuron_activations(
     model,
     text: str,

@@ -43,6 +43,13 @@ def check_fit(expected: dict[str, torch.Tensor], state: dict[str, torch.Tensor],
                 f"the weights in {source} do not fit the model: {key} has shape "
                 f"{tuple(tensor.shape)}, the config implies {tuple(expected[key].shape)}"
             )
+        # load_state_dict would cast whole numbers (or bools) to float without a word
+        if expected[key].is_floating_point() and not tensor.is_floating_point():
+            raise CheckpointError(
+                f"the weights in {source} are not floating-point numbers: {key} is "
+                f"{str(tensor.dtype).removeprefix('torch.')}; a model's weights are float32, "
+                "float16 or bfloat16"
+            )
 
 
 def build_checked(
