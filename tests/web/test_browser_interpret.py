@@ -46,7 +46,7 @@ def test_logit_lens_grid_shows_the_servers_numbers(page):
     tip = page.get_by_test_id("tooltip").inner_text()
     cell = expected["cells"][1][2]
     assert cell["top"][1]["token"].replace(" ", "·") in tip
-    assert f"rank {cell['final_rank'] + 1}" in tip
+    assert f"rank {cell['final_rank'] + 1:,}" in tip
     shot(page, "interpret-lens")
     # clicking a column selects that position
     page.locator("[data-testid=lens-cell][data-stage='0'][data-position='1']").click()

@@ -466,11 +466,11 @@ function readControls() {
   s.min_p = Number($("min-p").value);
   s.greedy = $("greedy").checked;
   const seed = Number($("seed").value);
-  if ($("seed").value.trim() === "" || !Number.isSafeInteger(seed) || seed < 0) problems.push(t("seedError"));
+  if ($("seed").value.trim() === "" || !Number.isSafeInteger(seed) || seed < 0) problems.push(t("seedError", { max: Number.MAX_SAFE_INTEGER.toLocaleString("en-US") }));
   else state.seed = seed;
   const box = $("control-error");
   box.hidden = problems.length === 0;
-  box.textContent = problems.join(" ");
+  box.textContent = sentences(...problems); // no space after a Chinese "。"
   $("temperature-out").textContent = s.temperature.toFixed(2);
   $("top-k-out").textContent = s.top_k ? "" : t("off");
   $("top-p-out").textContent = s.top_p >= 1 ? t("off") : s.top_p.toFixed(2);

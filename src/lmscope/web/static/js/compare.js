@@ -99,6 +99,7 @@ export async function renderCompare(ctx, { controls, refresh }) {
     row(d, "loss_a", t("cmpRowA", { name: a }), lossScale),
     row(d, "loss_b", t("cmpRowB", { name: b }), lossScale),
     row(d, "diff", t("cmpRowDiff"), absMax(d.diff)),
-    el("p", { class: "hint", text: t("cmpText", { n: d.pieces.join("").length }) }),
+    // characters, not UTF-16 units: an emoji is one, as in the rows above
+    el("p", { class: "hint", text: t("cmpText", { n: [...d.pieces.join("")].length }) }),
   ];
 }

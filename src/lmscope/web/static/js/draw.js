@@ -511,3 +511,15 @@ export function barList(items, opts = {}) {
     ),
   );
 }
+
+// A redraw replaces the panel's controls. The one the keyboard was on gets the focus back, or
+// the next arrow key on the Layer list reaches the page (and opens another step) and a second
+// Enter on "Next →" does nothing.
+export function focusedControl(container) {
+  const active = document.activeElement;
+  return active && active !== document.body && container.contains(active) ? active.dataset.testid : null;
+}
+
+export function refocus(container, testid) {
+  if (testid) container.querySelector(`[data-testid="${testid}"]:not([disabled])`)?.focus();
+}

@@ -57,7 +57,7 @@ const UI = {
     fromEnd: "Generate continues from the last token.",
     sameSeed: "Same seed and settings give the same tokens.",
     topKError: "Top-k must be a whole number from 0 (off) to {vocab}.",
-    seedError: "The seed must be a whole number from 0 to 9007199254740991.",
+    seedError: "The seed must be a whole number from 0 to {max}.",
     nError: "Generate between 1 and 256 tokens at a time.",
     stopped: "Stopped: {reason}.",
     overview: "Pipeline",
@@ -115,6 +115,10 @@ const UI = {
     qkvAll: "all heads at this position ({n_head} × {d_head})",
     kWindow: "keys of positions {a}–{b}, head {h}",
     vWindow: "values of positions {a}–{b}, head {h}",
+    qkvAllGqa: "all heads at this position (q: {n_head} × {d_head}; k and v: {n_kv} × {d_head})",
+    kWindowKv: "keys of positions {a}–{b}, kv head {k}",
+    vWindowKv: "values of positions {a}–{b}, kv head {k}",
+    kvHead: "kv head",
     zHeads: "z per head: weights × values",
     concat: "concat(z) → {d} numbers",
     headResults: "|z_h · W_O[h]| per head",
@@ -228,7 +232,7 @@ const UI = {
     fromEnd: "“生成”总是从最后一个 token 接着写。",
     sameSeed: "种子和设置相同，生成的 token 就相同。",
     topKError: "Top-k 必须是 0（关闭）到 {vocab} 之间的整数。",
-    seedError: "种子必须是 0 到 9007199254740991 之间的整数。",
+    seedError: "种子必须是 0 到 {max} 之间的整数。",
     nError: "每次生成 1 到 256 个 token。",
     stopped: "已停止：{reason}。",
     overview: "流程总览",
@@ -285,6 +289,10 @@ const UI = {
     qkvAll: "该位置所有头（{n_head} × {d_head}）",
     kWindow: "位置 {a}–{b} 的 key，头 {h}",
     vWindow: "位置 {a}–{b} 的 value，头 {h}",
+    qkvAllGqa: "该位置所有头（q：{n_head} × {d_head}；k 和 v：{n_kv} × {d_head}）",
+    kWindowKv: "位置 {a}–{b} 的 key，kv 头 {k}",
+    vWindowKv: "位置 {a}–{b} 的 value，kv 头 {k}",
+    kvHead: "kv 头",
     zHeads: "每个头的 z：权重 × value",
     concat: "拼接：concat(z) → {d} 个数",
     headResults: "每个头的 |z_h · W_O[h]|",
@@ -382,6 +390,11 @@ export function addStrings(en, zh) {
 // ("位置 4：", "（id 249）"), English the ASCII ones with their spaces ("Position 4: ", " (id 249)").
 export function colon() {
   return current === "zh" ? "：" : ": ";
+}
+
+// Items of a list: Chinese separates them with the enumeration comma ("3、5"), English ", ".
+export function listSep() {
+  return current === "zh" ? "、" : ", ";
 }
 
 export function paren(text) {

@@ -120,7 +120,7 @@ const zh = {
   lensBlock: "第 {l} 层",
   lensOutput: "= 输出",
   lensActual: "实际的下一个",
-  lensTipTop: "{stage} 之后的前 {k} 名：",
+  lensTipTop: "{stage}之后的前 {k} 名：",
   lensTipFinal: "最终预测“{tok}”：排第 {r} 名，概率 {p}",
   lensLegend: "颜色：格中首选 token 的概率。粗体：它已经是模型的最终预测。点击某一列可选中该位置。",
 

@@ -4,7 +4,7 @@
 
 import { renderAblation } from "./ablation.js";
 import { renderCompare } from "./compare.js";
-import { el, hideTip } from "./draw.js";
+import { el, focusedControl, hideTip, refocus } from "./draw.js";
 import { colon, t } from "./i18n.js";
 import "./i18n_interpret.js";
 import { renderLens } from "./lens.js";
@@ -58,6 +58,7 @@ export async function renderView(container, key, ctx) {
       ),
     );
   }
+  const focus = focusedControl(container);
   container.replaceChildren(
     el("header", {}, el("h3", { "data-testid": "step-title" }, el("span", { class: "num", text: ICONS[key] }), t(`view_${key}`))),
     el("p", { class: "explain", "data-testid": "step-explain", text: t(`view_${key}_explain`) }),
@@ -70,6 +71,7 @@ export async function renderView(container, key, ctx) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
     body.replaceChildren(...[content].flat().filter(Boolean));
+    refocus(container, focus); // the view's own controls (the compare list) came with it
   } catch (err) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");

@@ -1,7 +1,7 @@
 // Logit lens: a stages x positions grid from /api/lens. Each cell is the top next-token
 // prediction read out of the residual stream at that depth, coloured by its probability.
 
-import { colour, css, el, hideTip, pct, showTip, visible } from "./draw.js";
+import { colour, css, el, grouped, hideTip, pct, showTip, visible } from "./draw.js";
 import { t } from "./i18n.js";
 
 const SIZE = 12; // columns: fits the step panel at common widths; the window follows the selection
@@ -23,7 +23,7 @@ function tip(d, s, j) {
     `${t("position")} ${tok.position} “${visible(tok.text)}” · ${stageLabel(d.stages[s], s)}`,
     t("lensTipTop", { k: cell.top.length, stage: stageLabel(d.stages[s], s) }),
     ...cell.top.map((x, i) => `  ${i + 1}. “${visible(x.token)}” ${prob(x.prob)}`),
-    t("lensTipFinal", { tok: visible(d.final[j].text), r: cell.final_rank + 1, p: prob(cell.final_prob) }),
+    t("lensTipFinal", { tok: visible(d.final[j].text), r: grouped(cell.final_rank + 1), p: prob(cell.final_prob) }),
   ];
   return lines.join("\n");
 }

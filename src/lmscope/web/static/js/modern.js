@@ -4,7 +4,7 @@
 // it) and draws it; the page's other steps are the GPT-2 views (steps.js).
 
 import { barList, columnFormat, curveScatter, el, fmt, heatmap, hideTip, histogram, minus, showTip, strip, svg, visible } from "./draw.js";
-import { paren, t } from "./i18n.js";
+import { listSep, paren, t } from "./i18n.js";
 import "./i18n_modern.js";
 
 const PALETTE = ["#7c3aed", "#0891b2", "#d97706", "#059669", "#dc2626", "#2563eb", "#db2777", "#4b5563"];
@@ -429,7 +429,7 @@ async function qkv(ctx, base) {
   const k = Math.floor(state.head / size);
   const group = Array.from({ length: size }, (_, i) => k * size + i).filter((h) => h !== state.head);
   const content = await base(ctx);
-  const note = hint(t("qkvShared", { n_head: m.n_head, n_kv: nKv, h: state.head, k, group: group.join(", ") || "—" }), { "data-testid": "qkv-shared" });
+  const note = hint(t("qkvShared", { n_head: m.n_head, n_kv: nKv, h: state.head, k, group: group.join(listSep()) || "—" }), { "data-testid": "qkv-shared" });
   return [note, ...[content].flat()];
 }
 

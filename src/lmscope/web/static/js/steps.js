@@ -19,6 +19,8 @@ import {
   visible,
   colour,
   css,
+  focusedControl,
+  refocus,
 } from "./draw.js";
 import { stepInfo, stepKeys } from "./catalogue.js";
 import { colon, paren, stepText, t } from "./i18n.js";
@@ -119,6 +121,7 @@ export async function renderStep(container, key, ctx) {
     el("span", { class: "tour-pos", text: `${number} / ${keys.length}` }),
     el("button", { "data-testid": "tour-next", disabled: number === keys.length, text: t("next"), onclick: () => ctx.openStep(keys[number]) }),
   );
+  const focus = focusedControl(container);
   container.replaceChildren(
     el(
       "header",
@@ -131,6 +134,7 @@ export async function renderStep(container, key, ctx) {
     body,
     el("div", { class: "probes" }, `${t("probes")}${colon()}`, probes.map((p) => el("code", { text: p }))),
   );
+  refocus(container, focus);
   body.classList.add("loading");
   try {
     // an architecture that does this step differently (RoPE, RMSNorm, ...) has its own view
@@ -412,22 +416,29 @@ const RENDER = {
     const [layer, a] = await Promise.all([layerData(ctx), attentionData(ctx)]);
     const h = state.head;
     const dh = state.model.d_head;
-    const groups = { groups: dh, indexLabel: (i) => `${t("head")} ${Math.floor(i / dh)}, [${i % dh}]` };
+    // with grouped-query attention k and v have fewer heads than q: query head h reads kv head
+    // `kv`, and the keys and values shown are that head's, so they are named by it
+    const nKv = state.model.n_kv_head ?? state.model.n_head;
+    const kv = Math.floor((h * nKv) / state.model.n_head);
+    const shared = nKv < state.model.n_head;
+    const groups = (word) => ({ groups: dh, indexLabel: (i) => `${word} ${Math.floor(i / dh)}, [${i % dh}]` });
+    const kvGroups = groups(shared ? t("kvHead") : t("head"));
+    const span = { a: a.start, b: a.start + a.size - 1, h, k: kv };
     const labels = windowLabels(ctx, a);
     const rowHeight = a.size <= 24 ? 12 : undefined; // rows tall enough to label each position
     return [
       section("", vec(`${t("lnOutput")}${paren("ln1")} → ${t("qkvWeights")}`, layer.ln1.output)),
       section(
-        t("qkvAll", { n_head: state.model.n_head, d_head: dh }),
-        strip(layer.q.flat(), { label: `${t("qVec")}${paren(`${t("head")} ${h}${colon()}[${h * dh}, ${(h + 1) * dh})`)}`, ...groups }),
-        strip(layer.k.flat(), { label: t("kVec"), ...groups }),
-        strip(layer.v.flat(), { label: t("vVec"), ...groups }),
+        t(shared ? "qkvAllGqa" : "qkvAll", { n_head: state.model.n_head, n_kv: nKv, d_head: dh }),
+        strip(layer.q.flat(), { label: `${t("qVec")}${paren(`${t("head")} ${h}${colon()}[${h * dh}, ${(h + 1) * dh})`)}`, ...groups(t("head")) }),
+        strip(layer.k.flat(), { label: t("kVec"), ...kvGroups }),
+        strip(layer.v.flat(), { label: t("vVec"), ...kvGroups }),
       ),
       el(
         "div",
         { class: "pair" },
-        heatmap(a.k, { title: t("kWindow", { a: a.start, b: a.start + a.size - 1, h }), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `k[${a.start + r}][${c}]` }),
-        heatmap(a.v, { title: t("vWindow", { a: a.start, b: a.start + a.size - 1, h }), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `v[${a.start + r}][${c}]` }),
+        heatmap(a.k, { title: t(shared ? "kWindowKv" : "kWindow", span), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `k[${a.start + r}][${c}]` }),
+        heatmap(a.v, { title: t(shared ? "vWindowKv" : "vWindow", span), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `v[${a.start + r}][${c}]` }),
       ),
     ];
   },
