@@ -113,7 +113,7 @@ def test_cli_errors_are_one_line(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "unknown model 'transformer'" in err
     assert main(["lab", "gradients", "--max-k", "0"]) == 2
-    assert "--max-k must be a whole number >= 1" in capsys.readouterr().err
+    assert "--max-k must be a whole number >= 2" in capsys.readouterr().err
     with pytest.raises(InvalidInputError, match="divisible"):
         GradientFlowConfig(embed=10, gpt_heads=4)
     # an empty list was "unknown model 'none'" / "--state 'none'"

@@ -28,12 +28,12 @@ def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
 
 
-def _whole_numbers(cfg, flags: dict[str, str]) -> None:
-    """Refuse a setting that is not a whole number >= 1: ``flags`` maps field -> flag."""
+def _whole_numbers(cfg, flags: dict[str, str], low: int = 1) -> None:
+    """Refuse a setting that is not a whole number >= ``low``: ``flags`` maps field -> flag."""
     for name, flag in flags.items():
         value = getattr(cfg, name)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InvalidInputError(f"{flag} must be a whole number >= 1, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InvalidInputError(f"{flag} must be a whole number >= {low}, got {value!r}")
 
 
 def _check_threads(threads: int | None) -> None:
@@ -135,7 +135,9 @@ class GradientFlowConfig:
     extra: dict = field(default_factory=dict)  # recorded in params as is
 
     def __post_init__(self):
-        names = ("max_k", "embed", "gpt_layers", "gpt_heads", "rnn_layers", "batches")
+        # a fall per step needs two distances: k = 1 alone gave a NaN factor and no result
+        _whole_numbers(self, {"max_k": _flag("max_k")}, low=2)
+        names = ("embed", "gpt_layers", "gpt_heads", "rnn_layers", "batches")
         names += ("batch_size", "train_iters")
         _whole_numbers(self, {name: _flag(name) for name in names})
         if self.embed % self.gpt_heads:

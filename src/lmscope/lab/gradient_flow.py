@@ -429,28 +429,34 @@ def verdict(rows: list[dict], max_k: int) -> dict:
         parts_en.append(f"{r['model']} {ratio_text}")
         parts_zh.append(f"{LABELS_ZH[r['arch']]} {ratio_text}")
     order = [r["arch"] for r in ranked]
-    textbook = order[0] == "rnn" and order[-1] == "gpt"
-    en = (
-        f"From k = 1 to k = {max_k} the gradient keeps this fraction of its size: "
-        + "; ".join(parts_en)
-        + f". Fastest fall: {fastest['model']} (×{fast} per step); "
-        f"flattest: {flattest['model']} (×{flat} per step)."
-        + (
-            " This is the textbook order."
-            if textbook
-            else " This is not the textbook order (RNN fastest, Transformer flat): see the "
-            "explanation above."
+    head_en = f"From k = 1 to k = {max_k} the gradient keeps this fraction of its size: " + (
+        "; ".join(parts_en)
+    )
+    head_zh = f"从 k = 1 到 k = {max_k}，梯度保留下来的比例：" + "；".join(parts_zh)
+    if len(rows) == 1:  # --models with one name: nothing to rank it against
+        return bilingual(
+            f"{head_en} (×{fast} per step). Only one model was measured: there is nothing to "
+            "rank it against.",
+            f"{head_zh}（每步 ×{fast}）。只测了一个模型，没有可以与之比较的模型。",
         )
+    en = (
+        head_en + f". Fastest fall: {fastest['model']} (×{fast} per step); "
+        f"flattest: {flattest['model']} (×{flat} per step)."
     )
     zh = (
-        f"从 k = 1 到 k = {max_k}，梯度保留下来的比例："
-        + "；".join(parts_zh)
-        + f"。衰减最快：{LABELS_ZH[fastest['arch']]}（每步 ×{fast}）；"
+        head_zh + f"。衰减最快：{LABELS_ZH[fastest['arch']]}（每步 ×{fast}）；"
         f"最平坦：{LABELS_ZH[flattest['arch']]}（每步 ×{flat}）。"
-        + (
-            "这与教科书中的顺序一致。"
-            if textbook
-            else "这与教科书中的顺序（RNN 最快、Transformer 平坦）不同：见上方说明。"
-        )
     )
+    # the textbook's order runs from the vanilla RNN to the Transformer: judged only when the
+    # run measured both ends
+    if {"rnn", "gpt"} <= set(order):
+        if order[0] == "rnn" and order[-1] == "gpt":
+            en += " This is the textbook order."
+            zh += "这与教科书中的顺序一致。"
+        else:
+            en += (
+                " This is not the textbook order (RNN fastest, Transformer flat): see the "
+                "explanation above."
+            )
+            zh += "这与教科书中的顺序（RNN 最快、Transformer 平坦）不同：见上方说明。"
     return bilingual(en, zh)

@@ -46,6 +46,8 @@ def plot_name(file: str, lang: str) -> str:
 
 
 def format_seconds(v: float) -> str:
+    if v >= 999.5:  # whole, grouped seconds: ".3g" would write 3.22e+03 s
+        return f"{v:,.0f} s"
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"), (1e-12, "ps")):
         if v >= scale:
             return f"{v / scale:.3g} {unit}"

@@ -187,7 +187,7 @@ def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
             }
         )
         advance(f"N={n:,}")
-    return table("vector", rows, texts.vector(rows, cfg.clock))
+    return table("vector", rows, texts.vector(rows, cfg.clock, cfg.a))
 
 
 def scans_section(cfg: SerialDepthConfig, progress=None) -> Section:

@@ -320,7 +320,7 @@ def equivalence(rows: list[dict]) -> dict:
     )
 
 
-def vector(rows: list[dict], clock: str = "wall") -> dict:
+def vector(rows: list[dict], clock: str = "wall", a: float = 0.9) -> dict:
     verdict = _none()
     calm = [r for r in rows if steady(r)]
     if calm:
@@ -341,7 +341,7 @@ def vector(rows: list[dict], clock: str = "wall") -> dict:
         )
     verdict = _with_noise(verdict, rows, bool(calm), clock)
     return _section(
-        *_fixed("vector"),
+        *_fixed("vector", a=a),
         verdict,
         clock,
     )
@@ -435,7 +435,17 @@ def torch_sweep(rows: list[dict], shapes: dict, a: float, clock: str = "wall") -
         floor_en = "one call into PyTorch" + (" plus a kernel launch" if gpu else "")
         floor_zh = "一次 PyTorch 调用" + ("加一次 kernel 启动" if gpu else "")
         en, zh = [], []
-        if calm["loop"]:
+        if calm["loop"] and loop["slope_all"] is None:  # one size: no slope to read
+            en.append(
+                f"the loop takes {format_seconds(big['loop_s'])} at N = {n:,} "
+                f"({format_seconds(loop['per_item_s'])} per step); one size only was measured, "
+                "so no slope can be read from it."
+            )
+            zh.append(
+                f"N = {n:,} 时循环耗时 {format_seconds(big['loop_s'])}（每步 "
+                f"{format_seconds(loop['per_item_s'])}）；只测了一个规模，读不出斜率。"
+            )
+        elif calm["loop"]:
             linear = loop["slope_all"] > 0.85
             linear_en = "linearly from the smallest size" if linear else "steadily"
             linear_zh = "从最小规模起就线性增长" if linear else "稳定增长"
@@ -507,17 +517,51 @@ def torch_sweep(rows: list[dict], shapes: dict, a: float, clock: str = "wall") -
     )
 
 
-def stability(rows: list[dict], a: float, block: int) -> dict:
-    verdict = _none()
-    f32 = [r for r in rows if r["dtype"] == "float32" and r["breaks_at"]]
-    if f32:
-        r = next((x for x in f32 if x["a"] == a), f32[0])
+def stability(rows: list[dict], a: float, block: int, probe: int = 1 << 20) -> dict:
+    """The verdict on the closed form for the learner's own ``a``; the table's other rows are
+    the usual decays, never quoted in its place."""
+    if a == 0:  # not in the table: a^-s is a division by zero from the first step
+        return _section(
+            *_fixed("stability"),
+            bi(
+                "With a = 0 the one-line closed form divides by a^s = 0 and is non-finite from "
+                "the first step; the recurrence is then just h_t = x_t, so the chunked scan "
+                "uses blocks of one step and carries nothing.",
+                "a = 0 时，一行闭式要除以 a^s = 0，从第一步起就是非有限值；此时循环就是 "
+                "h_t = x_t，所以分块扫描用一步长的块，不需要传递任何进位。",
+            ),
+        )
+    if abs(a) == 1:  # not in the table either: every power of a is ±1
+        signs_en = " with alternating signs" if a < 0 else ""
+        signs_zh = "（符号交替）" if a < 0 else ""
+        return _section(
+            *_fixed("stability"),
+            bi(
+                f"With a = {a:g} every power a^s is ±1, so the one-line closed form is a plain "
+                f"cumsum{signs_en} and never overflows; the blocks only matter for |a| < 1 "
+                "(the rows of the table).",
+                f"a = {a:g} 时，a^s 的每个幂都是 ±1，所以一行闭式就是普通的 cumsum{signs_zh}，"
+                "永远不会溢出；只有 |a| < 1 时（表中各行）才需要分块。",
+            ),
+        )
+    mine = next((r for r in rows if r["a"] == a and r["dtype"] == "float32"), None)
+    if mine is None:
+        return _section(*_fixed("stability"), _none())
+    if mine["breaks_at"] is None:
         verdict = bi(
-            f"With a = {r['a']:g} in float32 the one-line closed form is already non-finite at "
-            f"N = {r['breaks_at']:,}. Blocks of at most {block} steps (fewer when |a| is small) "
-            "keep every power in range, and the chunked scan then agrees with the loop to "
-            "rounding at every N of the sweep.",
-            f"a = {r['a']:g}、float32 时，一行闭式在 N = {r['breaks_at']:,} 就已出现非有限值。"
+            f"With a = {a:g} in float32 the one-line closed form stays finite over all "
+            f"{probe:,} positions probed: a^-s grows too slowly to overflow that soon. Blocks "
+            f"of at most {block} steps keep it that way at any length.",
+            f"a = {a:g}、float32 时，一行闭式在探测的全部 {probe:,} 个位置上都保持有限："
+            f"a^-s 增长太慢，这么早还不会溢出。把块长限制在 {block} 步以内，任何长度都能如此。",
+        )
+    else:
+        verdict = bi(
+            f"With a = {a:g} in float32 the one-line closed form is already non-finite at "
+            f"N = {mine['breaks_at']:,}. Blocks of at most {block} steps (fewer when |a| is "
+            "small) keep every power in range, and the chunked scan then agrees with the loop "
+            "to rounding at every N of the sweep.",
+            f"a = {a:g}、float32 时，一行闭式在 N = {mine['breaks_at']:,} 就已出现非有限值。"
             f"把块长限制在 {block} 步以内（|a| 较小时更短）可以让所有幂都留在可表示范围内，"
             "这样分块扫描在计时的每个 N 上都与循环一致，差别只在舍入误差之内。",
         )
@@ -613,9 +657,9 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
         )
     if lstm:
         r = lstm[-1]
-        took_en, took_zh = _took(
-            r, "lstm", "took {time}", "耗时 {time}", ("had to go", "要走 N 步")
-        )
+        # a noisy time is not quoted, but the sentence must still say what the LSTM did
+        steps = ("still had to run", f"仍要走 {r['n']:,} 步")
+        took_en, took_zh = _took(r, "lstm", "took {time}", "耗时 {time}", steps)
         en.append(
             f"The LSTM carries {format_bytes(r['lstm_state_bytes'])} of state at any N, and at "
             f"N = {r['n']:,} its measured peak above the inputs was "

@@ -33,6 +33,7 @@ from lmscope.lab.timing import (
 SWEEP_SIZES = [2**k for k in range(6, 17)]  # 64 .. 65,536
 QUICK_SIZES = [4**k for k in range(3, 9)]  # 64, 256, .. 65,536
 TIMED = ("sum_s", "chunked_s", "assoc_s", "loop_s")
+PROBE = 1 << 20  # the closed form's stability is probed over this many ones
 SETTLE_SECONDS = 20.0  # real time the sweep may spend re-measuring its unsteady points
 METHODS = ("loop", "sum", "chunked", "assoc")  # their names in the figure: plot_texts.json
 
@@ -140,7 +141,8 @@ def curve_shape(rows: list[dict], key: str) -> dict:
     return {
         "floor_s": floor,
         "knee_n": knee,
-        "slope_all": loglog_slope(ns, ts) if len(ns) > 1 else 0.0,
+        # one size has no slope: None, so no verdict reads growth into a single point
+        "slope_all": loglog_slope(ns, ts) if len(ns) > 1 else None,
         "slope_after_knee": loglog_slope(*zip(*tail, strict=True)) if len(tail) > 1 else None,
         "last_s": ts[-1],
         "per_item_s": ts[-1] / ns[-1],
@@ -179,9 +181,9 @@ def stability_section(a: float) -> Section:
         if coef == 0 or abs(coef) >= 1:
             continue
         for dtype in (torch.float32, torch.float64):
-            n = first_breakdown(coef, dtype)
+            n = first_breakdown(coef, dtype, PROBE) or None  # None: finite over the whole probe
             rows.append({"a": coef, "dtype": str(dtype).replace("torch.", ""), "breaks_at": n})
-    return table("stability", rows, texts.stability(rows, a, DEFAULT_BLOCK))
+    return table("stability", rows, texts.stability(rows, a, DEFAULT_BLOCK, PROBE))
 
 
 def plot_sweep(

@@ -41,6 +41,7 @@ const state = {
 };
 const $ = (id) => document.getElementById(id);
 let seq = 0;
+let sampleSeq = 0; // the sample asked for last: an older answer is dropped
 let debounce = null;
 
 // --- colours (same mapping as lmscope.interpret.cell_views) -------------------------------
@@ -120,6 +121,7 @@ async function refresh() {
   const mine = ++seq;
   if (!state.model) return;
   if (!text) {
+    clearView();
     sayAt("rnn-text-error", () => t("rnnEmpty"));
     return;
   }
@@ -136,7 +138,7 @@ async function refresh() {
     });
   } catch (err) {
     if (mine !== seq) return;
-    $("rnn-timing").textContent = "";
+    clearView();
     sayAt("rnn-text-error", () => errorLine(err));
     return;
   }
@@ -149,6 +151,20 @@ async function refresh() {
   $("rnn-timing").textContent = t("traced", { ms: state.ms });
   renderView();
   document.body.dataset.ready = "1";
+}
+
+// The views of a text the server did not read (or an empty box) would show the previous
+// text's colours and counts as if they were this one's: clear them until a text is read.
+function clearView() {
+  state.view = null;
+  state.pinned = null;
+  state.ms = undefined;
+  $("rnn-timing").textContent = "";
+  $("rnn-note").hidden = true;
+  $("rnn-colored").replaceChildren();
+  $("rnn-gates").replaceChildren();
+  renderReadout(null);
+  showCount();
 }
 
 function schedule() {
@@ -260,7 +276,8 @@ function renderReadout(step) {
   const index = v.slots.indexOf(step);
   const ch = v.text[index];
   const rows = [
-    el("div", { class: "ro-head", "data-testid": "readout-char" }, t("rnnAfter", { ch: shown(ch), t: step })),
+    // the character's place in the text, counted from 1 (a step skips unknown characters)
+    el("div", { class: "ro-head", "data-testid": "readout-char" }, t("rnnAfter", { ch: shown(ch), i: n0(index + 1), n: n0(v.text.length) })),
     el(
       "div",
       { class: "ro-values" },
@@ -413,8 +430,9 @@ async function sample() {
   else if (!(temperature >= 0 && temperature <= 2)) refusal = () => t("rnnBadTemp");
   sayAt("rnn-sample-error", refusal);
   if (refusal) return;
-  const before = out.textContent;
+  const mine = ++sampleSeq;
   out.textContent = t("rnnSampling");
+  $("rnn-sample-go").disabled = true; // one sample at a time
   $("rnn-sample-use").disabled = true;
   const text = $("rnn-input").value;
   try {
@@ -425,14 +443,27 @@ async function sample() {
       temperature,
       seed,
     });
+    if (mine !== sampleSeq) return;
     state.sample = r.sample;
+    state.randomSeed = seed === null ? r.seed : null; // the server's draw, to draw again
     out.textContent = r.sample;
     $("rnn-sample-use").disabled = !r.sample;
+    renderSampleSeed();
   } catch (err) {
-    out.textContent = before; // the last sample stays; the reason is said beside the button
+    if (mine !== sampleSeq) return;
+    out.textContent = state.sample; // the last sample stays; the reason is said beside the button
     $("rnn-sample-use").disabled = !state.sample;
     sayAt("rnn-sample-error", () => errorLine(err));
+  } finally {
+    if (mine === sampleSeq) $("rnn-sample-go").disabled = false;
   }
+}
+
+function renderSampleSeed() {
+  const note = $("rnn-sample-seed");
+  const seed = state.randomSeed;
+  note.hidden = seed === null || seed === undefined;
+  note.textContent = note.hidden ? "" : t("rnnRandomSeed", { seed: String(seed) });
 }
 
 // --- controls -----------------------------------------------------------------------------
@@ -507,6 +538,7 @@ function renderLanguage() {
   renderView();
   renderCells();
   renderTimeline();
+  renderSampleSeed();
   sayTopUnit();
   if (!state.view) renderReadout(null);
 }

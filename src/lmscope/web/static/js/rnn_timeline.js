@@ -51,7 +51,9 @@ export function renderTimeline() {
   const show = () => {
     const s = samples[Number(slider.value)];
     const loss = s.train_loss !== null ? ` · ${t("tlLoss", { loss: fmt(s.train_loss, 4) })}` : "";
-    label.textContent = `${t("tlIteration", { i: s.iteration.toLocaleString("en-US") })}${loss}`;
+    // the held-out loss where the run measured one: a gap to the train loss is over-fitting
+    const val = s.val_loss !== null ? ` · ${t("tlValLoss", { loss: fmt(s.val_loss, 4) })}` : "";
+    label.textContent = `${t("tlIteration", { i: s.iteration.toLocaleString("en-US") })}${loss}${val}`;
     text.textContent = s.text;
     panel.dataset.iteration = s.iteration;
   };

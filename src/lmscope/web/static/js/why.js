@@ -40,6 +40,8 @@ export function formatSeconds(v) {
     [1e-9, "ns"],
     [1e-12, "ps"],
   ];
+  // whole, grouped seconds past a thousand (as lab.results.format_seconds): not "3220 s"
+  if (v >= 999.5) return `${Math.round(v).toLocaleString("en-US")} s`;
   for (const [scale, unit] of units) if (v >= scale) return `${trimmed(v / scale, 3)} ${unit}`;
   return `${v.toPrecision(1)} s`;
 }
@@ -51,6 +53,8 @@ export function formatBytes(v) {
     [2 ** 20, "MiB"],
     [2 ** 10, "KiB"],
   ];
+  // whole, grouped seconds past a thousand (as lab.results.format_seconds): not "3220 s"
+  if (v >= 999.5) return `${Math.round(v).toLocaleString("en-US")} s`;
   for (const [scale, unit] of units) if (v >= scale) return `${trimmed(v / scale, 3)} ${unit}`;
   return `${Math.round(v)} B`;
 }
@@ -203,6 +207,12 @@ async function copy(command, button) {
   }
 }
 
+// A command word by word, so a narrow screen wraps it between words, never inside "--clock"
+// (a line ending "--threads 1 -" reads as another flag); it copies as the same text.
+function commandWords(command) {
+  return command.split(" ").flatMap((word, i) => [...(i ? [" "] : []), el("span", { text: word })]);
+}
+
 function rerun(entry, open) {
   const rows = entry.commands.map((c) => {
     const button = el("button", { type: "button", text: t("whyCopy") });
@@ -210,7 +220,7 @@ function rerun(entry, open) {
     return el(
       "div",
       { class: "why-cmd", "data-testid": "why-command" },
-      el("code", { text: c.command }),
+      el("code", {}, commandWords(c.command)),
       button,
       el("span", { class: "note", text: c.note[lang()] ?? c.note.en }),
     );
