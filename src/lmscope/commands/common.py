@@ -56,6 +56,12 @@ def say(text: str, **values) -> str:
     return translate(text, _lang.get(), **values)
 
 
+def one_token(line: str, n: int) -> str:
+    """``line`` (said by ``say``) with its "1 tokens" as English says it: the texts have one
+    plural key, and Chinese has no plural to fix."""
+    return line.replace(" 1 tokens", " 1 token", 1) if n == 1 and _lang.get() == "en" else line
+
+
 def terminal_width() -> int:
     """Columns to print in: the terminal's width, or $COLUMNS (80 when neither says)."""
     return shutil.get_terminal_size().columns

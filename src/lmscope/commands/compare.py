@@ -43,7 +43,9 @@ def register(sub):
     p.add_argument(
         "--text", required=True, metavar="FILE", help="a UTF-8 text file ('-': standard input)"
     )
-    p.add_argument("--out", default="lmscope-compare", help="output folder")
+    p.add_argument(
+        "--out", default="lmscope-compare", help="output folder (default lmscope-compare)"
+    )
     p.add_argument(
         "--max-chars",
         type=at_least(1, "--max-chars"),

@@ -109,7 +109,7 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {},
     ),
     (
-        r"--positions: (?P<p>-?\d+) is outside the prompt of (?P<n>[\d,]+) tokens "
+        r"--positions: (?P<p>-?\d+) is outside the prompt of (?P<n>[\d,]+) tokens? "
         r"\(0\.\.(?P<last>-?\d+), or (?P<first>-\d+)\.\.-1 from the end\)",
         "--positions：{p} 超出了提示词的 {n} 个 token（0..{last}，或从末尾数 {first}..-1）",
         {},

@@ -18,6 +18,7 @@ from lmscope.commands.common import (
     add_sampling_options,
     chat_prompt,
     load_model,
+    one_token,
     sampling_params,
     say,
     terminal_width,
@@ -95,7 +96,7 @@ def run(args) -> int:
         head=result.head,
         position=result.position,
     )
-    header = f"{header} · {model.precision}"  # the numbers' precision
+    header = f"{one_token(header, result.n_tokens)} · {model.precision}"  # the numbers' precision
     if result.ablated:  # else every step reads as the untouched model's
         ablated = say(
             "ablated: {parts} ({mode})", parts=", ".join(result.ablated), mode=say("zero")

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
+from rich.cells import cell_len
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from lmscope.commands.common import abbreviate, columns_that_fit, say, visible
+from lmscope.commands.common import abbreviate, columns_that_fit, one_token, say, visible
 from lmscope.engine.sampling import GREEDY_TEMPERATURE
 from lmscope.explain import modern
 from lmscope.explain import step_data as sd
@@ -144,7 +145,11 @@ def _render_transformer(d: sd.TransformerStep):
 def _render_how(d: sd.HowItWorksStep):
     return Group(
         Text(" → ".join(say(w) for w in [*d.loop, "repeat"])),
-        Text(say("after {n} tokens the model predicts:", n=d.context_tokens)),
+        Text(
+            one_token(
+                say("after {n} tokens the model predicts:", n=d.context_tokens), d.context_tokens
+            )
+        ),
         _tokens_table(d.next),
     )
 
@@ -170,7 +175,10 @@ def _char_marks(d: sd.TokenEmbeddingStep) -> dict[int, str]:
     on its first token, then a bracket down to its last (我 over <0xE6> <0x88> <0x91>)."""
     marks = {}
     for span in d.chars:
-        marks[span.start] = f"┐ {span.text}" if span.complete else f"┐ {span.text} …"
+        # visible: a no-break space or U+FE0F printed as itself draws nothing (or shifts the
+        # panel's border); named as the merges below and the page name them
+        shown = visible(span.text)
+        marks[span.start] = f"┐ {shown}" if span.complete else f"┐ {shown} …"
         for p in range(span.start + 1, span.end):
             marks[p] = "│"
         marks[span.end] = "┘"
@@ -251,13 +259,29 @@ def _render_attention(d: sd.SelfAttentionStep):
     shown = min(MAX_ATTN, _fit(n, max(3, len(str(n - 1))), cell))
     start = n - shown
     cells = [[_heat(pattern[i][j]) for j in range(start, n)] for i in range(start, n)]
-    most = ", ".join(f"{_short(a.token)}@{a.position} ({a.weight:.2f})" for a in d.attends_most_to)
+    labels = ("attends most to", "attention output")
+    items = [f"{_short(a.token)}@{a.position} ({a.weight:.2f})" for a in d.attends_most_to]
+    most = _whole_items(items, width.get() - PANEL_EDGE - 2 - max(cell_len(say(k)) for k in labels))
     return _group(
         Text(say("layer {layer} head {head} attention pattern", layer=d.layer, head=d.head)),
         _matrix("q\\k", start, cells),
         _more(start, n - 1, n) if start else None,
-        _kv([("attends most to", most), ("attention output", _vec(d.attn_out))]),
+        _kv([(labels[0], most), (labels[1], _vec(d.attn_out))]),
     )
+
+
+def _whole_items(items: list[str], room: int) -> str:
+    """``items`` joined by ", " in lines of at most ``room`` cells, broken only between items:
+    rich breaks at any space, and a token such as ' mind' has one inside its quotes."""
+    lines = [""]
+    for item in items:
+        joined = f"{lines[-1]}, {item}" if lines[-1] else item
+        if lines[-1] and cell_len(joined) + 1 > room:  # + 1: the "," left at the line's end
+            lines[-1] += ","
+            lines.append(item)
+        else:
+            lines[-1] = joined
+    return "\n".join(lines)
 
 
 def _render_qkv(d: sd.QKVStep):

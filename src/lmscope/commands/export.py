@@ -32,7 +32,7 @@ def register(sub):
     p.add_argument(
         "run_dir", metavar="RUN", help="a folder written by 'lmscope train' (or any model folder)"
     )
-    p.add_argument("out", help="the folder to write: new, or empty")
+    p.add_argument("out", metavar="OUT", help="the folder to write: new, or empty")
     p.add_argument(
         "--overwrite",
         action="store_true",

@@ -60,20 +60,22 @@ def register(lab) -> None:
     add_unset_option(p, d, "--items", int, "longest list P trained")
     add_unset_option(p, d, "--distance", int, "longest distance N trained, in filler characters")
     p.add_argument(
-        "--queries", type=int, default=d.queries, help=f"queries per example ({d.queries})"
-    )
-    p.add_argument("--batch", type=int, default=d.batch, help=f"examples per step ({d.batch})")
-    p.add_argument(
-        "--lr", type=float, default=d.lr, help=f"learning rate of every model ({d.lr:g})"
+        "--queries", type=int, default=d.queries, help=f"queries per example (default {d.queries})"
     )
     p.add_argument(
-        "--gpt-layers", type=int, default=d.gpt_layers, help=f"GPT blocks ({d.gpt_layers})"
+        "--batch", type=int, default=d.batch, help=f"examples per step (default {d.batch})"
+    )
+    p.add_argument(
+        "--lr", type=float, default=d.lr, help=f"learning rate of every model (default {d.lr:g})"
+    )
+    p.add_argument(
+        "--gpt-layers", type=int, default=d.gpt_layers, help=f"GPT blocks (default {d.gpt_layers})"
     )
     p.add_argument(
         "--rnn-layers",
         type=int,
         default=d.rnn_layers,
-        help=f"layers of each recurrent model ({d.rnn_layers})",
+        help=f"layers of each recurrent model (default {d.rnn_layers})",
     )
     add_unset_option(p, d, "--test-examples", int, "test examples per tested (P, N)")
     p.add_argument(

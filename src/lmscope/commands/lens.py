@@ -31,9 +31,9 @@ def register(sub):
     p = sub.add_parser(
         "lens",
         help="what each layer would predict (logit lens)",
-        description="Pass the residual stream after every layer through the final LayerNorm "
-        "and unembedding, and show each layer's top prediction at each position. "
-        "The last row is the model's real output.",
+        description="Pass the residual stream after every layer through the final norm "
+        "(LayerNorm or RMSNorm) and unembedding, and show each layer's top prediction at each "
+        "position. The last row is the model's real output.",
     )
     p.add_argument("text", help="the prompt")
     add_model_option(p)
@@ -69,7 +69,8 @@ def _positions(spec: str | None, n: int) -> list[int]:
     for p in asked:
         if not -n <= p < n:
             raise InvalidInputError(
-                f"--positions: {p} is outside the prompt of {n} tokens (0..{n - 1}, or "
+                f"--positions: {p} is outside the prompt of {n} {'token' if n == 1 else 'tokens'} "
+                f"(0..{n - 1}, or "
                 f"-{n}..-1 from the end)"
             )
     # as explain and ablate --position: -1 is the last token

@@ -15,6 +15,7 @@ from lmscope.commands.common import (
     say,
     use_lang,
 )
+from lmscope.data.corpora import corpus_names
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
 
@@ -49,8 +50,7 @@ def register(sub):
     p.add_argument(
         "--data",
         default=None,
-        help="bundled corpus (shakespeare, warpeace, python-stdlib) or a text file "
-        "(default shakespeare)",
+        help=f"bundled corpus ({', '.join(corpus_names())}) or a text file (default shakespeare)",
     )
     p.add_argument(
         "--iters",

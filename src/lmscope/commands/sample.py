@@ -24,11 +24,15 @@ DEFAULT_PROMPT, DEFAULT_LENGTH = "\n", 500  # None in args: --timeline refuses g
 def register(sub):
     p = sub.add_parser(
         "sample",
-        help="stream text from a model folder written by 'lmscope train'",
+        help="stream text from a model 'lmscope train' wrote, or a shipped one",
         description="Load the model in DIR (a GPT or a char-RNN/LSTM/GRU) and continue --prompt "
         "for --length tokens, printing text as it is generated.",
     )
-    p.add_argument("dir", metavar="DIR", help="checkpoint or model folder")
+    p.add_argument(
+        "dir",
+        metavar="DIR",
+        help="checkpoint or model folder, or a shipped model (warpeace-lstm, shakespeare...)",
+    )
     p.add_argument(
         "--prompt", "--prime", default=None, help="text to start from (default: a newline)"
     )

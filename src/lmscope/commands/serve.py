@@ -164,16 +164,19 @@ def run(args) -> int:
         model.to_precision(args.dtype)
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{host}:{args.port}/"
+    shown = model.name if args.dtype == "float32" else f"{model.name} in {args.dtype}"
     if args.workers > 1:
-        name = model.name
         del model  # each worker loads its own
+        # the other models too, once here: a name that cannot load is one line now, not a
+        # traceback in every worker that uvicorn then starts again
+        compare, rnn = _names_that_load(args)
         os.environ[ENV] = settings.to_env()
         print(
-            f"lmscope: serving {name} at {url} from {args.workers} worker processes, "
+            f"lmscope: serving {shown} at {url} from {args.workers} worker processes, "
             f"{threads} thread(s) each (API manual at {url}docs)",
             file=sys.stderr,
         )
-        _say_why_page(url)
+        _say_other_pages(url, compare, rnn)
         _open_later(args, url)
         target = "lmscope.web.factory:app_from_env"
         uvicorn.run(
@@ -186,23 +189,31 @@ def run(args) -> int:
         )
         return 0
     app = build_app(settings, model)
-    shown = model.name if args.dtype == "float32" else f"{model.name} in {args.dtype}"
     print(f"lmscope: serving {shown} at {url} (API manual at {url}docs)", file=sys.stderr)
-    if app.state.compare:
-        names = ", ".join(app.state.compare)
-        print(f"lmscope: the page can compare it with {names}", file=sys.stderr)
-    if app.state.rnn:
-        names = ", ".join(app.state.rnn)
-        print(f"lmscope: char-RNN neurons of {names} at {url}rnn", file=sys.stderr)
-    _say_why_page(url)
+    _say_other_pages(url, list(app.state.compare), list(app.state.rnn))
     _open_later(args, url)
     settle()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
 
 
-def _say_why_page(url: str) -> None:
-    """/why is served whatever the model: name it, as / and /rnn are."""
+def _names_that_load(args) -> tuple[list[str], list[str]]:
+    """The names of the --compare and --rnn models, each loaded once (and let go) so that one
+    that cannot load is refused before the workers start; the /rnn warnings are said here."""
+    import lmscope
+    from lmscope.web.factory import rnn_models
+
+    compare = [lmscope.load(name).name for name in args.compare]
+    rnn = [model.name for model in rnn_models(args.rnn)]
+    return compare, rnn
+
+
+def _say_other_pages(url: str, compare: list[str], rnn: list[str]) -> None:
+    """What the page can compare with, /rnn's models, and /why (served whatever the model)."""
+    if compare:
+        print(f"lmscope: the page can compare it with {', '.join(compare)}", file=sys.stderr)
+    if rnn:
+        print(f"lmscope: char-RNN neurons of {', '.join(rnn)} at {url}rnn", file=sys.stderr)
     print(f"lmscope: why Transformers replaced RNNs, measured, at {url}why", file=sys.stderr)
 
 

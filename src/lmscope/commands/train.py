@@ -5,7 +5,6 @@ Under ``torchrun --nproc_per_node N -m lmscope train ...`` the same command trai
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -33,7 +32,6 @@ def register(sub):
         "50 characters, Adam 2e-3 decaying to 2e-4, clip 5, no weight decay). With --resume, "
         "settings you leave out come from the checkpoint. Run under "
         "'torchrun --nproc_per_node N -m lmscope train ...' for DDP.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     data = p.add_argument_group("data")
     # the names from the one list the "unknown corpus" error shows too
