@@ -7,7 +7,7 @@ keyboard focus lost whenever the step panel was redrawn."""
 from __future__ import annotations
 
 import pytest
-from webtools import open_step, open_view, set_prompt, to_chinese, wait_idle
+from webtools import ARTIFACTS, open_step, open_view, set_prompt, to_chinese, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -160,3 +160,34 @@ def test_two_refused_controls_are_two_chinese_sentences_without_a_space(page):
     )
     text = error.inner_text()
     assert "整数。种子" in text and "。 " not in text, text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_position_readout_says_its_probability_is_the_models_own(page, lang):
+    """At T = 0.5 the readout said "next ·over 7.93%" while the sampling panel gave the same
+    token 21.4%: both real, but the readout's is the model's own (T = 1, no filters), unsaid."""
+    if lang == "zh":
+        to_chinese(page)
+    set_prompt(page, PROMPT)
+    readout = page.get_by_test_id("position-readout")
+    own = "(model, T = 1)" if lang == "en" else "（模型原始概率，T = 1）"
+    assert own not in readout.inner_text()  # nothing to tell apart at the model's settings
+    page.get_by_test_id("temperature").fill("0.5")
+    page.wait_for_function(
+        "own => document.querySelector('[data-testid=position-readout]').innerText.includes(own)",
+        arg=own,
+    )
+    assert "T = 1" in (readout.get_attribute("title") or "")
+    ARTIFACTS.mkdir(exist_ok=True)
+    readout.locator("..").screenshot(path=str(ARTIFACTS / f"readout-own-{lang}.png"))
+    page.get_by_test_id("temperature").fill("1")
+    page.get_by_test_id("top-k").fill("5")
+    page.wait_for_function(
+        "own => document.querySelector('[data-testid=position-readout]').innerText.includes(own)",
+        arg=own,
+    )
+    page.get_by_test_id("top-k").fill("0")
+    page.wait_for_function(
+        "own => !document.querySelector('[data-testid=position-readout]').innerText.includes(own)",
+        arg=own,
+    )

@@ -15,7 +15,7 @@ import { byteNote, groupChips, lastPiece, quotedToken } from "./chars.js";
 import { sourceText } from "./model_source.js";
 import { syncPool } from "./pool_sync.js";
 import { computePool } from "./sampling.js";
-import { buildScrubber, updateScrubber } from "./scrub.js";
+import { buildScrubber, updateReadout, updateScrubber } from "./scrub.js";
 import { renderStep } from "./steps.js";
 
 const DEBOUNCE_MS = 250;
@@ -510,6 +510,7 @@ function updateSampling() {
   performance.mark("sampling-start");
   const pool = currentPool();
   drawBars(pool);
+  updateReadout(state, stepContext);
   if (["probabilities", "temperature", "sampling"].includes(state.step)) renderCurrentStep();
   performance.mark("sampling-end");
   performance.measure("sampling-render", "sampling-start", "sampling-end");

@@ -89,6 +89,8 @@ const en = {
   scrubNext: "next {tok} {p}",
   scrubTop: "top {tok} {p}",
   scrubLast: "next: not generated yet",
+  scrubOwn: " (model, T = 1)", // the space is English's: Chinese brackets need none
+  scrubOwnLong: "The model's own probabilities (T = 1, no top-k, top-p or min-p); the sampling panel shows them after your settings.",
   attnTint: "tint: attention from {p} (L{l} H{h})",
   attnTintLong: "The chips are tinted by how much position {p} attends to each token (layer {l}, head {h}).",
 };
@@ -167,6 +169,8 @@ const zh = {
   scrubHint: "拖动，或在 token 上按 ← →",
   scrubHintLong: "拖动滑块，或在 token 上按 ← →（Home、End），逐个查看各位置。",
   scrubNext: "下一个 {tok} {p}",
+  scrubOwn: "（模型原始概率，T = 1）",
+  scrubOwnLong: "模型自身的概率（T = 1，不做 top-k、top-p、min-p 截断）；采样面板显示的是按你的设置调整后的概率。",
   scrubTop: "首选 {tok} {p}",
   scrubLast: "下一个：尚未生成",
   attnTint: "底色：位置 {p} 的注意力（L{l} H{h}）",

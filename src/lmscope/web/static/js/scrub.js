@@ -57,16 +57,31 @@ export function updateScrubber(state, { post, tokenText, promptTexts }) {
   slider.disabled = n < 2 || state.busy;
   document.getElementById("scrub-label").textContent = `${t("scrub")} ${p} / ${n - 1}`;
   slider.title = t("scrubHintLong");
+  updateReadout(state, { tokenText, promptTexts });
+  tintChips(state, post);
+}
+
+// The sampling controls reshape only the sampling panel's numbers: the readout's are always the
+// model's own (T = 1, nothing cut), and it says so once a setting makes the two differ.
+function samplingChanges(s) {
+  return s.greedy || s.temperature !== 1 || s.top_k > 0 || s.top_p < 1 || s.min_p > 0;
+}
+
+export function updateReadout(state, { tokenText, promptTexts }) {
+  const readout = document.getElementById("scrub-readout");
+  if (!readout || !state.trace) return;
+  const n = state.ids.length;
+  const p = state.position;
   const pred = state.trace.predictions[p];
   const word = (id) => `“${visible(tokenText(id))}”`;
   const parts = [quotedToken(promptTexts(p))];
   if (p + 1 < n) parts.push(t("scrubNext", { tok: word(state.ids[p + 1]), p: pct(pred.next_prob) }));
   else parts.push(t("scrubLast"));
   parts.push(t("scrubTop", { tok: word(pred.top_ids[0]), p: pct(pred.top_probs[0]) }));
-  const readout = document.getElementById("scrub-readout");
-  readout.textContent = parts.join(" · ");
+  const own = samplingChanges(state.sampling) ? t("scrubOwn") : "";
+  readout.textContent = parts.join(" · ") + own;
+  readout.title = t("scrubOwnLong");
   readout.dataset.position = String(p);
-  tintChips(state, post);
 }
 
 function clearTint(tokens) {
