@@ -4,6 +4,8 @@ explanation. Each verdict must speak of what was run, not of a default."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lmscope.lab import texts
@@ -183,3 +185,28 @@ def test_a_noisy_lstm_time_still_reads_as_a_sentence():
     assert "had to go" not in said["en"], said["en"]
     assert "but it still had to run, one step after another." in said["en"], said["en"]
     assert "但仍要走 32 步" in said["zh"], said["zh"]
+
+
+def _shipped_memory_wall() -> dict:
+    from importlib.resources import files
+
+    path = files("lmscope") / "assets" / "lab" / "memory-wall" / "result.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_the_memory_wall_names_its_methods_in_words_not_code_names():
+    """The Chinese verdict read "naive 在 N = 8,192 处停止", the code's name in a Chinese
+    sentence; the English one began a sentence with "naive stopped"."""
+    doc = _shipped_memory_wall()
+    sections = {s["key"]: s for s in doc["sections"]}
+    limits = sections["limits"]["rows"]
+    rows = sections["attention"]["rows"]
+    verdict = texts.attention(rows, doc["params"], limits)["verdict"]
+    assert "Naive attention stopped at N = 8,192" in verdict["en"]
+    assert "朴素注意力在 N = 8,192 处停止" in verdict["zh"] and "naive" not in verdict["zh"]
+    listed = texts.limits(limits, doc["params"]["budget_bytes"])["verdict"]
+    assert "naive" not in listed["zh"] and "lstm" not in listed["zh"]
+    assert listed["zh"].startswith("朴素注意力：能放下的最大 N 为 4,096")
+    # the shipped result says what the code now writes
+    assert sections["attention"]["verdict"] == verdict
+    assert sections["limits"]["verdict"] == listed

@@ -678,12 +678,13 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
         zh.append(f"耗时：{noise_zh}")
     stops = [x for x in limits if x["first_not_fit"]]
     for x in stops:
+        name_en, name_zh = method_names(x["method"])
         en.append(
-            f"{x['method']} stopped at N = {x['first_not_fit']:,}: it did not fit in the "
-            f"{format_bytes(params['budget_bytes'])} budget."
+            f"{name_en[0].upper()}{name_en[1:]} stopped at N = {x['first_not_fit']:,}: it did "
+            f"not fit in the {format_bytes(params['budget_bytes'])} budget."
         )
         zh.append(
-            f"{x['method']} 在 N = {x['first_not_fit']:,} 处停止：超出了 "
+            f"{name_zh}在 N = {x['first_not_fit']:,} 处停止：超出了 "
             f"{format_bytes(params['budget_bytes'])} 的内存预算。"
         )
     verdict = bi(" ".join(en), "".join(zh)) if en else _none()
@@ -708,24 +709,38 @@ def _n(value: int | None, missing: str) -> str:
     return f"{value:,}" if value else missing
 
 
+# The memory wall's methods as a sentence names them (the code's names read as code in prose,
+# and "naive" is no Chinese word); a name not listed is shown as it is.
+METHOD_NAMES = {
+    "naive": ("naive attention", "朴素注意力"),
+    "sdpa": ("scaled_dot_product_attention", "scaled_dot_product_attention "),
+    "lstm": ("the LSTM", "LSTM "),
+}
+
+
+def method_names(method: str) -> tuple[str, str]:
+    return METHOD_NAMES.get(method, (method, f"{method} "))
+
+
 def limits(rows: list[dict], budget: int) -> dict:
     en, zh = [], []
     for r in rows:
+        zh_name = method_names(r["method"])[1].strip()  # the table's column keeps the code name
         if r["first_not_fit"] and r["largest_fit"] is None:
             en.append(f"{r['method']}: not even N = {r['first_not_fit']:,} fit; it stopped there.")
-            zh.append(f"{r['method']}：连 N = {r['first_not_fit']:,} 都放不下，就此停止。")
+            zh.append(f"{zh_name}：连 N = {r['first_not_fit']:,} 都放不下，就此停止。")
         elif r["first_not_fit"]:
             en.append(
                 f"{r['method']}: largest N that fit {_n(r['largest_fit'], 'none')}, stopped at "
                 f"N = {r['first_not_fit']:,}."
             )
             zh.append(
-                f"{r['method']}：能放下的最大 N 为 {_n(r['largest_fit'], '无')}，在 N = "
+                f"{zh_name}：能放下的最大 N 为 {_n(r['largest_fit'], '无')}，在 N = "
                 f"{r['first_not_fit']:,} 处停止。"
             )
         else:
             en.append(f"{r['method']}: every size fit, up to N = {r['largest_fit']:,}.")
-            zh.append(f"{r['method']}：所有规模都放得下，直到 N = {r['largest_fit']:,}。")
+            zh.append(f"{zh_name}：所有规模都放得下，直到 N = {r['largest_fit']:,}。")
     return _section(
         *_fixed("limits", budget=format_bytes(budget)),
         bi(" ".join(en), "".join(zh)) if en else _none(),
