@@ -363,6 +363,32 @@ def test_the_default_and_hub_models_in_chinese():
         assert CJK.search(said) and english_in(said) == [], said
 
 
+def test_weights_that_do_not_fit_or_are_not_floats_in_chinese():
+    for message, words in (
+        (
+            "the weights in runs/x/model.safetensors are not floating-point numbers: "
+            "h.1.mlp.c_fc.weight is int32; a model's weights are float32, float16 or bfloat16",
+            ("runs/x/model.safetensors", "h.1.mlp.c_fc.weight", "int32", "浮点数"),
+        ),
+        (
+            "the weights in runs/x do not fit the model: missing ['h.0.ln_1.weight']",
+            ("runs/x", "['h.0.ln_1.weight']", "缺少"),
+        ),
+        (
+            "the weights in runs/x do not fit the model: unexpected ['extra.weight']",
+            ("runs/x", "['extra.weight']", "多出"),
+        ),
+        (
+            "the weights in runs/x do not fit the model: wte.weight has shape (65, 64), the "
+            "config implies (66, 64)",
+            ("runs/x", "wte.weight", "(65, 64)", "(66, 64)", "形状"),
+        ),
+    ):
+        said = in_lang(message, "zh")
+        assert CJK.search(said) and english_in(said) == [], said
+        assert all(w in said for w in words), said
+
+
 # --- the refusals of train, lab, race, export, minrnn, neurons, serve, compare ----------------
 # (name, argv, English line, Chinese line): {placeholders} are the paths of ``gap_paths``
 GAP_CASES = [

@@ -58,6 +58,29 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {},
     ),
     (
+        r"the weights in (?P<source>.+) are not floating-point numbers: (?P<key>\S+) is "
+        r"(?P<dtype>\w+); a model's weights are float32, float16 or bfloat16",
+        "{source} 中的权重不是浮点数：{key} 的类型是 {dtype}；模型的权重应是 float32、float16 "
+        "或 bfloat16",
+        {},
+    ),
+    (
+        r"the weights in (?P<source>.+) do not fit the model: missing (?P<names>\[.*\])",
+        "{source} 中的权重与模型不符：缺少 {names}",
+        {},
+    ),
+    (
+        r"the weights in (?P<source>.+) do not fit the model: unexpected (?P<names>\[.*\])",
+        "{source} 中的权重与模型不符：多出 {names}",
+        {},
+    ),
+    (
+        r"the weights in (?P<source>.+) do not fit the model: (?P<key>\S+) has shape "
+        r"(?P<shape>\(.*?\)), the config implies (?P<implied>\(.*\))",
+        "{source} 中的权重与模型不符：{key} 的形状是 {shape}，而配置要求 {implied}",
+        {},
+    ),
+    (
         r"layer (?P<value>-?\d+) does not exist; this model has layers 0\.\.(?P<last>\d+)",
         "第 {value} 层不存在；这个模型的层编号是 0 到 {last}",
         {},
