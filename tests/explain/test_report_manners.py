@@ -21,6 +21,7 @@ def test_a_mistyped_keyword_names_the_one_meant(tiny_model, function):
 def test_a_report_prints_as_a_summary(tiny_model):
     r = report(tiny_model, PROMPT, layer=1, head=2, steps=[1, "mlp"])
     shown = repr(r)
+    assert str(r) == shown and str(r.steps[0]) == repr(r.steps[0])  # print() as well
     assert len(shown) < 400 and "\n" not in shown
     assert "6 tokens" in shown and "layer 1" in shown and "head 2" in shown
     assert "steps 1 transformer, 13 mlp" in shown

@@ -32,6 +32,8 @@ class StepReport(BaseModel):
         probes = f"{self.probes[0]}, ... ({len(self.probes)} probes)" if self.probes else "none"
         return f"StepReport({self.number} {self.key}: {self.title!r}; reads {probes})"
 
+    __str__ = __repr__  # print() too: pydantic's str lists every field
+
 
 class Report(BaseModel):
     model: str
@@ -49,6 +51,8 @@ class Report(BaseModel):
             f"Report({self.model}, {self.n_tokens} tokens, layer {self.layer}, head {self.head}, "
             f"position {self.position}; steps {steps})"
         )
+
+    __str__ = __repr__
 
 
 def chosen_steps(steps: Iterable[int | str] | int | str | None):
