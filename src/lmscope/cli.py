@@ -3,7 +3,8 @@
 Each subcommand lives in ``lmscope.commands.<name>`` and exposes ``register(subparsers)``,
 which adds its parser and sets ``run=function(args) -> int``. User mistakes raise LmscopeError
 and are printed as one line (exit 2), never as a traceback; in Chinese under --lang zh or
-$LMSCOPE_LANG=zh (``commands.error_words``), as are the option parser's (``Parser``).
+$LMSCOPE_LANG=zh (``commands.error_words``), as are the option parser's (``Parser``) and
+every --help (``commands.help_words``).
 """
 
 from __future__ import annotations
@@ -35,10 +36,25 @@ SIGPIPE_STATUS = 141  # what a shell reports for a writer that a closed pipe sto
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser, its error line in the language asked for: in Chinese the message
-    (``parser_words``) and its label; the usage block above it stays as it is (option names).
-    English is argparse's own, byte for byte. Subcommands' parsers are of this class too
-    (``add_subparsers`` makes its parsers of the class it is called on)."""
+    """argparse's parser, its error line and --help in the language asked for: in Chinese the
+    error's message (``parser_words``) and its label, the usage block above it as it is (option
+    names); the help's texts and argparse's headings (``help_words``). English is argparse's
+    own, byte for byte. Subcommands' parsers are of this class too (``add_subparsers`` makes
+    its parsers of the class it is called on)."""
+
+    def format_help(self) -> str:
+        from lmscope.commands.common import current_lang
+
+        if current_lang() == "en":
+            return super().format_help()
+        from lmscope.commands.help_words import in_chinese
+
+        english = self.formatter_class
+        self.formatter_class = in_chinese(english)
+        try:
+            return super().format_help()
+        finally:
+            self.formatter_class = english
 
     def error(self, message: str):
         from lmscope.commands.common import current_lang
@@ -54,12 +70,17 @@ class Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from lmscope.commands.common import LANGS
+
     parser = Parser(
         prog="lmscope",
         description="See inside language models by running real ones.",
         epilog="Run 'lmscope COMMAND --help' for a command's options.",
     )
     parser.add_argument("--version", action="version", version=f"lmscope {__version__}")
+    # 'lmscope --lang zh COMMAND ...' as well as 'lmscope COMMAND --lang zh': unlisted, so the
+    # help stays as it was; the command's own --lang wins (``main``)
+    parser.add_argument("--lang", dest="lang_before_command", choices=LANGS, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"lmscope.commands.{name}").register(sub)
@@ -75,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     except LmscopeError as err:  # an option's type function refused its value (OptionError)
         _print_error(str(err))
         return 2
+    if getattr(args, "lang", None) is None and args.lang_before_command:
+        args.lang = args.lang_before_command
     if not getattr(args, "run", None):
         parser.print_help()
         return 0
