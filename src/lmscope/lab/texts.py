@@ -507,8 +507,9 @@ def torch_sweep(rows: list[dict], shapes: dict, a: float, clock: str = "wall") -
             )
             en.append(noise_en)
             zh.append(noise_zh)
+        # the device as the table's column shows it: "CPU" in Chinese, not "cpu"
         verdicts_en.append(f"On {device}: " + " ".join(en))
-        verdicts_zh.append(f"在 {device} 上：" + "".join(zh))
+        verdicts_zh.append(f"在 {zh_cell(device)} 上：" + "".join(zh))
     verdict = bi(" ".join(verdicts_en), "".join(verdicts_zh)) if verdicts_en else _none()
     return _section(
         *_fixed("torch_sweep", a=a),
@@ -695,6 +696,7 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
             batch=params["batch"],
             d_head=params["d_head"],
             device=params["device"],
+            device_zh=zh_cell(params["device"]),  # "CPU", as the tables write it
             dtype=dtype,
             heads=heads,
             peak_method=params["peak_method"],

@@ -3,6 +3,7 @@
 // in the browser from the logits already received.
 
 import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
+import { autosize, fitHeight } from "./autosize.js";
 import { setSteps, stepInfo, stepKeys } from "./catalogue.js";
 import { compact, el, fmt, grouped, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
@@ -159,7 +160,10 @@ async function retrace(body, options = {}) {
   setStatus({ ms: Math.round(performance.now() - started) });
   // generated tokens join the prompt box, so editing the text keeps them; in chat mode the box
   // stays the user's turn (the template is the server's to add), so editing it asks anew
-  if (body.ids && generated && data.text !== null && !chatOn()) $("prompt").value = data.text;
+  if (body.ids && generated && data.text !== null && !chatOn()) {
+    $("prompt").value = data.text;
+    fitHeight($("prompt"));
+  }
   showTokenCount();
 }
 
@@ -695,6 +699,7 @@ function buildExamples() {
         disabled: !e.usable,
         onclick: () => {
           $("prompt").value = e.text;
+          fitHeight($("prompt"));
           state.promptCount = 0;
           clearTimeout(debounce);
           retracePrompt(e.text);
@@ -707,6 +712,7 @@ function buildExamples() {
 async function boot() {
   setLang(lang());
   $("prompt").addEventListener("input", onPromptInput);
+  autosize($("prompt"));
   $("lang").addEventListener("click", () => {
     setLang(lang() === "zh" ? "en" : "zh");
     renderLanguage();
@@ -753,6 +759,7 @@ async function boot() {
   const usable = (m.examples ?? []).find((e) => e.usable);
   const first = !m.tokenizer ? "0 1 2 3" : (usable?.text ?? "");
   $("prompt").value = first;
+  fitHeight($("prompt"));
   if (!m.tokenizer) $("examples").parentElement.hidden = true;
   if (first) await retrace(promptBody(first), { fromPrompt: true });
   document.body.dataset.ready = "1";

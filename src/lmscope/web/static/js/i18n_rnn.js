@@ -25,6 +25,8 @@ const en = {
   rnnGates: "Gates of this unit",
   rnnGatesExplain:
     "The unit's gates after each character, from 0 (closed) to 1 (open). The line marks the character under the pointer.",
+  rnnGateOpen: "1: the gate fully open",
+  rnnGateClosed: "0: the gate closed",
   rnnNoGates: "A vanilla RNN has no gates: its hidden state is overwritten at every step.",
   rnnReadout: "At this character",
   rnnHoverHint: "Hover or click a character in the coloured text.",
@@ -104,6 +106,8 @@ const zh = {
     "每个字符按模型读完它之后的数值着色：红色 +1，白色 0，蓝色 −1。悬停查看精确数值和前 5 个下一字符预测；点击可固定。",
   rnnGates: "这个单元的门",
   rnnGatesExplain: "该单元在每个字符之后的门值，0 为关闭，1 为打开。竖线标出指针所在的字符。",
+  rnnGateOpen: "1：门完全打开",
+  rnnGateClosed: "0：门关闭",
   rnnNoGates: "朴素 RNN 没有门：它的隐藏状态每一步都被整体改写。",
   rnnReadout: "在这个字符处",
   rnnHoverHint: "把指针移到彩色文本中的某个字符上，或点击它。",

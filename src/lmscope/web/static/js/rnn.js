@@ -4,6 +4,7 @@
 // draws the numbers it is sent.
 
 import { ApiError, getJSON, postJSON } from "./api.js";
+import { autosize, fitHeight } from "./autosize.js";
 import { el, fmt, pct, svg } from "./draw.js";
 import { colon, lang, setLang, t } from "./i18n.js";
 import "./i18n_rnn.js";
@@ -27,6 +28,7 @@ const n0 = (n) => n.toLocaleString("en-US");
 const SIGMOID = new Set(["i", "f", "o", "r", "z"]);
 const RED = [214, 39, 40];
 const BLUE = [31, 119, 180];
+const PAD = 0.1; // a gate chart's margin above 1 and below 0, in units of the gate (rnn.css)
 
 const state = {
   models: [],
@@ -167,6 +169,12 @@ function clearView() {
   showCount();
 }
 
+// The text box's text set by the page (an example, a sample): the box grows to show it.
+function setText(text) {
+  $("rnn-input").value = text;
+  fitHeight($("rnn-input"));
+}
+
 function schedule() {
   clearTimeout(debounce);
   debounce = setTimeout(refresh, DEBOUNCE_MS);
@@ -240,19 +248,29 @@ function renderGates(v) {
   const rows = names.map((g) => {
     const values = v.gates[g];
     const points = values.map((y, i) => `${(i + 0.5).toFixed(1)},${(1 - y).toFixed(4)}`).join(" ");
+    // a margin of PAD above 1 and below 0, and a line at each, so a gate near 1 does not run
+    // into the line of the gate above it near 0; the 0 and 1 marks sit level with those lines
     const chart = svg(
       "svg",
-      { viewBox: `0 -0.05 ${n} 1.1`, preserveAspectRatio: "none", class: "spark", "data-gate": g },
+      { viewBox: `0 ${-PAD} ${n} ${1 + 2 * PAD}`, preserveAspectRatio: "none", class: "spark", "data-gate": g },
+      svg("line", { x1: 0, x2: n, y1: 0, y2: 0, class: "edge edge-1" }),
       svg("line", { x1: 0, x2: n, y1: 0.5, y2: 0.5, class: "mid" }),
+      svg("line", { x1: 0, x2: n, y1: 1, y2: 1, class: "edge edge-0" }),
       svg("polyline", { points, class: "trace" }),
-      svg("line", { x1: -1, x2: -1, y1: -0.05, y2: 1.05, class: "cursor" }),
+      svg("line", { x1: -1, x2: -1, y1: -PAD, y2: 1 + PAD, class: "cursor" }),
     );
     chart.addEventListener("mousemove", (e) => {
       const box = chart.getBoundingClientRect();
       const step = Math.min(n - 1, Math.max(0, Math.floor(((e.clientX - box.left) / box.width) * n)));
       renderReadout(step);
     });
-    return el("div", { class: "gate-row" }, el("span", { class: "gate-name", text: t(`kind_${g}`) }), chart);
+    const scale = el(
+      "div",
+      { class: "gate-scale", "aria-hidden": "true" },
+      el("span", { "data-value": "1", text: "1", title: t("rnnGateOpen") }),
+      el("span", { "data-value": "0", text: "0", title: t("rnnGateClosed") }),
+    );
+    return el("div", { class: "gate-row" }, el("span", { class: "gate-name", text: t(`kind_${g}`) }), scale, chart);
   });
   box.replaceChildren(...rows);
 }
@@ -459,6 +477,17 @@ async function sample() {
   }
 }
 
+// No sample shown: a sample still on its way is dropped, and Sample can be pressed again.
+function clearSample() {
+  sampleSeq++;
+  state.sample = "";
+  state.randomSeed = null;
+  $("rnn-sample-out").textContent = "";
+  $("rnn-sample-use").disabled = true;
+  $("rnn-sample-go").disabled = false;
+  renderSampleSeed();
+}
+
 function renderSampleSeed() {
   const note = $("rnn-sample-seed");
   const seed = state.randomSeed;
@@ -501,7 +530,7 @@ function chooseModel(name) {
   const input = $("rnn-input");
   const code = state.model.features === "code";
   if (EXAMPLES.includes(input.value) && CODE.has(input.value) !== code) {
-    input.value = code ? EXAMPLES[3] : EXAMPLES[0];
+    setText(code ? EXAMPLES[3] : EXAMPLES[0]);
   }
   state.kind = state.model.default_kind;
   state.layer = Math.min(state.layer, state.model.layers - 1);
@@ -552,7 +581,7 @@ function buildExamples() {
         "data-testid": "example",
         text: text.replace(/\n/g, " ⏎ "),
         onclick: () => {
-          $("rnn-input").value = text;
+          setText(text);
           refresh();
         },
       }),
@@ -563,8 +592,11 @@ function buildExamples() {
 function wire() {
   const input = $("rnn-input");
   input.maxLength = MAX_TEXT;
+  autosize(input);
   input.addEventListener("input", () => {
     showCount();
+    sayAt("rnn-sample-error", null); // the sample's prompt is this text
+    sayAt("rnn-cells-error", null); // the finder's "too short" counted the old text
     schedule();
   });
   input.addEventListener("paste", (e) => {
@@ -574,6 +606,9 @@ function wire() {
     sayAt("rnn-text-error", pasted.length > room ? () => t("rnnTextCut", { max: n0(MAX_TEXT) }) : null);
   });
   $("rnn-model").addEventListener("change", (e) => {
+    // refusals about the other model (its units, its sample, its finder) no longer apply
+    for (const id of ["rnn-sample-error", "rnn-cells-error", "rnn-unit-error"]) sayAt(id, null);
+    clearSample(); // the other model wrote it
     chooseModel(e.target.value);
     openModel();
   });
@@ -613,10 +648,18 @@ function wire() {
   });
   $("find-corpus").addEventListener("click", () => findCells(false));
   $("find-text").addEventListener("click", () => findCells(true));
-  $("rnn-temp").addEventListener("input", (e) => ($("rnn-temp-value").textContent = Number(e.target.value).toFixed(2)));
+  // two decimals from the start ("0.80"), as after the slider moves
+  const showTemp = () => ($("rnn-temp-value").textContent = Number($("rnn-temp").value).toFixed(2));
+  $("rnn-temp").addEventListener("input", () => {
+    showTemp();
+    sayAt("rnn-sample-error", null);
+  });
+  showTemp();
+  // a refusal beside Sample or the finder was about these: once they change it is stale
+  for (const id of ["rnn-n", "rnn-seed"]) $(id).addEventListener("input", () => sayAt("rnn-sample-error", null));
   $("rnn-sample-go").addEventListener("click", sample);
   $("rnn-sample-use").addEventListener("click", () => {
-    $("rnn-input").value = state.sample;
+    setText(state.sample);
     refresh();
   });
   $("lang").addEventListener("click", () => {
@@ -643,7 +686,7 @@ async function boot() {
   }
   $("rnn-model").replaceChildren(...state.models.map((m) => el("option", { value: m.name })));
   nameModels();
-  $("rnn-input").value = EXAMPLES[0];
+  setText(EXAMPLES[0]);
   chooseModel(state.models[0].name); // a code model swaps in a code example
   await openModel();
 }
