@@ -37,22 +37,28 @@ SIGPIPE_STATUS = 141  # what a shell reports for a writer that a closed pipe sto
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser, its error line and --help in the language asked for: in Chinese the
-    error's message (``parser_words``) and its label, the usage block above it as it is (option
-    names); the help's texts and argparse's headings (``help_words``). English is argparse's
-    own, byte for byte. Subcommands' parsers are of this class too (``add_subparsers`` makes
-    its parsers of the class it is called on)."""
+    error's message (``parser_words``) and its label, the usage block's heading (its option
+    names as typed); the help's texts and argparse's headings (``help_words``). English is
+    argparse's own, byte for byte. Subcommands' parsers are of this class too
+    (``add_subparsers`` makes its parsers of the class it is called on)."""
 
     def format_help(self) -> str:
+        return self._in_lang(super().format_help)
+
+    def format_usage(self) -> str:  # above an error line too: 用法：under a Chinese error
+        return self._in_lang(super().format_usage)
+
+    def _in_lang(self, format_text) -> str:
         from lmscope.commands.common import current_lang
 
         if current_lang() == "en":
-            return super().format_help()
+            return format_text()
         from lmscope.commands.help_words import in_chinese
 
         english = self.formatter_class
         self.formatter_class = in_chinese(english)
         try:
-            return super().format_help()
+            return format_text()
         finally:
             self.formatter_class = english
 

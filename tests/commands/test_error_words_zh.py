@@ -87,7 +87,7 @@ PARSER_CASES = [
 
 
 @pytest.mark.parametrize(("argv", "english", "chinese"), PARSER_CASES)
-def test_parser_errors_in_chinese_with_usage_in_english(
+def test_parser_errors_in_chinese_with_the_usage_as_help_says_it(
     capsys, monkeypatch, argv, english, chinese
 ):
     monkeypatch.delenv("LMSCOPE_LANG", raising=False)
@@ -96,8 +96,12 @@ def test_parser_errors_in_chinese_with_usage_in_english(
     monkeypatch.setenv("LMSCOPE_LANG", "zh")
     code, err_zh = run_cli(capsys, *argv)
     assert code == 2 and last_line(err_zh) == chinese
-    # the usage block (option names) is the same in both languages
-    assert err_zh.splitlines()[:-1] == err_en.splitlines()[:-1]
+    # the usage block says 用法：as --help does (it said "usage:" above a Chinese line), and
+    # names the same options
+    usage_en, usage_zh = err_en.splitlines()[:-1], err_zh.splitlines()[:-1]
+    assert usage_en[0].startswith("usage: ") and usage_zh[0].startswith("用法：")
+    words_en = " ".join(usage_en).removeprefix("usage: ").split()
+    assert " ".join(usage_zh).removeprefix("用法：").split() == words_en
 
 
 def test_an_invalid_choice_is_said_in_chinese(capsys, zh):
@@ -132,6 +136,7 @@ def test_english_parser_errors_are_argparse_s_own(capsys, monkeypatch, argv):
     monkeypatch.setenv("LMSCOPE_LANG", "zh")
     _, ours_lang_en = run_cli(capsys, *argv, "--lang", "en")
     monkeypatch.setattr(cli.Parser, "error", argparse.ArgumentParser.error)
+    monkeypatch.setattr(cli.Parser, "format_usage", argparse.ArgumentParser.format_usage)
     _, plain = run_cli(capsys, *argv)
     assert ours == plain and "error: " in plain
     _, plain = run_cli(capsys, *argv, "--lang", "en")
