@@ -359,10 +359,10 @@ def test_the_default_and_hub_models_in_chinese():
         "the default model is not installed in this copy of lmscope; pass --model with "
         "smollm2, a hub id or a local model folder",
         "cannot get 'owner/name': the Hugging Face Hub is not reachable (offline?) and it is not "
-        "in the local hub cache. Download it once with network access, or pass a local folder "
-        "holding config.json and model.safetensors (--model ./path)",
+        "in the local hub cache. Download it once with network access, or give the path of a "
+        "local folder holding config.json and model.safetensors instead",
         "could not get 'owner/name' from the Hugging Face Hub (unknown id, or no config.json "
-        "and model.safetensors there); pass a local folder instead (--model ./path)",
+        "and model.safetensors there); give the path of a local folder instead",
     ):
         said = in_lang(message, "zh")
         assert CJK.search(said) and english_in(said) == [], said

@@ -195,17 +195,17 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
     ),
     (
         r"cannot get (?P<name>.+?): the Hugging Face Hub is not reachable \(offline\?\) and it is "
-        r"not in the local hub cache\. Download it once with network access, or pass a local "
-        r"folder holding config\.json and model\.safetensors \(--model \./path\)",
+        r"not in the local hub cache\. Download it once with network access, or give the path of "
+        r"a local folder holding config\.json and model\.safetensors instead",
         "无法获取 {name}：连不上 Hugging Face Hub（离线？），本地的 hub 缓存里也没有它。请联网"
-        "下载一次，或给出存放 config.json 和 model.safetensors 的本地文件夹（--model ./path）",
+        "下载一次，或改为给出存放 config.json 和 model.safetensors 的本地文件夹的路径",
         {},
     ),
     (
         r"could not get (?P<name>.+?) from the Hugging Face Hub \(unknown id, or no config\.json "
-        r"and model\.safetensors there\); pass a local folder instead \(--model \./path\)",
+        r"and model\.safetensors there\); give the path of a local folder instead",
         "无法从 Hugging Face Hub 获取 {name}（没有这个 id，或那里没有 config.json 和 "
-        "model.safetensors）；请改为给出本地文件夹（--model ./path）",
+        "model.safetensors）；请改为给出本地文件夹的路径",
         {},
     ),
     (

@@ -64,14 +64,14 @@ def download_from_hub(name: str) -> Path:
     if cached is None and not hub_reachable():
         raise ModelNotFoundError(
             f"cannot get {name!r}: the Hugging Face Hub is not reachable (offline?) and it is not "
-            "in the local hub cache. Download it once with network access, or pass a local "
-            "folder holding config.json and model.safetensors (--model ./path)"
+            "in the local hub cache. Download it once with network access, or give the path of "
+            "a local folder holding config.json and model.safetensors instead"
         )
     found = _fetch(repo, local_only=False)
     if found is None:
         raise ModelNotFoundError(
             f"could not get {name!r} from the Hugging Face Hub (unknown id, or no config.json "
-            "and model.safetensors there); pass a local folder instead (--model ./path)"
+            "and model.safetensors there); give the path of a local folder instead"
         )
     return found
 
