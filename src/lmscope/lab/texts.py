@@ -684,8 +684,9 @@ def attention(rows: list[dict], params: dict, limits: list[dict]) -> dict:
             f"{name_en[0].upper()}{name_en[1:]} stopped at N = {x['first_not_fit']:,}: it did "
             f"not fit in the {format_bytes(params['budget_bytes'])} budget."
         )
+        gap = " " if name_zh[-1].isascii() else ""  # "LSTM 在", "朴素注意力在"
         zh.append(
-            f"{name_zh}在 N = {x['first_not_fit']:,} 处停止：超出了 "
+            f"{name_zh}{gap}在 N = {x['first_not_fit']:,} 处停止：超出了 "
             f"{format_bytes(params['budget_bytes'])} 的内存预算。"
         )
     verdict = bi(" ".join(en), "".join(zh)) if en else _none()
@@ -715,19 +716,19 @@ def _n(value: int | None, missing: str) -> str:
 # and "naive" is no Chinese word); a name not listed is shown as it is.
 METHOD_NAMES = {
     "naive": ("naive attention", "朴素注意力"),
-    "sdpa": ("scaled_dot_product_attention", "scaled_dot_product_attention "),
-    "lstm": ("the LSTM", "LSTM "),
+    "sdpa": ("scaled_dot_product_attention", "scaled_dot_product_attention"),
+    "lstm": ("the LSTM", "LSTM"),
 }
 
 
 def method_names(method: str) -> tuple[str, str]:
-    return METHOD_NAMES.get(method, (method, f"{method} "))
+    return METHOD_NAMES.get(method, (method, method))
 
 
 def limits(rows: list[dict], budget: int) -> dict:
     en, zh = [], []
     for r in rows:
-        zh_name = method_names(r["method"])[1].strip()  # the table's column keeps the code name
+        zh_name = method_names(r["method"])[1]  # the English keeps the table's code name
         if r["first_not_fit"] and r["largest_fit"] is None:
             en.append(f"{r['method']}: not even N = {r['first_not_fit']:,} fit; it stopped there.")
             zh.append(f"{zh_name}：连 N = {r['first_not_fit']:,} 都放不下，就此停止。")
