@@ -3,7 +3,6 @@ tokenizer's tables and the weights' checksum, and they are made side by side."""
 
 from __future__ import annotations
 
-import sys
 import threading
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 import torch
 
 import lmscope
+from helpers_gguf import TINY, random_weights, write_model
 from lmscope.engine import loading
 from lmscope.formats import weight_cache
 
@@ -18,9 +18,6 @@ from lmscope.formats import weight_cache
 @pytest.fixture
 def cached_gguf(tmp_path, monkeypatch):
     """A tiny llama GGUF, loaded once so that its weight cache exists."""
-    sys.path.insert(0, str(Path(__file__).parents[1] / "formats"))
-    from test_gguf import TINY, random_weights, write_model
-
     monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "tiny.gguf"
     write_model(path, random_weights(TINY), TINY)

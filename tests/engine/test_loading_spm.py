@@ -8,13 +8,11 @@ BPE over characters, not a byte-level BPE") and such a GGUF was refused."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 import lmscope
+from helpers_gguf import TINY, random_weights, write_model
 from helpers_hf import save_random_llama
 from helpers_spm import as_sentencepiece_spaces, gguf_fields, spm_folder, spm_tokenizer
 from lmscope.explain.tokens import explain_ids, tokenizer_view
@@ -83,9 +81,6 @@ def test_generated_text_reads_without_the_prefix_space(llama2_folder):
 @pytest.fixture
 def gguf_path(tmp_path, monkeypatch):
     """A tiny llama GGUF whose vocabulary is model "llama" (tokens and scores)."""
-    sys.path.insert(0, str(Path(__file__).parents[1] / "formats"))
-    from test_gguf import TINY, random_weights, write_model
-
     monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
     dims = dict(TINY, vocab=VOCAB)
     path = tmp_path / "llama2.gguf"
