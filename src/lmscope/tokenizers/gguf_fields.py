@@ -212,6 +212,6 @@ def _token_id(fields: Mapping[str, object], key: str) -> int | None:
     if value is None:
         return None
     try:
-        return operator.index(value)
+        return operator.index(value)  # type: ignore[arg-type]  # not an index: TypeError
     except TypeError:
         raise TokenizerError(f"GGUF tokenizer field {key} should be an id, got {value!r}") from None

@@ -26,7 +26,7 @@ from lmscope.tokenizers.pretokenizers import PreTokenizer
 try:  # tiktoken is optional: without it the pure-Python BPE does all the work.
     import tiktoken
 except ImportError:  # pragma: no cover - exercised only where tiktoken is missing
-    tiktoken = None
+    tiktoken = None  # type: ignore[assignment]  # the module, or None where it is missing
 
 # Encoded both ways when the tiktoken backend is built; any difference means the vocabulary's
 # regex or merges do something tiktoken does not, and the reference is used instead.

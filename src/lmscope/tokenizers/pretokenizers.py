@@ -14,6 +14,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Literal, cast
 
 import regex
 
@@ -83,7 +84,7 @@ _TOTAL_PATTERNS = frozenset(
 _GPT2_WITHOUT_DIGITS = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?[^\s\p{L}\p{N}]+|\s+(?![^\s\p{N}])|\s+"
 
 # Sequences of steps -> one regex with the same pieces (checked against the steps in the tests).
-_FUSED = {
+_FUSED: dict[tuple[str, ...], str] = {
     (DIGIT_PATTERN, GPT2_PATTERN): DIGIT_PATTERN + "|" + _GPT2_WITHOUT_DIGITS,
     (DIGITS_PATTERN, GPT2_PATTERN): DIGITS_PATTERN + "|" + _GPT2_WITHOUT_DIGITS,
 }
@@ -119,7 +120,9 @@ class PreTokenizer:
     def normalize(self, text: str) -> str:
         if self.normalizer is None:
             return text
-        return unicodedata.normalize(self.normalizer, text)
+        # __post_init__ admits only NORMALIZERS, all of them Unicode normal forms
+        form = cast(Literal["NFC", "NFD", "NFKC", "NFKD"], self.normalizer)
+        return unicodedata.normalize(form, text)
 
     def split(self, text: str) -> list[str]:
         """Cut already-normalized text into pre-tokens (no steps: the text is one piece)."""

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from types import MappingProxyType
+from typing import cast
 
 from lmscope.errors import TokenizerError
 from lmscope.tokenizers.base import (
@@ -259,8 +260,8 @@ class SentencePieceBPE(TableTokenizer):
             if not alive[i] or rank_at(i) != rank:
                 continue  # this pair changed since it was queued
             j = after[i]
-            left, right = symbols[i], symbols[j]
-            merged = left + right  # type: ignore[operator]  # both are token texts here
+            left, right = cast(str, symbols[i]), cast(str, symbols[j])  # ranked: token texts
+            merged = left + right
             if trace:
                 step = MergeStep(_spelled(left), _spelled(right), rank, _spelled(merged))
                 histories[i] = [*histories[i], *histories[j], step]

@@ -43,13 +43,14 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
             raise TokenizerError("the SentencePiece model holds a malformed number; it is corrupt")
 
 
-def _fields(data: bytes) -> Iterator[tuple[int, int, object]]:
-    """(field number, wire type, value) of one protobuf message: an int for varints and fixed
-    fields, bytes for length-delimited ones."""
+def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
+    """(field number, wire type, value) of one protobuf message: an int for varints, bytes for
+    fixed-size and length-delimited fields."""
     at = 0
     while at < len(data):
         key, at = _varint(data, at)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == _VARINT:
             value, at = _varint(data, at)
         elif wire == _FIXED32:
@@ -70,11 +71,12 @@ def _piece(data: bytes) -> tuple[str, float, int]:
     text, score, kind = None, 0.0, NORMAL
     for number, _, value in _fields(data):
         if number == 1:
-            text = bytes(value).decode("utf-8")  # type: ignore[arg-type]
+            text = bytes(value).decode("utf-8")
         elif number == 2:
+            # a fixed32 field: bytes (a malformed file raises struct.error, reported by the caller)
             (score,) = struct.unpack("<f", value)  # type: ignore[arg-type]
         elif number == 3:
-            kind = int(value)  # type: ignore[arg-type]
+            kind = int(value)
     if not text:
         raise TokenizerError("a piece of the SentencePiece model has no text; it is corrupt")
     return text, score, kind
@@ -105,8 +107,9 @@ def read_sentencepiece_model(
 def _build(data: bytes, add_bos: bool, name: str | None) -> SentencePieceBPE:
     pieces: list[tuple[str, float, int]] = []
     trainer: dict[int, int] = {}
-    normalizer: dict[int, object] = {}
+    normalizer: dict[int, int | bytes] = {}
     for number, wire, value in _fields(data):
+        # the ignores below: a length-delimited (_LENGTH) field's value is bytes
         if number == 1 and wire == _LENGTH:
             pieces.append(_piece(value))  # type: ignore[arg-type]
         elif number == 2 and wire == _LENGTH:
@@ -121,7 +124,7 @@ def _build(data: bytes, add_bos: bool, name: str | None) -> SentencePieceBPE:
             f"the SentencePiece model is a {MODEL_TYPES.get(model_type, model_type)} model; "
             "lmscope reads SentencePiece BPE models"
         )
-    rule = bytes(normalizer.get(1, b"")).decode("utf-8")  # type: ignore[arg-type]
+    rule = bytes(normalizer.get(1, b"")).decode("utf-8")
     if rule not in ("", "identity"):
         raise TokenizerError(
             f"the SentencePiece model normalizes text with {rule!r} before tokenizing, which "
