@@ -4,12 +4,16 @@ the model's last steps (final norm, unembedding, logits probe, loss)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeIs
 
 # A hook sees (probe name, tensor) and returns the tensor the model continues with. A hook with
 # a ``wants(name)`` method (a Recorder, an Ablator) says which probes it keeps, and it reads the
@@ -24,6 +28,14 @@ SCORE_PROBES = (
     "hook_attn_scores",
     "hook_pattern",
 )
+
+
+class ScoreReader(Protocol):
+    """A hook with ``wants``: it reads the attention scores and pattern, never replaces them."""
+
+    def __call__(self, name: str, tensor: torch.Tensor, /) -> torch.Tensor: ...
+
+    def wants(self, name: str) -> bool: ...
 
 
 class KVCache:
@@ -62,14 +74,16 @@ class KVCache:
         start = self._filled[layer]
         end = start + k.shape[2]
         keys, values = self._keys[layer], self._values[layer]
-        if keys is None or end > keys.shape[2]:
+        if keys is None or values is None or end > keys.shape[2]:  # both None, or neither
             keys, values = self._grow(layer, k, v, end)
         keys[:, :, start:end].copy_(k)
         values[:, :, start:end].copy_(v)
         self._filled[layer] = end
         return keys[:, :, :end], values[:, :, :end]
 
-    def _grow(self, layer: int, k: torch.Tensor, v: torch.Tensor, needed: int):
+    def _grow(
+        self, layer: int, k: torch.Tensor, v: torch.Tensor, needed: int
+    ) -> list[torch.Tensor]:
         old = self._keys[layer]
         size = max(needed, self.MIN_POSITIONS, 2 * (0 if old is None else old.shape[2]))
         if self.capacity is not None:
@@ -98,7 +112,7 @@ def attend_rows(attention, caches: list[KVCache], layer: int, q, k, v) -> torch.
     return torch.cat(z)
 
 
-def reads_scores_only(hook: Hook | None) -> bool:
+def reads_scores_only(hook: Hook | None) -> TypeIs[ScoreReader | None]:
     """Whether attention may run fused under this hook (no hook, or one with ``wants``)."""
     return hook is None or hasattr(hook, "wants")
 
@@ -183,9 +197,24 @@ class PreNormBlock(nn.Module):
         return hook(f"{p}.hook_resid_post", x + mlp_out)
 
 
+class _DecoderConfig(Protocol):
+    n_ctx: int
+    n_layer: int
+
+    def to_dict(self) -> dict: ...
+
+
 class DecoderLM(nn.Module):
     """What GPT and Llama share: the forward pass around each one's own ``embed`` (which also
     returns what its blocks need besides the hidden state), and the KV cache's shape."""
+
+    # What each architecture sets or defines (declared here for the type checker only).
+    config: _DecoderConfig
+    h: nn.ModuleList
+    ln_f: nn.Module
+    embed: Callable[[torch.Tensor, int, Hook | None], tuple[torch.Tensor, tuple]]
+    unembed: Callable[[torch.Tensor], torch.Tensor]
+    num_params: Callable[[], int]
 
     def forward(
         self,
@@ -206,6 +235,7 @@ class DecoderLM(nn.Module):
         check_fits(past, idx.shape[1], self.config.n_ctx)
         if (
             idx.shape[1] == 1
+            and cache is not None
             and past > 0
             and hook is None
             and targets is None

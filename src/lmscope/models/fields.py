@@ -11,7 +11,7 @@ import dataclasses
 import math
 import types
 import typing
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from lmscope.errors import CheckpointError, InvalidInputError
 
@@ -82,6 +82,8 @@ class JsonConfig:
     that is not an object is refused in one line naming ``stored_as``."""
 
     stored_as: ClassVar[str] = "the model config"
+    # Set by @dataclass on every subclass; declared so the type checker knows they are dataclasses.
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

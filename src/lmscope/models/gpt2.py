@@ -13,9 +13,9 @@ them and an intervention can replace them. Without a hook the model takes the fa
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import torch
 import torch.nn.functional as F
@@ -29,6 +29,7 @@ from lmscope.models.common import (
     KVCache,
     Linear,
     PreNormBlock,
+    ScoreReader,
     attend_rows,
     checked_logits,
     head_of_model,
@@ -241,7 +242,7 @@ class CausalSelfAttention(nn.Module):
         mask = _causal_mask(T, past + T, q.device)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
 
-    def _show_scores(self, q, k, hook: Hook, name: str) -> None:
+    def _show_scores(self, q, k, hook: ScoreReader, name: str) -> None:
         """The scores and pattern, for a hook that reads them, beside the fused attention that
         computed z: float32, from q and k, exactly as the derived probes are rebuilt."""
         names = [f"{name}.{probe}" for probe in SCORE_PROBES]
@@ -305,6 +306,8 @@ class Block(PreNormBlock):
 
 
 class GPT(DecoderLM):
+    config: GPTConfig
+
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.config = config
@@ -352,7 +355,7 @@ class GPT(DecoderLM):
         B, c = idx.shape[0], self.config
         positions = torch.tensor([cache.length for cache in caches], device=idx.device)
         x = self.wte(idx) + self.wpe(positions).unsqueeze(1)  # [rows, 1, d_model]
-        for layer, block in enumerate(self.h):
+        for layer, block in enumerate(cast("Iterable[Block]", self.h)):
             attn = block.attn
             q, k, v = attn.c_attn(block.ln_1(x, None, "")).split(c.n_embd, dim=2)
             q, k, v = (t.view(B, c.n_head, 1, c.d_head) for t in (q, k, v))  # one position

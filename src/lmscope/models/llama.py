@@ -26,8 +26,9 @@ interleave the pairs, are converted by the GGUF reader before they get here.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 import torch
 import torch.nn.functional as F
@@ -41,6 +42,7 @@ from lmscope.models.common import (
     KVCache,
     Linear,
     PreNormBlock,
+    ScoreReader,
     attend_rows,
     checked_logits,
     reads_scores_only,
@@ -127,6 +129,7 @@ class LlamaConfig(JsonConfig):
 
     @property
     def d_head(self) -> int:
+        assert self.head_dim is not None  # __post_init__ sets it
         return self.head_dim
 
     @property
@@ -136,6 +139,7 @@ class LlamaConfig(JsonConfig):
     @property
     def n_kv_groups(self) -> int:
         """Query heads per key/value head."""
+        assert self.n_kv_head is not None  # __post_init__ sets it
         return self.n_head // self.n_kv_head
 
     @classmethod
@@ -382,6 +386,7 @@ class CausalSelfAttention(nn.Module):
 
     def __init__(self, config: LlamaConfig):
         super().__init__()
+        assert config.n_kv_head is not None  # LlamaConfig.__post_init__ sets it
         self.n_head, self.n_kv_head, self.d_head = config.n_head, config.n_kv_head, config.d_head
         self.n_kv_groups = config.n_kv_groups
         self.window = config.sliding_window
@@ -459,7 +464,7 @@ class CausalSelfAttention(nn.Module):
         """PyTorch's fused attention; each query head reads its group's key/value head there
         (enable_gqa), without copying the keys and values n_kv_groups times."""
         T, S = q.shape[2], k.shape[2]
-        options = dict(dropout_p=self.dropout if self.training else 0.0)
+        options: dict[str, Any] = dict(dropout_p=self.dropout if self.training else 0.0)
         if self.n_kv_groups > 1:
             options["enable_gqa"] = True
         unwindowed = self.window is None or self.window >= S
@@ -469,7 +474,7 @@ class CausalSelfAttention(nn.Module):
         mask = _allowed(T, S, self.window, q.device)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **options)
 
-    def _show_scores(self, q, k, hook: Hook, name: str) -> None:
+    def _show_scores(self, q, k, hook: ScoreReader, name: str) -> None:
         """The scores and pattern, for a hook that reads them, beside the fused attention that
         computed z: float32, from q and the shared k, exactly as the derived probes are."""
         names = [f"{name}.{probe}" for probe in SCORE_PROBES]
@@ -552,6 +557,9 @@ class Block(PreNormBlock):
 
 
 class Llama(DecoderLM):
+    config: LlamaConfig
+    ln_f: RMSNorm
+
     def __init__(self, config: LlamaConfig):
         super().__init__()
         self.config = config
@@ -638,7 +646,7 @@ class Llama(DecoderLM):
         cos = cos.view(-1, 1, 1, d).to(x.dtype)
         sin = torch.cat((-sin[..., : d // 2], sin[..., d // 2 :]), -1).view(-1, 1, 1, d)
         sin = sin.to(x.dtype)
-        for layer, block in enumerate(self.h):
+        for layer, block in enumerate(cast("Iterable[Block]", self.h)):
             attn, mlp = block.attn, block.mlp
             h = _rms_norm_row(x, block.ln_1)
             q = _rotate_row(attn.q_proj(h).view(B, nq, 1, d), cos, sin)
@@ -690,8 +698,12 @@ def llama_state_from_hf(state: dict[str, torch.Tensor], config: LlamaConfig) -> 
         out[name] = tensor.contiguous()
     lm_head = state.get("lm_head.weight")
     embedding = out.get("wte.weight")
-    tied = config.tie_word_embeddings and lm_head is not None and embedding is not None
-    if tied and (lm_head.shape != embedding.shape or not torch.equal(lm_head, embedding)):
+    if (
+        config.tie_word_embeddings
+        and lm_head is not None
+        and embedding is not None
+        and (lm_head.shape != embedding.shape or not torch.equal(lm_head, embedding))
+    ):
         raise CheckpointError(
             "lm_head.weight differs from the token embedding, but the config ties them"
         )

@@ -126,7 +126,10 @@ class MinCharRNN:
         return np.zeros(self.hidden, dtype=self.dtype)
 
     def loss_and_grads(
-        self, inputs: Sequence[int], targets: Sequence[int], h0: np.ndarray
+        self,
+        inputs: Sequence[int] | np.ndarray,
+        targets: Sequence[int] | np.ndarray,
+        h0: np.ndarray,
     ) -> tuple[float, dict[str, np.ndarray], np.ndarray]:
         """Forward over one chunk and BPTT back to its start.
 

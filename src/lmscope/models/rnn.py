@@ -172,9 +172,9 @@ class CharRNN(nn.Module):
                 f"state), got {', '.join(got)}"
             )
         if len(parts) != want or any(tuple(t.shape) != shape for t in parts):
-            got = [tuple(t.shape) for t in parts]
+            shapes = [tuple(t.shape) for t in parts]
             raise InvalidInputError(
-                f"the {c.cell} state must be {want} tensor(s) of shape {shape}, got {got}"
+                f"the {c.cell} state must be {want} tensor(s) of shape {shape}, got {shapes}"
             )
         return state
 

@@ -6,20 +6,23 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TypeVar
 
 import torch
 from torch import nn
 
 from lmscope.errors import CheckpointError
 
+_Net = TypeVar("_Net", bound=nn.Module)
+
 
 def load_checked(
-    model: nn.Module,
+    model: _Net,
     state: dict[str, torch.Tensor],
     source: str,
     *,
     allow_nonfinite: bool = False,
-) -> nn.Module:
+) -> _Net:
     """Load ``state`` into ``model`` (as float32) after checking that every name is there, no
     name is extra, every shape matches and (unless ``allow_nonfinite``, for people studying
     broken models) every value is finite; a failure is one line naming the first culprit."""
@@ -53,13 +56,13 @@ def check_fit(expected: dict[str, torch.Tensor], state: dict[str, torch.Tensor],
 
 
 def build_checked(
-    make: Callable[[], nn.Module],
+    make: Callable[[], _Net],
     n_layer: int,
     state: dict[str, torch.Tensor],
     source: str,
     *,
     allow_nonfinite: bool = False,
-) -> nn.Module:
+) -> _Net:
     """``make()`` the network a config describes and load ``state`` into it; but first refuse,
     in one line and before allocating anything, a config the weights cannot fill (a damaged or
     hand-edited config would otherwise ask for terabytes, or build layers for hours): more
