@@ -23,7 +23,7 @@ import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -245,7 +245,9 @@ def _plain(value):
 
 def capture_rng() -> dict:
     """The state of every random generator a training step may draw from."""
-    bit_generator, key, pos, has_gauss, cached = np.random.get_state()
+    # legacy=True, the default: the tuple, not the dict
+    numpy_state = cast("tuple[str, np.ndarray, int, int, float]", np.random.get_state())
+    bit_generator, key, pos, has_gauss, cached = numpy_state
     version, internal, gauss_next = random.getstate()
     state = {
         "torch": torch.get_rng_state(),

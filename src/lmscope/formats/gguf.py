@@ -329,7 +329,7 @@ class _Fields:
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
         if not ok:
-            want = {
+            want: dict[type | tuple[type, ...], str] = {
                 int: "a whole number",
                 float: "a number",
                 str: "text",
