@@ -3,19 +3,18 @@
 llama.cpp keeps, for its tokenizer tests, vocabulary-only GGUF files of real models (Llama 2's
 SentencePiece vocabulary, Llama 3's, Qwen2's, GPT-2's, Phi-3's) with test texts (``.inp``)
 and the ids llama.cpp tokenizes them to (``.out``). The llama-cpp-python source distribution
-on the package registry carries them, so they come without a hub:
-
-    python scripts/llama_cpp_vocabs.py fetch DIR   # the sdist's test files, extracted to DIR
-    python scripts/llama_cpp_vocabs.py check DIR   # lmscope's ids against llama.cpp's
+on the package registry carries them, so they come without a hub: `fetch(dest)` extracts them,
+`cases(folder, name)` reads one vocabulary's (text, ids) pairs, `tokenizer_fields(path)` a
+GGUF's tokenizer fields, and `check(folder)` compares lmscope's ids with llama.cpp's.
 
 ``tests/ground/test_tokenizers_llama_cpp.py`` runs the check when ``LMSCOPE_LLAMA_CPP_VOCABS``
-names such a folder (``.ci/run`` fetches it). Standard library only, so ``fetch`` runs before
-the project is installed.
+names such a folder; ``scripts/llama_cpp_vocabs.py`` is the command line (``.ci/run`` fetches
+with it). Standard library only at import (gguf and lmscope inside the functions that need
+them), so that script can load this file and ``fetch`` before the project is installed.
 """
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tarfile
@@ -92,18 +91,3 @@ def check(folder: Path) -> int:
         for text, ids in wrong:
             print(f"   {text[:40]!r}: lmscope {tok.encode(text)[:10]}, llama.cpp {ids[:10]}")
     return 1 if failed else 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=("fetch", "check"))
-    parser.add_argument("folder", type=Path)
-    args = parser.parse_args(argv)
-    if args.action == "fetch":
-        print(fetch(args.folder))
-        return 0
-    return check(args.folder)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

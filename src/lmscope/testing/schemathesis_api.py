@@ -1,20 +1,24 @@
-"""Schemathesis against ``lmscope serve`` on loopback: every check, positive and negative data,
-the examples, coverage, fuzzing and stateful phases, within a time budget.
+"""The schemathesis run: schemathesis against ``lmscope serve`` on loopback, every check,
+positive and negative data, the examples, coverage, fuzzing and stateful phases, within a time
+budget.
 
-    python -m benchmarks.schemathesis_api [--budget 60] [--json]
-
-The served model is a small random GPT-2 (2 layers, 4 heads, d_model 64, GPT-2's vocabulary,
-128 positions), also offered for comparison; a small char-LSTM (with a corpus name, so the
-cell finder reads a corpus sample) serves the /rnn routes. ``tests/web/test_schemathesis.py``
-runs it for a minute in CI; ``bench_fuzz`` runs it longer for BENCHMARKS.md.
+`served(...)` starts the server with a model (also offered for comparison) and a char-LSTM for
+the /rnn routes; `small_gpt2` and `char_lstm` write small random ones (2 layers, 4 heads,
+d_model 64, GPT-2's vocabulary, 128 positions; a tiny LSTM with a corpus name, so the cell
+finder reads a corpus sample). `schemathesis_run(...)` runs schemathesis's command line on it,
+`totals(report)` keeps the figures worth keeping, and `run(...)` does it all in a temporary
+folder.
 
 What the schema cannot say is answered 400 (it depends on the model, or on two fields at
 once: ``MODEL_DEPENDENT`` lists it), so ``positive_data_acceptance`` expects 200, 400 or 404.
+
+``tests/web/test_schemathesis.py`` runs it for a minute in CI; ``benchmarks/bench_fuzz.py``
+runs it longer for BENCHMARKS.md, and ``python -m benchmarks.schemathesis_api`` alone. Needs
+schemathesis (a test extra), run in a subprocess.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -23,7 +27,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchmarks.bench_load import free_port, wait_ready
+from lmscope.testing.load import free_port, wait_ready
 
 MODEL_DEPENDENT = (
     "token ids beyond the served model's vocabulary",
@@ -148,18 +152,3 @@ def run(budget_s: int = 60, seed: int = 16, model: Path | None = None, log=print
         result["output_tail"] = "\n".join(lines)[-6000:]
     log(f"schemathesis: {result['cases']} cases, {result['failures']} failures")
     return result
-
-
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--budget", type=int, default=60, help="seconds for schemathesis")
-    parser.add_argument("--seed", type=int, default=16)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args(argv)
-    result = run(args.budget, args.seed)
-    print(json.dumps(result, indent=2) if args.json else result)
-    return 0 if result["exit_code"] == 0 else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
