@@ -9,15 +9,12 @@ The files come from the llama-cpp-python source distribution on the package regi
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
+from lmscope.testing.llama_cpp import VOCABS, cases, tokenizer_fields
 from lmscope.tokenizers import SentencePieceBPE, tokenizer_from_gguf_fields
-
-sys.path.insert(0, str(Path(__file__).parents[2] / "scripts"))
-from llama_cpp_vocabs import VOCABS, cases, tokenizer_fields  # noqa: E402
 
 FOLDER = os.environ.get("LMSCOPE_LLAMA_CPP_VOCABS")
 pytestmark = pytest.mark.skipif(

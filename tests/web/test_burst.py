@@ -12,18 +12,10 @@ promise, checked in a third of the time; the benchmark measures the default.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from helpers_hf import save_random_hf_gpt2
-
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks import burst  # noqa: E402
+from lmscope.testing import burst
 
 LIMIT_S = 20.0
 

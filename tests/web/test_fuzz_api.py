@@ -2,26 +2,20 @@
 reach deep into the handlers and bodies that break the schema in every way. No 500s, no hangs,
 strict JSON, every error a readable one-line ``{"error": "..."}``.
 
-The generator lives in ``benchmarks/bench_fuzz.py``, which runs it with a larger budget."""
+The generator lives in ``lmscope.testing.fuzz``; ``benchmarks/bench_fuzz.py`` runs it with a
+larger budget."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks import bench_fuzz  # noqa: E402
+from lmscope.testing import fuzz
 
 CASES = 400
 
 
 def test_generated_requests_never_crash_or_hang():
-    found = bench_fuzz.fuzz_api(CASES, seed=0)
+    found = fuzz.fuzz_api(CASES, seed=0)
     assert found["cases"] >= CASES * 0.9
     # the generator reaches every operation, and gets past validation as well as failing it
     assert set(found["paths"]) >= {"/api/trace", "/api/layer", "/api/generate", "/api/pool"}
@@ -42,8 +36,8 @@ def test_generated_requests_never_crash_or_hang():
     ],
 )
 def test_hostile_bodies_are_readable_4xx(raw):
-    client, *_ = bench_fuzz.fuzz_client()
+    client, *_ = fuzz.fuzz_client()
     for path in ("/api/trace", "/api/pool", "/api/final"):
         r = client.post(path, content=raw, headers={"content-type": "application/json"})
-        bench_fuzz.check_response("POST", path, raw, r, 0.0)
+        fuzz.check_response("POST", path, raw, r, 0.0)
         assert 400 <= r.status_code < 500, (path, r.status_code, r.text[:200])

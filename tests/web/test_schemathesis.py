@@ -9,7 +9,7 @@ positions), also the one model offered for comparison; a small char-LSTM serves 
 
 Model-dependent limits, answered 400 with one readable line (so ``positive_data_acceptance``
 expects 200, 400 or 404, not only 2xx), because the schema cannot say them: it would have to
-know the model, or relate two fields (``benchmarks/schemathesis_api.py`` keeps the list):
+know the model, or relate two fields (``lmscope.testing.schemathesis_api`` keeps the list):
 
 - token ids beyond the served model's vocabulary;
 - a prompt, or a prompt plus the tokens to generate, longer than the model's context;
@@ -26,16 +26,10 @@ know the model, or relate two fields (``benchmarks/schemathesis_api.py`` keeps t
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks import schemathesis_api as api  # noqa: E402
+from lmscope.testing import schemathesis_api as api
 
 BUDGET_S = 60
 

@@ -1,7 +1,8 @@
 """The server under load, on loopback: a short class of concurrent learners gets no errors
 and bounded memory; a saturated server answers a readable 503 at once instead of piling
 requests up; the page still loads while the model is busy; the model gate is first come,
-first served. ``benchmarks/bench_load.py`` runs the 32-client, 60-second version."""
+first served. The harness is ``lmscope.testing.load``; ``benchmarks/bench_load.py`` runs the
+32-client, 60-second version."""
 
 from __future__ import annotations
 
@@ -19,18 +20,13 @@ from webtools import serve
 
 import lmscope
 import lmscope.web
+from lmscope.testing import load
 from lmscope.web import create_app
 from lmscope.web.limits import Busy, Gate
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from benchmarks import bench_load  # noqa: E402
-
 
 def test_a_short_class_gets_no_errors_and_memory_stays_bounded():
-    result = bench_load.run(
+    result = load.run(
         clients=8,
         seconds=5,
         cache_mb=32,
@@ -46,7 +42,9 @@ def test_a_short_class_gets_no_errors_and_memory_stays_bounded():
     assert loaded["cache"]["bytes"] <= loaded["cache"]["max_bytes"] == 32 << 20
     # a 32 MiB trace cache, the model and the interpreter: well under this
     assert rss["peak"] - rss["start"] < 250, rss
-    assert "## A class at one server" in bench_load.markdown(result)
+    from benchmarks.bench_load import markdown
+
+    assert "## A class at one server" in markdown(result)
 
 
 @pytest.fixture
@@ -174,7 +172,7 @@ def test_the_simulated_class_asks_for_the_lens_window_the_page_asks_for():
     """The load test plays the page: its lens requests have the page's number of columns
     (the API's default is wider, and costs a third more)."""
     script = (Path(lmscope.web.__file__).parent / "static/js/lens.js").read_text("utf-8")
-    assert f"const SIZE = {bench_load.PAGE_LENS_SIZE};" in script
+    assert f"const SIZE = {load.PAGE_LENS_SIZE};" in script
 
 
 _REUSE = """
@@ -221,9 +219,9 @@ def test_the_answers_a_p95_allows_over_the_goal_match_the_p95_it_reports():
     """Found reading the class load section: "a p95 within the goal allows 20" of 416 answers,
     but the nearest-rank p95 the benchmark reports stays within the goal with 21 over it."""
     for n in range(1, 600):
-        allowed = bench_load.allowed_over(n)
+        allowed = load.allowed_over(n)
         within = [1.0] * (n - allowed) + [3.0] * allowed
-        assert bench_load.percentiles(within, "s")["p95_s"] <= 1.0, n
+        assert load.percentiles(within, "s")["p95_s"] <= 1.0, n
         if allowed < n:
             beyond = [1.0] * (n - allowed - 1) + [3.0] * (allowed + 1)
-            assert bench_load.percentiles(beyond, "s")["p95_s"] > 1.0, n
+            assert load.percentiles(beyond, "s")["p95_s"] > 1.0, n
