@@ -167,7 +167,7 @@ class Ablation:
         }[self.kind]
 
 
-def _expand(value: str | None, count: int, what: str, spec: str) -> list[int]:
+def _expand(value: str, count: int, what: str, spec: str) -> list[int]:
     if value == "*":
         return list(range(count))
     index = int(value)

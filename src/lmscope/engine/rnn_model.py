@@ -70,7 +70,8 @@ class RNNLanguageModel(TextModel):
     default_name = "char-rnn"
     net: CharRNN
 
-    def capabilities_of(self, net: CharRNN) -> Capabilities:
+    # narrower than TextModel's nn.Module: __init__ passes it its own net, a CharRNN
+    def capabilities_of(self, net: CharRNN) -> Capabilities:  # type: ignore[override]
         return Capabilities(
             family=net.config.cell,
             kind="recurrent",

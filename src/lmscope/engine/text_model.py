@@ -8,8 +8,8 @@ truncates) prompts that do not fit.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterable, Sequence
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, ClassVar
 
 import torch
 
@@ -26,6 +26,8 @@ class TextModel:
     (``capabilities_of``) and give ``device``, ``info``, ``logits``, ``start`` and ``step``."""
 
     capabilities: Capabilities
+    # the first generation step, which each subclass defines (declared for the type checker)
+    start: Callable[[list[int]], tuple[torch.Tensor, Any]]
     default_name: ClassVar[str] = ""
     # Options text may be encoded with (``encode``, ``generate``): ``skip_unknown`` drops
     # characters a char vocabulary lacks (a byte-level BPE has none to drop).
@@ -65,7 +67,7 @@ class TextModel:
             raise TokenizerError(f"model {self.name!r} has no tokenizer files{advice.NO_TOKENIZER}")
         return self.tokenizer
 
-    def _tokenize(self, text: str, **options) -> list[int]:
+    def _tokenize(self, text: str, *, skip_unknown: bool = False) -> list[int]:
         return self._need_tokenizer().encode(text)
 
     def encode(self, text: str, *, truncate: bool = False, room: int = 0, **options) -> list[int]:

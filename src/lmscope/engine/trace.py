@@ -140,7 +140,7 @@ class Trace:
         # 5 tokens of a small model)
         shown = 8
         tokens = [p.text for p in self.pieces[:shown]] if self.pieces else self.ids[:shown]
-        listed = ", ".join(repr(t if len(str(t)) <= 16 else t[:15] + "…") for t in tokens)
+        listed = ", ".join(repr(t if len(str(t)) <= 16 else str(t)[:15] + "…") for t in tokens)
         more = ", …" if len(self.ids) > shown else ""
         return (
             f"Trace(model={self.meta.get('model')!r}, {len(self.ids)} tokens [{listed}{more}], "

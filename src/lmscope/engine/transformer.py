@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 import torch
 
@@ -24,6 +25,9 @@ from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
 from lmscope.engine.trace import Predictions, Trace
 from lmscope.errors import InvalidInputError, checked_keywords
+
+if TYPE_CHECKING:
+    from lmscope.models.common import DecoderLM, KVCache, PreNormBlock
 
 
 @dataclass
@@ -74,7 +78,7 @@ class PrecisionCost:
 class _Continuation:
     """Generation state of a Transformer: the KV cache and every id so far (to slide)."""
 
-    cache: object
+    cache: KVCache
     ids: list[int]
 
 
@@ -105,6 +109,7 @@ _REFERENCE_LOCK = threading.Lock()
 
 
 class LanguageModel(TextModel):
+    net: DecoderLM
     # Loads this model again in float32 (set by lmscope.load), to measure what a lower precision
     # costs; without it the reference is these weights upcast to float32.
     reference_loader: Callable[[], LanguageModel] | None = None
@@ -114,7 +119,8 @@ class LanguageModel(TextModel):
     _reference: LanguageModel | None = None
     _upcast = False  # a reference made by upcasting another model's weights
 
-    def capabilities_of(self, net: torch.nn.Module) -> Capabilities:
+    # narrower than TextModel's nn.Module: __init__ passes it its own net, a GPT or a Llama
+    def capabilities_of(self, net: DecoderLM) -> Capabilities:  # type: ignore[override]
         return Capabilities(
             family=getattr(net.config, "family", "gpt2"),
             kind="transformer",
@@ -183,7 +189,7 @@ class LanguageModel(TextModel):
         text_or_ids: str | Sequence[int],
         *,
         names: Iterable[str] | None = None,
-        layers: Iterable[int] | None = None,
+        layers: int | Iterable[int] | None = None,
         keep_logits: str = "last",
         top_k: int = 20,
         truncate: bool = False,
@@ -198,7 +204,7 @@ class LanguageModel(TextModel):
         self._check_trace(len(ids), names is None and layers is None, top_k)
         if layers is not None:
             if isinstance(layers, numbers.Integral) and not isinstance(layers, bool):
-                layers = [layers]
+                layers = [cast(int, layers)]  # one layer: any Integral (numpy's too)
             if isinstance(layers, str) or not isinstance(layers, Iterable):
                 raise InvalidInputError(f"layers must be a list of layers, got {layers!r:.40}")
             layers = [checks.layer(self.config, layer) for layer in layers]
@@ -206,11 +212,12 @@ class LanguageModel(TextModel):
         recorder = Recorder(names, layers, keep_logits=keep_logits)
         if ablate_mode not in MODES:  # checked with or without ablations: a typo is a typo
             raise InvalidInputError(f"ablation mode must be 'zero' or 'mean', got {ablate_mode!r}")
-        hook = recorder
+        hook: Recorder | Ablator = recorder
         if ablate:
             hook = Ablator(parse_ablations(ablate, self.config), ablate_mode, inner=recorder)
         self.net(idx, hook=hook, last_only=keep_logits != "all")
         recorder.check_names()
+        assert recorder.last_logits is not None  # every pass ends with the logits probe
         predict = partial(
             self._predictions, recorder.all_logits, recorder.final_normalized, ids, top_k
         )
@@ -280,6 +287,7 @@ class LanguageModel(TextModel):
             for b, (row, ids) in enumerate(zip(rows, all_ids, strict=True)):
                 row[name] = batch[b, : len(ids)].clone()  # its own memory, kept or freed alone
         logits = recorder.logits
+        assert logits is not None  # every pass ends with the logits probe
         traces = []
         for b, (row, ids) in enumerate(zip(rows, all_ids, strict=True)):
             own = self._mask_padding(logits[b, : len(ids)]).float()
@@ -337,7 +345,7 @@ class LanguageModel(TextModel):
         stage and the pattern (QK^T from q and k, / sqrt(d_head), masked, softmax). On long
         prompts these would otherwise hold most of a trace's memory."""
         derived = {}
-        for layer, block in enumerate(self.net.h):
+        for layer, block in enumerate(cast("Iterable[PreNormBlock]", self.net.h)):
             attn, derive = f"blocks.{layer}.attn", block.attn
             if f"{attn}.hook_z" in tensors:
                 derived[f"{attn}.hook_result"] = partial(
@@ -419,7 +427,7 @@ class LanguageModel(TextModel):
         """The probes (every layer) that hold what the KV cache holds: the keys attention
         reads (Llama: after RoPE) and the values. A trace recording them can start generation
         (``start_from``)."""
-        key = self.net.h[0].attn.score_inputs[1]
+        key = cast("PreNormBlock", self.net.h[0]).attn.score_inputs[1]
         return f"blocks.*.attn.{key}", "blocks.*.attn.hook_v"
 
     @torch.no_grad()
