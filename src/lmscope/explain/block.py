@@ -86,8 +86,8 @@ def layernorm(model, trace: Trace, position: int, which: str, layer: int = 0) ->
     x = trace[before][position]
     return LayerNormView(
         input=vector(x),
-        mean=number(x.float().mean()),
-        std=number(trace[f"{p}.hook_scale"][position]),
+        mean=number(x.float().mean()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+        std=number(trace[f"{p}.hook_scale"][position]),  # type: ignore[arg-type]  # None if not finite: see numbers.number
         normalized=vector(trace[f"{p}.hook_normalized"][position]),
         gamma=rounded(ln.weight),
         beta=_rounded_or_none(getattr(ln, "bias", None)),
@@ -143,8 +143,9 @@ def layer_view(model, trace: Trace, layer: int, position: int) -> LayerResponse:
     return LayerResponse(
         layer=layer,
         position=i,
-        **{name: vector(at(probe)) for name, probe in VECTORS.items()},
-        **{name: rounded(at(f"attn.hook_{name}")) for name in ("q", "k", "v", "z")},
+        # the checker cannot match fields to the keys of a dict
+        **{name: vector(at(probe)) for name, probe in VECTORS.items()},  # type: ignore[arg-type]
+        **{name: rounded(at(f"attn.hook_{name}")) for name in ("q", "k", "v", "z")},  # type: ignore[arg-type]
         ln1=norm_view(model, trace, i, "ln1", layer),
         ln2=norm_view(model, trace, i, "ln2", layer),
         head_results=[vector(r) for r in at("attn.hook_result")],

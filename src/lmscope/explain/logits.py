@@ -106,7 +106,7 @@ def logits_view(logits: torch.Tensor, position: int) -> LogitsView:
         tail_count=int(tail.size),
         tail_lse=_tail_lse(tail),
         temperatures=TEMPERATURES,
-        lse=number(torch.logsumexp(x.double(), 0), 12),
+        lse=number(torch.logsumexp(x.double(), 0), 12),  # type: ignore[arg-type]  # None if not finite: see numbers.number
     )
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +25,10 @@ from lmscope.explain.attention import kv_head
 from lmscope.explain.numbers import number, rounded
 from lmscope.explain.probes import read
 from lmscope.explain.values import ActivationStats, Vector, stats, vector
+
+if TYPE_CHECKING:
+    from lmscope.models.gpt2 import LayerNorm
+    from lmscope.models.llama import RMSNorm
 
 
 @dataclass(frozen=True)
@@ -155,7 +159,11 @@ def relative_check(model, trace: Trace, layer: int, head: int, position: int) ->
     def score(qi: int, kj: int, shift: int) -> ShiftedScore:
         dot = _rotate(model, q, qi) @ _rotate(model, k, kj)
         return ShiftedScore(
-            shift=shift, query_at=qi, key_at=kj, distance=qi - kj, score=number(dot, 9)
+            shift=shift,
+            query_at=qi,
+            key_at=kj,
+            distance=qi - kj,
+            score=number(dot, 9),  # type: ignore[arg-type]  # None if not finite: see numbers.number
         )
 
     same = [score(i + s, j + s, s) for s in SHIFTS if i + s <= limit]
@@ -165,7 +173,7 @@ def relative_check(model, trace: Trace, layer: int, head: int, position: int) ->
     return RelativeCheck(
         query_position=i,
         key_position=j,
-        recorded_score=number(read(trace, f"{a}.hook_attn_scores_raw")[head, i, j], 9),
+        recorded_score=number(read(trace, f"{a}.hook_attn_scores_raw")[head, i, j], 9),  # type: ignore[arg-type]  # None if not finite: see numbers.number
         same_distance=same,
         max_abs_difference=worst,
         relative_difference=worst / max(abs(base), 1e-30),
@@ -219,7 +227,7 @@ class RMSNormView(BaseModel):
     recompose_max_error: float = Field(..., description="max |normalized × gain - output|")
 
 
-def norm_parts(model, which: str, layer: int) -> tuple[torch.nn.Module, str, str]:
+def norm_parts(model, which: str, layer: int) -> tuple[LayerNorm | RMSNorm, str, str]:
     """(the norm module, the probe before it, its probe prefix)."""
     if which == "final":
         last = model.config.n_layer - 1
@@ -238,12 +246,12 @@ def rmsnorm_view(model, trace: Trace, position: int, which: str, layer: int = 0)
     return RMSNormView(
         which=which,
         input=vector(x),
-        input_mean=number(x.mean()),
-        mean_square=number(x.pow(2).mean()),
+        input_mean=number(x.mean()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+        mean_square=number(x.pow(2).mean()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
         eps=norm.eps,
-        rms=number(trace[f"{p}.hook_scale"][position]),
+        rms=number(trace[f"{p}.hook_scale"][position]),  # type: ignore[arg-type]  # None if not finite: see numbers.number
         normalized=vector(normalized),
-        normalized_rms=number(normalized.pow(2).mean().sqrt()),
+        normalized_rms=number(normalized.pow(2).mean().sqrt()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
         gain=rounded(gain),
         output=vector(output),
         recompose_max_error=float((normalized * gain - output).abs().max()),
@@ -304,7 +312,7 @@ def kv_cache_size(model, n_kv: int, n_tokens: int) -> KVCacheSize:
         context=context,
         at_context=per_head * n_kv * context,
         at_context_full=per_head * c.n_head * context,
-        saved_fraction=number(1 - n_kv / c.n_head),
+        saved_fraction=number(1 - n_kv / c.n_head),  # type: ignore[arg-type]  # finite
     )
 
 
@@ -385,17 +393,17 @@ def swiglu_view(model, trace: Trace, layer: int, position: int) -> SwiGLUStep:
         gate_stats=stats(gate),
         up_stats=stats(up),
         post_stats=stats(post),
-        curve=activation_curve("silu", gate),
+        curve=activation_curve("silu", gate),  # type: ignore[arg-type]  # silu: a known one
         W_gate=list(mlp.gate_proj.weight.T.shape),
         W_up=list(mlp.up_proj.weight.T.shape),
         W_down=list(mlp.down_proj.weight.T.shape),
         strongest=[
             GatedFeature(
                 index=i,
-                gate=number(gate[i]),
-                silu_gate=number(silu[i]),
-                up=number(up[i]),
-                post=number(post[i]),
+                gate=number(gate[i]),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+                silu_gate=number(silu[i]),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+                up=number(up[i]),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+                post=number(post[i]),  # type: ignore[arg-type]  # None if not finite: see numbers.number
             )
             for i in order
         ],

@@ -36,6 +36,10 @@ def rounded(x, digits: int = 6) -> list:
     return obj.tolist()
 
 
+# Known gap, found by the type checker: many views declare number()'s value as a plain float
+# (each such line says "None if not finite: see numbers.number"), so a view of a model loaded
+# with allow_nonfinite whose numbers hold NaN raises pydantic's ValidationError where the
+# view should show NaN as null (their fields would need Number, and their readers to take null).
 def number(x, digits: int = 6) -> float | None:
     """One value as ``rounded`` gives it, in plain Python: a view has dozens of single numbers
     (norms, means, scales), and numpy's fixed cost per call was most of a layer view's time."""

@@ -132,8 +132,8 @@ def flow_view(model, trace: Trace, position: int, logits: torch.Tensor) -> FlowR
             Candidate(
                 id=int(i),
                 text=token_text(model, int(i)),
-                logit=number(logits[i], 6),
-                prob=number(probs[i], 6),
+                logit=number(logits[i], 6),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+                prob=number(probs[i], 6),  # type: ignore[arg-type]  # None if not finite: see numbers.number
             )
             for i in top.indices.tolist()
         ],

@@ -100,7 +100,7 @@ def build(key: str, context: StepContext) -> BaseModel:
 
 
 class TransformerStep(BaseModel):
-    model: ModelFacts
+    model: ModelFacts  # type: ignore[valid-type]  # a model built by create_model
     prediction: TokenProb
     top5: list[TokenProb]
 
@@ -140,7 +140,7 @@ def architecture(c: StepContext) -> ArchitectureStep:
             f"logits [{n}, {cfg.vocab_size}]",
         ],
         resid_norm_by_layer=[
-            number(c.trace[f"blocks.{i}.hook_resid_post"][c.position].norm())
+            number(c.trace[f"blocks.{i}.hook_resid_post"][c.position].norm())  # type: ignore[misc]  # None if not finite: see numbers.number
             for i in range(cfg.n_layer)
         ],
     )
@@ -245,9 +245,9 @@ def blocks(c: StepContext) -> BlocksStep:
         rows.append(
             BlockChange(
                 layer=i,
-                in_norm=number(pre.norm()),
-                out_norm=number(post.norm()),
-                change_norm=number((post - pre).norm()),
+                in_norm=number(pre.norm()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+                out_norm=number(post.norm()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+                change_norm=number((post - pre).norm()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
             )
         )
     return BlocksStep(layers=rows)

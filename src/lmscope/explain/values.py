@@ -39,9 +39,9 @@ def vector(t: torch.Tensor) -> Vector:
     t = t.detach().float()
     return Vector(
         values=rounded(t),
-        norm=number(t.norm()),
-        mean=number(t.mean()),
-        std=number(t.std(unbiased=False)),
+        norm=number(t.norm()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+        mean=number(t.mean()),  # type: ignore[arg-type]  # None if not finite: see numbers.number
+        std=number(t.std(unbiased=False)),  # type: ignore[arg-type]  # None if not finite: see numbers.number
     )
 
 
