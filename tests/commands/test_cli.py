@@ -36,6 +36,7 @@ def test_help_lists_commands(capsys):
     assert "explain" in out and "generate" in out
 
 
+@pytest.mark.slow
 def test_explain_prints_all_twenty_steps(capsys, tiny_hf_dir):
     code, out, _ = run_on(capsys, "explain", PROMPT, tiny_hf_dir, "--layer 1 --head 3 --top-k 5")
     assert code == 0
@@ -45,6 +46,7 @@ def test_explain_prints_all_twenty_steps(capsys, tiny_hf_dir):
     assert "-inf" in out  # the causal mask is shown
 
 
+@pytest.mark.slow
 def test_explain_json_matches_trace(capsys, tiny_hf_dir, tiny_model):
     code, out, _ = run_on(
         capsys,
@@ -76,6 +78,7 @@ def test_explain_json_matches_trace(capsys, tiny_hf_dir, tiny_model):
     assert ln["normalized"]["std"] == pytest.approx(1, abs=1e-2)
 
 
+@pytest.mark.slow
 def test_explain_other_position(tiny_model):
     report = explain(tiny_model, PROMPT, position=2, params=SamplingParams(greedy=True))
     steps = {s["key"]: s["data"] for s in report["steps"]}
@@ -105,6 +108,7 @@ def test_bad_input_is_one_line(capsys, tiny_hf_dir, argv, message):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_generate_streams_text(capsys, tiny_hf_dir, tiny_model):
     code, out, _ = run_on(capsys, "generate", "Hello", tiny_hf_dir, "--tokens 8 --greedy --no-stop")
     assert code == 0
@@ -114,6 +118,7 @@ def test_generate_streams_text(capsys, tiny_hf_dir, tiny_model):
     assert out == tiny_model.decode(ids) + "\n"
 
 
+@pytest.mark.slow
 def test_generate_json_lines(capsys, tiny_hf_dir):
     code, out, _ = run_on(
         capsys, "generate", "Hello", tiny_hf_dir, "--tokens 4 --seed 3 --top-k 10 --json --no-stop"
@@ -122,6 +127,7 @@ def test_generate_json_lines(capsys, tiny_hf_dir):
     assert code == 0 and len(rows) == 4 and all(1 <= r["pool_size"] <= 10 for r in rows)
 
 
+@pytest.mark.slow
 def test_console_script_entry_point(tiny_hf_dir):
     """The installed 'python -m lmscope' path gives the same one-line error and exit code."""
     proc = subprocess.run(
@@ -141,6 +147,7 @@ def test_explain_with_ablation(capsys, tiny_hf_dir, tiny_model):
     assert z_norms == [0.0] * tiny_model.config.n_head
 
 
+@pytest.mark.slow
 def test_without_smollm2_the_default_says_how_to_get_it(monkeypatch, capsys):
     """The fall-back to the shipped model is said in one line with the install command."""
     from lmscope.engine import loading

@@ -31,6 +31,7 @@ def no_workers_start(monkeypatch):
 
 
 # --- serve --workers: every model is checked once, before the workers start ------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("option", ["--compare", "--rnn"])
 def test_serve_workers_refuses_a_model_that_cannot_load_in_one_line(
     capsys, no_workers_start, option
@@ -56,6 +57,7 @@ def test_serve_workers_refuses_a_model_that_cannot_load_in_one_line(
     assert len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.slow
 def test_serve_workers_says_what_it_serves_as_one_worker_does(capsys, no_workers_start):
     """With --workers the start line left out the precision, the compared models and /rnn."""
     code, _, err = run_cli(
@@ -138,6 +140,7 @@ def test_recall_help_says_default_like_every_other_option(capsys):
 
 
 # --- one token is "1 token" ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_explain_of_one_token_says_token(capsys, monkeypatch):
     """`lmscope explain "..."` headed its steps "1 tokens" and said "after 1 tokens"."""
     monkeypatch.setenv("COLUMNS", "80")
@@ -151,6 +154,7 @@ def test_explain_of_one_token_says_token(capsys, monkeypatch):
     assert "1 个 token" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_lens_position_outside_one_token_prompt(capsys, lang):
     code, _, err = run_cli(
@@ -164,6 +168,7 @@ def test_lens_position_outside_one_token_prompt(capsys, lang):
         assert "--positions" in err and "token" in err and "outside" not in err, err
 
 
+@pytest.mark.slow
 def test_explain_never_breaks_a_token_across_lines(capsys, monkeypatch):
     """At 80 columns "attends most to" broke ' mind'@24 after its opening quote."""
     monkeypatch.setenv("COLUMNS", "80")
@@ -181,6 +186,7 @@ def test_explain_never_breaks_a_token_across_lines(capsys, monkeypatch):
         assert line.count("'") % 2 == 0 and line.count("@") == line.count("("), listed
 
 
+@pytest.mark.slow
 def test_explain_names_the_characters_that_draw_nothing(capsys, monkeypatch):
     """The character column printed a no-break space as a blank and U+FE0F raw (nothing to see,
     and the panel's right border one cell off), where the page and the merges list name them."""

@@ -55,6 +55,7 @@ def test_top_below_one_names_the_option(capsys, tiny_hf_dir, command, top):
     assert f"--top must be at least 1, got {top}" in err
 
 
+@pytest.mark.slow
 def test_ablate_top_is_clamped_to_the_vocabulary(capsys, tiny_hf_dir, tiny_model):
     code, out, err = run_cli(
         capsys, "ablate", "Hello", "-m", tiny_hf_dir, "-a", "attn1", "-k", "100000", "--json"
@@ -92,6 +93,7 @@ def test_compare_max_chars_below_one_is_refused(capsys, tiny_hf_dir, prose, valu
 
 
 # --- lens positions counted from the end ------------------------------------------------------
+@pytest.mark.slow
 def test_lens_counts_negative_positions_from_the_end(capsys, tiny_hf_dir, tiny_model):
     n = len(tiny_model.encode(PROMPT))
     code, out, err = run_cli(
@@ -120,6 +122,7 @@ def test_compare_text_that_is_a_folder_says_so(capsys, tmp_path, tiny_hf_dir):
     assert f"{tmp_path} is a folder, not a text file" in err
 
 
+@pytest.mark.slow
 def test_compare_reads_standard_input_as_neurons_does(capsys, monkeypatch, tmp_path, tiny_hf_dir):
     import io
 
@@ -134,6 +137,7 @@ def test_compare_reads_standard_input_as_neurons_does(capsys, monkeypatch, tmp_p
     assert "standard input is empty" in one_line_error(capsys, *argv)
 
 
+@pytest.mark.slow
 def test_compare_says_when_it_scored_only_the_start(capsys, tmp_path, tiny_hf_dir, prose):
     total = len(prose.read_text(encoding="utf-8"))
     out_dir = tmp_path / "cmp"
@@ -169,6 +173,7 @@ def test_explain_step_keys_ignore_case_and_help_says_what_step_takes(capsys, tin
     assert "1-20" in text and "positional-encoding" in text
 
 
+@pytest.mark.slow
 def test_explain_has_no_seed_but_generate_has(capsys, tiny_hf_dir):
     """explain never samples a token, so a seed would change nothing."""
     with pytest.raises(SystemExit) as exit_:
@@ -178,6 +183,7 @@ def test_explain_has_no_seed_but_generate_has(capsys, tiny_hf_dir):
     assert code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "flags, shown",
     [
@@ -194,6 +200,7 @@ def test_explain_sampling_step_shows_the_parameters_in_effect(capsys, tiny_hf_di
     assert "=" not in params  # said in words, not as Python's keyword arguments
 
 
+@pytest.mark.slow
 def test_explain_header_says_what_is_ablated(capsys, tiny_hf_dir):
     code, out, _ = run_cli(
         capsys, "explain", PROMPT, "-m", tiny_hf_dir, "--ablate", "attn*", "--step", "1"
@@ -204,6 +211,7 @@ def test_explain_header_says_what_is_ablated(capsys, tiny_hf_dir):
     assert "ablated" not in out[: out.index("╭")]
 
 
+@pytest.mark.slow
 def test_lens_title_names_the_ablation_in_plain_text(capsys, monkeypatch, tiny_hf_dir):
     monkeypatch.setenv("COLUMNS", "80")
     code, out, _ = run_cli(

@@ -46,6 +46,7 @@ def test_python_advice_names_what_python_can_do(small_char_gpt):
     assert len(list(model.generate("hi 你", 2))) == 2
 
 
+@pytest.mark.slow
 def test_nonfinite_weights_advice_works_in_the_cli(capsys, broken_gpt):
     code, _, err = run_cli(capsys, "sample", broken_gpt, "--length", "2")
     assert code == 2 and "--allow-nonfinite" in err and "allow_nonfinite=" not in err

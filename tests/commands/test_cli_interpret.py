@@ -12,6 +12,7 @@ from lmscope.cli import main
 PROMPT = "Data visualization empowers users to"
 
 
+@pytest.mark.slow
 def test_lens_table_and_json(capsys, tiny_hf_dir, tiny_model):
     assert main(["lens", PROMPT, "--model", str(tiny_hf_dir)]) == 0
     out = capsys.readouterr().out
@@ -23,6 +24,7 @@ def test_lens_table_and_json(capsys, tiny_hf_dir, tiny_model):
     assert lens["cells"][-1][1]["top"][0]["id"] == int(final)
 
 
+@pytest.mark.slow
 def test_ablate_json(capsys, tiny_hf_dir, tiny_model):
     code = main(
         [

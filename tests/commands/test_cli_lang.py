@@ -98,6 +98,7 @@ def commands(tiny_hf_dir, quote_lstm, prose, out: Path) -> dict[str, list]:
 WIDE = ("explain", "lens", "ablate", "compare", "neurons", "neurons --find")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["explain", "lens", "ablate", "compare", "neurons", "neurons --find", "minrnn"]
 )
@@ -129,6 +130,7 @@ def test_lab_show_speaks_chinese_around_its_tables(capsys):
     assert "图表和 result.json 在" in out
 
 
+@pytest.mark.slow
 def test_lmscope_lang_is_the_default_and_a_wrong_one_is_one_line(capsys, monkeypatch, tiny_hf_dir):
     monkeypatch.setenv("LMSCOPE_LANG", "zh_CN.UTF-8")
     code, out, _ = run_cli(capsys, "explain", PROMPT, "--model", tiny_hf_dir, "--step", "8")
@@ -145,6 +147,7 @@ def test_lmscope_lang_is_the_default_and_a_wrong_one_is_one_line(capsys, monkeyp
 
 
 # --- 80 columns ----------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("columns", [80, 100])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_no_line_is_wider_than_the_terminal(
@@ -162,6 +165,7 @@ def test_no_line_is_wider_than_the_terminal(
         assert not re.search(r"\d…|…\d", out), name  # no number cut short
 
 
+@pytest.mark.slow
 def test_explain_shows_whole_numbers_and_says_how_to_see_the_rest(
     capsys, monkeypatch, tiny_hf_dir, tiny_model
 ):
@@ -183,6 +187,7 @@ def test_explain_shows_whole_numbers_and_says_how_to_see_the_rest(
 
 
 # --- T = 1 -------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_temperature_one_prints_one_column(capsys, tiny_hf_dir):
     _, out, _ = run_cli(capsys, "explain", PROMPT, "--model", tiny_hf_dir, "--step", "16")
     assert out.count("p at T=1") == 1
@@ -193,6 +198,7 @@ def test_temperature_one_prints_one_column(capsys, tiny_hf_dir):
 
 
 # --- the pipe closed early ---------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [

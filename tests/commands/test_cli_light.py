@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 # The entry point in pyproject's [project.scripts] is lmscope.cli:main.
 SCRIPT = """
 import sys
@@ -18,6 +20,7 @@ print("HEAVY:" + ",".join(heavy), file=sys.stderr)
 """
 
 
+@pytest.mark.slow
 def test_help_imports_no_heavy_module():
     done = subprocess.run(
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=120, check=True
@@ -26,6 +29,7 @@ def test_help_imports_no_heavy_module():
     assert "HEAVY:\n" in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_explain_help_imports_no_torch():
     """A command's own --help too: explain's renderers (the step data, torch) load in run."""
     script = SCRIPT.replace('["--help"]', '["explain", "--help"]')

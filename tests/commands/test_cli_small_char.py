@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from lmscope.cli import main
 
 PROMPT = "ROMEO: But soft, what light"
@@ -31,6 +33,7 @@ def test_lens_sizes_columns_from_the_tokens(capsys, monkeypatch, small_char_gpt)
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
+@pytest.mark.slow
 def test_explain_footers_name_probes_whole(capsys, monkeypatch, small_char_gpt):
     import lmscope
     from lmscope.explain.report import report

@@ -256,6 +256,7 @@ def library_cases(model, text_file, tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_common_library_errors_in_chinese(capsys, zh, small_char_gpt, tmp_path):
     text_file = tmp_path / "text.txt"
     text_file.write_text("hello there\n", encoding="utf-8")
@@ -772,6 +773,7 @@ def gap_paths(tmp_path, monkeypatch, read_only, small_char_gpt, quote_lstm):
     busy.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("argv", "english", "chinese"),
     [case[1:] for case in GAP_CASES],
@@ -803,6 +805,7 @@ def test_a_lab_device_without_cuda_in_chinese(capsys, zh, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_save_that_fails_mid_run_in_chinese(capsys, monkeypatch, shakespeare_file, tmp_path):
     """The checkpoint kept and the command that continues it, then the refusals that a run's
     folder gives: a new run over it, a resume of a folder without one."""

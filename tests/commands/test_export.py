@@ -11,6 +11,7 @@ import lmscope
 from lmscope.cli import main
 
 
+@pytest.mark.slow
 def test_export_float16_round_trip(tmp_path, tiny_hf_dir, tiny_model, capsys):
     out = tmp_path / "exported"
     assert main(["export", str(tiny_hf_dir), str(out), "--dtype", "float16", "--name", "tiny"]) == 0
@@ -123,6 +124,7 @@ def _never_loaded(*args, **kwargs):
     raise AssertionError("the destination is checked before the model is loaded")
 
 
+@pytest.mark.slow
 def test_overwrite_replaces_only_a_previous_lmscope_model(tmp_path, model_dir, capsys):
     out = tmp_path / "exported"
     (tmp_path / "neighbour.txt").write_text("untouched")
@@ -144,6 +146,7 @@ def test_overwrite_replaces_only_a_previous_lmscope_model(tmp_path, model_dir, c
     assert tree(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_an_empty_folder_is_a_fine_destination(tmp_path, model_dir):
     out = tmp_path / "empty"
     out.mkdir()

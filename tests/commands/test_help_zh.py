@@ -120,6 +120,7 @@ def test_top_help_in_chinese(zh, capsys):
     assert CJK.search(explain)
 
 
+@pytest.mark.slow
 def test_lab_experiment_help_in_chinese_from_the_environment():
     env = {**os.environ, "LMSCOPE_LANG": "zh", "COLUMNS": "80"}
     out = subprocess.run(
@@ -137,6 +138,7 @@ def test_lab_experiment_help_in_chinese_from_the_environment():
     assert "10%" in out and "10%%" not in out  # argparse's %% is said once
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_chinese_help_fits_80_columns(zh, capsys, command):
     """Chinese characters take two columns: the wrapping counts them so."""
@@ -159,6 +161,7 @@ def test_english_help_is_argparses(en, capsys, command):
     assert said in flat.replace("- ", "-"), text
 
 
+@pytest.mark.slow
 def test_lang_before_the_command_is_the_commands_language(en, capsys):
     """Not only its help: the command speaks the language typed before it."""
     assert main(["--lang", "zh", "lab", "show", "serial-depth"]) == 0

@@ -87,6 +87,7 @@ def keep_threads():
     torch.set_num_threads(threads)
 
 
+@pytest.mark.slow
 def test_serial_depth_command_prints_tables_and_writes_files(capsys, tmp_path, keep_threads):
     argv = ["--max-n", "256", "--repeats", "1", "--device", "cpu", "--out", str(tmp_path)]
     code, out, _ = run(capsys, "lab", "serial-depth", *argv, "--clock", "cpu", "--threads", "1")
@@ -109,6 +110,7 @@ def test_serial_depth_command_prints_tables_and_writes_files(capsys, tmp_path, k
     assert "CPU time" in python["explain"]["en"] and "CPU 时间" in python["explain"]["zh"]
 
 
+@pytest.mark.slow
 def test_show_prints_a_written_result_in_chinese_and_as_json(capsys, tmp_path):
     main(["lab", "serial-depth", "--max-n", "64", "--repeats", "1", "--out", str(tmp_path)])
     capsys.readouterr()
@@ -189,6 +191,7 @@ def test_out_in_a_folder_that_cannot_be_written_is_refused(capsys, tmp_path, rea
 ENGLISH_HEADERS = ("recurrence depth", "tree depth", "shallower by", "tokens seen", "size (GPT")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race", "recall", "gradient-flow"])
 def test_show_in_chinese_has_chinese_headers_and_cells(capsys, name):
     code, out, _ = run(capsys, "lab", "show", name, "--lang", "zh")

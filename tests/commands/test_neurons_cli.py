@@ -25,6 +25,7 @@ def run(*args: str) -> int:
     return main(["neurons", *map(str, args)])
 
 
+@pytest.mark.slow
 def test_cell_to_files(tmp_path, quote_lstm, text_file):
     for suffix in ("png", "svg", "html", "json"):
         out = tmp_path / f"cell.{suffix}"
@@ -56,6 +57,7 @@ def test_find_prints_the_best_units_and_writes_the_report(capsys, tmp_path, quot
     assert quotes["best"][0]["unit"] == 5 and quotes["best"][0]["f1"] > 0.99
 
 
+@pytest.mark.slow
 def test_find_on_python_uses_the_code_features(capsys, tmp_path, quote_lstm):
     path = tmp_path / "mod.py"
     code = 'def f(a, b):\n    """say "hi" to a"""\n    return (a, "b #", [b])  # done\n'
@@ -105,6 +107,7 @@ def test_text_errors(capsys, tmp_path, quote_lstm):
     assert "none of the text's characters" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_gpt_is_refused(capsys, text_file):
     assert run("--model", "shakespeare", "--text", text_file, "--cell", "0:1") == 2
     assert "not a char-RNN/LSTM/GRU" in capsys.readouterr().err
@@ -133,6 +136,7 @@ def test_bad_options_are_refused_before_the_model_loads(capsys, tmp_path, args, 
     assert "Traceback" not in err and "select_fraction" not in err
 
 
+@pytest.mark.slow
 def test_pictures_and_json_speak_chinese(capsys, monkeypatch, tmp_path, quote_lstm, text_file):
     import matplotlib
 

@@ -29,6 +29,7 @@ def snapshot(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
+@pytest.mark.slow
 def test_train_then_sample(corpus, tmp_path, capsys):
     out = tmp_path / "run"
     assert main(tiny_args(corpus, out)) == 0
@@ -202,6 +203,7 @@ def test_a_batch_too_large_for_memory_is_one_line(corpus, tmp_path, capsys, monk
         main(tiny_args(corpus, out, "--overwrite"))
 
 
+@pytest.mark.slow
 def test_resume_compares_data_paths_after_resolving_them(corpus, tmp_path, capsys, monkeypatch):
     """Issue 16: `--data small.txt` then the same command with --resume was refused ("it was
     trained with --data /abs/path/small.txt": the same file, relative vs absolute)."""
@@ -226,6 +228,7 @@ def test_resume_compares_data_paths_after_resolving_them(corpus, tmp_path, capsy
     assert "it was trained with --data" in _error(capsys)
 
 
+@pytest.mark.slow
 def test_overwrite_and_resume_keep_files_the_user_added(corpus, tmp_path, capsys):
     out = tmp_path / "run"
     assert main(tiny_args(corpus, out)) == 0
@@ -362,6 +365,7 @@ def test_iters_0_on_a_new_run_is_refused_and_writes_nothing(corpus, tmp_path, ca
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_a_changed_lr_on_resume_is_announced(corpus, tmp_path, capsys):
     out = tmp_path / "run"
     assert main(tiny_args(corpus, out)) == 0

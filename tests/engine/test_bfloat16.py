@@ -40,6 +40,7 @@ def prompt(model, n: int, seed: int) -> list[int]:
     return torch.randint(0, model.config.vocab_size, (n,), generator=g).tolist()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
 def test_bf16_trace_is_finite_and_close_to_float32(folders, family):
     full, half = pair(folders, family)
@@ -82,6 +83,7 @@ def greedy_with_margins(model, ids: list[int], n: int):
     return tokens, margins, bounds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
 def test_bf16_greedy_equals_float32_where_the_margins_allow(folders, family):
     """Each step is compared while float32's top-2 margin exceeds twice the bf16 error bound

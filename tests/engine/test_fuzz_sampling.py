@@ -81,6 +81,7 @@ def _finite_distribution(probs: torch.Tensor) -> None:
     assert torch.isfinite(p).all() and (p >= 0).all() and (p <= 1 + 1e-6).all()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(logits=any_logits(), kwargs=any_params(), seed=st.integers(0, 2**64 - 1))
 def test_any_logits_and_params_give_a_pool_or_one_clear_error(logits, kwargs, seed):
@@ -105,6 +106,7 @@ def test_any_logits_and_params_give_a_pool_or_one_clear_error(logits, kwargs, se
     assert token in ids and float(pool.probs[ids.index(token)]) > 0
 
 
+@pytest.mark.slow
 @FUZZ
 @given(logits=any_logits(), temperature=ANY_VALUE)
 def test_tempered_log_probs_are_never_nan(logits, temperature):
@@ -135,6 +137,7 @@ def finite_logits(draw):
     return torch.from_numpy(np.resize(np.array(head), size)).float()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(logits=finite_logits(), position=st.integers(0, 10))
 def test_web_logits_view_is_strict_json_for_any_finite_logits(logits, position):
@@ -148,6 +151,7 @@ def test_web_logits_view_is_strict_json_for_any_finite_logits(logits, position):
         assert np.exp(top - body["lse"]).sum() <= 1 + 1e-6
 
 
+@pytest.mark.slow
 @FUZZ
 @given(logits=finite_logits(), kwargs=any_params())
 def test_web_pool_view_is_strict_json(logits, kwargs):

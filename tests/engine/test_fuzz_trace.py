@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from functools import cache
 
+import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -70,6 +71,7 @@ def check_trace(trace, model) -> None:
     assert torch.isfinite(p.next_token_prob[:-1]).all()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     dtype=st.sampled_from(DTYPES),
@@ -93,6 +95,7 @@ def test_any_trace_request_is_finite_or_one_clear_error(
         assert "\n" not in str(err)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     dtype=st.sampled_from(DTYPES),
@@ -109,6 +112,7 @@ def test_any_step_is_tensors_or_one_clear_error(dtype, step, layer):
     assert all(isinstance(t, torch.Tensor) for t in tensors.values())
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     dtype=st.sampled_from(DTYPES),

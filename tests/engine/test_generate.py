@@ -12,6 +12,7 @@ from lmscope.errors import InvalidInputError
 GREEDY = SamplingParams(greedy=True)
 
 
+@pytest.mark.slow
 def test_greedy_matches_hf_generate(tiny_model, tiny_hf_reference):
     prompt = tiny_model.encode("Data visualization empowers users to")
     ours = generate_ids(tiny_model, prompt, 40, GREEDY, stop_at_eot=False)
@@ -26,6 +27,7 @@ def test_greedy_matches_hf_generate(tiny_model, tiny_hf_reference):
     assert ours == ref[0].tolist()
 
 
+@pytest.mark.slow
 def test_greedy_equals_uncached_argmax(tiny_model):
     ids = tiny_model.encode("Hello there")
     got = generate_ids(tiny_model, ids, 10, GREEDY, stop_at_eot=False)
@@ -35,6 +37,7 @@ def test_greedy_equals_uncached_argmax(tiny_model):
     assert got == expected
 
 
+@pytest.mark.slow
 def test_stream_yields_tokens_with_pool_info(tiny_model):
     params = SamplingParams(temperature=0.8, top_k=5)
     tokens = list(generate(tiny_model, "Once upon a time", 6, params, seed=1, stop_at_eot=False))
@@ -47,6 +50,7 @@ def test_stream_yields_tokens_with_pool_info(tiny_model):
         assert tok.text == tiny_model.tokenizer.piece(tok.id).text
 
 
+@pytest.mark.slow
 def test_seeded_sampling_is_reproducible(tiny_model):
     params = SamplingParams(temperature=1.5, top_p=0.95)
     a = [t.id for t in generate(tiny_model, "abc", 15, params, seed=7, stop_at_eot=False)]
@@ -55,6 +59,7 @@ def test_seeded_sampling_is_reproducible(tiny_model):
     assert a == b and a != c
 
 
+@pytest.mark.slow
 def test_window_slides_past_the_context(tiny_model):
     ids = list(range(120))  # context is 128
     out = generate_ids(tiny_model, ids, 20, GREEDY, stop_at_eot=False)
@@ -65,6 +70,7 @@ def test_window_slides_past_the_context(tiny_model):
     assert out[130] == int(tiny_model.logits(out[130 - 65 : 130])[-1].argmax())
 
 
+@pytest.mark.slow
 def test_stops_at_end_of_text(tiny_model, monkeypatch):
     eot = tiny_model.tokenizer.eot_id
 
@@ -89,6 +95,7 @@ def test_bad_generation_input(tiny_model):
         SamplingParams(top_p=0.0)
 
 
+@pytest.mark.slow
 def test_model_method_streams(tiny_model):
     tokens = list(tiny_model.generate("hi", 3, params=GREEDY, stop_at_eot=False))
     assert [t.id for t in tokens] == generate_ids(tiny_model, "hi", 3, GREEDY, stop_at_eot=False)[

@@ -147,6 +147,7 @@ def padded(tmp_path_factory):
     return model
 
 
+@pytest.mark.slow
 def test_a_padded_vocabulary_never_samples_a_padding_id(padded):
     for seed in range(5):
         ids = [t.id for t in padded.generate("Hello there", 8, SamplingParams(), seed=seed)]
@@ -161,12 +162,14 @@ def test_tracing_a_padding_id_is_a_clear_error(padded):
     one_line(err)
 
 
+@pytest.mark.slow
 def test_padding_is_masked_in_the_trace_predictions(padded):
     trace = padded.trace("Hello")
     assert trace.last_logits.shape == (50257,)
     assert (trace.predictions.top_ids < 50257).all()
 
 
+@pytest.mark.slow
 def test_padding_is_masked_wherever_a_trace_is_read_out(padded):
     """An earlier position's logits (the final step's view) and every logit-lens stage read
     the residual stream out through the padded unembedding: the padding rows are not tokens,
@@ -266,6 +269,7 @@ def test_a_missing_probe_is_an_lmscope_error_and_still_a_key_error(tiny_model):
     assert one_line(err).startswith("no probe 'blocks.0.attn.hook_patern'")  # no quotes around
 
 
+@pytest.mark.slow
 def test_logit_lens_positions_count_back_like_every_position(tiny_model):
     trace = tiny_model.trace("Hello there")
     assert trace.logit_lens(positions=[-1]).positions == [len(trace) - 1]

@@ -50,6 +50,7 @@ def test_logits_and_trace_equal_transformers(pair):
     assert trace["blocks.0.attn.hook_result"].shape == (len(IDS), 4, 32)
 
 
+@pytest.mark.slow
 def test_greedy_generation_equals_transformers(pair):
     model, reference = pair
     ours = [t.id for t in model.generate(IDS, 12, SamplingParams(greedy=True))]
@@ -79,6 +80,7 @@ def test_save_and_load_round_trip(pair, tmp_path):
     torch.testing.assert_close(again.logits(IDS), model.logits(IDS), atol=0, rtol=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", [SamplingParams(greedy=True), SamplingParams(top_k=20)])
 def test_runs_stepped_together_draw_the_tokens_they_draw_alone(pair, settings):
     """Three runs of different prompt lengths, each step computed by one model.step_many for

@@ -20,6 +20,7 @@ def test_load_hf_folder(tiny_model, tiny_hf_dir):
     assert info.n_params == sum(p.numel() for p in tiny_model.gpt.parameters())
 
 
+@pytest.mark.slow
 def test_lmscope_checkpoint_round_trip(tiny_model, tmp_path):
     out = tmp_path / "ckpt"
     save_model(tiny_model.gpt, out, meta={"name": "copy"})
@@ -192,6 +193,7 @@ def test_hub_unreachable_fails_at_once_without_retries(monkeypatch, tmp_path):
     assert time.monotonic() - start < 10  # a hang guard, not a benchmark
 
 
+@pytest.mark.slow
 def test_a_mistyped_folder_under_a_local_folder_is_not_sent_to_the_hub(monkeypatch, tmp_path):
     """`runs/int1` has a hub id's shape (owner/name), so a typo in a run's name was looked up on
     the Hugging Face Hub and answered "the Hub is not reachable". When `runs` is a folder here,

@@ -232,6 +232,7 @@ def test_a_folders_chat_template_is_the_models(tmp_path):
     assert apply_chat_template(model, "hi").endswith("<|im_start|>assistant\n")
 
 
+@pytest.mark.slow
 def test_a_template_reads_the_bos_token_and_may_refuse(tmp_path):
     """Llama 3's template opens with {{ bos_token }}; Mistral's calls raise_exception to
     refuse a conversation it cannot render: both as Hugging Face renders them."""

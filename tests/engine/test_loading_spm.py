@@ -33,6 +33,7 @@ def llama2_folder(tmp_path_factory):
     return folder, hf
 
 
+@pytest.mark.slow
 def test_a_llama2_folder_loads_with_its_tokenizer(llama2_folder):
     from transformers import AutoTokenizer
 
@@ -88,6 +89,7 @@ def gguf_path(tmp_path, monkeypatch):
     return path
 
 
+@pytest.mark.slow
 def test_a_sentencepiece_gguf_loads_with_its_tokenizer(gguf_path, tmp_path):
     from transformers import AutoTokenizer
 
@@ -108,6 +110,7 @@ def test_a_sentencepiece_gguf_loads_with_its_tokenizer(gguf_path, tmp_path):
         assert copy.to_ids(text) == model.to_ids(text)
 
 
+@pytest.mark.slow
 def test_compare_scores_the_first_token_after_the_bos(llama2_folder):
     """Per-token losses read the document as the model was trained to: after <s> (it used to
     put </s>, the tokenizer's end-of-text token, first), and its pieces join to the text."""

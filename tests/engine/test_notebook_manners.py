@@ -81,6 +81,7 @@ def test_generate_with_a_typo_names_its_own_keywords(tiny_model):
     assert "did you mean seed?" in message
 
 
+@pytest.mark.slow
 def test_generate_encoding_option_still_works():
     model = lmscope.load("warpeace-lstm")
     tokens = list(model.generate("Hi\x00there", 2, seed=0, skip_unknown=True))
@@ -124,6 +125,7 @@ def test_logit_lens_repr_is_a_summary(trace):
     assert f"{len(lens.stages)} stages" in text
 
 
+@pytest.mark.slow
 def test_rnn_activations_repr_is_a_summary():
     model = lmscope.load("warpeace-lstm")
     text = repr(model.activations("Hello there, " * 20))

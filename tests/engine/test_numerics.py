@@ -65,6 +65,7 @@ def test_layernorm_probes_stay_finite_and_match_the_fast_path(dtype):
     assert torch.allclose(trace.last_logits, fast_logits, atol=tol, rtol=tol)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_masked_attention_is_exactly_zero_in_every_dtype(dtype):
     model = lmscope.load("shakespeare", dtype=dtype)
@@ -80,6 +81,7 @@ def test_masked_attention_is_exactly_zero_in_every_dtype(dtype):
         assert torch.allclose(pattern.sum(-1).float(), torch.ones(pattern.shape[:2]), atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_load_in_half_precision(dtype):
     model = lmscope.load("shakespeare", dtype=dtype)
@@ -104,6 +106,7 @@ def half_client(request):
         yield client, model
 
 
+@pytest.mark.slow
 def test_every_view_of_a_half_precision_model_is_strict_json(half_client):
     client, model = half_client
     data = strict(client.post("/api/trace", json={"text": PROMPT}).text)

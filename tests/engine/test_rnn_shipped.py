@@ -44,6 +44,7 @@ def test_loads_by_name_with_its_card_and_timeline(lstm):
     assert [s["iteration"] for s in timeline["samples"]][:2] == [100, 300]
 
 
+@pytest.mark.slow
 def test_it_predicts_war_and_peace_far_better_than_chance(lstm, val_text):
     ids = lstm.tokenizer.encode(val_text[:3000])
     logp = torch.log_softmax(lstm.logits(ids)[:-1], dim=-1)
@@ -51,6 +52,7 @@ def test_it_predicts_war_and_peace_far_better_than_chance(lstm, val_text):
     assert loss < 1.8 < np.log(82)  # the card reports 1.51 over the whole val split
 
 
+@pytest.mark.slow
 def test_a_unit_tracks_being_inside_quotes(lstm, val_text):
     text = val_text[:3000]
     inside, flag = [], 0

@@ -360,6 +360,7 @@ def test_all_equal_logits_give_a_uniform_pool_in_id_order() -> None:
 # --- sampling and reproducibility -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_empirical_frequencies_match_pool_probs() -> None:
     logits = [math.log(p) for p in (0.5, 0.25, 0.15, 0.07, 0.03)]
     pool = candidate_pool(logits, SamplingParams(top_k=4))  # renormalised: /0.97
@@ -464,6 +465,7 @@ def reference_log_probs(logits: torch.Tensor, temperature: float) -> torch.Tenso
     return torch.log_softmax((x - x.max()) / temperature, dim=0)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(logits=logits_vectors(), params=sampling_params(), seed=st.integers(0, 2**32))
 def test_pool_invariants(logits: torch.Tensor, params: SamplingParams, seed: int) -> None:
@@ -508,6 +510,7 @@ def test_pool_invariants(logits: torch.Tensor, params: SamplingParams, seed: int
         assert (tempered[ids] >= tempered.max() + math.log(params.min_p) - 1e-9).all()
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(logits=logits_vectors(), top_p=st.floats(1e-6, 0.999))
 def test_top_p_pool_reaches_p(logits: torch.Tensor, top_p: float) -> None:
@@ -516,6 +519,7 @@ def test_top_p_pool_reaches_p(logits: torch.Tensor, top_p: float) -> None:
     assert covered >= top_p - 1e-6 or len(pool) == pool.stages["nonzero"]
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(logits=logits_vectors(), params=sampling_params())
 def test_filters_only_ever_remove_tokens(logits: torch.Tensor, params: SamplingParams) -> None:

@@ -10,6 +10,7 @@ import lmscope
 from lmscope.engine.loading import SMOLLM2, default_model, default_model_note
 from lmscope.engine.sampling import SamplingParams
 from lmscope.formats.gguf import find_smollm2_gguf
+from tiers import slow_work
 
 GGUF = find_smollm2_gguf()
 pytestmark = pytest.mark.skipif(
@@ -24,20 +25,17 @@ PROMPTS = [
 
 
 @pytest.fixture(scope="module")
+@slow_work
 def ours():
     return lmscope.load(SMOLLM2)
 
 
 @pytest.fixture(scope="module")
-def reference():
-    transformers = pytest.importorskip("transformers")
-    model = transformers.AutoModelForCausalLM.from_pretrained(
-        GGUF.parent, gguf_file=GGUF.name, torch_dtype=torch.float32
-    )
-    tokenizer = transformers.AutoTokenizer.from_pretrained(GGUF.parent, gguf_file=GGUF.name)
-    return model.eval(), tokenizer
+def reference(smollm2_reference, smollm2_reference_tokenizer):
+    return smollm2_reference, smollm2_reference_tokenizer
 
 
+@pytest.mark.slow
 def test_it_is_the_default_when_installed(ours):
     assert default_model() == SMOLLM2 and default_model_note() is None
     info = ours.info()
@@ -67,6 +65,7 @@ def test_greedy_continuations_equal_transformers(ours, reference):
         assert mine == theirs[0, len(ids) :].tolist()[: len(mine)]
 
 
+@pytest.mark.slow
 def test_the_explainers_example_continues_sensibly(ours):
     text = "".join(
         t.text
@@ -77,6 +76,7 @@ def test_the_explainers_example_continues_sensibly(ours):
     assert text.startswith(" make informed decisions")
 
 
+@pytest.mark.slow
 def test_a_2048_token_trace_fits_in_4_gib_and_longer_is_refused(ours, monkeypatch):
     ids = [(i * 7919) % 49000 + 100 for i in range(2048)]
     trace = ours.trace(ids)

@@ -49,6 +49,7 @@ def test_the_cache_and_logits_are_those_reading_the_prompt_gives(model, names):
         close(model.step(state, token)[0], model.step(ref_state, token)[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("params", [SamplingParams(greedy=True), SamplingParams(temperature=0.8)])
 def test_a_run_started_from_a_trace_draws_the_same_tokens(model, params, monkeypatch):
     ids = IDS[:8]

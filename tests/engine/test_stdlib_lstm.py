@@ -64,6 +64,7 @@ def test_loads_by_name_with_its_card_and_timeline(lstm, card):
     assert shipped_char_models()[:2] == ["warpeace-lstm", NAME]
 
 
+@pytest.mark.slow
 def test_it_predicts_python_far_better_than_chance(lstm):
     text = validation_text("python-stdlib", 3000)
     ids = lstm.tokenizer.encode(text)
@@ -72,6 +73,7 @@ def test_it_predicts_python_far_better_than_chance(lstm):
     assert loss < 2.0 < np.log(lstm.config.vocab_size)
 
 
+@pytest.mark.slow
 def test_the_finder_reproduces_the_cards_held_out_figures(lstm, card):
     text = validation_text("python-stdlib", FINDER_CHARS)
     run = neuron_activations(lstm, text, kinds=("c", "h"))
@@ -90,6 +92,7 @@ def test_the_finder_reproduces_the_cards_held_out_figures(lstm, card):
     assert report.feature("inside_url").note_data["code"] == "rare"  # 2 URLs, both chosen on
 
 
+@pytest.mark.slow
 def test_the_cli_finds_code_cells(capsys, tmp_path):
     out = tmp_path / "cells.json"
     args = ["neurons", "--model", NAME, "--corpus", "python-stdlib", "--find"]

@@ -51,6 +51,7 @@ def api(tiny_model):
         }
 
 
+@pytest.mark.slow
 def test_layer_steps(cli, api):
     layer = api["layer"]
     assert cli["layernorm"] == layer["ln1"]

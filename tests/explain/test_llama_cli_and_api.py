@@ -43,6 +43,7 @@ def chat_llama(tiny_llama, tmp_path_factory):
     return lmscope.load(folder)
 
 
+@pytest.mark.slow
 def test_explain_prints_the_llama_steps_in_its_own_words(capsys, llama_dir):
     code, out, _ = run(capsys, "explain", PROMPT, "--model", llama_dir, "--layer", 1, "--head", 3)
     assert code == 0
@@ -87,6 +88,7 @@ def test_chat_needs_a_template_and_says_so_in_one_line(capsys, llama_dir):
         assert err.count("\n") == 1 and "has no chat template" in err, err
 
 
+@pytest.mark.slow
 def test_chat_wraps_the_prompt_in_the_template(capsys, chat_llama):
     folder = chat_llama.source
     code, out, _ = run(capsys, "explain", "hi", "--model", folder, "--chat", "--json", "--step", 1)
@@ -111,6 +113,7 @@ def client(chat_llama):
         yield c
 
 
+@pytest.mark.slow
 def test_the_api_gives_the_cli_numbers_for_each_step(client, chat_llama):
     from lmscope.engine.steps import STEPS
     from lmscope.explain.report import report
@@ -158,6 +161,7 @@ def test_a_step_request_for_what_does_not_exist_is_one_line(client, chat_llama, 
     assert r.status_code in (400, 422) and words in r.json()["error"], r.text
 
 
+@pytest.mark.slow
 def test_the_page_can_ask_for_the_chat_template(client, chat_llama):
     model = client.get("/api/model").json()
     assert model["chat"] is True and model["family"] == "llama" and model["n_kv_head"] == 2
@@ -179,6 +183,7 @@ def test_a_model_without_a_template_offers_no_chat(tiny_llama):
         assert r.status_code == 400 and "no chat template" in r.json()["error"]
 
 
+@pytest.mark.slow
 def test_a_long_prompts_steps_come_from_a_partial_trace(chat_llama):
     """Past the full-trace budget the server records the base probes and one layer's: every
     step still gives the numbers of a full trace."""

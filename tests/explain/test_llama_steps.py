@@ -27,7 +27,10 @@ PROMPT = "The capital of France is"
 CHOICES = {"tiny_llama": (1, 3), "smollm2": (2, 4)}
 
 
-@pytest.fixture(scope="module", params=list(CHOICES))
+@pytest.fixture(
+    scope="module",
+    params=["tiny_llama", pytest.param("smollm2", marks=pytest.mark.slow)],
+)
 def llama(request):
     model = request.getfixturevalue(request.param)
     layer, head = CHOICES[request.param]
@@ -46,6 +49,7 @@ def close(got, want, tol=1e-4):
     assert torch.allclose(got, want, rtol=tol, atol=tol), (got - want).abs().max()
 
 
+@pytest.mark.slow
 def test_every_step_is_typed_strict_json_with_the_models_labels(llama):
     from lmscope.commands.explain import RENDER
 

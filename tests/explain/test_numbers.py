@@ -17,6 +17,7 @@ def as_rounded(value, digits):
     return rounded(np.asarray([value], dtype=np.float64), digits)[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("digits", [2, 3, 4, 6])
 def test_number_equals_rounded_over_the_magnitudes_a_model_shows(digits):
     rng = np.random.default_rng(0)

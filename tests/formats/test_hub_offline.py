@@ -22,6 +22,7 @@ def no_hub(monkeypatch, tmp_path):
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf" / "hub"))  # read at import
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("network", ["refused", "silent"])
 def test_an_unreachable_hub_is_one_line_in_under_two_seconds(no_hub, monkeypatch, network):
     def refused(*args, **kwargs):

@@ -57,6 +57,7 @@ def _round_trip(tok, text: str) -> None:
     assert b"".join(tok.token_bytes(i) for i in ids) == text.encode("utf-8")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=TEXT)
 def test_any_text_round_trips_and_backends_agree(text):
@@ -68,6 +69,7 @@ def test_any_text_round_trips_and_backends_agree(text):
         assert [e.id for e in slow.explain(text)] == slow.encode(text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=ANY_TEXT)
 def test_any_input_is_ids_or_one_readable_error(text):
@@ -93,6 +95,7 @@ def test_the_model_refuses_bad_text_in_one_line(text):
         assert 1 <= len(ids) <= model.config.n_ctx
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(chars=RUN_CHARS, length=st.integers(1_000, 200_000))
 def test_huge_runs_stay_fast(chars, length):

@@ -84,6 +84,7 @@ def test_shipped_tokenizer_basics(tok):
     assert tok.reference.name == "gpt2"
 
 
+@pytest.mark.slow
 def test_seed_sentence_ids_and_split(tok, reference_tiktoken):
     text = SAMPLES["seed"]
     expected = reference_tiktoken.encode(text)
@@ -152,6 +153,7 @@ boundary_text = st.text(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(utf8_text, boundary_text))
 def test_round_trip(tok, text):
@@ -161,6 +163,7 @@ def test_round_trip(tok, text):
     assert tok.reference.decode(tok.reference.encode(text)) == text
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(utf8_text, boundary_text))
 def test_pure_python_matches_tiktoken(tok, reference_tiktoken, text):
@@ -318,6 +321,7 @@ def write_hf_files(directory, *, header=True, newline="\n"):
     (directory / "merges.txt").write_bytes(newline.join(lines).encode("utf-8"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("header", "newline"), [(True, "\n"), (False, "\n"), (True, "\r\n")], ids=["hf", "bare", "crlf"]
 )
@@ -332,6 +336,7 @@ def test_hugging_face_files_give_identical_ids(tmp_path, tok, header, newline):
         assert loaded.reference.encode(text) == tok.encode(text)
 
 
+@pytest.mark.slow
 def test_save_and_load_round_trip(tmp_path, tok):
     tok.save(tmp_path)
     loaded = load_tokenizer(tmp_path)
@@ -344,6 +349,7 @@ def test_save_and_load_round_trip(tmp_path, tok):
     assert loaded.encode(text) == tok.encode(text)
 
 
+@pytest.mark.slow
 def test_without_tiktoken_falls_back_to_python(monkeypatch, tok):
     monkeypatch.setattr(gpt2_module, "tiktoken", None)
     fallback = load_bpe(gpt2_files_dir())

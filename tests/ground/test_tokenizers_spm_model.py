@@ -74,6 +74,7 @@ def _one_line(call, match):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("options", "match"),
     [

@@ -149,6 +149,7 @@ def quote_text(n_lines: int = 120, seed: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 def test_planted_quote_unit_is_found_first(tmp_path):
     chars = '\n "abcdefghijklmnopqrstuvwxyz'
     torch.manual_seed(0)

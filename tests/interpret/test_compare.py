@@ -40,6 +40,7 @@ def test_token_losses_are_negative_log_likelihoods(tiny_model):
     assert tl.text == TEXT
 
 
+@pytest.mark.slow
 def test_long_text_uses_a_sliding_window(tiny_model):
     text = TEXT * 6  # longer than the tiny model's 128-token context
     tl = token_losses(tiny_model, text)
@@ -48,6 +49,7 @@ def test_long_text_uses_a_sliding_window(tiny_model):
     assert tl.losses[:100] == pytest.approx(head.losses, rel=1e-5)  # first window untouched
 
 
+@pytest.mark.slow
 def test_same_tokenizer_compares_per_token(tiny_model, tiny_hf_dir, make_hf_gpt2):
     other = lmscope.load(make_hf_gpt2(seed=5))
     c = compare(tiny_model, other, TEXT)
@@ -83,6 +85,7 @@ def test_token_ids_to_compare_are_named_as_such(tiny_model):
         compare(tiny_model, tiny_model, [1, 2, 3])
 
 
+@pytest.mark.slow
 def test_cli_writes_html_png_json(tmp_path, tiny_hf_dir, char_model_dir, capsys):
     text_file = tmp_path / "t.txt"
     text_file.write_text(TEXT, encoding="utf-8")
@@ -123,6 +126,7 @@ def test_cli_writes_html_png_json(tmp_path, tiny_hf_dir, char_model_dir, capsys)
     assert "no such text file" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_cli_files_speak_the_chosen_language(tmp_path, tiny_hf_dir, char_model_dir, monkeypatch):
     """With --lang zh only the terminal summary was Chinese: the HTML page and the PNG's titles
     stayed English."""

@@ -144,6 +144,7 @@ def test_ablation_effect_refuses_odd_arguments(tiny_model, options, expected):
         ablation_effect(tiny_model, PROMPT, **{"ablate": ["L0H0"], **options})
 
 
+@pytest.mark.slow
 def test_ablation_effect_with_k_beyond_the_vocabulary_lists_every_token(tiny_model):
     effect = ablation_effect(tiny_model, PROMPT, ["L0H0"], k=10**9)
     assert len(effect.before) == tiny_model.vocab_size

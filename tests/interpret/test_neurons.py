@@ -126,19 +126,21 @@ def test_coloured_text_views(tmp_path):
     assert body["slots"][-3] is None and len(body["values"]) == len(run)
 
 
-def test_the_readme_neurons_example_runs(tmp_path, monkeypatch):
-    """The Python block of README's "Char-RNN neurons" section, as written, on a short text."""
+@pytest.mark.slow
+def test_the_documented_neurons_example_runs(tmp_path, monkeypatch):
+    """The Python block of the docs' "Char-RNN neurons" section, as written, on a short text."""
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Char-RNN neurons", 1)[1].split("\n### ", 1)[0]
+    page = Path(__file__).parents[2] / "docs" / "char-rnns.md"
+    section = page.read_text(encoding="utf-8").split("## Char-RNN neurons", 1)[1]
+    section = section.split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
     assert blocks, "the neurons section has no Python example"
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my.txt").write_text('"Yes," said Natasha. "No," he said.\n' * 12)
     scope: dict = {}
-    exec(compile(blocks[0], "README.md", "exec"), scope)
+    exec(compile(blocks[0], str(page), "exec"), scope)
     assert "inside_quotes" in scope["headline"]
 
 

@@ -47,6 +47,7 @@ def test_neuron_activations_with_a_typo(lstm):
     assert "did you mean kinds?" in refused(lmscope.neuron_activations, lstm, "hi", kind=("h",))
 
 
+@pytest.mark.slow
 def test_find_cells_with_feature_for_features(run):
     assert "did you mean features?" in refused(lmscope.find_cells, run, feature="prose")
 

@@ -88,6 +88,7 @@ def test_embedding_gradient_reaches_only_the_past():
         assert norms.shape == (2, 10) and (norms > 0).all(), arch
 
 
+@pytest.mark.slow
 def test_run_writes_the_result_and_its_plots(tmp_path, corpus_file):
     # the init state is measured above; here the trainer's path, on two of the models
     cfg = GradientFlowConfig(

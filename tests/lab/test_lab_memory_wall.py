@@ -123,6 +123,7 @@ def test_a_dying_measuring_process_is_reported_not_raised(monkeypatch):
     assert len(steps) == 4  # the progress bar still completes
 
 
+@pytest.mark.slow
 @linux_only
 def test_tiny_run_stops_at_the_budget_and_reports_it(tmp_path):
     # 2 heads of 16: one score matrix is 0.5 MiB at N=256 and 2 MiB at N=512. Naive attention

@@ -66,6 +66,7 @@ def test_a_noisy_clock_repeats_then_says_so(noisy_clock):
     assert not t.steady and t.spread > timing.MAX_SPREAD  # ...and says it could not settle
 
 
+@pytest.mark.slow
 def test_a_noisy_machine_gets_no_verdict_in_the_output_or_the_result_file(noisy_clock, tmp_path):
     cfg = SerialDepthConfig(max_n=256, repeats=1, quick=True)
     run_serial_depth(cfg, tmp_path)

@@ -27,12 +27,14 @@ def _inside(fig, artist) -> bool:
     return box.x0 >= page.x0 - 0.5 and box.x1 <= page.x1 + 0.5 and box.y1 <= page.y1 + 0.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("title", [LONG_EN, LONG_ZH, "short\n" + LONG_EN])
 def test_a_long_suptitle_stays_inside_a_one_panel_figure(title):
     fig = make_figure([_panel()], suptitle=title, footnote="machine")
     assert _inside(fig, fig._suptitle)
 
 
+@pytest.mark.slow
 def test_a_mark_at_the_top_of_the_axes_is_labelled_inside_them():
     budget = 2**30  # the budget line: the highest point drawn, as in memory-wall
     series = [Series("naive", [256, 1024, 2048], [2**22, 2**26, 2**28])]

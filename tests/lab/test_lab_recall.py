@@ -33,6 +33,7 @@ from lmscope.lab.recall_task import (
     wilson,
 )
 from lmscope.lab.results import SCHEMA, read_result
+from tiers import slow_work
 
 # A test-only setting: one tiny size, a short task, a few steps; seconds, not minutes.
 TINY = ["--quick", "--sizes", "16", "--steps", "40", "--items", "3", "--distance", "6"]
@@ -268,6 +269,7 @@ def test_answers_only_loss_counts_the_answers_alone():
 
 # --- the whole experiment -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
+@slow_work
 def recalled(tmp_path_factory):
     """One tiny run through the CLI: (result file, what --json printed, out folder)."""
     out = tmp_path_factory.mktemp("recall-out")
@@ -284,6 +286,7 @@ def recalled(tmp_path_factory):
     return read_result(out), json.loads(printed.getvalue()), out
 
 
+@pytest.mark.slow
 def test_quick_run_writes_a_well_formed_result(recalled):
     doc, printed, out = recalled
     assert printed == doc
@@ -323,6 +326,7 @@ def test_lab_show_prints_a_saved_recall_result(recalled, capsys):
     assert "回忆" in shown and "准确率 [95% 区间]" in shown  # headers in Chinese too
 
 
+@pytest.mark.slow
 def test_the_shipped_result_is_complete_and_shows(capsys):
     from lmscope.lab.results import shipped_dir
 

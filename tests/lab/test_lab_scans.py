@@ -174,6 +174,7 @@ def test_block_length_keeps_powers_in_range():
         block_length(0.9, torch.float32, block=0)
 
 
+@pytest.mark.slow
 def test_first_breakdown_finds_where_the_closed_form_overflows():
     n = first_breakdown(0.9, torch.float32)
     assert 500 < n < 1000  # 0.9^-t passes float32's 3.4e38 near t = 840

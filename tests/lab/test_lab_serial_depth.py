@@ -71,6 +71,7 @@ def test_curve_shape_finds_floor_knee_and_slopes():
     assert curve_shape(rows[:3], "t_s")["knee_n"] is None
 
 
+@pytest.mark.slow
 def test_small_run_writes_result_and_plots(tmp_path):
     cfg = SerialDepthConfig(max_n=256, repeats=1, quick=True)
     result = run_serial_depth(cfg, tmp_path)

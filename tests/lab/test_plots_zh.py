@@ -29,6 +29,7 @@ from lmscope.lab.results import (
     shipped_dir,
     shipped_experiments,
 )
+from tiers import slow_work
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 WIDE = re.compile(r"[\u3000-\u9fff\uff00-\uffef]")  # Chinese characters and punctuation
@@ -105,6 +106,7 @@ def draw(folder: Path, langs: tuple[str, ...]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
+@slow_work
 def drawn(tmp_path_factory) -> dict[str, Path]:
     """Every shipped result drawn again, in both languages, into a folder of its own."""
     root = tmp_path_factory.mktemp("drawn")
@@ -123,6 +125,7 @@ def test_every_experiment_is_drawn_again_from_its_result():
         assert inspect.signature(plotter).parameters["langs"].default == LANGS == ("en", "zh")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", shipped_experiments())
 def test_each_figure_is_drawn_in_chinese_with_the_same_numbers(drawn, name):
     folder = drawn[name]
@@ -166,6 +169,7 @@ def test_the_shipped_results_carry_their_chinese_figures(drawn, name):
             assert svg_texts(shipped) == svg_texts(drawn[name] / plot_name(file, "zh"))
 
 
+@pytest.mark.slow
 def test_a_run_draws_both_languages(tmp_path):
     from lmscope.lab.serial_depth import run_serial_depth
 
@@ -177,6 +181,7 @@ def test_a_run_draws_both_languages(tmp_path):
             assert (tmp_path / plot_name(file, lang)).stat().st_size > 5_000
 
 
+@pytest.mark.slow
 def test_only_the_language_asked_for_is_drawn(tmp_path):
     folder = copy_result("race", tmp_path)
     written = replot(folder, ("zh",))
@@ -238,6 +243,7 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow
 def test_replot_draws_a_saved_result_in_chinese_and_leaves_the_english_files(capsys, tmp_path):
     folder = copy_result("race", tmp_path, figures=True)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}

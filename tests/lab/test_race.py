@@ -14,6 +14,7 @@ import torch
 from lmscope.cli import main
 from lmscope.lab import race
 from lmscope.lab.results import SCHEMA, read_result
+from tiers import slow_work
 
 TINY = ["--gpt-layers", "1", "--gpt-heads", "2", "--gpt-dim", "32", "--rnn-layers", "1"]
 
@@ -29,6 +30,7 @@ def corpus(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+@slow_work
 def raced(corpus, tmp_path_factory):
     """One short race through the CLI: (result file, what --json printed, out folder)."""
     out = tmp_path_factory.mktemp("race-out")
@@ -45,6 +47,7 @@ def raced(corpus, tmp_path_factory):
     return read_result(out), json.loads(printed.getvalue()), out
 
 
+@pytest.mark.slow
 def test_trainer_hook_evaluates_and_stops_on_request(corpus, tmp_path):
     from lmscope.train import TrainConfig, train
 
@@ -65,6 +68,7 @@ def test_trainer_hook_evaluates_and_stops_on_request(corpus, tmp_path):
     assert all(wall > 0 and cpu >= 0 for wall, cpu in seen)
 
 
+@pytest.mark.slow
 def test_short_race_writes_a_well_formed_result(raced):
     doc, _, out = raced
     assert doc["schema"] == SCHEMA and doc["experiment"] == "race"

@@ -49,6 +49,7 @@ def test_two_sizes_still_give_the_slope():
     assert "linearly from the smallest size (log-log slope 1.00" in verdict
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("a", "en", "zh"),
     [
@@ -70,6 +71,7 @@ def test_the_stability_verdict_speaks_of_the_users_a(a, en, zh):
         assert "never overflows" in verdict["en"] and "cumsum" in verdict["en"]
 
 
+@pytest.mark.slow
 def test_a_closed_form_that_never_breaks_is_not_said_to_break_at_zero():
     """a = 0.9999 in float64 stays finite over the whole 1,048,576-long probe: the table said
     "closed form non-finite from N = 0" for it."""
@@ -79,6 +81,7 @@ def test_a_closed_form_that_never_breaks_is_not_said_to_break_at_zero():
     assert "With a = 0.9999 in float32" in section.verdict["en"]
 
 
+@pytest.mark.slow
 def test_the_users_a_never_breaking_in_float32_is_said_so():
     section = stability_section(0.99999)
     assert section.verdict["en"].startswith("With a = 0.99999 in float32 the one-line closed")

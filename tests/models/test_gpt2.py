@@ -17,6 +17,7 @@ def hf_logits(hf, ids):
         return hf(torch.as_tensor(ids)).logits
 
 
+@pytest.mark.slow
 def test_logits_match_transformers(tiny_hf_dir, tiny_hf_reference):
     model = load_hf_gpt2(tiny_hf_dir)
     ids = torch.randint(0, 50257, (3, 50), generator=torch.Generator().manual_seed(1))

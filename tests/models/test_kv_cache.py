@@ -50,6 +50,7 @@ def run_chunks(net, cache, ids, chunks):
     return torch.cat(out, dim=1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["gpt2", "llama", "mistral"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_preallocated_cache_is_bitwise_the_concatenating_one(nets, name, dtype, monkeypatch):

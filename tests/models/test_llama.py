@@ -191,6 +191,7 @@ def test_llama3_scaling_changes_only_slow_pairs():
     assert ((b <= a) & (b >= a / 8)).all()
 
 
+@pytest.mark.slow
 def test_greedy_generation_matches_transformers(llama_pair, mistral_pair):
     for hf, model in (llama_pair, mistral_pair):
         prompt = ids_for(model, 1, 6, seed=3)
@@ -255,6 +256,7 @@ def decode_errors(model, ids, step, reference) -> list[float]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_decode_step_is_the_general_path_in_fewer_operations(pair, dtype):
     """The lean step against DecoderLM's general one, both measured against the float32 full
@@ -279,6 +281,7 @@ def test_decode_step_is_the_general_path_in_fewer_operations(pair, dtype):
         assert max(lean) <= 2 * max(general), name
 
 
+@pytest.mark.slow
 def test_hf_export_round_trips(pair, tmp_path):
     from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM

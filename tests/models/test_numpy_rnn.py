@@ -133,6 +133,7 @@ def test_cli_hello_prints_each_step(capsys):
     assert "P(o)" in out and "'o' (ok)" in out and "hidden state" in out
 
 
+@pytest.mark.slow
 def test_cli_gradcheck_passes(capsys):
     argv = ["minrnn", "--gradcheck", "--hidden", "10", "--seq", "6", "--checks", "0"]
     assert main([*argv, "--no-progress"]) == 0

@@ -163,6 +163,7 @@ def test_missing_path_says_so(tmp_path):
         load_corpus("some/where.txt")
 
 
+@pytest.mark.slow
 def test_python_stdlib_is_deterministic_and_skips_tests():
     first = load_corpus("python-stdlib")
     second = load_python_stdlib()

@@ -40,6 +40,7 @@ def test_rnn_families_are_registered_as_stateful_stream_models():
         assert ARCHS[arch].stateful and ARCHS[arch].default_batches == "stream"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("arch", "optimizer"), [("lstm", "adam"), ("gru", "rmsprop")])
 def test_training_learns_and_the_checkpoint_loads_as_an_rnn(corpus, tmp_path, arch, optimizer):
     cfg = rnn_cfg(
@@ -57,6 +58,7 @@ def test_training_learns_and_the_checkpoint_loads_as_an_rnn(corpus, tmp_path, ar
     assert meta["arch"] == arch and meta["model"]["cell"] == arch
 
 
+@pytest.mark.slow
 def test_state_is_carried_detached_and_reset_when_the_streams_restart(
     corpus, tmp_path, monkeypatch
 ):
@@ -77,6 +79,7 @@ def test_state_is_carried_detached_and_reset_when_the_streams_restart(
     assert not any(grad_h or grad_c for _, grad_h, grad_c in seen)  # detached: truncated BPTT
 
 
+@pytest.mark.slow
 def test_lstm_resume_is_exact(corpus, tmp_path):
     # Stopping at 4 with the schedule of an 8-step run, then resuming to 8.
     common = dict(dropout=0.1, decay_iters=8, eval_every=3)
@@ -90,6 +93,7 @@ def test_lstm_resume_is_exact(corpus, tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.slow
 def test_embedding_input_is_a_setting(corpus, tmp_path):
     quiet_train(rnn_cfg(corpus, tmp_path / "run", arch="gru", embed=8, iters=2))
     model = lmscope.load(tmp_path / "run")
@@ -99,6 +103,7 @@ def test_embedding_input_is_a_setting(corpus, tmp_path):
 # --- the timeline -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["lstm", "gpt"])
 def test_sample_at_keeps_a_timeline_in_the_run_folder(corpus, tmp_path, arch):
     extra = {"heads": 2, "warmup": 1, "optimizer": "adamw"} if arch == "gpt" else {}
@@ -119,6 +124,7 @@ def test_sample_at_keeps_a_timeline_in_the_run_folder(corpus, tmp_path, arch):
     assert [s["text"] for s in again["samples"]] == texts
 
 
+@pytest.mark.slow
 def test_timeline_survives_a_resume(corpus, tmp_path):
     common = dict(sample_at=[2, 5], sample_length=20, decay_iters=6)
     quiet_train(rnn_cfg(corpus, tmp_path / "a", iters=6, **common))
@@ -157,6 +163,7 @@ def cli_args(corpus: Path, out: Path, *extra: str) -> list[str]:
     return ["train", "--data", str(corpus), *settings, "--out", str(out), *extra]
 
 
+@pytest.mark.slow
 def test_cli_trains_an_lstm_with_rnn_defaults_then_samples(corpus, tmp_path, capsys):
     out = tmp_path / "run"
     assert main(cli_args(corpus, out, "--sample-at", "2,4")) == 0
@@ -181,6 +188,7 @@ def test_cli_trains_an_lstm_with_rnn_defaults_then_samples(corpus, tmp_path, cap
     assert greedy == model.decode(ids) + "\n"
 
 
+@pytest.mark.slow
 def test_cli_sample_skips_unknown_characters_only_when_asked(corpus, tmp_path, capsys):
     out = tmp_path / "run"
     assert main(cli_args(corpus, out)) == 0
@@ -210,6 +218,7 @@ def test_cli_bad_settings_are_one_line(corpus, tmp_path, capsys, extra, message)
     assert message in err and err.startswith("lmscope: error:") and err.count("\n") == 1
 
 
+@pytest.mark.slow
 def test_another_architecture_is_refused_in_one_line(corpus, tmp_path, capsys):
     gpt_args = [a if a != "lstm" else "gpt" for a in cli_args(corpus, tmp_path / "gpt")]
     assert main([*gpt_args, "--heads", "2"]) == 0

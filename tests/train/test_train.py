@@ -119,6 +119,7 @@ def test_gradient_accumulation_averages_the_micro_batches(corpus, tmp_path):
 # --- a run end to end ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_training_lowers_the_loss_and_writes_a_loadable_model(corpus, tmp_path):
     out = tmp_path / "run"
     settings = dict(iters=150, batch=16, dim=32, lr=1e-2, min_lr=1e-3, warmup=5)
@@ -141,6 +142,7 @@ def test_training_lowers_the_loss_and_writes_a_loadable_model(corpus, tmp_path):
     assert len(model.decode([t.id for t in model.generate("Th", 10, seed=0)])) == 10
 
 
+@pytest.mark.slow
 def test_resume_continues_exactly_where_the_run_stopped(corpus, tmp_path):
     # Dropout (torch RNG), accumulation and clipping all take part.
     settings = dict(iters=12, eval_every=4, dropout=0.1, accum=2, grad_clip=0.5)
@@ -159,6 +161,7 @@ def test_resume_continues_exactly_where_the_run_stopped(corpus, tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
+@pytest.mark.slow
 def test_resume_can_extend_a_finished_run(corpus, tmp_path):
     cfg = tiny(corpus, tmp_path / "run", iters=4)
     quiet_train(cfg)
@@ -166,6 +169,7 @@ def test_resume_can_extend_a_finished_run(corpus, tmp_path):
     assert longer.start_iteration == 4 and longer.iteration == 8 and len(longer.losses) == 8
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(corpus, tmp_path, monkeypatch):
     class NanAfter(GPTAdapter):
         arch = "gpt-nan"
@@ -190,6 +194,7 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(corpus, tmp_path, mon
     assert all(torch.isfinite(t).all() for t in ck.weights.values())
 
 
+@pytest.mark.slow
 def test_bpe_tokenizer_is_trained_once_and_kept_in_the_checkpoint(corpus, tmp_path, monkeypatch):
     out = tmp_path / "run"
     cfg = tiny(corpus, out, tokenizer="bpe:300", iters=4)
@@ -206,6 +211,7 @@ def test_bpe_tokenizer_is_trained_once_and_kept_in_the_checkpoint(corpus, tmp_pa
     assert lmscope.load(out).tokenizer.vocab_size == 300
 
 
+@pytest.mark.slow
 def test_files_added_during_training_survive_every_save(corpus, tmp_path):
     out = tmp_path / "run"
     seen = []
@@ -222,6 +228,7 @@ def test_files_added_during_training_survive_every_save(corpus, tmp_path):
     assert checkpoints.checkpoint_iteration(out) == 12
 
 
+@pytest.mark.slow
 def test_bfloat16_autocast_trains(corpus, tmp_path):
     result = quiet_train(tiny(corpus, tmp_path / "run", iters=4, dtype="bfloat16"))
     assert all(math.isfinite(x) for x in result.losses)
@@ -275,6 +282,7 @@ class ToyGRUAdapter(ModelAdapter):
         return torch.zeros(1, batch, model.dim, device=device)
 
 
+@pytest.mark.slow
 def test_a_stateful_model_streams_resets_per_epoch_and_resumes_exactly(tmp_path, monkeypatch):
     corpus = tmp_path / "small.txt"
     corpus.write_text(load_corpus("shakespeare").text[:600], encoding="utf-8")
@@ -317,6 +325,7 @@ def test_a_context_whose_activations_cannot_fit_is_refused_before_training(
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_dropout_on_the_cpu_counts_the_full_attention_weights(corpus, tmp_path, monkeypatch):
     """Fused CPU attention has no dropout: with --dropout the context x context weights are
     kept per head, so a context that fits without dropout may not fit with it."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 from webtools import CHROMIUM_ARGS, find_chromium, serve
 
+from tiers import slow_work
+
 
 @pytest.fixture(scope="module")
 def app(tiny_model):
@@ -37,12 +39,14 @@ def client(app):
 
 
 @pytest.fixture(scope="module")
+@slow_work
 def server(app):
     with serve(app) as url:
         yield url
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
+@slow_work
 def browser():
     sync_api = pytest.importorskip(
         "playwright.sync_api",

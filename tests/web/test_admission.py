@@ -50,6 +50,7 @@ async def _heavy(url: str, bodies: list[dict], path: str = "/api/trace") -> list
         return await asyncio.gather(*(client.post(path, json=b) for b in bodies))
 
 
+@pytest.mark.slow
 def test_cheap_requests_and_cached_views_never_wait_behind_the_model(held, tiny_model):
     url, app = held
     ids = tiny_model.encode("Cached before the model got busy")
@@ -79,6 +80,7 @@ def test_cheap_requests_and_cached_views_never_wait_behind_the_model(held, tiny_
     assert sorted({r.status_code for r in flood.out}) in ([200], [200, 503], [503])
 
 
+@pytest.mark.slow
 def test_identical_concurrent_requests_share_one_computation(held):
     url, app = held
     store = app.state.store
@@ -97,6 +99,7 @@ def test_identical_concurrent_requests_share_one_computation(held):
     assert store.stats().misses - before == 2
 
 
+@pytest.mark.slow
 def test_a_stream_that_cannot_go_on_in_time_ends_with_an_error_event(held, monkeypatch):
     url, app = held
     work = app.state.store.work
@@ -196,6 +199,7 @@ def _running(app, url) -> threading.Thread:
     return first
 
 
+@pytest.mark.slow
 def test_a_queued_job_whose_every_asker_has_gone_is_dropped(held, tiny_model):
     """A learner editing a long prompt left each earlier version's trace queued after the page
     had abandoned it, and the server worked through them all (then refused the prompt the
@@ -215,6 +219,7 @@ def test_a_queued_job_whose_every_asker_has_gone_is_dropped(held, tiny_model):
     assert work.stats()["cancelled"] == 3 and work.stats()["done"] == 1
 
 
+@pytest.mark.slow
 def test_a_job_shared_by_two_askers_runs_while_one_still_waits(held):
     url, app = held
     work = app.state.store.work
@@ -238,6 +243,7 @@ def test_an_idle_queue_takes_a_job_longer_than_the_limit():
     assert asyncio.run(queue.wait(job)) == "done"
 
 
+@pytest.mark.slow
 def test_a_job_that_could_not_start_in_time_is_refused_at_its_deadline():
     queue, release = _queue(0.5), threading.Event()
     try:
@@ -285,6 +291,7 @@ def test_a_request_that_arrived_long_ago_is_refused_not_answered_late():
         release.set()
 
 
+@pytest.mark.slow
 def test_a_job_is_not_started_when_it_could_no_longer_answer_in_time():
     """Its start is checked against its request's arrival at the rate known then."""
     queue, release = _queue(2.0), threading.Event()
@@ -366,6 +373,7 @@ def test_a_burst_of_page_requests_runs_the_shortest_first():
         release.set()
 
 
+@pytest.mark.slow
 def test_a_long_request_is_not_passed_once_that_would_make_it_late():
     """Shortest first never costs a request its answer: a shorter one goes ahead only when
     every request it passes can still start in time afterwards (its own time counted with the
@@ -386,6 +394,7 @@ def test_a_long_request_is_not_passed_once_that_would_make_it_late():
         release.set()
 
 
+@pytest.mark.slow
 def test_a_request_that_can_still_answer_promptly_goes_before_one_already_late():
     """Found by the class load test on SmolLM2: when a class presses Run together, the first
     wave's long prompts cannot answer within 2 s whatever runs first, but shortest first let
@@ -501,6 +510,7 @@ def test_a_failing_batcher_fails_its_whole_batch_and_the_worker_goes_on():
         release.set()
 
 
+@pytest.mark.slow
 def test_generation_streams_share_their_model_steps_and_draw_the_same_tokens(
     held, tiny_model, monkeypatch
 ):
@@ -541,6 +551,7 @@ def test_generation_streams_share_their_model_steps_and_draw_the_same_tokens(
     assert work.stats()["batched"] > before
 
 
+@pytest.mark.slow
 def test_new_prompts_queued_together_are_traced_in_one_pass(held, tiny_model, monkeypatch):
     """A class pressing Run at once: the traces of new short prompts queued behind other work
     run as one forward pass (one trace_many), and each page gets what its prompt gets alone."""
@@ -594,6 +605,7 @@ def _probs(stream_text: str) -> list[float]:
     return [p for e in _events(stream_text) for p in (e.get("prob"), e.get("model_prob")) if p]
 
 
+@pytest.mark.slow
 def test_an_idle_queue_runs_its_idle_hook_once_after_work():
     """on_idle (the server hands kept memory back) runs once the queue has stood empty IDLE_S
     after some work: not before any work, not again while nothing ran, again after more."""
@@ -614,6 +626,7 @@ def test_an_idle_queue_runs_its_idle_hook_once_after_work():
     assert len(calls) == 2
 
 
+@pytest.mark.slow
 def test_the_served_app_gives_kept_memory_back_when_idle(tiny_model):
     from lmscope.engine.weight_memory import give_back_freed_memory
     from lmscope.web.factory import ServeSettings, build_app

@@ -14,6 +14,7 @@ from lmscope.testing import fuzz
 CASES = 400
 
 
+@pytest.mark.slow
 def test_generated_requests_never_crash_or_hang():
     found = fuzz.fuzz_api(CASES, seed=0)
     assert found["cases"] >= CASES * 0.9

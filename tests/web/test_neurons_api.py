@@ -40,6 +40,7 @@ def app(models):
     return create_app(lmscope.load("shakespeare"), rnn=models)
 
 
+@pytest.mark.slow
 def test_models_and_page(client):
     body = client.get("/api/rnn/models").json()
     lstm, gru = body["models"]
@@ -87,6 +88,7 @@ def test_bad_requests_are_one_line(client, body, message):
     assert "\n" not in r.json()["error"]
 
 
+@pytest.mark.slow
 def test_finder_on_text_and_on_the_corpus(client):
     text = (TEXT * 12 + 'and "so" on, line after line\n') * 3
     r = client.post("/api/rnn/cells", json={"text": text, "top": 2})
@@ -100,6 +102,7 @@ def test_finder_on_text_and_on_the_corpus(client):
     assert corpus["source"].startswith("tinyshakespeare") and corpus["chars_read"] > 7000
 
 
+@pytest.mark.slow
 def test_sampling_is_seeded(client):
     body = {"prompt": "He said", "n": 40, "temperature": 0.8, "seed": 7}
     a = client.post("/api/rnn/sample", json=body).json()
@@ -112,6 +115,7 @@ def test_sampling_is_seeded(client):
     assert bad.status_code == 422
 
 
+@pytest.mark.slow
 def test_a_server_without_char_models_says_how_to_start_one():
     client = TestClient(create_app(lmscope.load("shakespeare")))
     assert client.get("/api/rnn/models").json() == {"models": []}
@@ -119,6 +123,7 @@ def test_a_server_without_char_models_says_how_to_start_one():
     assert r.status_code == 400 and "lmscope serve --rnn MODEL" in r.json()["error"]
 
 
+@pytest.mark.slow
 def test_serve_loads_char_models_at_start(monkeypatch, tmp_path, capsys):
     import uvicorn
 
@@ -155,6 +160,7 @@ CODE = (
 )
 
 
+@pytest.mark.slow
 def test_serve_offers_the_shipped_prose_and_code_lstms(monkeypatch, capsys):
     import uvicorn
 

@@ -26,11 +26,13 @@ def half_client(half):
         yield client
 
 
+@pytest.mark.slow
 def test_model_facts_name_the_precision(half_client, client):
     assert half_client.get("/api/model").json()["dtype"] == "bfloat16"
     assert client.get("/api/model").json()["dtype"] == "float32"
 
 
+@pytest.mark.slow
 def test_bf16_costs_are_measured_against_the_float32_weights(half_client, half):
     r = half_client.post("/api/precision", json={"text": PROMPT, "top_k": 5})
     assert r.status_code == 200, r.text
@@ -72,6 +74,7 @@ def test_without_the_originals_the_reference_is_these_weights_upcast(tiny_model)
     assert model.float32_reference() is model.float32_reference()  # made once, then kept
 
 
+@pytest.mark.slow
 def test_serve_dtype_serves_the_model_in_that_precision(monkeypatch, tiny_model, capsys):
     import uvicorn
 

@@ -27,6 +27,7 @@ def client(tiny_model, local):
     return TestClient(create_app(tiny_model))
 
 
+@pytest.mark.slow
 def test_index_lists_the_experiments_in_the_lessons_order(client, local):
     body = client.get("/api/lab").json()
     names = [e["name"] for e in body["results"]]
@@ -42,6 +43,7 @@ def test_index_lists_the_experiments_in_the_lessons_order(client, local):
     assert by["serial-depth"]["commands"][0]["command"].endswith("--quick")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race"])
 def test_shipped_results_and_every_plot_they_name(client, name):
     doc = client.get(f"/api/lab/{name}").json()
@@ -56,6 +58,7 @@ def test_shipped_results_and_every_plot_they_name(client, name):
         assert svg.status_code == 200 and svg.headers["content-type"].startswith("image/svg")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "status", "message"),
     [
@@ -74,6 +77,7 @@ def test_refuses_anything_but_a_result_and_its_own_plots(client, path, status, m
     assert message in error or (status == 404 and error.startswith("not found: ")), error
 
 
+@pytest.mark.slow
 def test_the_users_own_result_appears_beside_the_shipped_one(client, local):
     mine = local / "race"
     shutil.copytree(shipped_dir("race"), mine)
@@ -92,6 +96,7 @@ def test_the_users_own_result_appears_beside_the_shipped_one(client, local):
     assert [s["source"] for s in entry["sources"]] == ["shipped"]
 
 
+@pytest.mark.slow
 def test_the_page_and_its_link_from_the_explainer(client):
     page = client.get("/why")
     assert page.status_code == 200 and 'src="/static/js/why.js"' in page.text
@@ -101,6 +106,7 @@ def test_the_page_and_its_link_from_the_explainer(client):
     assert set(EXPERIMENTS) >= {"serial-depth", "memory-wall", "race", "gradient-flow"}
 
 
+@pytest.mark.slow
 def test_the_page_gets_its_chinese_headers_from_the_one_file_the_terminal_uses(client):
     from lmscope.lab.results import package_json
 

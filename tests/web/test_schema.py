@@ -46,6 +46,7 @@ def test_numbers_are_json_numbers(client):
     assert client.post("/api/pool", json=body).status_code == 200
 
 
+@pytest.mark.slow
 def test_the_schema_carries_the_bounds_it_can(schema):
     bodies = schema["components"]["schemas"]
     for name in ("TraceRequest", "PositionRequest", "LayerRequest", "GenerateRequest"):

@@ -25,6 +25,7 @@ from lmscope.web import create_app
 from lmscope.web.limits import Busy, Gate
 
 
+@pytest.mark.slow
 def test_a_short_class_gets_no_errors_and_memory_stays_bounded():
     result = load.run(
         clients=8,
@@ -62,6 +63,7 @@ async def _flood(url: str, n: int) -> list[httpx.Response]:
         return await asyncio.gather(*(client.post("/api/trace", json=b) for b in bodies))
 
 
+@pytest.mark.slow
 def test_a_saturated_server_answers_503_at_once_and_the_page_still_loads(busy_server):
     url, gate = busy_server
     results: list = []
@@ -84,6 +86,7 @@ def test_a_saturated_server_answers_503_at_once_and_the_page_still_loads(busy_se
     assert all(r.status_code == 200 for r in asyncio.run(_flood(url, 3)))
 
 
+@pytest.mark.slow
 def test_a_stream_whose_first_token_waits_too_long_is_a_503(busy_server):
     url, gate = busy_server
     ids = lmscope.load("shakespeare").encode("ROMEO:")
@@ -115,6 +118,7 @@ def test_the_gate_is_first_come_first_served_and_reentrant():
     assert order == arrived == list(range(6))
 
 
+@pytest.mark.slow
 def test_the_gate_gives_up_after_its_wait():
     gate = Gate(wait_s=0.2)
     holder = threading.Event()
@@ -139,6 +143,7 @@ def test_the_gate_gives_up_after_its_wait():
         pass
 
 
+@pytest.mark.slow  # the machine description runs uname
 def test_the_benchmarks_page_is_rendered_from_the_saved_figures():
     """BENCHMARKS.md is what `python -m benchmarks --render` makes of benchmarks/results/:
     every figure on the page comes from a saved run (the header, which names today's date and
@@ -153,6 +158,7 @@ def test_the_benchmarks_page_is_rendered_from_the_saved_figures():
     assert len(sections(page)) == len(suite.saved(suite.RESULTS)) >= 6
 
 
+@pytest.mark.slow  # the machine description runs uname
 def test_the_page_header_names_torch_default_threads_after_a_run_set_its_own():
     """The page is rendered by the process that ran the benchmarks, which set their own thread
     counts: the header still names the default, read before any of them ran."""
@@ -190,6 +196,7 @@ print(faults[-1])
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc settings")
 def test_the_server_reuses_the_memory_a_trace_frees():
     """Found profiling a 1,024-token SmolLM2 trace (1.06x transformers' forward): glibc gave the

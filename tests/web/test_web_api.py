@@ -226,6 +226,7 @@ def test_generate_streams_reproducible_tokens(client, traced, tiny_model):
     assert pool.sample(make_generator(position_seed(7, len(ids)))) == first[0]["id"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cache_bytes", [1 << 30, 1 << 22], ids=["full trace", "base trace"])
 def test_generation_after_a_trace_starts_from_the_trace_it_kept(tiny_model, cache_bytes):
     ids = list(range(500, 560))
@@ -362,6 +363,7 @@ def test_responses_are_strict_json(client, traced):
 # --- page, docs, size, cache --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_page_and_offline_docs(client):
     page = client.get("/")
     assert page.status_code == 200 and 'data-testid="prompt-input"' in page.text
@@ -390,6 +392,7 @@ def test_static_files_need_no_network():
                 )
 
 
+@pytest.mark.slow
 def test_first_response_of_a_64_token_prompt_is_small(make_hf_gpt2):
     """A GPT-2-small-sized vocabulary and depth (12 layers, 12 heads); width does not change
     the first response, so a narrow model keeps the test fast."""
@@ -486,6 +489,7 @@ def small_model(tokenizer, vocab_size: int):
     return LanguageModel(GPT(config), tokenizer, "small")
 
 
+@pytest.mark.slow
 def test_a_character_model_works_end_to_end():
     from lmscope.tokenizers import CharTokenizer
 
@@ -514,6 +518,7 @@ def test_a_model_without_tokenizer_takes_ids():
         assert events(c, {"ids": [1, 2, 3], "n": 1, "seed": 0})[0]["text"].startswith("#")
 
 
+@pytest.mark.slow
 def test_a_sentencepiece_model_works_end_to_end(tmp_path):
     """A Llama 2-shaped tokenizer (characters, "▁" for spaces, <s> first) through the page's
     requests: tokens, the merges of " Data", and generated text that reads as text."""

@@ -33,6 +33,7 @@ def ids(tiny_model):
 # --- logit lens ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_lens_equals_the_library_and_its_last_row_is_the_output(client, tiny_model, ids):
     d = post(client, "/api/lens", {"ids": ids, "k": 5})
     n_layer = tiny_model.config.n_layer
@@ -60,6 +61,7 @@ def test_lens_equals_the_library_and_its_last_row_is_the_output(client, tiny_mod
         assert d["final"][j]["id"] == int(probs[j].argmax())
 
 
+@pytest.mark.slow
 def test_lens_window_on_a_long_prompt(client, tiny_model):
     long = list(range(1000, 1100))  # 100 tokens: the answer is a window, not the whole grid
     d = post(client, "/api/lens", {"ids": long, "position": 90, "size": 12, "k": 3})
@@ -72,6 +74,7 @@ def test_lens_window_on_a_long_prompt(client, tiny_model):
     assert end["cells"][-1][-1]["top"][0]["id"] == int(expected.top_ids[-1, 0, 0])
 
 
+@pytest.mark.slow
 def test_lens_and_heads_on_a_trace_recorded_in_parts(client, tiny_model):
     """A small cache makes the server record a light base trace and layers on demand; the
     answers must not change."""
@@ -216,6 +219,7 @@ def test_bad_input_is_a_readable_4xx(client, path, body, status, words):
     assert_readable_error(client, path, body, status, words)
 
 
+@pytest.mark.slow
 def test_openapi_documents_the_new_endpoints(client):
     spec = client.get("/openapi.json").json()
     for path in ("/api/lens", "/api/heads", "/api/ablate", "/api/compare", "/api/compare/models"):
@@ -228,6 +232,7 @@ def test_openapi_documents_the_new_endpoints(client):
 # --- lmscope serve --compare ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_serve_loads_the_compare_allowlist_at_start(monkeypatch, tiny_model, capsys):
     import uvicorn
 

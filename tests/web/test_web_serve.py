@@ -41,6 +41,7 @@ def any_port(monkeypatch):
     monkeypatch.setattr(serve, "_check_free", lambda host, port: None)
 
 
+@pytest.mark.slow
 def test_serve_uses_the_default_model_on_loopback(fake_run, any_port, capsys):
     assert main(["serve"]) == 0
     assert fake_run["model"] is None  # no --model: lmscope.load() picks the shipped default
@@ -49,6 +50,7 @@ def test_serve_uses_the_default_model_on_loopback(fake_run, any_port, capsys):
     assert "warning" not in err and "http://127.0.0.1:8000/" in err
 
 
+@pytest.mark.slow
 def test_serve_warns_when_binding_beyond_loopback(fake_run, any_port, capsys):
     assert main(["serve", "--model", "somewhere", "--host", "0.0.0.0", "--port", "9001"]) == 0
     assert fake_run["model"] == "somewhere" and fake_run["host"] == "0.0.0.0"
@@ -62,6 +64,7 @@ def test_serve_refuses_bad_options(fake_run, capsys):
     assert main(["serve", "--threads", "0"]) == 2
 
 
+@pytest.mark.slow
 def test_serve_sets_threads(fake_run, any_port):
     import torch
 
@@ -96,6 +99,7 @@ def test_a_host_that_is_not_this_machine_is_one_line_about_the_host(fake_run, ca
     assert "--port" not in err and "model" not in fake_run
 
 
+@pytest.mark.slow
 def test_missing_default_model_is_one_line(monkeypatch, any_port, capsys):
     from lmscope.errors import ModelNotFoundError
 
@@ -140,6 +144,7 @@ def serving(args: list[str], start_s: float):
         proc.stderr.close()
 
 
+@pytest.mark.slow
 def test_serve_really_serves(tiny_hf_dir):
     with serving(["--model", str(tiny_hf_dir)], start_s=60) as (url, info, _):
         assert info["n_layer"] == 2
@@ -147,6 +152,7 @@ def test_serve_really_serves(tiny_hf_dir):
         assert trace["tokens"][0]["text"] == "Hi"
 
 
+@pytest.mark.slow
 def test_serve_workers_hand_uvicorn_the_app_factory(fake_run, any_port, monkeypatch, tiny_model):
     from lmscope.web import factory
 
@@ -182,6 +188,7 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="counts worker processes in /proc")
 def test_serve_with_two_workers_serves_from_two_processes(tiny_hf_dir):
     args = ["--model", str(tiny_hf_dir), "--rnn", "none", "--workers", "2"]
@@ -202,6 +209,7 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+@pytest.mark.slow
 def test_a_char_rnn_in_serve_model_is_pointed_to_serve_rnn(any_port, monkeypatch, capsys):
     import uvicorn
 
@@ -214,6 +222,7 @@ def test_a_char_rnn_in_serve_model_is_pointed_to_serve_rnn(any_port, monkeypatch
     assert err.count("\n") == 1 and f"lmscope serve --rnn {folder}" in err, err
 
 
+@pytest.mark.slow
 def test_serve_rnn_takes_a_char_rnn_folder(fake_run, any_port, capsys):
     """The route the refusal above points to works: the folder is on the /rnn page."""
     from lmscope.engine.loading import ASSET_MODELS
@@ -223,6 +232,7 @@ def test_serve_rnn_takes_a_char_rnn_folder(fake_run, any_port, capsys):
     assert "/rnn" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_serve_names_the_why_page_at_start_up(fake_run, any_port, capsys):
     from lmscope.engine.loading import ASSET_MODELS
 

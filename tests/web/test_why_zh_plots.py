@@ -60,6 +60,7 @@ def sources(client, name: str) -> dict[str, dict]:
     return {s["source"]: s for s in entry["sources"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race", "gradient-flow", "recall"])
 def test_the_shipped_results_serve_their_chinese_figures(client, name):
     assert sources(client, name)["shipped"]["figures"] == ["en", "zh"]

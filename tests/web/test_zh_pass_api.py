@@ -13,6 +13,7 @@ def ablate(client, spec: str) -> dict:
     return r.json()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("spec", "what", "value"),
     [("L9H0", "layer", "9"), ("L0H99", "head", "99"), ("mlp7", "layer", "7")],

@@ -10,13 +10,13 @@ the kernel refuses, the weights stay where they are and nothing else changes.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import mmap
 import sys
 
 import torch
 from torch import nn
+
+from lmscope.engine.libc import libc
 
 HUGE_PAGE = 2 << 20
 ALIGN = 64  # bytes: a cache line, so every tensor starts where vector loads like it
@@ -58,12 +58,11 @@ def pack_weights(net: nn.Module, *, values: bool = True) -> bool:
 def give_back_freed_memory() -> bool:
     """glibc's malloc_trim: return the freed parts of the heap to the kernel; True when it ran
     (elsewhere, or without glibc, nothing)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim(0)
-        return True
-    except (OSError, AttributeError, TypeError):
+    c = libc()
+    if c is None or not hasattr(c, "malloc_trim"):
         return False
+    c.malloc_trim(0)
+    return True
 
 
 def _huge_pages_possible() -> bool:

@@ -14,8 +14,6 @@ Both answers are JSON ``{"error": "..."}`` with ``Retry-After``, like every othe
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import threading
 import time
@@ -25,6 +23,7 @@ from contextvars import ContextVar
 import anyio
 from fastapi.responses import JSONResponse
 
+from lmscope.engine.libc import libc
 from lmscope.errors import LmscopeError
 
 RETRY_AFTER_S = 1
@@ -171,11 +170,10 @@ KEEP_BELOW = 1 << 30  # blocks smaller than this come from malloc's heaps, so th
 def _mallopt(*settings: tuple[int, int]) -> bool:
     """Apply glibc ``mallopt`` (parameter, value) settings; True when every one took effect
     (False elsewhere than glibc)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c"))
-        return all([libc.mallopt(param, value) == 1 for param, value in settings])
-    except (OSError, AttributeError, TypeError):
+    c = libc()
+    if c is None or not hasattr(c, "mallopt"):
         return False
+    return all([c.mallopt(param, value) == 1 for param, value in settings])
 
 
 def keep_freed_memory() -> bool:
