@@ -1,6 +1,5 @@
-"""The char-RNN page in Chinese, from a Chinese-speaking new user's pass: the finder's tooltips
-("r (choosing) 0.188"), a code model's "(code)" in the model list and the unit arrows' names
-for a screen reader stayed English."""
+"""The char-RNN page in Chinese: the finder's tooltips ("r (choosing) 0.188"), a code model's
+"(code)" in the model list and the unit arrows' names for a screen reader stayed English."""
 
 from __future__ import annotations
 

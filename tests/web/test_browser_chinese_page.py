@@ -1,9 +1,9 @@
-"""A Chinese-speaking new user's pass over the page on SmolLM2, each problem driven the way that
-reader meets it: a Chinese prompt written as bytes in step 1, English left in the RoPE chart and
-in the q/k/v hover lines, a refused ablation said only as "the server refused", the count of
-tokens to generate refused far from its box, an error about the previous prompt left on screen
-while the next one runs, Stop said as "Stopped: Stop", and the header's model facts squeezed
-into a column at 768 px."""
+"""The page in Chinese on SmolLM2, each problem driven the way a Chinese-speaking reader meets
+it: a Chinese prompt written as bytes in step 1, English left in the RoPE chart and in the q/k/v
+hover lines, a refused ablation said only as "the server refused", the count of tokens to
+generate refused far from its box, an error about the previous prompt left on screen while the
+next one runs, Stop said as "Stopped: Stop", and the header's model facts squeezed into a column
+at 768 px."""
 
 from __future__ import annotations
 

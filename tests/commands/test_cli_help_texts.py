@@ -1,5 +1,5 @@
-"""What running the README's commands as written found: `serve --workers` with a model that
-cannot load, and --help texts that said less (or other) than the command does."""
+"""The README's commands as written: --help texts that say what the command does, `serve
+--workers` with a model that cannot load, and explain's output for a prompt of one token."""
 
 from __future__ import annotations
 

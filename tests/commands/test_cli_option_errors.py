@@ -1,6 +1,5 @@
-"""What a new user's first hour found: bad option values said in one line that names the option
-as typed, library wording turned into what the command line offers, and output that says what
-it left out."""
+"""Bad option values said in one line that names the option as typed, library wording turned
+into what the command line offers, and output that says what it left out."""
 
 from __future__ import annotations
 

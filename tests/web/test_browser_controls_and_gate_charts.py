@@ -1,4 +1,4 @@
-"""Leftovers met by a learner on the explainer and the char-RNN page, in headless Chromium:
+"""Controls and gate charts on the explainer and the char-RNN page, in headless Chromium:
 the prompt box that stayed two rows high while Generate appended a third line (cut in half
 until a scroll), an error beside Sample that outlived the model or text it was about, the
 temperature readout written "0.8" then "0.80", and gate charts without a 0/1 scale whose

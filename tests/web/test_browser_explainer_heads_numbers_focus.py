@@ -1,8 +1,8 @@
-"""A learner's walk over the explainer page on SmolLM2, in English and Chinese: the
-query/key/value step naming the query head over keys and values that belong to its shared
-key/value head, the compare view counting an emoji as two characters, numbers written without
-the page's thousands separators, a half-width comma and a stray space in Chinese lines, and the
-keyboard focus lost whenever the step panel was redrawn."""
+"""The explainer page on SmolLM2, in English and Chinese: the query/key/value step naming the
+query head over keys and values that belong to its shared key/value head, the compare view
+counting an emoji as two characters, numbers written without the page's thousands separators, a
+half-width comma and a stray space in Chinese lines, and the keyboard focus lost whenever the
+step panel was redrawn."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""A Chinese-speaking new user's second pass over the page on SmolLM2, on its polish: half-width
-colons and parentheses in Chinese lines ("错误: …", "位置 4: …", "BPE 合并过程: …"); blocks
-named "Block 0" where the rest of the page says 层, and step 5's list saying 优先级 where its text
-says rank; numbers written two ways (8192 beside 8,192, "26" beside "26.93" in one column,
-0.443 beside 0.007792, "e-6" beside "e−6", a tiny probability said as "0%"); the generation line
-showing the last byte token ("<0x9E>") instead of the character it completes; and the model's
-tooltip in English on the Chinese page."""
+"""The typography of the Chinese page on SmolLM2: half-width colons and parentheses in Chinese
+lines ("错误: …", "位置 4: …", "BPE 合并过程: …"); blocks named "Block 0" where the rest of the page
+says 层, and step 5's list saying 优先级 where its text says rank; numbers written two ways (8192
+beside 8,192, "26" beside "26.93" in one column, 0.443 beside 0.007792, "e-6" beside "e−6", a
+tiny probability said as "0%"); the generation line showing the last byte token ("<0x9E>")
+instead of the character it completes; and the model's tooltip in English on the Chinese page."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The char-RNN page (/rnn) from a learner's pass, in English and Chinese: a second click on
-Sample while one is drawn left "Sampling…" for good, the readout counted characters from 0
-and across skipped ones, a random seed was never shown, and a text the model cannot read
-left the old text's colours on show as if they were this text's.
+"""The char-RNN page (/rnn), in English and Chinese: a second click on Sample while one is drawn
+left "Sampling…" for good, the readout counted characters from 0 and across skipped ones, a
+random seed was never shown, and a text the model cannot read left the old text's colours on
+show as if they were this text's.
 
 The server serves a small LSTM over a prose alphabet (no tab, no Chinese). Every request to
 anything but the server fails the test (conftest.py)."""
