@@ -20,6 +20,7 @@ from lmscope.errors import (
     ProbeNotFoundError,
     TokenizerError,
 )
+from lmscope.i18n import language, set_language
 
 __version__ = "0.2.0.dev0"
 
@@ -53,6 +54,8 @@ def __dir__():
 
 
 __all__ = [
+    "language",
+    "set_language",
     "ArgumentError",
     "Capabilities",
     "CheckpointError",

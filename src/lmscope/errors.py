@@ -1,5 +1,11 @@
 """Typed errors. Each carries one readable line; the CLI prints it without a traceback.
 
+An error raised with a catalog id and its values (``InvalidInputError("error.no-such-file",
+name=path)``) holds them, not a sentence: ``str(err)`` renders it in the language current
+when it is shown (``lmscope.set_language``, ``$LMSCOPE_LANG``), and ``err.code`` and
+``err.values`` say what it was, for the JSON API. An error raised with an English line (the
+older way, until every message is in the catalog) shows that line.
+
 ``checked_keywords`` turns a mistyped keyword into one such line for every public function it
 decorates."""
 
@@ -7,9 +13,41 @@ import difflib
 import functools
 import inspect
 
+from lmscope.i18n import Message, has
+
 
 class LmscopeError(Exception):
     """Base class for every error lmscope raises on purpose."""
+
+    message: Message | None = None
+
+    def __init__(self, message: object = "", /, **values: object):
+        if isinstance(message, Message):
+            self.message = message
+        elif isinstance(message, str) and (values or has(message)):
+            self.message = Message(message, **values)
+        if self.message is None:
+            super().__init__(message)
+        else:  # args hold the id: pickling rebuilds the error, then restores its message
+            super().__init__(self.message.id)
+
+    @property
+    def code(self) -> str | None:
+        """The catalog id of the message, or None for an English line."""
+        return self.message.id if self.message is not None else None
+
+    @property
+    def values(self) -> dict[str, object]:
+        return dict(self.message.values) if self.message is not None else {}
+
+    def render(self, lang: str | None = None) -> str:
+        """The one line, in ``lang`` (default: the current language)."""
+        if self.message is not None:
+            return self.message.render(lang)
+        return str(self.args[0]) if self.args else ""
+
+    def __str__(self) -> str:
+        return self.render()
 
 
 class InvalidInputError(LmscopeError, ValueError):
@@ -32,7 +70,7 @@ class ProbeNotFoundError(InvalidInputError, KeyError):
     """A probe name a trace does not hold (also a KeyError: a trace reads like a mapping)."""
 
     def __str__(self) -> str:  # KeyError would print the message in quotes
-        return str(self.args[0]) if self.args else ""
+        return self.render()
 
 
 class ArgumentError(InvalidInputError, TypeError):

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import lmscope
+from lmscope import i18n
 from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.explain.words import LANGS, translate
 
@@ -44,6 +45,7 @@ def use_lang(args) -> str:
         if lang not in LANGS:
             raise InvalidInputError(f"{LANG_ENV}={env!r} is not a language lmscope speaks: en, zh")
     _lang.set(lang)
+    i18n.speak(lang)  # the catalog's texts (errors raised with an id) in the same language
     return lang
 
 

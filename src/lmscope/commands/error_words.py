@@ -49,7 +49,6 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         "（gpt2、distilgpt2 等）或 hub id（owner/name）",
         {},
     ),
-    (r"no such file or folder: (?P<name>.+)", "没有这个文件或文件夹：{name}", {}),
     (
         r"the weights in (?P<source>.+) are not finite: (?P<key>\S+) holds (?P<n>[\d,]+) "
         r"(?P<kind>NaN|infinite) values?\. Pass --allow-nonfinite to study a broken model anyway",

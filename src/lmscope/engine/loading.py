@@ -244,7 +244,7 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
             "with smollm2, a hub id or a local model folder"
         )
     elif "/" in name or "\\" in name:  # a path (owner/name went to the hub above)
-        raise ModelNotFoundError(f"no such file or folder: {name}")
+        raise ModelNotFoundError("error.no-such-file", name=name)
     else:
         shipped = ", ".join(shipped_models()) or "none installed"
         raise ModelNotFoundError(

@@ -272,9 +272,12 @@ class _HeaderScan:
                 )
             end = data_start + info.offset + info.n_bytes
             if end > self.size:
-                raise self.fail(
-                    f"the data of tensor '{info.name}' runs past the end of the file (it needs "
-                    f"{end:,} bytes, the file has {self.size:,}): the file is truncated"
+                raise CheckpointError(
+                    "error.gguf.truncated-tensor",
+                    file=self.label,
+                    tensor=info.name,
+                    needs=end,
+                    size=self.size,
                 )
         return data_start, infos
 

@@ -73,7 +73,15 @@ def printable(part, limit: int = 60) -> str:
 def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(LmscopeError)
     async def lmscope_error(request: Request, exc: LmscopeError):
-        return error_response(400, in_api_words(str(exc)))
+        if exc.code is None:  # an English line: error_codes finds its code
+            return error_response(400, in_api_words(str(exc)))
+        # a catalog message: its id and values are the code and params
+        body = {
+            "error": exc.render("en"),
+            "code": exc.code,
+            "params": {k: str(v) for k, v in exc.values.items()},
+        }
+        return JSONResponse(body, status_code=400)
 
     @app.exception_handler(NotFound)
     async def not_found(request: Request, exc: NotFound):

@@ -1,0 +1,169 @@
+"""Every user-facing text, once, in one catalog per language.
+
+``catalog/<lang>.json`` maps stable message ids to texts in the ICU message syntax
+(``message_format``): ``{name}`` fills in a value, ``{n, plural, one {...} other {...}}``
+picks a form by a number. ``text(id, **values)`` renders one in the current language;
+``Message`` keeps an id and its values and renders when shown, so an error raised in one
+language can be read in another (the CLI, the JSON API and Python each show it in theirs).
+
+The language: ``set_language`` (``lmscope.set_language("zh")``), else ``$LMSCOPE_LANG``
+(``zh``, ``zh_CN.UTF-8``), else English. ``using(lang)`` sets it for one block of work (a
+command, a web request) without touching the others. Adding a language is one catalog file
+and one line in ``LANGUAGES``; ``pseudo`` is made from the English catalog (every letter
+accented, each text bracketed and a third longer), so a test can see any text that does not
+come from the catalog."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
+from importlib import resources
+
+from lmscope.i18n import message_format
+from lmscope.i18n.pseudo import pseudo_catalog
+
+# code -> the language's own name for itself; "pseudo" has no file: it is made from "en"
+LANGUAGES: dict[str, str] = {"en": "English", "zh": "中文", "pseudo": "[Ƥşéûđö]"}
+SOURCE = "en"  # the language every id is written in first, and the fallback
+ENV = "LMSCOPE_LANG"
+
+_chosen: str | None = None  # set_language's choice, for the whole process
+_context: ContextVar[str | None] = ContextVar("lmscope_language", default=None)
+
+
+class UnknownLanguageError(ValueError):
+    """A language lmscope has no catalog for."""
+
+
+def parse_language(name: str) -> str:
+    """``zh``, ``zh_CN.UTF-8``, ``zh-Hans``, ``EN`` -> a code in LANGUAGES; else an error."""
+    code = name.strip().split(".")[0].replace("-", "_").split("_")[0].lower()
+    if code not in LANGUAGES:
+        known = ", ".join(LANGUAGES)
+        raise UnknownLanguageError(f"{name!r} is not a language lmscope speaks: {known}")
+    return code
+
+
+def set_language(name: str | None) -> str:
+    """Speak ``name`` from now on, in this process (None: back to $LMSCOPE_LANG or English);
+    returns the language now in use."""
+    global _chosen
+    _chosen = None if name is None else parse_language(name)
+    return language()
+
+
+def language() -> str:
+    """The language texts are rendered in now."""
+    here = _context.get()
+    if here is not None:
+        return here
+    if _chosen is not None:
+        return _chosen
+    env = os.environ.get(ENV, "").strip()
+    if env:
+        try:
+            return parse_language(env)
+        except UnknownLanguageError:
+            return SOURCE  # the CLI refuses a bad $LMSCOPE_LANG in one line; a library speaks
+    return SOURCE
+
+
+def speak(name: str) -> str:
+    """Render in ``name`` for the rest of this thread's or task's work (a command line)."""
+    lang = parse_language(name)
+    _context.set(lang)
+    return lang
+
+
+@contextlib.contextmanager
+def using(name: str) -> Iterator[str]:
+    """Render in ``name`` inside the block, in this thread or task only."""
+    token = _context.set(parse_language(name))
+    try:
+        yield _context.get() or SOURCE
+    finally:
+        _context.reset(token)
+
+
+@functools.cache
+def catalog(lang: str) -> Mapping[str, str]:
+    """One language's texts by id."""
+    if lang == "pseudo":
+        return pseudo_catalog(catalog(SOURCE))
+    if lang not in LANGUAGES:
+        raise UnknownLanguageError(f"{lang!r} is not a language lmscope speaks")
+    raw = (resources.files("lmscope.i18n") / "catalog" / f"{lang}.json").read_text("utf-8")
+    return json.loads(raw)
+
+
+def has(message_id: str) -> bool:
+    return message_id in catalog(SOURCE)
+
+
+def text(message_id: str, lang: str | None = None, /, **values: object) -> str:
+    """The text of ``message_id`` in ``lang`` (default: the current language), filled in.
+    An id a translation lacks falls back to English; an id nobody has is a KeyError."""
+    lang = lang or language()
+    texts = catalog(lang)
+    template = texts.get(message_id)
+    if template is None:
+        template = catalog(SOURCE)[message_id]
+        lang = SOURCE
+    return message_format.render(template, values, _plural_rule(lang), _number)
+
+
+def _plural_rule(lang: str):
+    if lang == "zh":
+        return lambda n: "other"  # Chinese has one form
+    return lambda n: "one" if n == 1 else "other"  # English (and the pseudo-language)
+
+
+def _number(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+class Message:
+    """A message id with its values, rendered in whatever language is current when shown."""
+
+    __slots__ = ("id", "values")
+
+    def __init__(self, message_id: str, /, **values: object):
+        if not has(message_id):
+            raise KeyError(f"no message {message_id!r} in the catalog")
+        self.id = message_id
+        self.values = values
+
+    def render(self, lang: str | None = None) -> str:
+        return text(self.id, lang, **self.values)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def __repr__(self) -> str:
+        return f"Message({self.id!r}, {self.values!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Message) and (self.id, self.values) == (other.id, other.values)
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+
+__all__ = [
+    "LANGUAGES",
+    "Message",
+    "UnknownLanguageError",
+    "catalog",
+    "language",
+    "parse_language",
+    "set_language",
+    "speak",
+    "text",
+    "using",
+]

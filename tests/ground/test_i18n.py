@@ -1,0 +1,225 @@
+"""One catalog per language: the message syntax, the languages, errors that carry an id and
+its values and are said in the language current when shown (Python, the CLI, the JSON API),
+and the checks that keep the catalogs complete."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import lmscope
+from lmscope import i18n
+from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError, ModelNotFoundError
+from lmscope.i18n import message_format as mf
+from lmscope.i18n.pseudo import CLOSE, OPEN, pseudo_text
+
+SRC = Path(lmscope.__file__).parent
+CATALOGS = SRC / "i18n" / "catalog"
+FILES = sorted(p.stem for p in CATALOGS.glob("*.json"))
+# a catalog text may equal its English where it is only names, numbers and code
+SAME_IN_EVERY_LANGUAGE: set[str] = set()
+
+
+@pytest.fixture(autouse=True)
+def english_by_default(monkeypatch):
+    monkeypatch.delenv("LMSCOPE_LANG", raising=False)
+    i18n.set_language(None)
+    yield
+    i18n.set_language(None)
+
+
+def render(text: str, **values) -> str:
+    return mf.render(text, values, lambda n: "one" if n == 1 else "other", str)
+
+
+# -- the message syntax -------------------------------------------------------------------------
+
+
+def test_placeholders_and_plurals():
+    text = "the prompt is {n, plural, one {# token} other {# tokens}} in {name}"
+    assert mf.placeholders(text) == {"n", "name"}
+    assert render(text, n=1, name="a") == "the prompt is 1 token in a"
+    assert render(text, n=7, name="b") == "the prompt is 7 tokens in b"
+    exact = "{n, plural, =0 {nothing} one {one thing} other {# things}}"
+    assert [render(exact, n=n) for n in (0, 1, 2)] == ["nothing", "one thing", "2 things"]
+
+
+def test_apostrophes_are_text_and_quoted_braces_are_literal():
+    assert render("tensor '{name}' isn't '{'{x}'}'", name="w", x=1) == "tensor 'w' isn't {1}"
+    assert mf.placeholders("'{'not_a_value'}'") == set()
+    assert pseudo_text("'{'{x}'}'").count("{x}") == 1
+
+
+@pytest.mark.parametrize(
+    "bad", ["{", "}", "{not a name}", "{n, select, a {x}}", "{n, plural, one {x}}", "{n, plural"]
+)
+def test_a_malformed_text_is_refused(bad):
+    with pytest.raises(mf.MessageFormatError):
+        mf.parse(bad)
+
+
+def test_a_missing_value_is_an_error_not_a_blank():
+    with pytest.raises(mf.MessageFormatError, match="no value for {name}"):
+        render("no such file: {name}")
+
+
+def test_numbers_get_thousands_separators_and_plural_forms_per_language():
+    assert i18n.text("error.gguf.truncated-tensor", "en", file="f", tensor="t", needs=12345, size=2)
+    line = i18n.text("error.gguf.truncated-tensor", "zh", file="f", tensor="t", needs=12345, size=2)
+    assert "12,345" in line and "文件" in line
+
+
+# -- the languages ------------------------------------------------------------------------------
+
+
+def test_set_language_and_the_environment(monkeypatch):
+    assert i18n.language() == "en"
+    monkeypatch.setenv("LMSCOPE_LANG", "zh_CN.UTF-8")
+    assert i18n.language() == "zh"
+    assert lmscope.set_language("en") == "en"  # the call wins over the environment
+    assert lmscope.set_language(None) == "zh"
+    with pytest.raises(i18n.UnknownLanguageError, match="en, zh"):
+        lmscope.set_language("klingon")
+
+
+def test_using_sets_the_language_for_one_block_only():
+    with i18n.using("zh"):
+        assert i18n.language() == "zh"
+        with i18n.using("pseudo"):
+            assert i18n.language() == "pseudo"
+        assert i18n.language() == "zh"
+    assert i18n.language() == "en"
+
+
+def test_every_language_has_its_catalog_and_only_those():
+    assert set(FILES) | {"pseudo"} == set(i18n.LANGUAGES)
+    assert "pseudo" not in FILES  # made from English, never written by hand
+
+
+# -- errors carry an id and values --------------------------------------------------------------
+
+
+def test_a_python_api_error_speaks_the_chosen_language(tmp_path):
+    missing = str(tmp_path / "nowhere" / "model")
+    with pytest.raises(ModelNotFoundError) as caught:
+        lmscope.load(missing)
+    err = caught.value
+    assert err.code == "error.no-such-file" and err.values == {"name": missing}
+    assert str(err) == f"no such file or folder: {missing}"
+    lmscope.set_language("zh")
+    assert str(err) == f"没有这个文件或文件夹：{missing}"  # the same error, shown again
+    assert err.render("en") == f"no such file or folder: {missing}"
+    lmscope.set_language("pseudo")
+    assert str(err).startswith(OPEN) and str(err).endswith(CLOSE) and missing in str(err)
+
+
+def test_an_error_survives_pickling_with_its_values():
+    import pickle
+
+    err = CheckpointError("error.gguf.truncated-tensor", file="f", tensor="t", needs=9, size=1)
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.code, back.values, str(back)) == (err.code, err.values, str(err))
+
+
+def test_an_english_line_is_still_shown_as_it_is():
+    err = InvalidInputError("a line written before the catalog")
+    assert str(err) == "a line written before the catalog" and err.code is None
+    with pytest.raises(KeyError):
+        LmscopeError("error.no-such-id", value=1)  # values promise a catalog id
+
+
+@pytest.fixture
+def truncated_gguf(tmp_path):
+    from helpers_gguf import TINY, random_weights, write_model
+
+    path = tmp_path / "truncated.gguf"
+    write_model(path, random_weights(TINY), TINY)
+    path.write_bytes(path.read_bytes()[:-300])
+    return path
+
+
+def test_a_truncated_gguf_is_one_chinese_line_at_the_command_line(truncated_gguf, capsys):
+    """It was 'lmscope: 错误：truncated.gguf: the data of tensor ... runs past the end of the
+    file (...): the file is truncated': a Chinese prefix on an English line."""
+    from lmscope.cli import main
+
+    assert main(["explain", "--lang", "zh", "--model", str(truncated_gguf), "hi"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("lmscope: 错误：") and "\n" not in err
+    words = set(re.findall(r"[A-Za-z]{3,}", err.replace(str(truncated_gguf), "")))
+    assert words <= {"lmscope", "blk", "ffn", "down", "weight"}, words  # the tensor's name only
+    assert "文件不完整" in err
+
+
+def test_a_catalog_error_in_the_json_api_carries_its_code_and_values():
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from lmscope.web.errors import add_error_handlers
+
+    app = FastAPI()
+    add_error_handlers(app)
+
+    @app.get("/boom")
+    def boom():
+        raise ModelNotFoundError("error.no-such-file", name="x/y")
+
+    body = TestClient(app).get("/boom").json()
+    assert body == {
+        "error": "no such file or folder: x/y",
+        "code": "error.no-such-file",
+        "params": {"name": "x/y"},
+    }
+
+
+# -- the catalogs are complete ------------------------------------------------------------------
+
+
+def catalog_file(lang: str) -> dict[str, str]:
+    return json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def ids_in_code() -> set[str]:
+    """Every string literal in src/ that names a catalog id (``error.…``, ``help.…``...)."""
+    english = catalog_file("en")
+    prefixes = tuple({key.split(".")[0] + "." for key in english})
+    found = set()
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                value = node.value
+                if value.startswith(prefixes) and re.fullmatch(r"[a-z0-9_.-]+", value):
+                    found.add(value)
+    return found
+
+
+@pytest.mark.parametrize("lang", FILES)
+def test_every_catalog_parses_and_has_every_id_with_the_same_placeholders(lang):
+    english, texts = catalog_file("en"), catalog_file(lang)
+    assert set(texts) == set(english), set(texts) ^ set(english)
+    for key, text in texts.items():
+        assert mf.placeholders(text) == mf.placeholders(english[key]), key
+
+
+def test_every_id_the_code_uses_is_in_the_catalog_and_every_entry_is_used():
+    used, english = ids_in_code(), set(catalog_file("en"))
+    assert used - english == set(), "ids missing from the catalog"
+    assert english - used == set(), "catalog entries nothing uses"
+
+
+def test_chinese_is_a_translation_not_a_copy():
+    english, chinese = catalog_file("en"), catalog_file("zh")
+    copies = {k for k in english if chinese[k] == english[k]} - SAME_IN_EVERY_LANGUAGE
+    assert not copies
+
+
+def test_the_pseudo_language_brackets_every_text_and_keeps_its_placeholders():
+    for key, text in catalog_file("en").items():
+        fake = pseudo_text(text)
+        assert fake.startswith(OPEN) and fake.endswith(CLOSE)
+        assert mf.placeholders(fake) == mf.placeholders(text), key
+        assert not re.search(r"[a-z]{2,}", re.sub(r"\{[^{}]*?[,}]", "", fake)), (key, fake)
