@@ -3,7 +3,7 @@ edit them too (a lock, then read, change and write each file whole, keys sorted)
 
     python scripts/catalog.py add error.my-message "English {value}" "中文 {value}"
     python scripts/catalog.py add-file staged.json   # {"id": {"en": "...", "zh": "..."}, ...}
-    python scripts/catalog.py check                  # every language has every id, same placeholders
+    python scripts/catalog.py check                  # same ids and placeholders everywhere
 """
 
 from __future__ import annotations
