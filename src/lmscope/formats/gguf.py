@@ -40,6 +40,7 @@ import numpy as np
 import torch
 
 from lmscope.errors import CheckpointError, ModelNotFoundError
+from lmscope.i18n import Message
 
 SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2")
 # Architectures whose q/k rows llama.cpp's converter permutes (LlamaModel.permute).
@@ -152,57 +153,51 @@ class _HeaderScan:
     def __init__(self, buf: mmap.mmap, size: int, label: str):
         self.buf, self.size, self.label, self.pos = buf, size, label, 0
 
-    def fail(self, what: str) -> CheckpointError:
-        return CheckpointError(f"{self.label}: {what}")
+    def fail(self, message_id: str, **values: object) -> CheckpointError:
+        return CheckpointError(message_id, file=self.label, **values)
 
-    def take(self, n: int, what: str) -> int:
+    def take(self, n: int, what: object) -> int:
         if n > self.size - self.pos:
-            raise self.fail(
-                f"the file ends inside {what} (byte {self.size:,}): it is truncated "
-                "or its header is garbled"
-            )
+            raise self.fail("error.gguf.ends-inside", what=what, size=self.size)
         start = self.pos
         self.pos += n
         return start
 
-    def u32(self, what: str) -> int:
+    def u32(self, what: object) -> int:
         return struct.unpack_from("<I", self.buf, self.take(4, what))[0]
 
-    def u64(self, what: str) -> int:
+    def u64(self, what: object) -> int:
         return struct.unpack_from("<Q", self.buf, self.take(8, what))[0]
 
-    def text(self, what: str) -> str:
-        n = self.u64(f"the length of {what}")
+    def text(self, what: object) -> str:
+        n = self.u64(Message("error.gguf.part.length", what=what))
         start = self.take(n, what)
         try:
             return self.buf[start : start + n].decode("utf-8")
         except UnicodeDecodeError:
-            raise self.fail(f"{what} is not valid UTF-8 (garbled header)") from None
+            raise self.fail("error.gguf.not-utf8", what=what) from None
 
-    def skip_value(self, vtype: int, what: str, depth: int = 0) -> None:
+    def skip_value(self, vtype: int, what: object, depth: int = 0) -> None:
         if vtype in _SCALAR_SIZES:
             self.take(_SCALAR_SIZES[vtype], what)
         elif vtype == _STRING:
-            n = self.u64(f"the length of {what}")
+            n = self.u64(Message("error.gguf.part.length", what=what))
             self.take(n, what)
         elif vtype == _ARRAY and depth < 4:
-            itype = self.u32(f"the item type of {what}")
-            count = self.u64(f"the length of {what}")
+            itype = self.u32(Message("error.gguf.part.item-type", what=what))
+            count = self.u64(Message("error.gguf.part.length", what=what))
             if itype in _SCALAR_SIZES:
                 self.take(count * _SCALAR_SIZES[itype], what)
             elif itype in (_STRING, _ARRAY):
                 smallest = 8 if itype == _STRING else 12
                 if count > (self.size - self.pos) // smallest:
-                    raise self.fail(
-                        f"{what} claims {count:,} items, more than the rest of the file holds "
-                        "(truncated or garbled header)"
-                    )
+                    raise self.fail("error.gguf.too-many-items", what=what, count=count)
                 for _ in range(count):
                     self.skip_value(itype, what, depth + 1)
             else:
-                raise self.fail(f"{what} has items of unknown type {itype} (garbled header)")
+                raise self.fail("error.gguf.unknown-item-type", what=what, type=str(itype))
         else:
-            raise self.fail(f"{what} has unknown value type {vtype} (garbled header)")
+            raise self.fail("error.gguf.unknown-value-type", what=what, type=str(vtype))
 
     def run(self) -> tuple[int, list[_TensorInfo]]:
         """(start of the data section, tensor infos); raises CheckpointError."""
@@ -210,65 +205,65 @@ class _HeaderScan:
 
         magic = bytes(self.buf[:4])
         if magic != b"GGUF":
-            raise CheckpointError(
-                f"{self.label} is not a GGUF file (it starts with {magic!r}, not b'GGUF')"
-            )
+            raise self.fail("error.gguf.not-gguf", magic=repr(magic))
         self.pos = 4
-        version = self.u32("the version")
+        version = self.u32(Message("error.gguf.part.version"))
         if version & 0xFFFF == 0 and version:
-            raise self.fail("big-endian GGUF files are not supported")
+            raise self.fail("error.gguf.big-endian")
         if version not in (2, 3):
-            raise self.fail(f"GGUF version {version} is not supported (only versions 2 and 3)")
-        n_tensors = self.u64("the tensor count")
-        n_kv = self.u64("the metadata count")
+            raise self.fail("error.gguf.version", version=str(version))
+        n_tensors = self.u64(Message("error.gguf.part.tensor-count"))
+        n_kv = self.u64(Message("error.gguf.part.metadata-count"))
         rest = self.size - self.pos
         if n_kv > rest // 13 or n_tensors > rest // 29:
-            raise self.fail(
-                f"the header claims {n_kv:,} metadata entries and {n_tensors:,} tensors, "
-                "more than the file can hold (garbled header)"
-            )
+            raise self.fail("error.gguf.header-too-big", entries=n_kv, tensors=n_tensors)
         alignment = 32
         for i in range(n_kv):
-            key = self.text(f"metadata key #{i}")
-            vtype = self.u32(f"the type of metadata '{key}'")
+            key = self.text(Message("error.gguf.part.metadata-key", i=str(i)))
+            vtype = self.u32(Message("error.gguf.part.metadata-type", key=key))
             if key == "general.alignment":
                 if vtype != _UINT32:
-                    raise self.fail("general.alignment is not a uint32 (garbled header)")
-                alignment = self.u32("general.alignment")
+                    raise self.fail("error.gguf.alignment-type")
+                alignment = self.u32(Message("error.gguf.part.metadata", key=key))
                 if alignment == 0 or alignment & (alignment - 1):
-                    raise self.fail(f"the alignment {alignment} is not a power of two")
+                    raise self.fail("error.gguf.alignment", alignment=str(alignment))
             else:
-                self.skip_value(vtype, f"metadata '{key}'")
+                self.skip_value(vtype, Message("error.gguf.part.metadata", key=key))
         infos = []
         for i in range(n_tensors):
-            name = self.text(f"the name of tensor #{i}")
-            n_dims = self.u32(f"the rank of tensor '{name}'")
+            name = self.text(Message("error.gguf.part.tensor-name", i=str(i)))
+            n_dims = self.u32(Message("error.gguf.part.tensor-rank", tensor=name))
             if not 1 <= n_dims <= _MAX_DIMS:
-                raise self.fail(f"tensor '{name}' claims {n_dims} dimensions (garbled header)")
-            dims = tuple(self.u64(f"the shape of tensor '{name}'") for _ in range(n_dims))
-            raw_type = self.u32(f"the type of tensor '{name}'")
+                raise self.fail("error.gguf.tensor-rank", tensor=name, dims=str(n_dims))
+            shape_of = Message("error.gguf.part.tensor-shape", tensor=name)
+            dims = tuple(self.u64(shape_of) for _ in range(n_dims))
+            raw_type = self.u32(Message("error.gguf.part.tensor-type", tensor=name))
             try:
                 ggml_type = GGMLQuantizationType(raw_type)
                 block, type_size = GGML_QUANT_SIZES[ggml_type]
             except (ValueError, KeyError):
                 raise self.fail(
-                    f"tensor '{name}' has unknown data type {raw_type} (a garbled header, or a "
-                    "quantization newer than the installed gguf package)"
+                    "error.gguf.unknown-tensor-type", tensor=name, type=str(raw_type)
                 ) from None
             if dims[0] % block:
                 raise self.fail(
-                    f"tensor '{name}' has rows of {dims[0]} values, not a multiple of the "
-                    f"{ggml_type.name} block size {block} (garbled header)"
+                    "error.gguf.block-size",
+                    tensor=name,
+                    n=str(dims[0]),
+                    type=ggml_type.name,
+                    block=str(block),
                 )
             n_bytes = math.prod(dims) // block * type_size
-            offset = self.u64(f"the offset of tensor '{name}'")
+            offset = self.u64(Message("error.gguf.part.tensor-offset", tensor=name))
             infos.append(_TensorInfo(name, dims, raw_type, offset, n_bytes))
         data_start = -(-self.pos // alignment) * alignment
         for info in infos:
             if info.offset % alignment:
                 raise self.fail(
-                    f"tensor '{info.name}' starts at offset {info.offset}, not a multiple of "
-                    f"the alignment {alignment} (garbled header)"
+                    "error.gguf.misaligned",
+                    tensor=info.name,
+                    offset=str(info.offset),
+                    alignment=str(alignment),
                 )
             end = data_start + info.offset + info.n_bytes
             if end > self.size:
@@ -286,11 +281,11 @@ def _scan_header(path: Path, label: str) -> list[_TensorInfo]:
     try:
         size = path.stat().st_size
         if size < 4:
-            raise CheckpointError(f"{label} is not a GGUF file (only {size} bytes long)")
+            raise CheckpointError("error.gguf.too-short", file=label, size=size)
         with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
             return _HeaderScan(buf, size, label).run()[1]
     except OSError as err:
-        raise CheckpointError(f"cannot read {label}: {err.strerror or err}") from None
+        raise CheckpointError("error.cannot-read", file=label, why=err.strerror or err) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,7 +309,7 @@ class _Fields:
             value = f.contents()
         except (UnicodeDecodeError, IndexError, ValueError) as err:
             raise CheckpointError(
-                f"{self.label}: metadata '{key}' cannot be read ({_first_line(err)})"
+                "error.gguf.metadata-unreadable", file=self.label, key=key, why=_first_line(err)
             ) from None
         if f.types and f.types[-1] == GGUFValueType.FLOAT32:  # 1e-05, not 9.99999974e-06
             if isinstance(value, list):
@@ -332,23 +327,26 @@ class _Fields:
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
         if not ok:
-            want: dict[type | tuple[type, ...], str] = {
-                int: "a whole number",
-                float: "a number",
-                str: "text",
-                bool: "true/false",
-                list: "a list",
+            want: dict[type | tuple[type, ...], Message] = {
+                int: Message("error.gguf.part.whole-number"),
+                float: Message("error.gguf.part.number"),
+                str: Message("error.gguf.part.text"),
+                bool: Message("error.gguf.part.true-false"),
+                list: Message("error.gguf.part.list"),
             }
             raise CheckpointError(
-                f"{self.label}: metadata '{key}' should be {want.get(kind, kind)}, "
-                f"found {str(value)[:60]!r}"
+                "error.gguf.metadata-kind",
+                file=self.label,
+                key=key,
+                kind=want.get(kind, kind),
+                found=repr(str(value)[:60]),
             )
         return value
 
     def need(self, key: str, kind: type) -> Any:
         value = self.get(key, kind)
         if value is None:
-            raise CheckpointError(f"{self.label}: metadata '{key}' is missing")
+            raise CheckpointError("error.gguf.metadata-missing", file=self.label, key=key)
         return value
 
 
@@ -384,7 +382,7 @@ def _rope_scaling(fields: _Fields, arch: str, label: str) -> dict[str, Any] | No
     if kind in (None, "none") or (kind == "linear" and factor in (None, 1.0)):
         return None
     if factor is None:
-        raise CheckpointError(f"{label}: rope scaling '{kind}' without a factor")
+        raise CheckpointError("error.gguf.rope-no-factor", file=label, kind=kind)
     if kind == "linear":
         return {"rope_type": "linear", "factor": factor}
     if kind == "yarn":
@@ -393,7 +391,7 @@ def _rope_scaling(fields: _Fields, arch: str, label: str) -> dict[str, Any] | No
         if original is not None:
             scaling["original_max_position_embeddings"] = original
         return scaling
-    raise CheckpointError(f"{label}: rope scaling '{kind}' is not supported (linear, yarn)")
+    raise CheckpointError("error.gguf.rope-unsupported", file=label, kind=kind)
 
 
 def _llama3_rope_scaling(factors: np.ndarray, theta: float, dim: int, label: str) -> dict:
@@ -412,10 +410,7 @@ def _llama3_rope_scaling(factors: np.ndarray, theta: float, dim: int, label: str
         np.where(wavelen > original / low, factor, 1 / ((1 - smooth) / factor + smooth)),
     )
     if factors.shape != expected.shape or not np.allclose(factors, expected, rtol=1e-4):
-        raise CheckpointError(
-            f"{label}: rope_freqs.weight does not match Llama 3's RoPE scaling (low frequency "
-            "factor 1, high 4, original context 8192); lmscope cannot reproduce it"
-        )
+        raise CheckpointError("error.gguf.llama3-rope", file=label)
     return {
         "rope_type": "llama3",
         "factor": float(str(np.float32(factor))),
@@ -434,12 +429,12 @@ def _config(
     kv_heads = fields.get(p + "attention.head_count_kv", int, heads)
     key_length = fields.get(p + "attention.key_length", int)
     if "model.embed_tokens.weight" not in shapes:
-        raise CheckpointError(f"{label}: tensor 'token_embd.weight' is missing")
+        raise CheckpointError("error.gguf.tensor-missing", file=label, tensor="token_embd.weight")
     vocab = shapes["model.embed_tokens.weight"][0]
     declared_vocab = fields.get(p + "vocab_size", int)
     if declared_vocab is not None and declared_vocab != vocab:
         raise CheckpointError(
-            f"{label}: metadata says {declared_vocab} tokens but token_embd.weight has {vocab} rows"
+            "error.gguf.vocab-mismatch", file=label, declared=str(declared_vocab), rows=str(vocab)
         )
     model_type = _model_type(arch, name)
     config: dict[str, Any] = {
@@ -460,22 +455,27 @@ def _config(
     }
     if min(hidden, heads, kv_heads, config["num_hidden_layers"]) <= 0 or heads % kv_heads:
         raise CheckpointError(
-            f"{label}: {heads} attention heads, {kv_heads} key/value heads and {hidden} "
-            f"hidden units do not make a model (garbled metadata)"
+            "error.gguf.bad-heads",
+            file=label,
+            heads=str(heads),
+            kv_heads=str(kv_heads),
+            hidden=str(hidden),
         )
     if key_length is not None:
         config["head_dim"] = key_length
     head_dim = key_length or hidden // heads
     value_length = fields.get(p + "attention.value_length", int)
     if value_length is not None and value_length != head_dim:
-        raise CheckpointError(f"{label}: key and value heads of different sizes are not supported")
+        raise CheckpointError("error.gguf.kv-sizes", file=label)
     rope_dim = fields.get(p + "rope.dimension_count", int)
     if rope_dim is not None and rope_dim != head_dim:
         raise CheckpointError(
-            f"{label}: RoPE on {rope_dim} of {head_dim} head dimensions is not supported"
+            "error.gguf.partial-rope", file=label, rope=str(rope_dim), head=str(head_dim)
         )
     if head_dim % 2 or (key_length is None and hidden % heads):
-        raise CheckpointError(f"{label}: {hidden} hidden units do not split into {heads} heads")
+        raise CheckpointError(
+            "error.gguf.heads-split", file=label, hidden=str(hidden), heads=str(heads)
+        )
     if model_type in ("llama", "mistral"):
         config["attention_bias"] = "model.layers.0.self_attn.q_proj.bias" in shapes
         config["mlp_bias"] = False
@@ -612,13 +612,15 @@ def _dequantize(tensor: Any, label: str) -> np.ndarray:
             array = dequantize(tensor.data, qtype)
     except NotImplementedError:
         raise CheckpointError(
-            f"{label}: tensor '{tensor.name}' is stored as {qtype.name}, which lmscope "
-            "cannot dequantize"
+            "error.gguf.cannot-dequantize", file=label, tensor=tensor.name, type=qtype.name
         ) from None
     except (ValueError, TypeError) as err:
         raise CheckpointError(
-            f"{label}: tensor '{tensor.name}' ({qtype.name}) cannot be dequantized "
-            f"({_first_line(err)})"
+            "error.gguf.dequantize-failed",
+            file=label,
+            tensor=tensor.name,
+            type=qtype.name,
+            why=_first_line(err),
         ) from None
     return np.ascontiguousarray(array, dtype=np.float32).reshape(shape)
 
@@ -629,9 +631,10 @@ def _open_reader(path: Path, label: str) -> Any:
     try:
         return GGUFReader(path)
     except (ValueError, KeyError, IndexError, TypeError, OverflowError, struct.error) as err:
-        raise CheckpointError(f"{label}: the gguf reader rejects it ({_first_line(err)})") from None
+        why = _first_line(err)
+        raise CheckpointError("error.gguf.reader-rejects", file=label, why=why) from None
     except OSError as err:
-        raise CheckpointError(f"cannot read {label}: {err.strerror or err}") from None
+        raise CheckpointError("error.cannot-read", file=label, why=err.strerror or err) from None
 
 
 def read_gguf(path: str | Path) -> GGUFModel:
@@ -645,19 +648,16 @@ def read_gguf(path: str | Path) -> GGUFModel:
     label = str(path)
     path = Path(path)
     if not path.is_file():
-        raise ModelNotFoundError(f"no GGUF file at {label}")
+        raise ModelNotFoundError("error.gguf.no-file", file=label)
     _scan_header(path, label)
     reader = _open_reader(path, label)
     fields = _Fields(reader, label)
 
     arch = fields.get("general.architecture", str)
     if arch is None:
-        raise CheckpointError(f"{label}: metadata 'general.architecture' is missing")
+        raise CheckpointError("error.gguf.metadata-missing", file=label, key="general.architecture")
     if arch not in SUPPORTED_ARCHITECTURES:
-        raise CheckpointError(
-            f"{label} holds a '{arch}' model; lmscope runs llama, mistral, qwen2 "
-            "(and GPT-2 from HF folders)"
-        )
+        raise CheckpointError("error.gguf.arch-unsupported", file=label, arch=arch)
     name = fields.get("general.name", str)
 
     # Name and shape every tensor before dequantizing any, so a mismatch fails fast.
@@ -673,8 +673,7 @@ def read_gguf(path: str | Path) -> GGUFModel:
         hf = _hf_name(tensor.name)
         if hf is None:
             raise CheckpointError(
-                f"{label}: tensor '{tensor.name}' has no place in a {arch} model that "
-                "lmscope runs (a variant it does not support?)"
+                "error.gguf.tensor-unknown", file=label, tensor=tensor.name, arch=arch
             )
         placed[hf] = tensor
         shapes[hf] = tuple(int(d) for d in reversed(tensor.shape.tolist()))
@@ -685,17 +684,23 @@ def read_gguf(path: str | Path) -> GGUFModel:
     for hf, shape in expected.items():
         if hf not in shapes:
             gguf_name = _gguf_name(hf)
-            raise CheckpointError(f"{label}: tensor '{gguf_name}' is missing")
+            raise CheckpointError("error.gguf.tensor-missing", file=label, tensor=gguf_name)
         if shapes[hf] != shape:
             raise CheckpointError(
-                f"{label}: tensor '{by_hf[hf]}' has shape {list(shapes[hf])}, but the "
-                f"metadata implies {list(shape)}"
+                "error.gguf.tensor-shape",
+                file=label,
+                tensor=by_hf[hf],
+                shape=str(list(shapes[hf])),
+                implied=str(list(shape)),
             )
     for hf in shapes:
         if hf not in expected:
             raise CheckpointError(
-                f"{label}: tensor '{by_hf[hf]}' has no place in a {config['num_hidden_layers']}-"
-                f"layer {arch} model"
+                "error.gguf.tensor-extra",
+                file=label,
+                tensor=by_hf[hf],
+                layers=str(config["num_hidden_layers"]),
+                arch=arch,
             )
     if rope_freqs is not None:
         head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
@@ -712,10 +717,7 @@ def read_gguf(path: str | Path) -> GGUFModel:
         source = placed[hf]
         array = _dequantize(source, label)
         if not np.isfinite(array).all():
-            raise CheckpointError(
-                f"{label}: tensor '{source.name}' ({hf}) holds NaN or infinite values after "
-                "dequantization; the file is corrupt"
-            )
+            raise CheckpointError("error.gguf.nonfinite", file=label, tensor=source.name, hf=hf)
         weight = torch.from_numpy(array)
         proj = hf.split(".")[-2]
         if permute and proj in heads:
@@ -778,11 +780,11 @@ def load_gguf(
     label = str(path)
     path = Path(path)
     if not path.is_file():
-        raise ModelNotFoundError(f"no GGUF file at {label}")
+        raise ModelNotFoundError("error.gguf.no-file", file=label)
     try:
         digest = weight_cache.sha256_file(path)
     except OSError as err:
-        raise CheckpointError(f"cannot read {label}: {err.strerror or err}") from None
+        raise CheckpointError("error.cannot-read", file=label, why=err.strerror or err) from None
     root = Path(cache_dir) if cache_dir is not None else weight_cache.cache_root()
     entry = root / "gguf" / digest
 
