@@ -87,9 +87,10 @@ def writing(path: str | os.PathLike):
     try:
         yield
     except IsADirectoryError:
-        raise InvalidInputError(f"cannot write {path}: it is a folder; name a file") from None
+        raise InvalidInputError("error.write.is-folder", file=str(path)) from None
     except OSError as err:
-        raise InvalidInputError(f"cannot write {path}: {err.strerror or err}") from None
+        why = str(err.strerror or err)
+        raise InvalidInputError("error.write.cannot-write", file=str(path), why=why) from None
 
 
 def cannot_write(directory: str | os.PathLike) -> str | None:

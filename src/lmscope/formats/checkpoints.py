@@ -143,7 +143,9 @@ def _write_json(path: Path, data: dict) -> None:
     try:
         text = json.dumps(data, indent=1, allow_nan=True)
     except TypeError as err:
-        raise CheckpointError(f"cannot store {path.name}: {err}") from None
+        raise CheckpointError(
+            "error.checkpoint.cannot-store", file=path.name, why=str(err)
+        ) from None
     path.write_text(text, encoding="utf-8")
 
 
@@ -165,22 +167,27 @@ def load_checkpoint(directory: str | os.PathLike, *, recover_first: bool = True)
     if recover_first:
         recover(directory)
     if not directory.is_dir():
-        raise CheckpointError(f"{directory} does not exist; there is no checkpoint to resume")
+        raise CheckpointError("error.checkpoint.no-folder", folder=str(directory))
     if not is_checkpoint(directory):
         raise CheckpointError(
-            f"{directory} is not a training checkpoint (it lacks {LMSCOPE_CONFIG} or "
-            f"{TRAINER_FILE}); it cannot be resumed"
+            "error.checkpoint.not-checkpoint",
+            folder=str(directory),
+            config=LMSCOPE_CONFIG,
+            trainer=TRAINER_FILE,
         )
     meta = read_json(directory / LMSCOPE_CONFIG)
     trainer = read_json(directory / TRAINER_FILE)
     if trainer.get("format") != TRAINER_FORMAT or trainer.get("version") != TRAINER_VERSION:
         raise CheckpointError(
-            f"{directory / TRAINER_FILE} is not a version-{TRAINER_VERSION} lmscope trainer "
-            "state; it was written by another program or another lmscope version"
+            "error.checkpoint.trainer-version",
+            file=str(directory / TRAINER_FILE),
+            version=str(TRAINER_VERSION),
         )
     for key in ("iteration", "config", "optimizer", "rng"):
         if key not in trainer:
-            raise CheckpointError(f"{directory / TRAINER_FILE} lacks {key!r}; the file is damaged")
+            raise CheckpointError(
+                "error.checkpoint.trainer-lacks", file=str(directory / TRAINER_FILE), key=repr(key)
+            )
     weights = read_tensors(directory / WEIGHTS_FILE)
     optimizer = optimizer_from_files(read_tensors(directory / OPTIMIZER_FILE), trainer["optimizer"])
     extra = read_tensors(directory / TRAINER_TENSORS)
@@ -227,7 +234,7 @@ def optimizer_from_files(tensors: dict[str, torch.Tensor], stored: dict) -> dict
                 group["betas"] = tuple(group["betas"])
             groups.append(group)
     except (KeyError, ValueError, TypeError, AttributeError) as err:
-        raise CheckpointError(f"the optimizer state is damaged ({err})") from None
+        raise CheckpointError("error.checkpoint.optimizer-damaged", why=str(err)) from None
     return {"state": state, "param_groups": groups}
 
 
@@ -309,7 +316,7 @@ def _rng_from_files(tensors: dict[str, torch.Tensor], scalars: dict) -> dict:
             "cuda": cuda,
         }
     except (KeyError, TypeError, ValueError) as err:
-        raise CheckpointError(f"the random-generator state is damaged (missing {err})") from None
+        raise CheckpointError("error.checkpoint.rng-damaged", missing=str(err)) from None
 
 
 # --- the hidden state a stateful model carries between batches ----------------------------------
@@ -322,10 +329,7 @@ def _carry_to_files(carry) -> tuple[dict[str, torch.Tensor], str]:
         return _cpu_tensors({"carry.0": carry}), "tensor"
     if isinstance(carry, (tuple, list)) and all(isinstance(t, torch.Tensor) for t in carry):
         return _cpu_tensors({f"carry.{i}": t for i, t in enumerate(carry)}), f"tuple:{len(carry)}"
-    raise CheckpointError(
-        f"a model's carried state must be None, a tensor or a tuple of tensors, "
-        f"got {type(carry).__name__}"
-    )
+    raise CheckpointError("error.checkpoint.carry-type", type=type(carry).__name__)
 
 
 def _carry_from_files(tensors: dict[str, torch.Tensor], kind: str):
@@ -337,5 +341,5 @@ def _carry_from_files(tensors: dict[str, torch.Tensor], kind: str):
         if kind.startswith("tuple:"):
             return tuple(tensors[f"carry.{i}"] for i in range(int(kind.split(":", 1)[1])))
     except (KeyError, ValueError) as err:
-        raise CheckpointError(f"the carried model state is damaged (missing {err})") from None
-    raise CheckpointError(f"unknown carried-state kind {kind!r} in {TRAINER_FILE}")
+        raise CheckpointError("error.checkpoint.carry-damaged", missing=str(err)) from None
+    raise CheckpointError("error.checkpoint.carry-kind", kind=repr(kind), file=TRAINER_FILE)

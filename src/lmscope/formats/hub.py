@@ -62,17 +62,10 @@ def download_from_hub(name: str) -> Path:
     if cached is not None and (_has_tokenizer(cached) or not hub_reachable()):
         return cached
     if cached is None and not hub_reachable():
-        raise ModelNotFoundError(
-            f"cannot get {name!r}: the Hugging Face Hub is not reachable (offline?) and it is not "
-            "in the local hub cache. Download it once with network access, or give the path of "
-            "a local folder holding config.json and model.safetensors instead"
-        )
+        raise ModelNotFoundError("error.hub.offline", name=repr(name))
     found = _fetch(repo, local_only=False)
     if found is None:
-        raise ModelNotFoundError(
-            f"could not get {name!r} from the Hugging Face Hub (unknown id, or no config.json "
-            "and model.safetensors there); give the path of a local folder instead"
-        )
+        raise ModelNotFoundError("error.hub.not-found", name=repr(name))
     return found
 
 

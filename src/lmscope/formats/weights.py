@@ -38,11 +38,11 @@ def read_json(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CheckpointError(f"{path} is missing") from None
+        raise CheckpointError("error.weights.file-missing", file=str(path)) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise CheckpointError(f"{path} is not valid JSON ({err}); the file is corrupt") from None
+        raise CheckpointError("error.weights.bad-json", file=str(path), why=str(err)) from None
     if not isinstance(data, dict):
-        raise CheckpointError(f"{path} must hold a JSON object, not a {type(data).__name__}")
+        raise CheckpointError("error.weights.not-object", file=str(path), type=type(data).__name__)
     return data
 
 
@@ -54,15 +54,12 @@ def read_tensors(path: Path) -> dict[str, torch.Tensor]:
         else:
             state = torch.load(str(path), map_location="cpu", weights_only=True)
     except pickle.UnpicklingError:
-        raise CheckpointError(
-            f"cannot read weights from {path}: it holds objects other than tensors, "
-            "which lmscope refuses to unpickle"
-        ) from None
+        raise CheckpointError("error.weights.unpickle", file=str(path)) from None
     except (SafetensorError, OSError, RuntimeError, EOFError, ValueError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise CheckpointError(f"cannot read weights from {path}: {first[:200]}") from None
+        raise CheckpointError("error.weights.unreadable", file=str(path), why=first[:200]) from None
     if not isinstance(state, dict) or not all(isinstance(t, torch.Tensor) for t in state.values()):
-        raise CheckpointError(f"cannot read weights from {path}: not a mapping of names to tensors")
+        raise CheckpointError("error.weights.not-tensors", file=str(path))
     return state
 
 
@@ -71,7 +68,7 @@ def weights_file(directory: Path) -> Path:
     for name in (WEIGHTS_FILE, "pytorch_model.bin"):
         if (directory / name).is_file():
             return directory / name
-    raise CheckpointError(f"{directory} has no weights file ({WEIGHTS_FILE} or pytorch_model.bin)")
+    raise CheckpointError("error.weights.no-file", folder=str(directory), name=WEIGHTS_FILE)
 
 
 def read_folder_weights(directory: Path) -> dict[str, torch.Tensor]:
@@ -81,7 +78,7 @@ def read_folder_weights(directory: Path) -> dict[str, torch.Tensor]:
             return read_shards(directory / WEIGHTS_INDEX)
         if any(directory.glob("model-*.safetensors")):
             raise CheckpointError(
-                f"{directory} holds weight shards but no {WEIGHTS_INDEX} saying what each holds"
+                "error.weights.no-index", folder=str(directory), index=WEIGHTS_INDEX
             )
     return read_tensors(weights_file(directory))
 
@@ -91,7 +88,7 @@ def shard_names(index: dict, where: Path) -> list[str]:
     (an index is data: it must not point lmscope at other files)."""
     weight_map = index.get("weight_map")
     if not isinstance(weight_map, dict) or not weight_map:
-        raise CheckpointError(f"{where} has no weight_map naming the shard of each tensor")
+        raise CheckpointError("error.weights.no-weight-map", file=str(where))
     names = set(weight_map.values())
     for name in names:
         if (
@@ -99,9 +96,7 @@ def shard_names(index: dict, where: Path) -> list[str]:
             or Path(name).name != name
             or not name.endswith(".safetensors")
         ):
-            raise CheckpointError(
-                f"{where} names {name!r} as a shard; shards are .safetensors files beside it"
-            )
+            raise CheckpointError("error.weights.bad-shard-name", file=str(where), shard=repr(name))
     return sorted(names)
 
 
@@ -112,15 +107,24 @@ def read_shards(index_path: Path) -> dict[str, torch.Tensor]:
     for name in shard_names(index, index_path):
         path = index_path.parent / name
         if not path.is_file():
-            raise CheckpointError(f"{index_path} lists the shard {name}, which is missing")
+            raise CheckpointError(
+                "error.weights.shard-missing", file=str(index_path), shard=str(name)
+            )
         part = read_tensors(path)
         twice = sorted(state.keys() & part.keys())
         if twice:
-            raise CheckpointError(f"{path} holds {twice[0]!r}, which another shard holds too")
+            raise CheckpointError(
+                "error.weights.shard-twice", file=str(path), tensor=repr(twice[0])
+            )
         state.update(part)
     for tensor, name in index["weight_map"].items():
         if tensor not in state:
-            raise CheckpointError(f"{index_path} puts {tensor!r} in {name}, which lacks it")
+            raise CheckpointError(
+                "error.weights.shard-lacks",
+                file=str(index_path),
+                tensor=repr(tensor),
+                shard=str(name),
+            )
     return state
 
 
@@ -138,10 +142,7 @@ def save_model_dir(
     never leaves a half-written model, and the previous folder survives any failure."""
 
     if not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):  # before any writing
-        raise CheckpointError(
-            f"weights are saved as floating-point numbers (float32, float16 or bfloat16), "
-            f"not {str(dtype).removeprefix('torch.')}"
-        )
+        raise CheckpointError("error.weights.save-dtype", dtype=str(dtype).removeprefix("torch."))
 
     def fill(tmp: Path):
         tensors = {k: v.detach().to("cpu", dtype).contiguous() for k, v in state.items()}
