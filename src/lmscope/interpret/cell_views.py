@@ -20,6 +20,7 @@ import numpy as np
 from lmscope.engine import checks
 from lmscope.errors import InvalidInputError
 from lmscope.formats.atomic import writing
+from lmscope.interpret.fonts import mono_fonts, words_fonts
 
 RED = np.array([214, 39, 40])
 BLUE = np.array([31, 119, 180])
@@ -129,6 +130,7 @@ class CellText:
         fig = Figure(figsize=(fig_w, fig_h))
         ax = fig.add_axes((side / fig_w, foot / fig_h, 1 - 2 * side / fig_w, rows * cell_h / fig_h))
         ax.imshow(colours, aspect="auto", interpolation="nearest", extent=(0, width, rows, 0))
+        cell_font = mono_fonts()  # a Chinese text is drawn, not boxes
         for r, col, i in grid:
             ch = self.text[i]
             if ch == " ":
@@ -140,7 +142,7 @@ class CellText:
                 ha="center",
                 va="center_baseline",
                 fontsize=9,
-                family="DejaVu Sans Mono",
+                family=cell_font,
                 color="#888888" if self.slots[i] is None else "#111111",
             )
         ax.set_xlim(0, width)
@@ -153,7 +155,7 @@ class CellText:
             va="top",
             fontsize=10,
             weight="bold",
-            family=_words_fonts(),  # a Chinese title needs a CJK font's glyphs
+            family=words_fonts(),  # a Chinese title needs a CJK font's glyphs
         )
         _legend(
             fig,
@@ -203,17 +205,6 @@ def _layout(text: str, width: int, max_lines: int) -> list[tuple[int, int, int]]
     return out
 
 
-def _words_fonts() -> list[str]:
-    """DejaVu Sans, then the installed CJK fonts: matplotlib takes each glyph from the first
-    font that has it, so English stays as before and Chinese is not drawn as boxes."""
-    import matplotlib
-
-    from lmscope.interpret.compare_png import WIDE_FONTS
-
-    installed = {f.name for f in matplotlib.font_manager.fontManager.ttflist}
-    return ["DejaVu Sans", *(f for f in WIDE_FONTS if f in installed)]
-
-
 def _legend(fig, kind: str, rect, lang: str = "en") -> None:
     """A small red/blue bar saying what the colours mean for this kind of value."""
     ax = fig.add_axes(rect)
@@ -230,6 +221,6 @@ def _legend(fig, kind: str, rect, lang: str = "en") -> None:
     ax.set_xticks([-1, 0, 1], list(ends))
     ax.tick_params(labelsize=7.5, length=0, pad=2)
     for label in ax.get_xticklabels():
-        label.set_fontfamily(_words_fonts())
+        label.set_fontfamily(words_fonts())
     for spine in ax.spines.values():
         spine.set_visible(False)

@@ -13,15 +13,14 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmscope.interpret.fonts import cjk_fonts, words_fonts
+
 CELL_IN = 0.1  # a cell's width, inches
 ROW_IN = 0.2  # a row's height, inches
 MARGIN_IN = 0.25
 TITLE_IN = 0.6  # room above each panel for its title and colour scale
 FONT = "DejaVu Sans Mono"  # ships with matplotlib
 ADVANCE_EM = 1233 / 2048  # DejaVu Sans Mono's advance width, in em
-# fonts that draw CJK, the first one installed is used for wide characters (Debian:
-# fonts-noto-cjk); without one they are drawn as boxes, in their cells
-WIDE_FONTS = ("Noto Sans CJK SC", "Noto Sans Mono CJK SC", "WenQuanYi Zen Hei", "Source Han Sans")
 
 
 @dataclass(frozen=True)
@@ -105,9 +104,8 @@ def draw(
     fig = plt.figure(figsize=(width_in, height_in))
     font_pt = CELL_IN * 72 / ADVANCE_EM  # one character's advance is one cell
     runs = _runs(cells)
-    installed = {f.name for f in matplotlib.font_manager.fontManager.ttflist}
-    cjk = [f for f in WIDE_FONTS if f in installed]
-    wide_font, words_font = [*cjk, FONT], ["DejaVu Sans", *cjk]  # a glyph from the first with it
+    # wide characters (CJK) in the CJK font, the system's or the bundled one (fonts.py)
+    wide_font, words_font = [*cjk_fonts(), FONT], words_fonts()  # a glyph from the first with it
     for p, (values, colour, (low, scale), title, ends) in enumerate(panels):
         top_in = MARGIN_IN / 2 + p * panel_in + TITLE_IN
         ax = fig.add_axes(

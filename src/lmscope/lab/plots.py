@@ -8,7 +8,6 @@ of both are data, in plot_texts.json (``plot_words``), and a Chinese figure is s
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -19,6 +18,8 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
+from lmscope.interpret.fonts import cjk_fonts as cjk_fonts  # the lab's name for it too
+from lmscope.interpret.fonts import words_fonts
 from lmscope.lab.results import (
     format_bytes,
     format_seconds,
@@ -230,21 +231,10 @@ def save_panels(
 # --- the words of a figure, in its language ----------------------------------------------------
 def font_rc(lang: str) -> dict:
     """The fonts a figure in ``lang`` is set in: English as it always was; Chinese in DejaVu
-    Sans, then the installed CJK fonts (matplotlib takes each glyph from the first font that
-    has it, so Latin letters, digits and symbols look as in the English figure)."""
-    return {} if lang == "en" else {"font.family": ["DejaVu Sans", *cjk_fonts()]}
-
-
-@functools.cache
-def cjk_fonts() -> tuple[str, ...]:
-    """The installed fonts that draw Chinese, in order of preference (Debian: fonts-noto-cjk);
-    the same list as the comparison pictures and the neuron views use."""
-    from matplotlib import font_manager
-
-    from lmscope.interpret.compare_png import WIDE_FONTS
-
-    installed = {f.name for f in font_manager.fontManager.ttflist}
-    return tuple(f for f in WIDE_FONTS if f in installed)
+    Sans, then a CJK font (matplotlib takes each glyph from the first font that has it, so Latin
+    letters, digits and symbols look as in the English figure). The CJK font is the system's or
+    the bundled one: ``lmscope.interpret.fonts`` chooses for every picture lmscope draws."""
+    return {} if lang == "en" else {"font.family": words_fonts()}
 
 
 def plot_words(experiment: str, lang: str):
