@@ -14,7 +14,7 @@ import importlib
 import os
 import sys
 
-from lmscope import __version__
+from lmscope import __version__, i18n
 from lmscope.errors import LmscopeError
 
 COMMAND_MODULES = (
@@ -80,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = Parser(
         prog="lmscope",
-        description="See inside language models by running real ones.",
-        epilog="Run 'lmscope COMMAND --help' for a command's options.",
+        description=i18n.text("help.lmscope.description"),
+        epilog=i18n.text("help.lmscope.epilog"),
     )
     parser.add_argument("--version", action="version", version=f"lmscope {__version__}")
     # 'lmscope --lang zh COMMAND ...' as well as 'lmscope COMMAND --lang zh': unlisted, so the

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lmscope import i18n
 from lmscope.commands.common import (
     abbreviate,
     add_lang_option,
@@ -26,20 +27,17 @@ BAR = 20  # characters of the widest change bar, fewer in a narrow terminal
 def register(sub):
     p = sub.add_parser(
         "ablate",
-        help="switch attention heads or MLPs off and compare predictions",
-        description="Zero (or mean-replace) attention heads, whole attention layers or MLP "
-        "layers during the forward pass and compare the next-token distribution "
-        "with the untouched model: probabilities before and after, and the KL "
-        "divergence.",
+        help=i18n.text("help.ablate.summary"),
+        description=i18n.text("help.ablate.description"),
     )
-    p.add_argument("text", help="the prompt")
+    p.add_argument("text", help=i18n.text("help.shared.argument.text"))
     p.add_argument(
         "--ablate",
         "-a",
         action="append",
         required=True,
         metavar="SPEC",
-        help="L5H3 (a head), L5H* (a layer's heads), attn5, mlp5, attn*, mlp* (repeatable)",
+        help=i18n.text("help.ablate.option.ablate"),
     )
     add_model_option(p)
     add_nonfinite_option(p)
@@ -47,17 +45,18 @@ def register(sub):
         "--mode",
         choices=("zero", "mean"),
         default="zero",
-        help="replace by zeros, or by the mean over the prompt's positions",
+        help=i18n.text("help.ablate.option.mode"),
     )
-    p.add_argument("--position", type=int, default=-1, help="position to read (default last)")
+    p.add_argument(
+        "--position", type=int, default=-1, help=i18n.text("help.ablate.option.position")
+    )
     p.add_argument(
         "--top",
         "-k",
         type=at_least(1, "--top"),
         default=10,
         metavar="K",
-        help="the K most likely tokens before and after ablating, in one table (up to 2K rows, "
-        "fewer where they agree; default 10)",
+        help=i18n.text("help.ablate.option.top"),
     )
     p.add_argument("--json", action="store_true")
     add_lang_option(p)

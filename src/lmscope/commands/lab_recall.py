@@ -11,6 +11,7 @@ to the memory each model holds (``lmscope.lab.recall``).
 
 from __future__ import annotations
 
+from lmscope import i18n
 from lmscope.commands import lab_common
 from lmscope.commands.common import add_unset_option, run_seed_value
 from lmscope.errors import InvalidInputError
@@ -22,66 +23,81 @@ def register(lab) -> None:
     d = RecallConfig()
     p = lab.add_parser(
         "recall",
-        help="the fixed-size state, measured: recall after a distance, LSTM vs GRU vs GPT",
-        description="Train an LSTM, a GRU and a GPT with equal parameter counts (one size per "
-        "GPT width in --sizes) through lmscope's one trainer on the same examples: a list of "
-        "P symbols, N filler characters, then questions about the list. Tests accuracy "
-        "against the distance N and against the amount P, with 95% intervals, next to each "
-        "model's memory at the answer (an RNN's fixed state, the GPT's growing KV cache). "
-        "Writes result.json and PNG/SVG plots to --out.",
+        help=i18n.text("help.lab.recall.summary"),
+        description=i18n.text("help.lab.recall.description"),
     )
     lab_common.add_out_option(p, "recall")
     p.add_argument(
         "--quick",
         action="store_true",
-        help=f"one size (d{QUICK['sizes'][0]}), lists of at most {QUICK['items']}, distances "
-        f"up to {QUICK['distance']}, {QUICK['steps']} steps and a {QUICK['budget_s']:g} s "
-        "budget per model (unless --budget says otherwise): under 2 minutes on 2 cores",
+        help=i18n.text(
+            "help.lab.recall.option.quick",
+            size=str(QUICK["sizes"][0]),
+            items=str(QUICK["items"]),
+            distance=str(QUICK["distance"]),
+            steps=str(QUICK["steps"]),
+            budget=f"{QUICK['budget_s']:g}",
+        ),
     )
     p.add_argument(
         "--sizes",
         default=None,
-        help="comma list of GPT widths, one size each; the recurrent models are matched to "
-        f"their parameter counts (default {','.join(map(str, d.sizes))})",
+        help=i18n.text("help.lab.recall.option.sizes", default=",".join(map(str, d.sizes))),
     )
     p.add_argument(
         "--models",
         default=",".join(d.models),
-        help=f"comma list of {', '.join(RECALL_MODELS)}: gpt and a recurrent one (default all)",
+        help=i18n.text(
+            "help.lab.recall.option.models",
+            models=i18n.text("help.common.list-separator").join(RECALL_MODELS),
+        ),
     )
-    add_unset_option(p, d, "--steps", int, "training steps per model")
+    add_unset_option(p, d, "--steps", int, i18n.text("help.lab.recall.option.steps"))
     p.add_argument(
         "--budget",
         dest="budget_s",
         default=None,
-        help="most training time per model, wall clock: seconds or 90s, 2m; 'none' for no "
-        f"cap (default {d.budget_s:g} s). A model stopped early is named in the result",
+        help=i18n.text("help.lab.recall.option.budget", default=f"{d.budget_s:g}"),
     )
-    add_unset_option(p, d, "--items", int, "longest list P trained")
-    add_unset_option(p, d, "--distance", int, "longest distance N trained, in filler characters")
+    add_unset_option(p, d, "--items", int, i18n.text("help.lab.recall.option.items"))
+    add_unset_option(p, d, "--distance", int, i18n.text("help.lab.recall.option.distance"))
     p.add_argument(
-        "--queries", type=int, default=d.queries, help=f"queries per example (default {d.queries})"
-    )
-    p.add_argument(
-        "--batch", type=int, default=d.batch, help=f"examples per step (default {d.batch})"
-    )
-    p.add_argument(
-        "--lr", type=float, default=d.lr, help=f"learning rate of every model (default {d.lr:g})"
+        "--queries",
+        type=int,
+        default=d.queries,
+        help=i18n.text("help.lab.recall.option.queries", default=str(d.queries)),
     )
     p.add_argument(
-        "--gpt-layers", type=int, default=d.gpt_layers, help=f"GPT blocks (default {d.gpt_layers})"
+        "--batch",
+        type=int,
+        default=d.batch,
+        help=i18n.text("help.lab.recall.option.batch", default=str(d.batch)),
+    )
+    p.add_argument(
+        "--lr",
+        type=float,
+        default=d.lr,
+        help=i18n.text("help.lab.recall.option.lr", default=f"{d.lr:g}"),
+    )
+    p.add_argument(
+        "--gpt-layers",
+        type=int,
+        default=d.gpt_layers,
+        help=i18n.text("help.lab.recall.option.gpt-layers", default=str(d.gpt_layers)),
     )
     p.add_argument(
         "--rnn-layers",
         type=int,
         default=d.rnn_layers,
-        help=f"layers of each recurrent model (default {d.rnn_layers})",
+        help=i18n.text("help.lab.recall.option.rnn-layers", default=str(d.rnn_layers)),
     )
-    add_unset_option(p, d, "--test-examples", int, "test examples per tested (P, N)")
+    add_unset_option(
+        p, d, "--test-examples", int, i18n.text("help.lab.recall.option.test-examples")
+    )
     p.add_argument(
-        "--seed", type=run_seed_value, default=d.seed, help="seed for weights and examples"
+        "--seed", type=run_seed_value, default=d.seed, help=i18n.text("help.lab.recall.option.seed")
     )
-    p.add_argument("--device", default="cpu", help="cpu (default), cuda, or auto")
+    p.add_argument("--device", default="cpu", help=i18n.text("help.shared.option.device"))
     lab_common.add_threads_option(p)
     lab_common.add_report_options(p)
     p.set_defaults(run=run)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lmscope import i18n
 from lmscope.commands.common import (
     abbreviate,
     add_ablate_option,
@@ -30,12 +31,10 @@ CELL = 8  # characters per cell: an abbreviated token over its probability
 def register(sub):
     p = sub.add_parser(
         "lens",
-        help="what each layer would predict (logit lens)",
-        description="Pass the residual stream after every layer through the final norm "
-        "(LayerNorm or RMSNorm) and unembedding, and show each layer's top prediction at each "
-        "position. The last row is the model's real output.",
+        help=i18n.text("help.lens.summary"),
+        description=i18n.text("help.lens.description"),
     )
-    p.add_argument("text", help="the prompt")
+    p.add_argument("text", help=i18n.text("help.shared.argument.text"))
     add_model_option(p)
     add_nonfinite_option(p)
     p.add_argument(
@@ -43,16 +42,16 @@ def register(sub):
         "-k",
         type=at_least(1, "--top"),
         default=3,
-        help="predictions kept per cell (JSON; at most the vocabulary)",
+        help=i18n.text("help.lens.option.top"),
     )
     p.add_argument(
         "--positions",
         type=str,
         default=None,
-        help="comma-separated positions, -1 the last (default: the last 12)",
+        help=i18n.text("help.lens.option.positions"),
     )
     add_ablate_option(p)
-    p.add_argument("--json", action="store_true", help="print the lens as JSON")
+    p.add_argument("--json", action="store_true", help=i18n.text("help.lens.option.json"))
     add_lang_option(p)
     p.set_defaults(run=run)
 

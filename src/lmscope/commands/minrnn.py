@@ -8,6 +8,7 @@ import time
 
 from rich.console import Console
 
+from lmscope import i18n
 from lmscope.commands.common import (
     add_exclusive_switches,
     add_lang_option,
@@ -36,53 +37,62 @@ HELLO_IGNORES = (
 def register(sub):
     p = sub.add_parser(
         "minrnn",
-        help="min-char-rnn in NumPy: hand-written BPTT, gradient check, the 'hello' example",
-        description="Train a vanilla character RNN written in NumPy (forward and backprop "
-        "through time by hand, Adagrad, clipping at +-5), printing the smoothed loss and "
-        "samples. --hello trains the 'hello' example and prints its predictions; --gradcheck "
-        "compares the analytic gradients with centered differences.",
+        help=i18n.text("help.minrnn.summary"),
+        description=i18n.text("help.minrnn.description"),
     )
     add_exclusive_switches(
         p,
-        ("--hello", "train on 'hello' and show each step's prediction"),
-        ("--gradcheck", "check every parameter's gradient numerically"),
+        ("--hello", i18n.text("help.minrnn.option.hello")),
+        ("--gradcheck", i18n.text("help.minrnn.option.gradcheck")),
     )
     p.add_argument(
         "--data",
         default=None,
-        help=f"bundled corpus ({', '.join(corpus_names())}) or a text file (default shakespeare)",
+        help=i18n.text(
+            "help.minrnn.option.data",
+            corpora=i18n.text("help.common.list-separator").join(corpus_names()),
+        ),
     )
     p.add_argument(
         "--iters",
         type=int,
         default=None,
-        help=f"training iterations (default {DEFAULT_ITERS}; {HELLO_ITERS} with --hello)",
+        help=i18n.text(
+            "help.minrnn.option.iters", default=str(DEFAULT_ITERS), hello=str(HELLO_ITERS)
+        ),
     )
     p.add_argument(
         "--hidden",
         type=int,
         default=None,
-        help=f"hidden units (default {DEFAULT_HIDDEN}; {HELLO_HIDDEN} with --hello)",
+        help=i18n.text(
+            "help.minrnn.option.hidden", default=str(DEFAULT_HIDDEN), hello=str(HELLO_HIDDEN)
+        ),
     )
-    p.add_argument("--seq", type=int, default=None, help="characters per chunk (default 25)")
-    p.add_argument("--lr", type=float, default=0.1, help="Adagrad learning rate (default 0.1)")
+    p.add_argument("--seq", type=int, default=None, help=i18n.text("help.minrnn.option.seq"))
+    p.add_argument("--lr", type=float, default=0.1, help=i18n.text("help.minrnn.option.lr"))
     p.add_argument(
         "--sample-every",
         type=int,
         default=None,
-        help="print a sample every N iterations (default 1000)",
+        help=i18n.text("help.minrnn.option.sample-every"),
     )
     p.add_argument(
-        "--sample-length", type=int, default=None, help="characters per sample (default 200)"
+        "--sample-length",
+        type=int,
+        default=None,
+        help=i18n.text("help.minrnn.option.sample-length"),
     )
-    p.add_argument("--seed", type=int, default=0, help="random seed (weights and samples)")
+    p.add_argument("--seed", type=int, default=0, help=i18n.text("help.minrnn.option.seed"))
     p.add_argument(
         "--checks",
         type=int,
         default=30,
-        help="--gradcheck: random entries per parameter (0 = every entry; default 30)",
+        help=i18n.text("help.minrnn.option.checks"),
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--no-progress", action="store_true", help=i18n.text("help.minrnn.option.no-progress")
+    )
     add_lang_option(p)
     p.set_defaults(run=run)
 

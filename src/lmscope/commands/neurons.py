@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from lmscope import i18n
 from lmscope.commands.common import (
     OptionError,
     add_lang_option,
@@ -60,69 +61,56 @@ def select_value(text: str) -> float:
 def register(sub):
     p = sub.add_parser(
         "neurons",
-        help="char-RNN neurons: colour text by one cell, or find interpretable cells",
-        description="Run a char RNN/LSTM/GRU over a text and show one unit's value after "
-        "each character as coloured text (red positive, blue negative), or search every unit "
-        "for ones that track quotes, line position, brackets, URLs, indentation, comments and "
-        "word starts (--find; in Python code: strings, comments and brackets as Python's "
-        "tokenizer reads them).",
+        help=i18n.text("help.neurons.summary"),
+        description=i18n.text("help.neurons.description"),
     )
     p.add_argument(
         "--model",
         "-m",
         default=None,
-        help="a char-RNN/LSTM/GRU model folder or shipped name (default: the shipped char-LSTM)",
+        help=i18n.text("help.neurons.option.model"),
     )
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--text", help="a UTF-8 text file to read ('-': standard input)")
-    source.add_argument(
-        "--corpus", help="a bundled corpus (e.g. warpeace-novel): its validation split"
-    )
+    source.add_argument("--text", help=i18n.text("help.neurons.option.text"))
+    source.add_argument("--corpus", help=i18n.text("help.neurons.option.corpus"))
     p.add_argument(
         "--max-chars",
         type=int,
         default=None,
-        help=f"read at most this many characters (default {VIEW_CHARS} for --cell, "
-        f"{FIND_CHARS} for --find)",
+        help=i18n.text("help.neurons.option.chars", cell=str(VIEW_CHARS), find=str(FIND_CHARS)),
     )
-    p.add_argument("--cell", help="the unit to colour the text by, LAYER:UNIT (e.g. 1:42)")
+    p.add_argument("--cell", help=i18n.text("help.neurons.option.cell"))
     p.add_argument(
         "--kind",
         default=None,
-        help="which value: h (hidden), c (LSTM cell), gates i f g o (LSTM) or r z n (GRU); "
-        "default c for an LSTM, h otherwise",
+        help=i18n.text("help.neurons.option.kind"),
     )
-    p.add_argument("--find", action="store_true", help="search every unit for interpretable cells")
+    p.add_argument("--find", action="store_true", help=i18n.text("help.neurons.option.find"))
     p.add_argument(
         "--features",
         default=None,
-        help="--find: a set, prose or code, or a comma list of features: inside_quotes, "
-        "line_position, bracket_depth, inside_url, indent_level, inside_comment, word_start, "
-        "inside_string, inside_comment_py, bracket_depth_py (default: code for a .py file, the "
-        "python-stdlib corpus or a model trained on it, else prose)",
+        help=i18n.text("help.neurons.option.features"),
     )
     p.add_argument(
-        "--top", type=at_least(1, "--top"), default=3, help="units shown per feature (default 3)"
+        "--top", type=at_least(1, "--top"), default=3, help=i18n.text("help.neurons.option.top")
     )
     p.add_argument(
         "--select",
         type=select_value,
         default=0.5,
-        help="share of the text that picks units and thresholds; the rest is held out for the "
-        "scores (default 0.5)",
+        help=i18n.text("help.neurons.option.select"),
     )
     p.add_argument(
         "--out",
         type=Path,
         default=None,
-        help="--cell: write .png, .svg, .html or .json instead of printing; --find: the JSON "
-        "report (default ./lmscope-results/neurons/cells.json)",
+        help=i18n.text("help.neurons.option.out"),
     )
     p.add_argument(
         "--width",
         type=width_value,
         default=80,
-        help=f"characters per line in PNG/SVG ({MIN_WIDTH} to {MAX_WIDTH}, default 80)",
+        help=i18n.text("help.neurons.option.width", min=str(MIN_WIDTH), max=str(MAX_WIDTH)),
     )
     add_lang_option(p)
     p.set_defaults(run=run)

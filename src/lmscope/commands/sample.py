@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import lmscope
+from lmscope import i18n
 from lmscope.commands.common import (
     add_chat_option,
     add_lang_option,
@@ -24,37 +25,33 @@ DEFAULT_PROMPT, DEFAULT_LENGTH = "\n", 500  # None in args: --timeline refuses g
 def register(sub):
     p = sub.add_parser(
         "sample",
-        help="stream text from a model 'lmscope train' wrote, or a shipped one",
-        description="Load the model in DIR (a GPT or a char-RNN/LSTM/GRU) and continue --prompt "
-        "for --length tokens, printing text as it is generated.",
+        help=i18n.text("help.sample.summary"),
+        description=i18n.text("help.sample.description"),
     )
     p.add_argument(
         "dir",
         metavar="DIR",
-        help="checkpoint or model folder, or a shipped model (warpeace-lstm, shakespeare...)",
+        help=i18n.text("help.sample.argument.dir"),
     )
-    p.add_argument(
-        "--prompt", "--prime", default=None, help="text to start from (default: a newline)"
-    )
+    p.add_argument("--prompt", "--prime", default=None, help=i18n.text("help.sample.option.prompt"))
     p.add_argument(
         "--length",
         "-n",
         type=at_least(0, "--length"),
         default=None,
-        help="tokens to generate (default 500)",
+        help=i18n.text("help.sample.option.length"),
     )
     add_sampling_options(p)
-    p.add_argument("--argmax", action="store_true", help="same as --greedy (char-rnn's name)")
+    p.add_argument("--argmax", action="store_true", help=i18n.text("help.sample.option.argmax"))
     p.add_argument(
         "--skip-unknown",
         action="store_true",
-        help="drop prompt characters outside a character model's vocabulary instead of failing",
+        help=i18n.text("help.sample.option.skip-unknown"),
     )
     p.add_argument(
         "--timeline",
         action="store_true",
-        help="print the samples DIR kept while it trained (timeline.json: the same seed and "
-        "prime at each iteration) instead of sampling",
+        help=i18n.text("help.sample.option.timeline"),
     )
     add_chat_option(p)
     add_nonfinite_option(p)

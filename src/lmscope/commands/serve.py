@@ -9,6 +9,7 @@ import sys
 import threading
 import webbrowser
 
+from lmscope import i18n
 from lmscope.commands.common import add_model_option, load_model, not_empty
 from lmscope.errors import InvalidInputError
 
@@ -18,66 +19,57 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 def register(sub):
     p = sub.add_parser(
         "serve",
-        help="open the web app: every step of the model, with real numbers",
-        description="Serve a local web page that walks through the model's 20 steps on your "
-        "prompt, with the model's real numbers. The API is documented at /docs.",
+        help=i18n.text("help.serve.summary"),
+        description=i18n.text("help.serve.description"),
     )
     add_model_option(p)
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.add_argument("--open", action="store_true", help="open the page in a browser")
+    p.add_argument("--host", default="127.0.0.1", help=i18n.text("help.serve.option.host"))
+    p.add_argument("--port", type=int, default=8000, help=i18n.text("help.serve.option.port"))
+    p.add_argument("--open", action="store_true", help=i18n.text("help.serve.option.open"))
     p.add_argument(
         "--compare",
         action="append",
         default=[],
         metavar="MODEL",
-        help="a model the page may compare with, side by side (repeatable; loaded at start, "
-        "and the only models a request can choose)",
+        help=i18n.text("help.serve.option.compare"),
     )
     p.add_argument(
         "--rnn",
         action="append",
         default=[],
         metavar="MODEL",
-        help="a char RNN/LSTM/GRU for the neurons page at /rnn (repeatable; loaded at start; "
-        "default: the shipped char-LSTMs, War and Peace first; 'none' for no page)",
+        help=i18n.text("help.serve.option.rnn"),
     )
     p.add_argument(
         "--cache-mb",
         type=int,
         default=1024,
-        help="memory for cached traces, in MiB (default 1024)",
+        help=i18n.text("help.serve.option.cache-mb"),
     )
     p.add_argument(
         "--dtype",
         choices=("float32", "bfloat16", "float16"),
         default="float32",
-        help="precision of the Transformer's weights (default float32, the exact reference); "
-        "bfloat16 halves the memory and runs faster on CPUs with AMX or AVX-512 BF16; the page "
-        "says which it shows and measures the difference from float32 on request",
+        help=i18n.text("help.serve.option.dtype"),
     )
     p.add_argument(
         "--threads",
         type=int,
         default=None,
-        help="CPU threads for the model, per worker (default: torch's choice, or the cores "
-        "shared out among --workers); 1 is fastest when other programs keep the cores busy",
+        help=i18n.text("help.serve.option.threads"),
     )
     p.add_argument(
         "--workers",
         type=int,
         default=1,
-        help="processes serving the one port, each with its own model, cache and queue "
-        "(uvicorn's process manager; default 1): N times the model work where there are "
-        "cores for it, N times the memory",
+        help=i18n.text("help.serve.option.workers"),
     )
     p.add_argument(
         "--max-wait",
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="no request waits longer for the model: one that could not be answered in "
-        "time gets 503 with Retry-After at once (default 60)",
+        help=i18n.text("help.serve.option.max-wait"),
     )
     p.set_defaults(run=run)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from lmscope import i18n
 from lmscope.commands.common import add_exclusive_switches, add_unset_option, run_seed_value
 from lmscope.data.corpora import corpus_names
 from lmscope.errors import InvalidInputError
@@ -24,85 +25,76 @@ def _option(group, flag: str, type_, help_: str, **extra):
 def register(sub):
     p = sub.add_parser(
         "train",
-        help="train a GPT or a char-RNN/LSTM/GRU on a corpus; checkpoints are model folders",
-        description="Train a model and write checkpoints to --out (safetensors + JSON; the "
-        "folder loads with lmscope.load and 'lmscope sample'). Defaults are nanoGPT's "
-        "Shakespeare-char CPU settings; --arch lstm|gru|rnn trains a char-RNN with truncated BPTT "
-        "over contiguous streams and char-rnn-like defaults (2 layers, hidden 128, 50 streams of "
-        "50 characters, Adam 2e-3 decaying to 2e-4, clip 5, no weight decay). With --resume, "
-        "settings you leave out come from the checkpoint. Run under "
-        "'torchrun --nproc_per_node N -m lmscope train ...' for DDP.",
+        help=i18n.text("help.train.summary"),
+        description=i18n.text("help.train.description"),
     )
-    data = p.add_argument_group("data")
+    data = p.add_argument_group(i18n.text("help.group.data"))
     # the names from the one list the "unknown corpus" error shows too
-    corpora = ", ".join(corpus_names())
-    _option(data, "--data", str, f"bundled corpus ({corpora}) or a path to a text file or folder")
-    _option(data, "--tokenizer", str, "char, bpe:N (trained on the training split) or gpt2")
+    corpora = i18n.text("help.common.list-separator").join(corpus_names())
+    _option(data, "--data", str, i18n.text("help.train.option.data", corpora=corpora))
+    _option(data, "--tokenizer", str, i18n.text("help.train.option.tokenizer"))
 
-    model = p.add_argument_group("model")
-    _option(model, "--arch", str, "model family: gpt, lstm, gru or rnn")
-    _option(model, "--layers", int, "number of blocks")
-    _option(model, "--heads", int, "attention heads per block")
-    _option(model, "--dim", int, "width of the residual stream (char-RNNs: the hidden size)")
-    _option(model, "--context", int, "tokens per training window (char-RNNs: per BPTT chunk)")
-    _option(model, "--dropout", float, "dropout rate")
+    model = p.add_argument_group(i18n.text("help.group.model"))
+    _option(model, "--arch", str, i18n.text("help.train.option.arch"))
+    _option(model, "--layers", int, i18n.text("help.train.option.layers"))
+    _option(model, "--heads", int, i18n.text("help.train.option.heads"))
+    _option(model, "--dim", int, i18n.text("help.train.option.dim"))
+    _option(model, "--context", int, i18n.text("help.train.option.context"))
+    _option(model, "--dropout", float, i18n.text("help.train.option.dropout"))
     model.add_argument(
-        "--hidden", type=int, default=None, help="char-RNNs: hidden units per layer (= --dim)"
+        "--hidden", type=int, default=None, help=i18n.text("help.train.option.hidden")
     )
-    model.add_argument(
-        "--seq", type=int, default=None, help="char-RNNs: characters per BPTT chunk (= --context)"
-    )
-    _option(model, "--embed", int, "char-RNNs: input embedding width; 0 = one-hot input")
+    model.add_argument("--seq", type=int, default=None, help=i18n.text("help.train.option.seq"))
+    _option(model, "--embed", int, i18n.text("help.train.option.embed"))
 
-    opt = p.add_argument_group("optimisation")
-    _option(opt, "--batch", int, "sequences per micro-batch (per process)")
-    _option(opt, "--accum", int, "micro-batches per optimizer step (gradient accumulation)")
-    _option(opt, "--iters", int, "optimizer steps in total")
-    _option(opt, "--optimizer", str, "optimizer", choices=OPTIMIZERS)
-    _option(opt, "--lr", float, "peak learning rate")
-    _option(opt, "--min-lr", float, "learning rate at the end of the cosine decay")
-    _option(opt, "--warmup", int, "steps of linear warm-up")
-    _option(opt, "--decay-iters", int, "step where the cosine decay ends (default: --iters)")
-    _option(opt, "--weight-decay", float, "weight decay on matrices")
-    _option(opt, "--beta1", float, "Adam beta1")
-    _option(opt, "--beta2", float, "Adam beta2 (RMSprop: squared-gradient decay)")
-    _option(opt, "--grad-clip", float, "clip the gradient norm to this; 0 = off")
-    _option(opt, "--batches", str, "random windows or contiguous streams", choices=BATCH_KINDS)
+    opt = p.add_argument_group(i18n.text("help.group.optimisation"))
+    _option(opt, "--batch", int, i18n.text("help.train.option.batch"))
+    _option(opt, "--accum", int, i18n.text("help.train.option.accum"))
+    _option(opt, "--iters", int, i18n.text("help.train.option.iters"))
+    _option(opt, "--optimizer", str, i18n.text("help.train.option.optimizer"), choices=OPTIMIZERS)
+    _option(opt, "--lr", float, i18n.text("help.train.option.lr"))
+    _option(opt, "--min-lr", float, i18n.text("help.train.option.min-lr"))
+    _option(opt, "--warmup", int, i18n.text("help.train.option.warmup"))
+    _option(opt, "--decay-iters", int, i18n.text("help.train.option.decay-iters"))
+    _option(opt, "--weight-decay", float, i18n.text("help.train.option.weight-decay"))
+    _option(opt, "--beta1", float, i18n.text("help.train.option.beta1"))
+    _option(opt, "--beta2", float, i18n.text("help.train.option.beta2"))
+    _option(opt, "--grad-clip", float, i18n.text("help.train.option.grad-clip"))
+    _option(opt, "--batches", str, i18n.text("help.train.option.batches"), choices=BATCH_KINDS)
 
-    run_group = p.add_argument_group("run")
+    run_group = p.add_argument_group(i18n.text("help.group.run"))
     _option(
         run_group,
         "--eval-every",
         int,
-        "evaluate and checkpoint every N steps; 0: no evaluation, one checkpoint at the end",
+        i18n.text("help.train.option.eval-every"),
     )
-    _option(run_group, "--eval-iters", int, "batches per evaluation")
-    _option(run_group, "--sample-every", int, "print a sample every N steps; 0 = never")
-    _option(run_group, "--sample-length", int, "tokens per sample")
+    _option(run_group, "--eval-iters", int, i18n.text("help.train.option.eval-iters"))
+    _option(run_group, "--sample-every", int, i18n.text("help.train.option.sample-every"))
+    _option(run_group, "--sample-length", int, i18n.text("help.train.option.sample-length"))
     run_group.add_argument(
         "--sample-at",
         default=None,
         metavar="N,N,...",
-        help="iterations at which to keep a sample with a fixed seed and prime in the run's "
-        "timeline (timeline.json, timeline.md), e.g. 100,300,1000,2000; 0 = before training",
+        help=i18n.text("help.train.option.sample-at"),
     )
     _option(
         run_group,
         "--log-every",
         int,
-        "steps between log lines when there is no progress bar; 0 = never",
+        i18n.text("help.train.option.log-every"),
     )
-    _option(run_group, "--seed", run_seed_value, "random seed")
-    _option(run_group, "--out", str, "checkpoint folder")
-    _option(run_group, "--device", str, "where to train", choices=DEVICES)
-    _option(run_group, "--dtype", str, "compute precision", choices=DTYPES)
+    _option(run_group, "--seed", run_seed_value, i18n.text("help.train.option.seed"))
+    _option(run_group, "--out", str, i18n.text("help.train.option.out"))
+    _option(run_group, "--device", str, i18n.text("help.train.option.device"), choices=DEVICES)
+    _option(run_group, "--dtype", str, i18n.text("help.train.option.dtype"), choices=DTYPES)
     add_exclusive_switches(
         run_group,
-        ("--resume", "continue the checkpoint in --out exactly"),
-        ("--overwrite", "replace a checkpoint already in --out"),
+        ("--resume", i18n.text("help.train.option.resume")),
+        ("--overwrite", i18n.text("help.train.option.overwrite")),
     )
     run_group.add_argument(
-        "--no-progress", action="store_true", help="log lines instead of a progress bar"
+        "--no-progress", action="store_true", help=i18n.text("help.train.option.no-progress")
     )
     p.set_defaults(run=run)
 
