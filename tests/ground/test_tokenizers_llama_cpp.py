@@ -15,6 +15,7 @@ import pytest
 
 from lmscope.testing.llama_cpp import VOCABS, cases, tokenizer_fields
 from lmscope.tokenizers import SentencePieceBPE, tokenizer_from_gguf_fields
+from tiers import slow_work
 
 FOLDER = os.environ.get("LMSCOPE_LLAMA_CPP_VOCABS")
 pytestmark = pytest.mark.skipif(
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module", params=VOCABS)
+@slow_work  # real vocabularies of up to 152,000 tokens: seconds each to read
 def vocabulary(request):
     path = Path(FOLDER) / f"ggml-vocab-{request.param}.gguf"
     return request.param, tokenizer_from_gguf_fields(tokenizer_fields(path))
