@@ -39,16 +39,18 @@ def bundled_cjk_font() -> Path | None:
 
 
 def _found() -> tuple[str, ...]:
+    """The first of CJK_FONTS that matplotlib knows, if any: each has every Chinese character,
+    so one is enough (and a bundled font's missing bold weight is logged once, not per font)."""
     from matplotlib import font_manager
 
     known = {f.name for f in font_manager.fontManager.ttflist}
-    return tuple(f for f in CJK_FONTS if f in known)
+    return tuple(f for f in CJK_FONTS if f in known)[:1]
 
 
 def cjk_fonts() -> tuple[str, ...]:
-    """The fonts that draw Chinese, in order of preference: those the system has, else the
+    """The font that draws Chinese: the system's (the first of CJK_FONTS it has), else the
     bundled Noto Sans CJK, registered with matplotlib's font manager on the first call that
-    needs it."""
+    needs it. A tuple, empty where there is none at all."""
     found = _found()
     if found:
         return found
