@@ -258,3 +258,38 @@ def test_english_is_what_it_always_was(tmp_path):
     assert str(raised(parse_dtype, "float8")) == (
         "unknown dtype 'float8'; use float32, float16 or bfloat16 (or None to keep float32)"
     )
+
+
+# --- tokenizer files ----------------------------------------------------------------------------
+
+
+def test_a_folder_without_tokenizer_files_in_chinese(tmp_path, zh):
+    from lmscope.tokenizers import load_tokenizer
+
+    line = said_in_chinese(raised(load_tokenizer, tmp_path))
+    assert line.startswith(f"{tmp_path} 里没有分词器文件：应有 tokenizer.json")
+
+
+def test_a_bad_merges_line_names_its_file_and_line_in_chinese(tmp_path, zh):
+    from lmscope.tokenizers import load_tokenizer
+
+    (tmp_path / "vocab.json").write_text(json.dumps({"a": 0, "b": 1, "ab": 2}))
+    (tmp_path / "merges.txt").write_text("#version: 0.2\na b c\n")
+    err = raised(load_tokenizer, tmp_path)
+    line = said_in_chinese(err)
+    assert line == f"{tmp_path / 'merges.txt'} 第 2 行：应为用一个空格隔开的两个 token，收到 " + (
+        "'a b c'；合并规则已损坏"
+    )
+    with i18n.using("en"):
+        assert str(err) == (
+            f"{tmp_path / 'merges.txt'}, line 2: expected two tokens separated by one space, "
+            "got 'a b c'; the merges are corrupt"
+        )
+
+
+def test_a_tokenizer_json_that_is_no_bpe_says_its_file_in_chinese(tmp_path, zh):
+    from lmscope.tokenizers import load_tokenizer
+
+    (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"type": "Unigram"}}))
+    line = said_in_chinese(raised(load_tokenizer, tmp_path))
+    assert line.startswith(f"{tmp_path / 'tokenizer.json'}：模型是 'Unigram'，不是 BPE")

@@ -69,14 +69,13 @@ class TokenExplanation:
 def check_text(text: object) -> str:
     """Refuse what cannot be tokenized, with one clear line instead of a crash deep inside."""
     if not isinstance(text, str):
-        raise InvalidInputError(f"text to encode must be a str, got {type(text).__name__}")
+        raise InvalidInputError("error.tokenizer.text-type", type=type(text).__name__)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
         bad = text[err.start : err.end]
         raise TokenizerError(
-            f"text holds a lone surrogate {bad!r} at position {err.start}, which has no UTF-8 "
-            "form; remove it or decode the source text with errors='replace'"
+            "error.tokenizer.lone-surrogate", char=repr(bad), position=str(err.start)
         ) from None
     return text
 
@@ -89,14 +88,13 @@ def check_ids(ids: Sequence[int], vocab_size: int) -> list[int]:
         ids = list(ids)  # a generator is read once, by both checks below
         clean = [operator.index(i) for i in ids]
     except TypeError:
-        raise InvalidInputError("token ids must be integers") from None
+        raise InvalidInputError("error.tokenizer.ids-not-integers") from None
     if any(isinstance(i, bool) for i in ids):  # a bool is no id, though operator.index takes it
-        raise InvalidInputError("token ids must be integers, not True or False")
+        raise InvalidInputError("error.tokenizer.ids-not-bools")
     for i in clean:
         if not 0 <= i < vocab_size:
             raise TokenizerError(
-                f"token id {i} is not in this vocabulary (ids run 0..{vocab_size - 1}); "
-                "were these ids made with another tokenizer?"
+                "error.tokenizer.id-out-of-range", id=str(i), last=str(vocab_size - 1)
             )
     return clean
 
@@ -169,8 +167,10 @@ class TableTokenizer(Tokenizer):
             return self._id_to_bytes[token_id]
         except (KeyError, TypeError):
             raise TokenizerError(
-                f"token id {token_id!r} is not in the {self.name} vocabulary "
-                f"(ids run 0..{self.vocab_size - 1})"
+                "error.tokenizer.id-not-in-vocab",
+                id=repr(token_id),
+                name=self.name,
+                last=str(self.vocab_size - 1),
             ) from None
 
 

@@ -95,7 +95,9 @@ class ByteLevelBPE(TableTokenizer):
         self.vocab_size = max(self._id_to_bytes) + 1
         for label, token_id in (("bos", bos_id), ("eos", eos_id), ("unk", unk_id)):
             if token_id is not None and token_id not in self._id_to_bytes:
-                raise TokenizerError(f"{label} id {token_id} is not in the vocabulary")
+                raise TokenizerError(
+                    "error.tokenizer.special-not-in-vocab", label=label, id=str(token_id)
+                )
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
         self.add_bos = add_bos
         # The token that ends a text: the model's end-of-sequence token, else <|endoftext|>.
@@ -306,12 +308,14 @@ def _id_table(
     for raw, token_id in entries:
         if table.get(token_id, raw) != raw:
             raise TokenizerError(
-                f"tokens {table[token_id]!r} and {raw!r} share id {token_id}; "
-                "the vocabulary is corrupt"
+                "error.tokenizer.shared-id",
+                first=repr(table[token_id]),
+                second=repr(raw),
+                id=str(token_id),
             )
         table[token_id] = raw
     if not table:
-        raise TokenizerError("the BPE vocabulary is empty")
+        raise TokenizerError("error.tokenizer.empty-vocab")
     return table
 
 
@@ -323,13 +327,16 @@ def _check_consistent(
     missing_bytes = bytes(b for b in range(256) if bytes((b,)) not in vocab)
     if missing_bytes and not allow_missing_bytes:
         raise TokenizerError(
-            f"the BPE vocabulary lacks {len(missing_bytes)} of the 256 single-byte tokens "
-            f"(first: {missing_bytes[:1]!r}); it is not a byte-level vocabulary"
+            "error.tokenizer.missing-bytes",
+            n=str(len(missing_bytes)),
+            first=repr(missing_bytes[:1]),
         )
     for rank, (left, right) in enumerate(merges):
         if left + right not in vocab:
             raise TokenizerError(
-                f"merge {rank} ({left!r} + {right!r}) makes a token the vocabulary does not "
-                "have; the vocabulary and merges files do not belong together"
+                "error.tokenizer.merge-unknown-files",
+                rank=str(rank),
+                left=repr(left),
+                right=repr(right),
             )
     return missing_bytes

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmscope.errors import TokenizerError
+from lmscope.i18n import Message
 from lmscope.tokenizers.base import EOT_TEXT
 from lmscope.tokenizers.bytes_map import bytes_to_text, text_to_bytes
 from lmscope.tokenizers.json_files import read_json
@@ -51,21 +52,23 @@ def read_bpe_files(vocab_path: Path, merges_path: Path) -> BPEFiles:
 
 
 def _read_vocab(path: Path) -> tuple[dict[bytes, int], dict[str, int]]:
-    return parse_vocab(read_json(path, "BPE vocabulary"), str(path))
+    return parse_vocab(read_json(path, Message("error.tokenizer.part.bpe-vocab")), str(path))
 
 
 def parse_vocab(
-    data: object, where: str, *, specials: Collection[str] = KNOWN_SPECIALS
+    data: object, where: object, *, specials: Collection[str] = KNOWN_SPECIALS
 ) -> tuple[dict[bytes, int], dict[str, int]]:
     """A JSON map token -> id as bytes -> id, with the tokens named in `specials` kept apart
     as text -> id."""
     if not isinstance(data, dict) or not data:
-        raise TokenizerError(f"{where} should hold a JSON object mapping tokens to ids")
+        raise TokenizerError("error.tokenizer.vocab-not-object", where=where)
     vocab: dict[bytes, int] = {}
     found: dict[str, int] = {}
     for token, token_id in data.items():
         if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
-            raise TokenizerError(f"{where}: token {token!r} has id {token_id!r}, not an id >= 0")
+            raise TokenizerError(
+                "error.tokenizer.bad-id", where=where, token=repr(token), id=repr(token_id)
+            )
         if token in specials:
             found[token] = token_id
         else:
@@ -78,23 +81,26 @@ def _read_merges(path: Path) -> list[tuple[bytes, bytes]]:
         # splitlines also drops "\r": no GPT-2 byte character is a line break.
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
-        raise TokenizerError(f"cannot read BPE merges {path}: {err}") from None
+        raise TokenizerError(
+            "error.tokenizer.cannot-read-merges", file=str(path), why=str(err)
+        ) from None
     merges = []
     for number, line in enumerate(lines, start=1):
         # The header ("#version: 0.2") and a trailing empty line carry no merge.
         if not line.strip() or (number == 1 and line.startswith("#version")):
             continue
-        merges.append(parse_merge(line, f"{path}, line {number}"))
+        where = Message("error.tokenizer.part.line", file=str(path), line=str(number))
+        merges.append(parse_merge(line, where))
     return merges
 
 
-def parse_merge(item: object, where: str) -> tuple[bytes, bytes]:
+def parse_merge(item: object, where: object) -> tuple[bytes, bytes]:
     """One merge as files spell it, "left right" or ["left", "right"], as bytes."""
     left, right = split_merge(item, where)
     return text_to_bytes(left), text_to_bytes(right)
 
 
-def split_merge(item: object, where: str) -> tuple[str, str]:
+def split_merge(item: object, where: object) -> tuple[str, str]:
     """One merge as files spell it, "left right" or ["left", "right"], as its two token texts."""
     halves = item.split(" ") if isinstance(item, str) else item
     if not (
@@ -102,10 +108,7 @@ def split_merge(item: object, where: str) -> tuple[str, str]:
         and len(halves) == 2
         and all(isinstance(half, str) and half for half in halves)
     ):
-        raise TokenizerError(
-            f"{where}: expected two tokens separated by one space, got {item!r}; "
-            "the merges are corrupt"
-        )
+        raise TokenizerError("error.tokenizer.bad-merge", where=where, got=repr(item))
     return halves[0], halves[1]
 
 

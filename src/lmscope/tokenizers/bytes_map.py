@@ -60,6 +60,5 @@ def text_to_bytes(text: str) -> bytes:
         return text.translate(_to_latin1()).encode("latin-1")
     except UnicodeEncodeError as err:
         raise TokenizerError(
-            f"token {text!r} holds {text[err.start]!r}, which is not a GPT-2 byte character; "
-            "the vocabulary file is corrupt or not a byte-level BPE vocabulary"
+            "error.tokenizer.not-byte-char", token=repr(text), char=repr(text[err.start])
         ) from None

@@ -12,6 +12,7 @@ from os import PathLike
 from pathlib import Path
 
 from lmscope.errors import InvalidInputError, TokenizerError
+from lmscope.i18n import Message
 from lmscope.tokenizers.base import (
     TokenExplanation,
     Tokenizer,
@@ -32,11 +33,9 @@ class CharTokenizer(Tokenizer):
 
     def __init__(self, chars: Iterable[str], *, unknown: str = "error", name: str = "char"):
         if unknown not in _UNKNOWN_MODES:
-            raise InvalidInputError(f"unknown={unknown!r} is not allowed; use 'error' or 'skip'")
+            raise InvalidInputError("error.tokenizer.unknown-option", got=repr(unknown))
         if isinstance(chars, bytes) or not isinstance(chars, Iterable):  # a str lists its own
-            raise TokenizerError(
-                f"a character vocabulary is a list of characters, got {type(chars).__name__}"
-            )
+            raise TokenizerError("error.tokenizer.chars-type", type=type(chars).__name__)
         self.chars = tuple(chars)
         _check_chars(self.chars)
         self.unknown = unknown
@@ -50,16 +49,16 @@ class CharTokenizer(Tokenizer):
         """Build the vocabulary from the sorted distinct characters of `text`."""
         check_text(text)
         if not text:
-            raise InvalidInputError("cannot build a character vocabulary from empty text")
+            raise InvalidInputError("error.tokenizer.chars-from-empty")
         return cls(sorted(set(text)), unknown=unknown)
 
     @classmethod
     def load(cls, path: str | PathLike[str], *, unknown: str = "error") -> CharTokenizer:
         """Read a chars.json file (or the directory that holds one)."""
         path = file_in(path, CHARS_FILE)
-        data = read_json(path, "character vocabulary")
+        data = read_json(path, Message("error.tokenizer.part.chars-vocab"))
         if not isinstance(data, dict) or not isinstance(data.get("chars"), list):
-            raise TokenizerError(f"{path} should hold a JSON object with a 'chars' list")
+            raise TokenizerError("error.tokenizer.chars-file", file=str(path))
         return cls(data["chars"], unknown=unknown, name=data.get("name", "char"))
 
     def encode(self, text: str, *, allow_special: bool = True) -> list[int]:
@@ -104,10 +103,10 @@ class CharTokenizer(Tokenizer):
 def _check_chars(chars: Sequence[str]) -> None:
     """A vocabulary must list distinct single characters that UTF-8 can encode."""
     if not chars:
-        raise TokenizerError("a character vocabulary needs at least one character")
+        raise TokenizerError("error.tokenizer.chars-empty")
     for char in chars:
         if not isinstance(char, str) or len(char) != 1:
-            raise TokenizerError(f"character vocabulary entry {char!r} is not one character")
+            raise TokenizerError("error.tokenizer.chars-entry", entry=repr(char))
         check_text(char)
     if len(set(chars)) != len(chars):
-        raise TokenizerError("the character vocabulary lists some character twice")
+        raise TokenizerError("error.tokenizer.chars-twice")

@@ -16,6 +16,7 @@ import operator
 from collections.abc import Mapping, Sequence
 
 from lmscope.errors import TokenizerError
+from lmscope.i18n import Message
 from lmscope.tokenizers.base import Tokenizer
 from lmscope.tokenizers.bpe import ByteLevelBPE
 from lmscope.tokenizers.bpe_files import parse_merge
@@ -56,7 +57,7 @@ def sentencepiece_from_gguf_fields(
     kinds = _ints(fields.get("token_type"), "token_type") if "token_type" in fields else []
     if kinds and len(kinds) != len(tokens):
         raise TokenizerError(
-            f"the GGUF tokenizer has {len(tokens)} tokens but {len(kinds)} token types"
+            "error.tokenizer.gguf-types-count", tokens=str(len(tokens)), types=str(len(kinds))
         )
     listed = _listed(fields["merges"], "merges") if fields.get("merges") is not None else []
     if listed:
@@ -65,7 +66,9 @@ def sentencepiece_from_gguf_fields(
         scores = _floats(fields.get("scores"), "scores")
         if len(scores) != len(tokens):
             raise TokenizerError(
-                f"the GGUF tokenizer has {len(tokens)} tokens but {len(scores)} scores"
+                "error.tokenizer.gguf-scores-count",
+                tokens=str(len(tokens)),
+                scores=str(len(scores)),
             )
         merges = merges_from_scores(tokens, scores)
     vocab = {token: token_id for token_id, token in enumerate(tokens)}
@@ -96,7 +99,7 @@ def sentencepiece_from_gguf_fields(
 def _merge_texts(item: object, rank: int) -> tuple[str, str]:
     halves = item.split(" ") if isinstance(item, str) else None
     if halves is None or len(halves) != 2 or not all(halves):
-        raise TokenizerError(f"GGUF merge {rank} should be two tokens and one space: {item!r}")
+        raise TokenizerError("error.tokenizer.gguf-bad-merge", rank=str(rank), got=repr(item))
     return halves[0], halves[1]
 
 
@@ -107,26 +110,20 @@ def reference_from_gguf_fields(
     fields = {key.removeprefix(PREFIX): value for key, value in fields.items()}
     model = fields.get("model")
     if model != "gpt2":
-        raise TokenizerError(
-            f"GGUF tokenizer model {model!r} is not a BPE lmscope reads: it reads 'gpt2' "
-            "(byte-level) and 'llama' (SentencePiece's BPE) vocabularies"
-        )
+        raise TokenizerError("error.tokenizer.gguf-model", model=repr(model))
     if not fields.get("pre"):
-        raise TokenizerError(
-            "the GGUF tokenizer names no pre-tokenizer (tokenizer.ggml.pre), so how it cuts "
-            "text is unknown"
-        )
+        raise TokenizerError("error.tokenizer.gguf-no-pre")
     pre = gguf_pre(str(fields["pre"]))
     tokens = _strings(fields.get("tokens"), "tokens")
     kinds = _ints(fields.get("token_type"), "token_type") if "token_type" in fields else []
     if kinds and len(kinds) != len(tokens):
         raise TokenizerError(
-            f"the GGUF tokenizer has {len(tokens)} tokens but {len(kinds)} token types"
+            "error.tokenizer.gguf-types-count", tokens=str(len(tokens)), types=str(len(kinds))
         )
     if "merges" not in fields:
-        raise TokenizerError("the GGUF tokenizer has no merges (tokenizer.ggml.merges)")
+        raise TokenizerError("error.tokenizer.gguf-no-merges")
     merges = [
-        parse_merge(item, f"GGUF merge {rank}")
+        parse_merge(item, Message("error.tokenizer.part.gguf-merge", rank=str(rank)))
         for rank, item in enumerate(_listed(fields["merges"], "merges"))
     ]
     vocab, specials, extra = _split_tokens(tokens, kinds)
@@ -182,14 +179,14 @@ def _listed(value: object, what: str) -> list:
     if hasattr(value, "tolist"):
         value = value.tolist()  # a numpy array from a GGUF reader
     if not isinstance(value, list | tuple):
-        raise TokenizerError(f"GGUF tokenizer field {what} should be a list, got {value!r:.60}")
+        raise TokenizerError("error.tokenizer.gguf-not-list", field=what, got=f"{value!r:.60}")
     return list(value)
 
 
 def _strings(value: object, what: str) -> list[str]:
     items = _listed(value, what)
     if not items or not all(isinstance(item, str) for item in items):
-        raise TokenizerError(f"GGUF tokenizer field {what} should be a non-empty list of texts")
+        raise TokenizerError("error.tokenizer.gguf-not-texts", field=what)
     return items
 
 
@@ -197,13 +194,13 @@ def _ints(value: object, what: str) -> list[int]:
     try:
         return [operator.index(item) for item in _listed(value, what)]
     except TypeError:
-        raise TokenizerError(f"GGUF tokenizer field {what} should hold integers") from None
+        raise TokenizerError("error.tokenizer.gguf-not-ints", field=what) from None
 
 
 def _floats(value: object, what: str) -> list[float]:
     items = _listed(value, what)
     if not all(isinstance(item, int | float) and not isinstance(item, bool) for item in items):
-        raise TokenizerError(f"GGUF tokenizer field {what} should hold numbers")
+        raise TokenizerError("error.tokenizer.gguf-not-numbers", field=what)
     return [float(item) for item in items]
 
 
@@ -214,4 +211,4 @@ def _token_id(fields: Mapping[str, object], key: str) -> int | None:
     try:
         return operator.index(value)  # type: ignore[arg-type]  # not an index: TypeError
     except TypeError:
-        raise TokenizerError(f"GGUF tokenizer field {key} should be an id, got {value!r}") from None
+        raise TokenizerError("error.tokenizer.gguf-not-id", field=key, got=repr(value)) from None

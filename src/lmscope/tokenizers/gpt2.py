@@ -42,7 +42,7 @@ class BPETokenizer(Tokenizer):
 
     def __init__(self, reference: ByteLevelBPE, *, backend: str = "auto") -> None:
         if backend not in ("auto", "tiktoken", "python"):
-            raise TokenizerError(f"unknown backend {backend!r}; use 'auto', 'tiktoken' or 'python'")
+            raise TokenizerError("error.tokenizer.unknown-backend", backend=repr(backend))
         self.reference = reference
         self.name = reference.name
         self.vocab_size = reference.vocab_size
@@ -51,10 +51,7 @@ class BPETokenizer(Tokenizer):
         self.eos_id = reference.eos_id
         self._fast = None if backend == "python" else _TiktokenBackend.build(reference)
         if backend == "tiktoken" and self._fast is None:
-            raise TokenizerError(
-                "the tiktoken backend was asked for but tiktoken is not installed or cannot "
-                "represent this vocabulary; use backend='auto'"
-            )
+            raise TokenizerError("error.tokenizer.no-tiktoken")
         self.backend = "python" if self._fast is None else "tiktoken"
 
     @property
@@ -173,9 +170,7 @@ def load_bpe(
     directory = Path(directory)
     paths = find_bpe_files(directory)
     if paths is None:
-        raise TokenizerError(
-            f"{directory} has neither encoder.json + vocab.bpe nor vocab.json + merges.txt"
-        )
+        raise TokenizerError("error.tokenizer.no-bpe-files", folder=str(directory))
     files = read_bpe_files(*paths)
     reference = ByteLevelBPE(
         files.vocab, files.merges, special_tokens=files.special_tokens, name=name

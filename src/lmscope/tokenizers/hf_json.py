@@ -20,6 +20,7 @@ from pathlib import Path
 import regex
 
 from lmscope.errors import TokenizerError
+from lmscope.i18n import Message
 from lmscope.tokenizers.base import Tokenizer
 from lmscope.tokenizers.bpe import ByteLevelBPE
 from lmscope.tokenizers.bpe_files import parse_merge, parse_vocab
@@ -53,27 +54,22 @@ def read_hf_json(
 ) -> ByteLevelBPE | SentencePieceBPE:
     """The pure-Python BPE a tokenizer.json describes."""
     path = file_in(path, TOKENIZER_JSON)
-    data = read_json(path, "tokenizer file")
+    data = read_json(path, Message("error.tokenizer.part.tokenizer-file"))
     try:
         return _build(data, path, name)
     except TokenizerError as err:
-        message = str(err)
-        raise TokenizerError(
-            message if message.startswith(str(path)) else f"{path}: {message}"
-        ) from None
+        if err.render("en").startswith(str(path)):  # it names the file already
+            raise err from None
+        raise TokenizerError("error.tokenizer.in-file", file=str(path), why=err) from None
 
 
 def _build(data: object, path: Path, name: str | None) -> ByteLevelBPE | SentencePieceBPE:
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
-        raise TokenizerError("not a Hugging Face tokenizer file (no 'model' object)")
+        raise TokenizerError("error.tokenizer.hf-no-model")
     model = data["model"]
     kind = model.get("type", "BPE" if "merges" in model else None)
     if kind != "BPE":
-        raise TokenizerError(
-            f"the model is {kind!r}, not a BPE; lmscope reads byte-level BPE tokenizers "
-            "(GPT-2, Llama-3, Qwen2, SmolLM...) and SentencePiece-style BPE ones (Llama 2, "
-            "Mistral v0.1, TinyLlama)"
-        )
+        raise TokenizerError("error.tokenizer.hf-not-bpe", kind=repr(kind))
     added = _added_tokens(data.get("added_tokens") or [])
     config_path = path.parent / TOKENIZER_CONFIG
     if is_sentencepiece_style(data):
@@ -81,11 +77,15 @@ def _build(data: object, path: Path, name: str | None) -> ByteLevelBPE | Sentenc
     _check_model(model)
     # A model vocabulary may list the added tokens too; those stay text (their spelling need
     # not be byte-level).
-    vocab, _ = parse_vocab(model.get("vocab"), "the model vocabulary", specials=set(added))
+    where = Message("error.tokenizer.part.model-vocab")
+    vocab, _ = parse_vocab(model.get("vocab"), where, specials=set(added))
     merges = model.get("merges")
     if not isinstance(merges, list):
-        raise TokenizerError("the BPE model has no merges list")
-    pairs = [parse_merge(item, f"merge {rank}") for rank, item in enumerate(merges)]
+        raise TokenizerError("error.tokenizer.no-merges")
+    pairs = [
+        parse_merge(item, Message("error.tokenizer.part.merge", rank=str(rank)))
+        for rank, item in enumerate(merges)
+    ]
     pretokenizer = _pretokenizer(data.get("pre_tokenizer"), _normalizer(data.get("normalizer")))
     ids = _ids_by_text(vocab, added)
     bos, eos, add_bos = _bos_eos(data, config_path, ids)
@@ -106,31 +106,27 @@ def _build(data: object, path: Path, name: str | None) -> ByteLevelBPE | Sentenc
 
 def _check_model(model: dict) -> None:
     if model.get("byte_fallback"):
-        raise TokenizerError(
-            "the BPE model uses byte_fallback beside a ByteLevel pre-tokenizer, a mix lmscope "
-            "does not run"
-        )
+        raise TokenizerError("error.tokenizer.hf-byte-fallback")
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
-            raise TokenizerError(f"the BPE model sets {key} {model[key]!r}, which lmscope lacks")
+            raise TokenizerError("error.tokenizer.model-option", key=key, value=repr(model[key]))
     if model.get("dropout"):
-        raise TokenizerError("the BPE model sets dropout, which makes encoding random")
+        raise TokenizerError("error.tokenizer.dropout")
 
 
 def _added_tokens(entries: object) -> dict[str, int]:
     if not isinstance(entries, list):
-        raise TokenizerError("'added_tokens' should be a list")
+        raise TokenizerError("error.tokenizer.added-not-list")
     added: dict[str, int] = {}
     for entry in entries:
         content = entry.get("content") if isinstance(entry, dict) else None
         token_id = entry.get("id") if isinstance(entry, dict) else None
         if not isinstance(content, str) or not content or not isinstance(token_id, int):
-            raise TokenizerError(f"added token {entry!r} needs a 'content' text and an 'id'")
+            raise TokenizerError("error.tokenizer.added-entry", entry=repr(entry))
         stripping = [key for key in ("lstrip", "rstrip", "single_word") if entry.get(key)]
         if stripping:
             raise TokenizerError(
-                f"added token {content!r} sets {', '.join(stripping)}, which lmscope does not "
-                "match the way Hugging Face does"
+                "error.tokenizer.added-stripping", token=repr(content), keys=", ".join(stripping)
             )
         added[content] = token_id
     return added
@@ -143,8 +139,9 @@ def _normalizer(spec: object) -> str | None:
     if len(kinds) == 1 and kinds[0] in NORMALIZERS:
         return kinds[0]
     raise TokenizerError(
-        f"the normalizer ({' + '.join(map(str, kinds))}) rewrites the text before it is "
-        f"tokenized; lmscope supports none or {', '.join(NORMALIZERS)}"
+        "error.tokenizer.hf-normalizer",
+        kinds=" + ".join(map(str, kinds)),
+        known=", ".join(NORMALIZERS),
     )
 
 
@@ -154,10 +151,10 @@ def _pretokenizer(spec: object, normalizer: str | None) -> PreTokenizer:
     for step in steps_of(spec, "pre_tokenizer", "pretokenizers"):
         kind = step.get("type")
         if byte_level:
-            raise TokenizerError(f"pre-tokenizer {kind!r} after ByteLevel is not supported")
+            raise TokenizerError("error.tokenizer.pre-after-byte-level", kind=repr(kind))
         if kind == "ByteLevel":
             if step.get("add_prefix_space"):
-                raise TokenizerError("ByteLevel with add_prefix_space is not supported")
+                raise TokenizerError("error.tokenizer.add-prefix-space")
             if step.get("use_regex", True):
                 steps.append(GPT2_PATTERN)
             byte_level = True
@@ -166,30 +163,26 @@ def _pretokenizer(spec: object, normalizer: str | None) -> PreTokenizer:
         elif kind == "Digits":
             steps.append(DIGIT_PATTERN if step.get("individual_digits") else DIGITS_PATTERN)
         else:
-            raise TokenizerError(
-                f"pre-tokenizer {kind!r} is not supported (lmscope runs ByteLevel, Split, "
-                "Digits and Sequences of them)"
-            )
+            raise TokenizerError("error.tokenizer.pre-unsupported", kind=repr(kind))
     if not byte_level:
-        raise TokenizerError(
-            "the pre-tokenizer has no ByteLevel step, so this is not a byte-level BPE"
-        )
+        raise TokenizerError("error.tokenizer.no-byte-level")
     return pretokenizer_from_steps(tuple(steps), normalizer)
 
 
 def _split_pattern(step: dict) -> str:
     behavior = str(step.get("behavior", "")).lower()
     if behavior != "isolated" or step.get("invert"):
-        raise TokenizerError(
-            f"Split with behavior {step.get('behavior')!r}"
-            f"{' and invert' if step.get('invert') else ''} is not supported (only Isolated)"
-        )
+        if step.get("invert"):
+            raise TokenizerError(
+                "error.tokenizer.split-behavior-invert", behavior=repr(step.get("behavior"))
+            )
+        raise TokenizerError("error.tokenizer.split-behavior", behavior=repr(step.get("behavior")))
     pattern = step.get("pattern")
     if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
         return pattern["Regex"]
     if isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
         return regex.escape(pattern["String"])
-    raise TokenizerError(f"Split pattern {pattern!r} is neither a Regex nor a String")
+    raise TokenizerError("error.tokenizer.split-pattern", pattern=repr(pattern))
 
 
 def _ids_by_text(vocab: Mapping[bytes, int], added: Mapping[str, int]) -> dict[str, int]:

@@ -17,11 +17,13 @@ def file_in(path: str | PathLike[str], name: str) -> Path:
     return path / name if path.is_dir() else path
 
 
-def read_json(path: Path, what: str) -> object:
+def read_json(path: Path, what: object) -> object:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise TokenizerError(f"cannot read {what} {path}: {err}") from None
+        raise TokenizerError(
+            "error.tokenizer.cannot-read", what=what, file=str(path), why=str(err)
+        ) from None
 
 
 def steps_of(spec: object, kind: str, key: str) -> Iterator[dict]:
@@ -30,7 +32,7 @@ def steps_of(spec: object, kind: str, key: str) -> Iterator[dict]:
     if spec is None:
         return
     if not isinstance(spec, dict):
-        raise TokenizerError(f"the {kind} should be a JSON object, got {spec!r}")
+        raise TokenizerError("error.tokenizer.step-not-object", kind=kind, got=repr(spec))
     if spec.get("type") == "Sequence":
         for inner in spec.get(key) or []:
             yield from steps_of(inner, kind, key)

@@ -26,7 +26,7 @@ def load_tokenizer(directory: str | PathLike[str], *, name: str | None = None) -
     """
     directory = Path(directory)
     if not directory.is_dir():
-        raise TokenizerError(f"tokenizer directory {directory} does not exist")
+        raise TokenizerError("error.tokenizer.no-folder", folder=str(directory))
     if (directory / TOKENIZER_JSON).is_file():
         return tokenizer_from_hf_json(directory / TOKENIZER_JSON, name=name)
     if (directory / TOKENIZER_MODEL).is_file():  # SentencePiece's own file, no tokenizer.json
@@ -36,8 +36,11 @@ def load_tokenizer(directory: str | PathLike[str], *, name: str | None = None) -
     if (directory / CHARS_FILE).is_file():
         return CharTokenizer.load(directory / CHARS_FILE)
     raise TokenizerError(
-        f"no tokenizer files in {directory}: expected {TOKENIZER_JSON}, {TOKENIZER_MODEL}, "
-        f"encoder.json + vocab.bpe, vocab.json + merges.txt, or {CHARS_FILE}"
+        "error.tokenizer.no-files",
+        folder=str(directory),
+        json=TOKENIZER_JSON,
+        model=TOKENIZER_MODEL,
+        chars=CHARS_FILE,
     )
 
 

@@ -107,14 +107,18 @@ class PreTokenizer:
     def __post_init__(self) -> None:
         if self.normalizer not in (None, *NORMALIZERS):
             raise TokenizerError(
-                f"normalizer {self.normalizer!r} is not supported (only {', '.join(NORMALIZERS)})"
+                "error.tokenizer.normalizer-unsupported",
+                normalizer=repr(self.normalizer),
+                known=", ".join(NORMALIZERS),
             )
         compiled = []
         for pattern in self.steps:
             try:
                 compiled.append(regex.compile(pattern))
             except regex.error as err:
-                raise TokenizerError(f"pre-tokenizer regex {pattern!r} is invalid: {err}") from None
+                raise TokenizerError(
+                    "error.tokenizer.bad-regex", pattern=repr(pattern), why=str(err)
+                ) from None
         object.__setattr__(self, "_compiled", tuple(compiled))
 
     def normalize(self, text: str) -> str:
@@ -276,6 +280,7 @@ def gguf_pre(name: str) -> GGUFPre:
         return GGUF_PRE[name]
     except KeyError:
         raise TokenizerError(
-            f"GGUF pre-tokenizer {name!r} is not supported; lmscope knows "
-            f"{', '.join(sorted(GGUF_PRE))}"
+            "error.tokenizer.gguf-pre-unsupported",
+            name=repr(name),
+            known=", ".join(sorted(GGUF_PRE)),
         ) from None

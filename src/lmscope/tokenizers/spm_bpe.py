@@ -85,7 +85,9 @@ class SentencePieceBPE(TableTokenizer):
         cache_size: int = 1 << 16,
     ) -> None:
         if prefix not in PREFIX_SCHEMES:
-            raise TokenizerError(f"prefix scheme {prefix!r} is not one of {PREFIX_SCHEMES}")
+            raise TokenizerError(
+                "error.tokenizer.prefix-scheme", prefix=repr(prefix), known=str(PREFIX_SCHEMES)
+            )
         self._vocab = dict(vocab)
         self._special_tokens = dict(special_tokens or {})
         self._merges = [(str(left), str(right)) for left, right in merges]
@@ -94,7 +96,9 @@ class SentencePieceBPE(TableTokenizer):
         self.vocab_size = max(self._id_to_bytes) + 1
         for label, token_id in (("bos", bos_id), ("eos", eos_id), ("unk", unk_id)):
             if token_id is not None and token_id not in self._id_to_bytes:
-                raise TokenizerError(f"{label} id {token_id} is not in the vocabulary")
+                raise TokenizerError(
+                    "error.tokenizer.special-not-in-vocab", label=label, id=str(token_id)
+                )
         self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
         self.eot_id = eos_id
         self.add_bos = add_bos
@@ -290,8 +294,10 @@ def _ranks(merges: Sequence[tuple[str, str]], vocab: Mapping[str, int]) -> dict:
     for rank, (left, right) in enumerate(merges):
         if left + right not in vocab:
             raise TokenizerError(
-                f"merge {rank} ({left!r} + {right!r}) makes a token the vocabulary does not "
-                "have; the vocabulary and merges do not belong together"
+                "error.tokenizer.merge-unknown",
+                rank=str(rank),
+                left=repr(left),
+                right=repr(right),
             )
         ranks.setdefault((left, right), rank)  # a repeated pair keeps its first rank
     return ranks
@@ -309,7 +315,7 @@ def _id_table(
     for text, token_id in specials.items():
         table[token_id] = text.encode("utf-8")
     if not table:
-        raise TokenizerError("the BPE vocabulary is empty")
+        raise TokenizerError("error.tokenizer.empty-vocab")
     return table
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from lmscope.errors import TokenizerError
+from lmscope.i18n import Message
 from lmscope.tokenizers.bpe_files import split_merge
 from lmscope.tokenizers.json_files import steps_of
 from lmscope.tokenizers.spm_bpe import SentencePieceBPE
@@ -43,13 +44,16 @@ def read_spm_json(
     model = data["model"]
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
-            raise TokenizerError(f"the BPE model sets {key} {model[key]!r}, which lmscope lacks")
+            raise TokenizerError("error.tokenizer.model-option", key=key, value=repr(model[key]))
     if model.get("dropout"):
-        raise TokenizerError("the BPE model sets dropout, which makes encoding random")
+        raise TokenizerError("error.tokenizer.dropout")
     if model.get("ignore_merges"):
-        raise TokenizerError("a SentencePiece-style BPE with ignore_merges is not supported")
+        raise TokenizerError("error.tokenizer.spm-ignore-merges")
     vocab = _vocab(model.get("vocab"))
-    merges = [split_merge(item, f"merge {rank}") for rank, item in enumerate(_merges_list(model))]
+    merges = [
+        split_merge(item, Message("error.tokenizer.part.merge", rank=str(rank)))
+        for rank, item in enumerate(_merges_list(model))
+    ]
     spaces = _spaces(data.get("normalizer"), data.get("pre_tokenizer"))
     ids = {**vocab, **added}
     bos, eos, add_bos = bos_eos(ids)
@@ -72,16 +76,16 @@ def read_spm_json(
 
 def _vocab(value: object) -> dict[str, int]:
     if not isinstance(value, dict) or not value:
-        raise TokenizerError("the BPE model has no vocabulary")
+        raise TokenizerError("error.tokenizer.no-vocab")
     if not all(isinstance(k, str) and isinstance(v, int) for k, v in value.items()):
-        raise TokenizerError("the model vocabulary should map token texts to integer ids")
+        raise TokenizerError("error.tokenizer.vocab-types")
     return dict(value)
 
 
 def _merges_list(model: dict) -> list:
     merges = model.get("merges")
     if not isinstance(merges, list):
-        raise TokenizerError("the BPE model has no merges list")
+        raise TokenizerError("error.tokenizer.no-merges")
     return merges
 
 
@@ -94,30 +98,22 @@ def _spaces(normalizer: object, pre_tokenizer: object) -> dict:
             prefix, options = "always", {"prefix_after_space": True}
         elif kind == "Replace" and step.get("pattern") == {"String": " "}:
             if step.get("content") != SPACE:
-                raise TokenizerError(f"the normalizer replaces spaces with {step!r:.60}")
+                raise TokenizerError("error.tokenizer.spm-replace", step=f"{step!r:.60}")
             replaced = True
         else:
-            raise TokenizerError(
-                f"the normalizer step {kind!r} rewrites the text in a way lmscope does not "
-                "(it reads Prepend '▁' and Replace ' ' with '▁')"
-            )
+            raise TokenizerError("error.tokenizer.spm-normalizer", kind=repr(kind))
     for step in steps_of(pre_tokenizer, "pre_tokenizer", "pretokenizers"):
         if step.get("type") != "Metaspace" or replaced:
-            raise TokenizerError(
-                f"pre-tokenizer {step.get('type')!r} is not supported in a SentencePiece-style "
-                "BPE (lmscope reads a Metaspace pre-tokenizer, or spaces replaced by the "
-                "normalizer)"
-            )
+            raise TokenizerError("error.tokenizer.spm-pre", kind=repr(step.get("type")))
         if step.get("replacement", SPACE) != SPACE:
-            raise TokenizerError(f"Metaspace replacement {step.get('replacement')!r} is not '▁'")
+            raise TokenizerError(
+                "error.tokenizer.metaspace-replacement", got=repr(step.get("replacement"))
+            )
         prefix = _prepend_scheme(step)
         options = {"split_words": bool(step.get("split", True))}
         replaced = True
     if not replaced:
-        raise TokenizerError(
-            "the tokenizer never turns spaces into '▁' (no Metaspace pre-tokenizer or Replace "
-            "normalizer), so it is neither a byte-level nor a SentencePiece-style BPE"
-        )
+        raise TokenizerError("error.tokenizer.spm-no-spaces")
     return {"prefix": prefix, **options}
 
 
@@ -126,7 +122,7 @@ def _prepend_scheme(metaspace: dict) -> str:
     if scheme is None:  # files older than prepend_scheme say add_prefix_space
         return "always" if metaspace.get("add_prefix_space", True) else "never"
     if scheme not in ("always", "first", "never"):
-        raise TokenizerError(f"Metaspace prepend_scheme {scheme!r} is not supported")
+        raise TokenizerError("error.tokenizer.metaspace-scheme", scheme=repr(scheme))
     return scheme
 
 

@@ -32,7 +32,7 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
     value = shift = 0
     while True:
         if at >= len(data):
-            raise TokenizerError("the SentencePiece model ends inside a number; it is truncated")
+            raise TokenizerError("error.tokenizer.spm-ends-in-number")
         byte = data[at]
         value |= (byte & 0x7F) << shift
         at += 1
@@ -40,7 +40,7 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
             return value, at
         shift += 7
         if shift > 63:
-            raise TokenizerError("the SentencePiece model holds a malformed number; it is corrupt")
+            raise TokenizerError("error.tokenizer.spm-bad-number")
 
 
 def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
@@ -61,9 +61,9 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes]]:
             size, at = _varint(data, at)
             value, at = data[at : at + size], at + size
         else:
-            raise TokenizerError(f"the SentencePiece model has wire type {wire}; it is corrupt")
+            raise TokenizerError("error.tokenizer.spm-wire-type", wire=str(wire))
         if at > len(data):
-            raise TokenizerError("the SentencePiece model ends inside a field; it is truncated")
+            raise TokenizerError("error.tokenizer.spm-ends-in-field")
         yield number, wire, value
 
 
@@ -78,7 +78,7 @@ def _piece(data: bytes) -> tuple[str, float, int]:
         elif number == 3:
             kind = int(value)
     if not text:
-        raise TokenizerError("a piece of the SentencePiece model has no text; it is corrupt")
+        raise TokenizerError("error.tokenizer.spm-piece-no-text")
     return text, score, kind
 
 
@@ -95,13 +95,15 @@ def read_sentencepiece_model(
     try:
         data = Path(path).read_bytes()
     except OSError as err:
-        raise TokenizerError(f"cannot read SentencePiece model {path}: {err}") from None
+        raise TokenizerError(
+            "error.tokenizer.spm-cannot-read", file=str(path), why=str(err)
+        ) from None
     try:
         return _build(data, add_bos, name)
     except (UnicodeDecodeError, struct.error):
-        raise TokenizerError(f"{path}: not a SentencePiece model, or a corrupt one") from None
+        raise TokenizerError("error.tokenizer.spm-not-model", file=str(path)) from None
     except TokenizerError as err:
-        raise TokenizerError(f"{path}: {err}") from None
+        raise TokenizerError("error.tokenizer.in-file", file=str(path), why=err) from None
 
 
 def _build(data: bytes, add_bos: bool, name: str | None) -> SentencePieceBPE:
@@ -117,7 +119,7 @@ def _build(data: bytes, add_bos: bool, name: str | None) -> SentencePieceBPE:
         elif number == 3 and wire == _LENGTH:
             normalizer = {n: v for n, _, v in _fields(value)}  # type: ignore[arg-type]
     if not pieces:
-        raise TokenizerError("the SentencePiece model has no pieces")
+        raise TokenizerError("error.tokenizer.spm-no-pieces")
     model_type = trainer.get(3, 1)  # Unigram unless the trainer says otherwise
     if model_type != 2:
         raise TokenizerError(

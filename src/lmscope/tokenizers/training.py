@@ -114,11 +114,9 @@ def train_bpe(
     <|endoftext|> as the last id. Stops early if the text runs out of pairs to merge."""
     check_text(text)
     if not text:
-        raise InvalidInputError("cannot train a BPE on empty text; pass a corpus")
+        raise InvalidInputError("error.tokenizer.train-empty")
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 257:
-        raise InvalidInputError(
-            f"vocab_size must be an integer >= 257 (256 bytes + <|endoftext|>), got {vocab_size!r}"
-        )
+        raise InvalidInputError("error.tokenizer.train-vocab-size", got=repr(vocab_size))
     pretokens = count_pretokens(text)
     words = [list(chunk.encode("utf-8")) for chunk in pretokens]
     token_bytes = [bytes((b,)) for b in range(256)]
