@@ -4,7 +4,8 @@ Each subcommand lives in ``lmscope.commands.<name>`` and exposes ``register(subp
 which adds its parser and sets ``run=function(args) -> int``. User mistakes raise LmscopeError
 and are printed as one line (exit 2), never as a traceback; in Chinese under --lang zh or
 $LMSCOPE_LANG=zh (``commands.error_words``), as are the option parser's (``Parser``) and
-every --help (``commands.help_words``).
+every --help (its texts are catalog ids, ``lmscope.i18n``; argparse's own words
+``commands.parser_words``).
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ SIGPIPE_STATUS = 141  # what a shell reports for a writer that a closed pipe sto
 class Parser(argparse.ArgumentParser):
     """argparse's parser, its error line and --help in the language asked for: in Chinese the
     error's message (``parser_words``) and its label, the usage block's heading (its option
-    names as typed); the help's texts and argparse's headings (``help_words``). English is
-    argparse's own, byte for byte. Subcommands' parsers are of this class too
+    names as typed), argparse's headings and -h's help (``parser_words``); the help's own
+    texts are catalog ids, rendered when the parser is built. English is argparse's own, byte
+    for byte. Subcommands' parsers are of this class too
     (``add_subparsers`` makes its parsers of the class it is called on)."""
 
     def format_help(self) -> str:
@@ -53,10 +55,10 @@ class Parser(argparse.ArgumentParser):
 
         if current_lang() == "en":
             return format_text()
-        from lmscope.commands.help_words import in_chinese
+        from lmscope.commands.parser_words import help_in
 
         english = self.formatter_class
-        self.formatter_class = in_chinese(english)
+        self.formatter_class = help_in(english, current_lang())
         try:
             return format_text()
         finally:

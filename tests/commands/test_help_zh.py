@@ -1,7 +1,9 @@
 """--help in Chinese under --lang zh (or $LMSCOPE_LANG=zh): every description, option help,
-epilog and group title of every parser has its Chinese in ``commands.help_words``, so an English
-text added without its Chinese fails here; argparse's own words (usage, headings, -h's help) are
-Chinese too; option names, metavars and choices stay as typed. English stays argparse's own."""
+epilog and group title of every parser is a catalog id (``lmscope.i18n``, ``help.…``), rendered
+in the language asked for, so an English text written into a parser instead of the catalog fails
+here (the pseudo-language shows it); argparse's own words (usage, headings, -h's help) are
+Chinese too (``parser.…``); option names, metavars and choices stay as typed. English stays
+argparse's own."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ import sys
 import pytest
 from rich.cells import cell_len
 
+from lmscope import i18n
 from lmscope.cli import build_parser, main
-from lmscope.commands.help_words import ARGPARSE_WORDS, HELP_WORDS
+from lmscope.commands.parser_words import argparse_words
+from lmscope.i18n.pseudo import CLOSE, OPEN
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 OPTION = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
@@ -31,8 +35,9 @@ def parsers(parser=None, path=("lmscope",)):
                 yield from parsers(sub, (*path, name))
 
 
-def help_texts(parser) -> list[str]:
-    """Every English text ``parser --help`` shows."""
+def help_texts(parser, own: bool = False) -> list[str]:
+    """Every text ``parser --help`` shows, in the order the parser has them (None where it has
+    none); ``own``: argparse's own words too (-h's help, the headings)."""
     texts = [parser.description, parser.epilog]
     for action in parser._actions:
         texts.append(action.help)
@@ -40,11 +45,31 @@ def help_texts(parser) -> list[str]:
             texts += [choice.help for choice in action._choices_actions]
     for group in parser._action_groups:
         texts += [group.title, group.description]
-    return [t for t in texts if t and t != argparse.SUPPRESS]
+    texts = [None if t == argparse.SUPPRESS else t for t in texts]
+    return texts if own else [None if t in ARGPARSE_WORDS else t for t in texts]
 
 
-ALL_TEXTS = sorted({text for _, p in parsers() for text in help_texts(p)})
-COMMANDS = [" ".join(path[1:]) for path, _ in parsers()]
+def built_in(lang: str) -> list[tuple[tuple[str, ...], argparse.ArgumentParser]]:
+    with i18n.using(lang):
+        return list(parsers())
+
+
+ARGPARSE_WORDS = {
+    i18n.text(key, "en")
+    for key in ("parser.heading.positional", "parser.heading.options", "parser.help")
+} | {i18n.text("parser.version", "en")}
+ENGLISH = built_in("en")
+ALL_TEXTS = sorted({text for _, p in ENGLISH for text in help_texts(p) if text})
+COMMANDS = [" ".join(path[1:]) for path, _ in ENGLISH]
+# (English, Chinese) of every text of every parser, side by side
+PAIRS = sorted(
+    {
+        (en, zh)
+        for (_, en_parser), (_, zh_parser) in zip(ENGLISH, built_in("zh"), strict=True)
+        for en, zh in zip(help_texts(en_parser), help_texts(zh_parser), strict=True)
+        if en
+    }
+)
 
 
 def run_help(capsys, *argv) -> str:
@@ -74,24 +99,31 @@ def test_the_walk_finds_every_command():
     assert len(ALL_TEXTS) > 150
 
 
-def test_every_help_text_has_its_chinese():
-    missing = [text for text in ALL_TEXTS if text not in HELP_WORDS and text not in ARGPARSE_WORDS]
-    assert not missing, "no Chinese in commands/help_words.py for:\n" + "\n".join(missing)
+def test_every_help_text_comes_from_the_catalog():
+    """Built in the pseudo-language, a text the catalog did not give stays plain English."""
+    plain = [
+        text
+        for _, parser in built_in("pseudo")
+        for text in help_texts(parser)
+        if text and not (text.startswith(OPEN) and text.endswith(CLOSE))
+    ]
+    assert not plain, "help texts not from the catalog (i18n.text):\n" + "\n".join(plain)
 
 
-@pytest.mark.parametrize("english", ALL_TEXTS)
-def test_chinese_keeps_options_and_placeholders(english):
-    chinese = HELP_WORDS.get(english) or ARGPARSE_WORDS[english]
+def test_argparses_own_words_are_in_the_catalog():
+    """-h's help and the headings: the catalog's English is argparse's, so it is recognised."""
+    own = {text for _, p in ENGLISH for text in help_texts(p, own=True) if text} - set(ALL_TEXTS)
+    assert own == ARGPARSE_WORDS
+    for english in own:
+        assert CJK.search(argparse_words(english, "zh")), english
+
+
+@pytest.mark.parametrize(("english", "chinese"), PAIRS, ids=[en[:40] for en, _ in PAIRS])
+def test_chinese_keeps_options_and_placeholders(english, chinese):
     assert CJK.search(chinese), chinese
     # what the user types stays as typed; argparse's % formatting must still work
     assert sorted(OPTION.findall(english)) == sorted(OPTION.findall(chinese)), chinese
     assert re.findall(r"%\(\w+\)s|%%", english) == re.findall(r"%\(\w+\)s|%%", chinese)
-
-
-def test_no_chinese_left_unused():
-    """An English text edited away leaves its Chinese behind: the table says what is shown."""
-    unused = sorted(set(HELP_WORDS) - set(ALL_TEXTS))
-    assert not unused, unused
 
 
 def test_explain_help_in_chinese_with_lang_before_the_command(en, capsys):
@@ -138,6 +170,22 @@ def test_lab_experiment_help_in_chinese_from_the_environment():
     assert "10%" in out and "10%%" not in out  # argparse's %% is said once
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_chinese_screen_says_argparses_words_in_chinese(zh, capsys, command):
+    out = run_help(capsys, *command.split())
+    assert out.startswith("用法：lmscope")
+    for english in (
+        "usage:",
+        "options:",
+        "positional arguments",
+        "show this help",
+        "version number",
+    ):
+        assert english not in out, english
+    headings = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    assert all(not line.endswith(":") for line in headings), headings
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_chinese_help_fits_80_columns(zh, capsys, command):
@@ -156,9 +204,9 @@ def test_english_help_is_argparses(en, capsys, command):
     assert "show this help message and exit" in out
     parser = dict((" ".join(p[1:]), q) for p, q in parsers())[command]
     flat = " ".join(out.split())
-    for text in help_texts(parser):
+    for text in filter(None, help_texts(parser)):
         said = " ".join(text.replace("%%", "%").split()).replace("- ", "-")
-    assert said in flat.replace("- ", "-"), text
+        assert said in flat.replace("- ", "-"), text
 
 
 @pytest.mark.slow

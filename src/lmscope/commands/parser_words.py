@@ -1,72 +1,206 @@
-"""The option parser's own error lines in Chinese, for ``--lang zh`` (and $LMSCOPE_LANG).
+"""The option parser's own words in the language asked for (``--lang``, $LMSCOPE_LANG): its error
+lines and the layout of ``--help``.
 
-argparse says what is wrong with a command line in English (``argument --temperature/-t:
-invalid float value: 'abc'``); lmscope's parser (``cli.Parser.error``) passes that message here
-before printing it. Option names, values and the usage block stay as typed: they are what the
-user types. A message ``argument NAME: ...`` is said as ``参数 NAME：...``; what follows is
-argparse's (the table below) or an option's type function's (``error_words``). A line that no
-pattern matches stays English.
+The parsers' texts (descriptions, option help, group titles, epilogs) are catalog ids, rendered
+when the parser is built (``commands/*.py``). argparse adds words of its own: ``usage:``, the
+headings ``positional arguments`` and ``options``, ``-h``'s and ``--version``'s help, and its
+error messages (``argument --temperature/-t: invalid float value: 'abc'``). Their English is
+argparse's; the catalog has each as a ``parser.…`` id whose English text is argparse's words (a
+message's values as placeholders), so one catalog text both recognises argparse's line and says
+it in another language. Option names, values and the usage block stay as typed: they are what the
+user types. A line no catalog text matches is an option type function's (``error_words``), else
+it stays English. English help is argparse's own, byte for byte; in Chinese the lines wrap by
+columns (a Chinese character takes two).
 """
 
 from __future__ import annotations
 
+import argparse
+import functools
 import re
+import unicodedata
 
+from lmscope import i18n
 from lmscope.commands.error_words import in_lang
+from lmscope.i18n import message_format
 
-# (argparse's English as a pattern, the Chinese with its named groups)
-_ENTRIES: tuple[tuple[str, str], ...] = (
-    (r"invalid (?P<type>\S+) value: (?P<value>.+)", "{value} 不是有效的{type}"),
-    (
-        r"invalid choice: (?P<value>.+?) \(choose from (?P<choices>.+)\)",
-        "无效的选择 {value}（可选：{choices}）",
-    ),
-    (r"expected one argument", "需要一个值"),
-    (r"expected at most one argument", "最多只能给一个值"),
-    (r"expected at least one argument", "至少需要一个值"),
-    (r"expected (?P<n>\d+) arguments?", "需要 {n} 个值"),
-    (r"the following arguments are required: (?P<names>.+)", "缺少必需的参数：{names}"),
-    (r"one of the arguments (?P<names>.+) is required", "必须给出以下参数之一：{names}"),
-    (r"unrecognized arguments: (?P<names>.+)", "无法识别的参数：{names}"),
-    (r"not allowed with argument (?P<other>.+)", "不能与参数 {other} 同时使用"),
-    (r"ignored explicit argument (?P<value>.+)", "这个选项不带值，却给了 {value}"),
-    (
-        r"ambiguous option: (?P<option>\S+) could match (?P<matches>.+)",
-        "有歧义的选项 {option}：可以是 {matches}",
-    ),
-    (r"unexpected option string: (?P<option>.+)", "意外的选项 {option}"),
-    (r"can't open (?P<name>.+?): (?P<reason>.+)", "无法打开 {name}：{reason}"),
+# argparse's own words in --help: their English catalog text is argparse's (Python 3.10+)
+_HELP_WORDS = (
+    "parser.heading.positional",
+    "parser.heading.options",
+    "parser.help",
+    "parser.version",
 )
-_COMPILED = [(re.compile(en, re.S), zh) for en, zh in _ENTRIES]
-_ARGUMENT = re.compile(r"argument (?P<name>.+?): (?P<message>.+)", re.S)
-# the type in "invalid TYPE value": argparse names the type function
-_TYPES = {"int": "整数", "float": "浮点数", "str": "字符串", "Path": "路径"}
+# argparse's error messages, tried in this order (the first whose English matches says it)
+_ERRORS = (
+    "parser.error.invalid-value",
+    "parser.error.invalid-choice",
+    "parser.error.expected-one",
+    "parser.error.expected-at-most-one",
+    "parser.error.expected-at-least-one",
+    "parser.error.expected-1",
+    "parser.error.expected-n",
+    "parser.error.required",
+    "parser.error.one-required",
+    "parser.error.unrecognized",
+    "parser.error.not-allowed",
+    "parser.error.ignored-value",
+    "parser.error.ambiguous",
+    "parser.error.unexpected-option",
+    "parser.error.cannot-open",
+)
+# the type in "invalid TYPE value", by the name argparse gives the type function
+_TYPES = {
+    "int": "parser.type.int",
+    "float": "parser.type.float",
+    "str": "parser.type.str",
+    "Path": "parser.type.path",
+}
 
 
+# --- error lines -----------------------------------------------------------------------------
 def parser_message_in(message: str, lang: str) -> str:
-    """argparse's ``message`` in ``lang``: Chinese where a pattern matches it, else as it is."""
+    """argparse's ``message`` in ``lang``: said by the catalog where its English matches, else
+    as it is."""
     if lang == "en":
         return message
-    argument = _ARGUMENT.fullmatch(message)
-    if argument:
-        return f"参数 {argument['name']}：{_said(argument['message'], lang)}"
+    for values in _matches("parser.error.argument", message):
+        said = _said(str(values["message"]), lang)
+        return i18n.text("parser.error.argument", lang, name=values["name"], message=said)
     return _said(message, lang)
 
 
 def _said(message: str, lang: str) -> str:
-    for pattern, chinese in _COMPILED:
-        found = pattern.fullmatch(message)
-        if found:
-            values = found.groupdict()
+    for message_id in _ERRORS:
+        for values in _matches(message_id, message):
             if "type" in values:
-                values["type"] = _type_words(values["type"])
-            return chinese.format(**values)
+                values["type"] = _type_words(str(values["type"]), lang)
+            return i18n.text(message_id, lang, **values)
     return in_lang(message, lang)  # an option's type function said it (lmscope's own words)
 
 
-def _type_words(name: str) -> str:
+def _type_words(name: str, lang: str) -> str:
     """A type function's name as the kind of value it reads: int as 整数; another class as
     itself (Fraction); a function's name (parse, seed_value) says nothing to a user: 值."""
     if name in _TYPES:
-        return _TYPES[name]
-    return f" {name} 值" if name[:1].isupper() else "值"
+        return i18n.text(_TYPES[name], lang)
+    if name[:1].isupper():
+        return i18n.text("parser.type.class", lang, name=name)
+    return i18n.text("parser.type.function", lang)
+
+
+def _matches(message_id: str, message: str) -> list[dict[str, object]]:
+    """The values that make ``message_id``'s English text ``message``: [] when none do."""
+    for pattern in _patterns(message_id):
+        found = pattern.fullmatch(message)
+        if found:
+            return [dict(found.groupdict())]
+    return []
+
+
+@functools.cache
+def _patterns(message_id: str) -> tuple[re.Pattern[str], ...]:
+    """``message_id``'s English text as patterns: a placeholder matches any text, a plural's
+    ``#`` a number; one pattern per plural form."""
+
+    def variants(parts: list[message_format.Part], count: str | None) -> list[str]:
+        out = [""]
+        for part in parts:
+            if isinstance(part, message_format.Text):
+                out = [o + re.escape(part.text) for o in out]
+            elif isinstance(part, message_format.Number):
+                out = [o + rf"(?P<{count}>\d+)" for o in out]
+            elif isinstance(part, message_format.Value):
+                out = [o + rf"(?P<{part.name}>.+?)" for o in out]
+            else:
+                forms = [v for body in part.forms.values() for v in variants(body, part.name)]
+                out = [o + form for o in out for form in forms]
+        return out
+
+    english = message_format.parse(i18n.catalog(i18n.SOURCE)[message_id])
+    return tuple(re.compile(p, re.S) for p in variants(english, None))
+
+
+# --- --help ----------------------------------------------------------------------------------
+# a unit is an unbroken run of non-CJK characters (a word, an option, a path), one CJK
+# character, or a space; a line may break before any unit but a closing mark
+_UNIT = re.compile(r"[^\s\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+|\s|.")
+_CLOSING = set("，。；：、！？）」》”…")
+_OPENING = set("（「《“")
+
+
+def _cells(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """``text``'s words (runs of spaces as one) in lines of at most ``width`` columns, counting
+    a Chinese character as two; punctuation stays with the character before it (not at a
+    line's start), an opening bracket with the one after it. A longer word has its own line."""
+    units: list[str] = []
+    for unit in _UNIT.findall(" ".join(text.split())):
+        if units and (unit[0] in _CLOSING or units[-1][-1] in _OPENING) and unit != " ":
+            units[-1] += unit
+        else:
+            units.append(unit)
+    lines, line = [], ""
+    for unit in units:
+        if unit == " ":
+            line += " " if line else ""
+            continue
+        if line.strip() and _cells(line + unit) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += unit
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+def argparse_words(text: str, lang: str) -> str:
+    """One of argparse's own words in --help (a heading, -h's help) in ``lang``; any other
+    text as it is (the parsers' own are in the language already)."""
+    for message_id in _HELP_WORDS:
+        if text == i18n.text(message_id, i18n.SOURCE):
+            return i18n.text(message_id, lang)
+    return text
+
+
+def help_in(
+    formatter_class: type[argparse.HelpFormatter], lang: str
+) -> type[argparse.HelpFormatter]:
+    """``formatter_class`` saying argparse's own words in ``lang``, wrapping by columns."""
+
+    class HelpInLang(formatter_class):  # type: ignore[valid-type,misc]
+        def _format_usage(self, usage, actions, groups, prefix):
+            if prefix is not None:
+                return super()._format_usage(usage, actions, groups, prefix)
+            # "usage:" is as wide as "用法：" (six columns), so wrapped lines stay aligned
+            english = i18n.text("parser.usage", i18n.SOURCE)
+            text = super()._format_usage(usage, actions, groups, english)
+            return text.replace(english, i18n.text("parser.usage", lang), 1)
+
+        def start_section(self, heading):
+            heading = heading and argparse_words(heading, lang)
+            super().start_section(heading)
+            self._headings = {*getattr(self, "_headings", ()), heading}
+
+        def format_help(self):
+            # argparse ends a heading with ':'; Chinese punctuation is full-width
+            text = super().format_help()
+            for heading in getattr(self, "_headings", ()):
+                if heading:
+                    ended = i18n.text("parser.heading", lang, heading=heading).replace("\\", r"\\")
+                    text = re.sub(rf"(?m)^(\s*){re.escape(heading)}:$", rf"\g<1>{ended}", text)
+            return text
+
+        def _get_help_string(self, action):
+            return argparse_words(super()._get_help_string(action), lang)
+
+        def _split_lines(self, text, width):
+            return wrap_cells(text, width)
+
+        def _fill_text(self, text, width, indent):
+            return "\n".join(indent + line for line in wrap_cells(text, width - len(indent)))
+
+    return HelpInLang
