@@ -293,3 +293,23 @@ def test_a_tokenizer_json_that_is_no_bpe_says_its_file_in_chinese(tmp_path, zh):
     (tmp_path / "tokenizer.json").write_text(json.dumps({"model": {"type": "Unigram"}}))
     line = said_in_chinese(raised(load_tokenizer, tmp_path))
     assert line.startswith(f"{tmp_path / 'tokenizer.json'}：模型是 'Unigram'，不是 BPE")
+
+
+def test_a_message_inside_another_is_said_in_the_same_language(zh):
+    """The JSON API keeps the English line beside the code, whatever the request's language:
+    the parts of a sentence (a part of a GGUF header, the error a file wraps) follow it."""
+    from lmscope.errors import CheckpointError, TokenizerError
+    from lmscope.i18n import Message
+
+    part = Message("error.gguf.part.length", what=Message("error.gguf.part.metadata", key="k"))
+    err = CheckpointError("error.gguf.ends-inside", file="m.gguf", what=part, size=1000)
+    assert err.render("en") == (
+        "m.gguf: the file ends inside the length of metadata 'k' (byte 1,000): it is truncated "
+        "or its header is garbled"
+    )
+    assert "元数据 'k'的长度" in str(err)
+    wrapped = TokenizerError(
+        "error.tokenizer.in-file", file="t.json", why=TokenizerError("error.tokenizer.hf-no-model")
+    )
+    assert wrapped.render("en") == "t.json: not a Hugging Face tokenizer file (no 'model' object)"
+    assert said_in_chinese(wrapped) == "t.json：不是 Hugging Face 分词器文件（没有 'model' 对象）"

@@ -108,12 +108,22 @@ def text(message_id: str, lang: str | None = None, /, **values: object) -> str:
     """The text of ``message_id`` in ``lang`` (default: the current language), filled in.
     An id a translation lacks falls back to English; an id nobody has is a KeyError."""
     lang = lang or language()
+    # a value that is a message itself (a part of a sentence, an error inside another: a
+    # Message or an LmscopeError) is said in the same language as the sentence around it
+    values = {key: _said_in(value, lang) for key, value in values.items()}
     texts = catalog(lang)
     template = texts.get(message_id)
     if template is None:
         template = catalog(SOURCE)[message_id]
         lang = SOURCE
     return message_format.render(template, values, _plural_rule(lang), _number)
+
+
+def _said_in(value: object, lang: str) -> object:
+    render = getattr(value, "render", None)
+    if callable(render) and isinstance(value, Message | Exception):
+        return render(lang)
+    return value
 
 
 def _plural_rule(lang: str):
