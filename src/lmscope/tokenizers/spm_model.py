@@ -123,20 +123,13 @@ def _build(data: bytes, add_bos: bool, name: str | None) -> SentencePieceBPE:
     model_type = trainer.get(3, 1)  # Unigram unless the trainer says otherwise
     if model_type != 2:
         raise TokenizerError(
-            f"the SentencePiece model is a {MODEL_TYPES.get(model_type, model_type)} model; "
-            "lmscope reads SentencePiece BPE models"
+            "error.tokenizer.spm-model-type", type=str(MODEL_TYPES.get(model_type, model_type))
         )
     rule = bytes(normalizer.get(1, b"")).decode("utf-8")
     if rule not in ("", "identity"):
-        raise TokenizerError(
-            f"the SentencePiece model normalizes text with {rule!r} before tokenizing, which "
-            "lmscope does not; it reads models whose normalizer is 'identity'"
-        )
+        raise TokenizerError("error.tokenizer.spm-normalizes", rule=repr(rule))
     if normalizer.get(4, 1):  # remove_extra_whitespaces (on unless the file says otherwise)
-        raise TokenizerError(
-            "the SentencePiece model removes extra whitespace before tokenizing, which "
-            "lmscope does not"
-        )
+        raise TokenizerError("error.tokenizer.spm-extra-whitespace")
     tokens = [text for text, _, _ in pieces]
     specials = {
         text: i
