@@ -32,9 +32,9 @@ def _quick_tests_start_no_process(request, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _each_test_starts_in_no_language():
-    """A command line run in a test (``main(["--lang", "zh", ...])``) speaks that language for
-    the rest of its thread (``i18n.speak``), and errors raised with a catalog id are said in
-    it: each test starts with no language chosen for its thread, as a fresh process does."""
+    """A test that picks a language for its thread (``commands.common.use_lang``,
+    ``i18n.speak``) keeps it to itself: each test starts with none chosen, as a fresh process
+    does (``cli.main`` already runs in a context of its own)."""
     from lmscope import i18n
 
     token = i18n._context.set(None)

@@ -11,6 +11,7 @@ every --help (its texts are catalog ids, ``lmscope.i18n``; argparse's own words
 from __future__ import annotations
 
 import argparse
+import contextvars
 import importlib
 import os
 import sys
@@ -96,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command line; the language it chose ends with it (a copy of the context), so a
+    caller in the same thread (a notebook, a test) keeps its own."""
+    return contextvars.copy_context().run(_main, argv)
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     _use_lang_asked(argv)  # for the errors of parsing; the parsed --lang decides again below
     parser = build_parser()
