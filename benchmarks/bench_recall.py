@@ -50,8 +50,8 @@ def run(quick: bool = False, out: str | None = None, log=print) -> dict:
     so every model trains every step whatever else the machine is doing."""
     import torch
 
-    from lmscope.lab.recall import run_recall
-    from lmscope.lab.recall_config import RecallConfig
+    from lmscope.lab.recall.config import RecallConfig
+    from lmscope.lab.recall.experiment import run_recall
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -72,7 +72,7 @@ def run(quick: bool = False, out: str | None = None, log=print) -> dict:
 
 def _table(cells: list[dict], x_key: str, sizes: list[int], models: list[dict]) -> list[str]:
     """One row per (size, value of x); one column per model: accuracy [95% interval]."""
-    from lmscope.lab.recall_texts import accuracy_text
+    from lmscope.lab.recall.texts import accuracy_text
 
     archs = list(dict.fromkeys(m["arch"] for m in models))
     label = {m["arch"]: m["model"] for m in models}

@@ -15,9 +15,10 @@ import torch
 import torch.nn.functional as F
 
 from lmscope.cli import main
-from lmscope.lab import recall, recall_models, recall_texts
-from lmscope.lab.recall_config import RecallConfig
-from lmscope.lab.recall_task import (
+from lmscope.lab.recall import experiment, texts
+from lmscope.lab.recall import models as recall_models
+from lmscope.lab.recall.config import RecallConfig
+from lmscope.lab.recall.task import (
     ALPHABET,
     CHANCE,
     FILLER,
@@ -179,13 +180,13 @@ def _fake(intervals: dict[str, tuple[float, float, float]], key: str = "distance
             row |= {"items": 4, "distance": x} if key == "distance" else {"items": x, "distance": 8}
             rows[key].append(row)
     rows["amount" if key == "distance" else "distance"] = rows[key]
-    return recall_texts.summarise(plans, rows, RecallConfig())
+    return texts.summarise(plans, rows, RecallConfig())
 
 
 def test_overlapping_intervals_are_too_close_to_call():
     s = _fake({"gpt": (0.55, 0.48, 0.62), "lstm": (0.50, 0.43, 0.57), "gru": (0.2, 0.15, 0.25)})
     assert s["distance"]["32"]["gpt_vs"] == {"lstm": "too close to call", "gru": "ahead"}
-    verdict = recall_texts.distance_section([], s)["verdict"]
+    verdict = texts.distance_section([], s)["verdict"]
     assert "the LSTM 50% [43–57%] (too close to call)" in verdict["en"]
     assert "the GRU 20% [15–25%] (the GPT is ahead)" in verdict["en"]
     assert verdict["en"].startswith("Mixed at the longest distance")
@@ -194,12 +195,12 @@ def test_overlapping_intervals_are_too_close_to_call():
 
 def test_a_clear_win_and_a_tie_everywhere():
     s = _fake({"gpt": (1.0, 0.99, 1.0), "lstm": (0.3, 0.25, 0.35), "gru": (0.02, 0.01, 0.05)})
-    verdict = recall_texts.distance_section([], s)["verdict"]["en"]
+    verdict = texts.distance_section([], s)["verdict"]["en"]
     assert verdict.startswith("At the longest distance, the GPT recalled more than every")
     assert "no better than chance" in verdict  # the GRU's interval reaches 1/26
     assert "the LSTM fell (90% → 30%)" in verdict and "GPT grew from" in verdict
     tie = _fake({a: (0.5, 0.45, 0.55) for a in ("gpt", "lstm", "gru")}, key="amount")
-    verdict = recall_texts.amount_section([], tie)["verdict"]
+    verdict = texts.amount_section([], tie)["verdict"]
     assert verdict["en"].startswith("With the longest list, the GPT and the recurrent models are")
     assert "too close to call" in verdict["en"] and "难分高下" in verdict["zh"]
 
@@ -209,21 +210,21 @@ def test_models_verdict_names_the_memory_and_a_model_the_budget_stopped():
     plans = [{"size": 32, "arch": a, "model": m} for a, m in (("lstm", "LSTM"), ("gru", "GRU"))]
     plans.append({"size": 32, "arch": "gpt", "model": "GPT", "kv_bytes_per_token": 512})
     plans[0]["state_bytes"], plans[1]["state_bytes"] = 480, 284
-    verdict = recall_texts.models_section(plans, s)["verdict"]
+    verdict = texts.models_section(plans, s)["verdict"]
     # RecallConfig's longest example: 8 symbols, 32 filler, "?" and the digit: 42 characters
     assert "the LSTM holds 480 B, the GRU holds 284 B whatever it has read" in verdict["en"]
     assert "to 21 KiB (45× the larger state) at the longest example" in verdict["en"]
     assert verdict["en"].startswith("Every model trained 1,500 steps of 32 examples")
     s["cut_short"] = [{"size": 32, "arch": "gru", "steps": 900}]
-    verdict = recall_texts.models_section(plans, s)["verdict"]
+    verdict = texts.models_section(plans, s)["verdict"]
     assert "the time budget stopped the GRU d32 after 900" in verdict["en"]
     assert "第 900 步" in verdict["zh"]
 
 
 def test_compare_is_symmetric():
     a, b = {"low": 0.6, "high": 0.7}, {"low": 0.2, "high": 0.3}
-    assert recall_texts.compare(a, b) == "ahead" and recall_texts.compare(b, a) == "behind"
-    assert recall_texts.compare(a, {"low": 0.7, "high": 0.8}) == "too close to call"
+    assert texts.compare(a, b) == "ahead" and texts.compare(b, a) == "behind"
+    assert texts.compare(a, {"low": 0.7, "high": 0.8}) == "too close to call"
 
 
 # --- the trainer's view of the task -----------------------------------------------------------
@@ -258,7 +259,7 @@ def test_answers_only_loss_counts_the_answers_alone():
     ), tok.vocab_size)  # fmt: skip
     net = adapter.build(config)
     ex = make_examples(TaskShape(3, 4), 6, 0)
-    ids = recall.encode(ex, tok)
+    ids = experiment.encode(ex, tok)
     x, y = ids[:, :-1], ids[:, 1:]
     logits, loss, state = adapter.forward(net, x, y, None)
     mask = recall_models.answer_positions(x, query)
@@ -373,8 +374,9 @@ def test_bad_input_is_one_line(argv, message, capsys, tmp_path):
 
 
 def test_the_command_line_names_what_differs_from_the_defaults():
-    assert recall.command_line(RecallConfig(threads=1)) == "lmscope lab recall --threads 1"
+    assert experiment.command_line(RecallConfig(threads=1)) == "lmscope lab recall --threads 1"
     quick = RecallConfig.quick_settings(steps=100)
-    assert recall.command_line(quick) == "lmscope lab recall --quick --steps 100"
+    assert experiment.command_line(quick) == "lmscope lab recall --quick --steps 100"
     cfg = RecallConfig(sizes=(16, 64), budget_s=None, lr=0.001)
-    assert recall.command_line(cfg) == ("lmscope lab recall --sizes 16,64 --lr 0.001 --budget none")
+    line = "lmscope lab recall --sizes 16,64 --lr 0.001 --budget none"
+    assert experiment.command_line(cfg) == line

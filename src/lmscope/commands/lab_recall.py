@@ -15,7 +15,7 @@ from lmscope import i18n
 from lmscope.commands import lab_common
 from lmscope.commands.common import add_unset_option, run_seed_value
 from lmscope.errors import InvalidInputError
-from lmscope.lab.recall_config import QUICK, RECALL_MODELS, RecallConfig
+from lmscope.lab.recall.config import QUICK, RECALL_MODELS, RecallConfig
 
 
 def register(lab) -> None:
@@ -104,7 +104,7 @@ def register(lab) -> None:
 
 
 def run(args) -> int:
-    from lmscope.lab.recall import check_budget, run_recall  # lazy: see lmscope.commands
+    from lmscope.lab.recall.experiment import check_budget, run_recall  # lazy: see lmscope.commands
     from lmscope.lab.results import resolve_device
 
     # flags left out keep RecallConfig's defaults, or --quick's where it has its own

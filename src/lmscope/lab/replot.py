@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from lmscope.errors import InvalidInputError
-from lmscope.lab import gradient_flow, memory_wall, race, recall_plots, serial_depth
+from lmscope.lab import gradient_flow, memory_wall, race, serial_depth
+from lmscope.lab.recall import plots as recall_plots
 from lmscope.lab.results import LANGS, RESULT_FILE, plot_name, read_result
 
 PLOTTERS = {

@@ -1,6 +1,6 @@
 """``lmscope lab recall``: the fixed-size state, measured. An LSTM, a GRU and a GPT of equal
 parameter count learn to recall a list of symbols after N filler characters
-(``lmscope.lab.recall_task``); their accuracy is tested against the distance N and against
+(``lmscope.lab.recall.task``); their accuracy is tested against the distance N and against
 the list's length P, next to the memory each model holds when the answer is due.
 
 What keeps the comparison fair:
@@ -18,9 +18,9 @@ What keeps the comparison fair:
 Accuracy on a finite test set is a measurement: each comes with its 95% Wilson interval,
 and a verdict calls two models apart only where their intervals do not overlap.
 
-Here: testing and the result document. The task is ``recall_task``, the models and their
-training ``recall_models``, the words ``recall_texts``, the figures ``recall_plots``, the
-settings ``recall_config``.
+Here: testing and the result document. The task is ``task``, the models and their training
+``models``, the words ``texts``, the figures ``plots``, the settings ``config`` (all in
+``lmscope.lab.recall``).
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ import numpy as np
 import torch
 
 from lmscope.errors import InvalidInputError
-from lmscope.lab import recall_texts as texts
 from lmscope.lab.race import BETA2, GRAD_CLIP, parse_budget
-from lmscope.lab.recall_config import RecallConfig
-from lmscope.lab.recall_models import (
+from lmscope.lab.recall import texts
+from lmscope.lab.recall.config import RecallConfig
+from lmscope.lab.recall.models import (
     WARMUP,
     AnswersOnly,
     char_tokenizer,
@@ -46,8 +46,8 @@ from lmscope.lab.recall_models import (
     train_model,
     write_corpus,
 )
-from lmscope.lab.recall_plots import plot_result
-from lmscope.lab.recall_task import ALPHABET, CHANCE, QUERY, TaskShape, make_examples, wilson
+from lmscope.lab.recall.plots import plot_result
+from lmscope.lab.recall.task import ALPHABET, CHANCE, QUERY, TaskShape, make_examples, wilson
 from lmscope.lab.results import Column, Result, columns_of, hardware_info, table
 from lmscope.tokenizers import CharTokenizer
 from lmscope.train import get_adapter, register_arch

@@ -1,4 +1,4 @@
-"""The recall experiment's words: its title, the fixed explanations (in recall_texts.json) and
+"""The recall experiment's words: its title, the fixed explanations (in texts.json) and
 the verdicts written from the measured numbers, in English and Chinese.
 
 The verdict rule respects noise. Each accuracy is a count out of a finite test set and comes
@@ -8,7 +8,7 @@ intervals do not overlap, and "too close to call" otherwise.
 
 from __future__ import annotations
 
-from lmscope.lab.recall_task import CHANCE, tokens_read
+from lmscope.lab.recall.task import CHANCE, tokens_read
 from lmscope.lab.results import bilingual as bi
 from lmscope.lab.results import fixed_texts, format_bytes, package_json
 
@@ -97,8 +97,8 @@ def plot_title(key: str, params: dict, lang: str = "en") -> str:
 
 # --- sections ------------------------------------------------------------------------------------
 def _fixed(key: str, then: dict | None = None) -> tuple[dict, dict]:
-    """Section ``key``'s title and explanation: their words are in recall_texts.json."""
-    return fixed_texts("recall_texts.json", key, then)
+    """Section ``key``'s title and explanation: their words are in texts.json."""
+    return fixed_texts("recall/texts.json", key, then)
 
 
 def _section(title: dict, explain: dict, verdict: dict | None) -> dict:

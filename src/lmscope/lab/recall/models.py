@@ -1,4 +1,4 @@
-"""The recall experiment's models and their training (``lmscope.lab.recall``).
+"""The recall experiment's models and their training (``lmscope.lab.recall.experiment``).
 
 - the task as a text the one trainer reads: the training examples written as one file,
   cut so that the trainer's stream batches hand out one whole example per chunk;
@@ -17,8 +17,8 @@ import torch.nn.functional as F
 
 from lmscope.lab.progress import loss_bar
 from lmscope.lab.race import BETA2, GRAD_CLIP, LABELS, NEVER
-from lmscope.lab.recall_config import RecallConfig
-from lmscope.lab.recall_task import (
+from lmscope.lab.recall.config import RecallConfig
+from lmscope.lab.recall.task import (
     ALPHABET,
     TaskShape,
     kv_cache_bytes,

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lmscope.lab import recall_texts as texts
 from lmscope.lab.plots import Panel, Series, cell_words, machine_words, plot_words, save_panels
 from lmscope.lab.race import COLORS
-from lmscope.lab.recall_task import CHANCE
+from lmscope.lab.recall import texts
+from lmscope.lab.recall.task import CHANCE
 from lmscope.lab.results import LANGS
 
 
