@@ -6,7 +6,7 @@ errors and console errors (a module lists the statuses it expects in ``page_opti
 from __future__ import annotations
 
 import pytest
-from webtools import CHROMIUM_ARGS, find_chromium, serve
+from webtools import CHROMIUM_ARGS, HANG_MS, find_chromium, patient, serve
 
 from tiers import slow_work
 
@@ -55,8 +55,9 @@ def browser():
     chromium = find_chromium()
     if chromium is None:
         pytest.skip("no Chromium found (apt-get install chromium, or set LMSCOPE_CHROMIUM)")
+    sync_api.expect.set_options(timeout=HANG_MS)  # its default is 5 s
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, timeout=HANG_MS)
         yield b
         b.close()
 
@@ -70,7 +71,7 @@ def page_options() -> dict:
 
 @pytest.fixture
 def page(browser, server, page_options):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    context = patient(browser.new_context(viewport={"width": 1440, "height": 1000}))
     if page_options.get("clipboard"):
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
     page = context.new_page()
@@ -97,7 +98,7 @@ def page(browser, server, page_options):
     if page_options.get("lang"):
         page.add_init_script(f"localStorage.setItem('lmscope.lang', '{page_options['lang']}')")
     page.goto(server + page_options.get("path", "/"))
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.wait_for_selector("body[data-ready='1']")
     page.server = server
     yield page
     context.close()

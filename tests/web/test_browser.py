@@ -15,7 +15,16 @@ import re
 import httpx
 import pytest
 import torch
-from webtools import ARTIFACTS, api, chip_ids, open_step, traces, wait_for_trace, wait_idle
+from webtools import (
+    ARTIFACTS,
+    HANG_S,
+    api,
+    chip_ids,
+    open_step,
+    traces,
+    wait_for_trace,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -150,7 +159,7 @@ def test_generate_n_streams_the_servers_tokens(page):
     wait_for_trace(page, before)
     ids = chip_ids(page)
     body = {"ids": start, "n": 3, "seed": 1234, "sampling": {"temperature": 1.0, "top_k": 20}}
-    r = httpx.post(page.server + "/api/generate", json=body, timeout=30)
+    r = httpx.post(page.server + "/api/generate", json=body, timeout=HANG_S)
     expected = [json.loads(line)["id"] for line in r.text.splitlines()[:3]]
     assert ids == start + expected
 

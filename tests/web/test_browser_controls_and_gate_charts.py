@@ -89,7 +89,7 @@ def test_the_prompt_box_grows_when_generation_adds_a_line(page, width, lang):
 
 def _open_rnn(page) -> None:
     page.goto(page.server + "/rnn")
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.wait_for_selector("body[data-ready='1']")
 
 
 def _visible(page, testid: str) -> bool:

@@ -228,8 +228,7 @@ def test_play_pause_and_the_animation(page, width, lang):
     page.get_by_test_id("flow-play").click()
     assert page.get_by_test_id("flow-play").get_attribute("aria-pressed") == "true"
     page.wait_for_function(
-        "() => document.querySelector('[data-testid=flow]').dataset.step === 'architecture'",
-        timeout=10_000,
+        "() => document.querySelector('[data-testid=flow]').dataset.step === 'architecture'"
     )
     page.get_by_test_id("flow-play").click()  # pause
     stopped = page.get_by_test_id("flow").get_attribute("data-step")
@@ -239,19 +238,27 @@ def test_play_pause_and_the_animation(page, width, lang):
     # a step change sends a packet and is measured with performance marks
     open_step(page, "blocks")
     before = page.evaluate("window.lmscope.flow.changes.length")
+    page.evaluate(  # the packet lives for its 520 ms flight: counted as it comes, not polled
+        """() => { window.packets = 0; new MutationObserver(() => {
+            if (document.querySelector('[data-testid=flow-packet]')) window.packets += 1;
+        }).observe(document.body, {subtree: true, childList: true}); }"""
+    )
     page.get_by_test_id("flow-next").click()  # the stack -> attention
-    page.get_by_test_id("flow-packet").wait_for(state="attached", timeout=2000)
     page.wait_for_function(
         f"() => window.lmscope.flow.changes.length > {before} && !window.lmscope.flow.moving"
     )
+    assert page.evaluate("window.packets") >= 1
+    # the flight's frame gaps are recorded (how many frames a busy machine draws in 520 ms is
+    # for benchmarks/bench_web.py, which reads them)
     frames = page.evaluate("window.lmscope.flow.changes.at(-1).frames")
-    assert len(frames) >= 10
+    assert frames and all(gap > 0 for gap in frames)
     assert page.evaluate("performance.getEntriesByName('flow-step').length") >= 1
     assert page.evaluate("performance.getEntriesByName('flow-first-frame').length") == 1
 
 
 def test_reduced_motion_moves_nothing(browser, server):
-    context = browser.new_context(viewport={"width": 1440, "height": 900}, reduced_motion="reduce")
+    options = {"viewport": {"width": 1440, "height": 900}, "reduced_motion": "reduce"}
+    context = webtools.patient(browser.new_context(**options))
     page = context.new_page()
     page.goto(server + "/")
     page.wait_for_selector("body[data-ready='1']")

@@ -12,7 +12,7 @@ import time
 
 import pytest
 import torch
-from webtools import ARTIFACTS
+from webtools import ARTIFACTS, HANG_S
 
 pytestmark = pytest.mark.browser
 
@@ -49,7 +49,7 @@ def rgb_of(locator) -> tuple[int, ...]:
     return tuple(int(x) for x in colour[colour.index("(") + 1 : -1].split(","))
 
 
-def wait_until(page, check, timeout_s: float = 30):
+def wait_until(page, check, timeout_s: float = HANG_S):
     deadline = time.monotonic() + timeout_s
     while not check():
         assert time.monotonic() < deadline, "timed out"
@@ -66,7 +66,7 @@ def test_neurons_page(page):
     wait_until(page, lambda: page.locator("#rnn-colored .ch").count() == len(text))
     page.get_by_test_id("find-text").click()
     first = page.locator("[data-testid=cell-unit][data-feature=inside_quotes]").first
-    first.wait_for(timeout=30_000)
+    first.wait_for()
     assert first.locator("code").inner_text() == "0:7 c"
     first.click()
     title = page.get_by_test_id("rnn-title")

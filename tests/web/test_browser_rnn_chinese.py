@@ -38,7 +38,7 @@ def test_the_finder_the_model_list_and_the_arrows_speak_chinese(page):
     page.get_by_test_id("rnn-input").fill(TEXT)
     page.get_by_test_id("find-text").click()
     units = page.locator("[data-testid=cell-unit]")
-    units.first.wait_for(timeout=30_000)
+    units.first.wait_for()
     tips = units.evaluate_all("els => els.map(e => e.title)")
     assert not [t for t in tips if "choosing" in t], tips
     assert [t for t in tips if t.startswith("前一半（挑选用）上的 r：")], tips

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from webtools import ARTIFACTS, api, to_chinese
+from webtools import ARTIFACTS, HANG_S, api, to_chinese
 
 pytestmark = pytest.mark.browser
 
@@ -67,7 +67,7 @@ def page_options() -> dict:
     return {"path": "/rnn", "allowed": ("400",)}  # a text the model cannot read is refused
 
 
-def wait_until(page, check, timeout_s: float = 30):
+def wait_until(page, check, timeout_s: float = HANG_S):
     deadline = time.monotonic() + timeout_s
     while not check():
         assert time.monotonic() < deadline, "timed out"
@@ -190,7 +190,7 @@ def test_a_long_epoch_reads_in_whole_seconds_on_the_why_page(page):
     """The page wrote a 3,220.4 s epoch as "3220 s" (the terminal as "3.22e+03 s"): seconds
     past a thousand are grouped like every other count on the page."""
     page.goto(page.server + "/why")
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.wait_for_selector("body[data-ready='1']")
     race = page.locator("#exp-race")
     assert race.get_attribute("data-source") == "local"
     cell = race.locator("[data-testid=why-table]").first.locator("tbody tr").first
@@ -245,7 +245,7 @@ def test_the_re_run_commands_show_whole_on_a_phone(page, lang):
     of a box with no visible scrollbar) and the Chinese copy button broke into "复" over "制"."""
     page.set_viewport_size({"width": 390, "height": 900})
     page.goto(page.server + "/why")
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.wait_for_selector("body[data-ready='1']")
     if lang == "zh":
         to_chinese(page)
     page.evaluate("document.querySelectorAll('details.why-rerun').forEach((d) => (d.open = true))")

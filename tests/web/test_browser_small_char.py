@@ -5,7 +5,7 @@ cannot read (unseen characters, too long even when cut) are disabled with a reas
 from __future__ import annotations
 
 import pytest
-from webtools import ARTIFACTS
+from webtools import ARTIFACTS, patient
 
 pytestmark = pytest.mark.browser
 
@@ -48,13 +48,13 @@ def test_model_says_which_examples_fit(client):
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_page_opens_on_a_prompt_that_fits(browser, server, lang):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    context = patient(browser.new_context(viewport={"width": 1440, "height": 1000}))
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda err: errors.append(str(err)))
     page.add_init_script(f"localStorage.setItem('lmscope.lang', '{lang}')")
     page.goto(server + "/")
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.wait_for_selector("body[data-ready='1']")
     assert page.locator("#error").is_hidden(), page.locator("#error").inner_text()
     assert page.locator("[data-testid=token-chip]").count() > 0
     buttons = page.get_by_test_id("example")
@@ -98,11 +98,11 @@ def test_switching_to_chinese_while_an_error_shows(page):
 
 
 def test_chinese_page_says_blocks_in_chinese(browser, server):
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    context = patient(browser.new_context(viewport={"width": 1440, "height": 1000}))
     page = context.new_page()
     page.add_init_script("localStorage.setItem('lmscope.lang', 'zh')")
     page.goto(server + "/")
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.wait_for_selector("body[data-ready='1']")
     text = page.locator("body").inner_text()
     context.close()
     assert "个 block" not in text and "2 层" in text
@@ -125,11 +125,11 @@ def test_step_5_tells_a_character_tokenizer(client, page):
 def test_chinese_lens_rows_name_layers(browser, server):
     from webtools import open_view
 
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    context = patient(browser.new_context(viewport={"width": 1440, "height": 1000}))
     page = context.new_page()
     page.add_init_script("localStorage.setItem('lmscope.lang', 'zh')")
     page.goto(server + "/")
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.wait_for_selector("body[data-ready='1']")
     open_view(page, "lens")
     text = page.locator(".step-body").inner_text()
     context.close()

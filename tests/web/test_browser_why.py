@@ -48,8 +48,7 @@ def page_options() -> dict:
 def all_images_loaded(page) -> None:
     page.wait_for_function(
         "() => [...document.images].length > 0 && "
-        "[...document.images].every((i) => i.complete && i.naturalWidth > 0)",
-        timeout=20_000,
+        "[...document.images].every((i) => i.complete && i.naturalWidth > 0)"
     )
 
 
@@ -118,7 +117,7 @@ def test_copies_the_command_that_re_runs_an_experiment(page):
 
 def test_the_explainer_links_to_the_page_in_both_languages(page):
     page.goto(page.server + "/")
-    page.wait_for_selector("body[data-ready='1']", timeout=30_000)
+    page.wait_for_selector("body[data-ready='1']")
     link = page.locator(".top-actions a[href='/why']")
     assert link.inner_text() == "Why Transformers"
     page.get_by_test_id("lang-toggle").click()

@@ -130,8 +130,7 @@ def shown(page) -> list[dict]:
 def all_images_loaded(page) -> None:
     page.wait_for_function(
         "() => [...document.images].length > 0 && "
-        "[...document.images].every((i) => i.complete && i.naturalWidth > 0)",
-        timeout=20_000,
+        "[...document.images].every((i) => i.complete && i.naturalWidth > 0)"
     )
 
 
