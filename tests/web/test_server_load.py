@@ -2,7 +2,9 @@
 and bounded memory; a saturated server answers a readable 503 at once instead of piling
 requests up; the page still loads while the model is busy; the model gate is first come,
 first served. The harness is ``lmscope.testing.load``; ``benchmarks/bench_load.py`` runs the
-32-client, 60-second version."""
+32-client, 60-second version and measures the seconds: CI runs these on 2 busy cores beside
+other tests, so here a limit in seconds only stops a hung test, and "at once" is checked as
+"while the model was still held"."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 import torch
-from webtools import serve
+from webtools import HANG_S, serve
 
 import lmscope
 import lmscope.web
@@ -38,7 +40,10 @@ def test_a_short_class_gets_no_errors_and_memory_stays_bounded():
     )
     loaded, rss = result["loaded"], result["rss_mb"]
     assert loaded["errors"] == 0, loaded["error_examples"]
-    assert loaded["requests"] >= 60 and loaded["generated_tokens"] > 0
+    # every learner went through one session at least (a trace and a view), however busy the
+    # machine; how many fit in the 5 s is the benchmark's. The learners' first sessions are
+    # seeded: among them they trace, pool and generate
+    assert loaded["requests"] >= 2 * 8 and loaded["generated_tokens"] > 0
     assert {"trace", "pool", "generate"} <= set(loaded["by_kind"])
     assert loaded["cache"]["bytes"] <= loaded["cache"]["max_bytes"] == 32 << 20
     # a 32 MiB trace cache, the model and the interpreter: well under this
@@ -57,31 +62,56 @@ def busy_server():
         yield url, app.state.store.gate
 
 
-async def _flood(url: str, n: int) -> list[httpx.Response]:
-    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
-        bodies = [{"text": f"ROMEO: prompt number {i}"} for i in range(n)]
-        return await asyncio.gather(*(client.post("/api/trace", json=b) for b in bodies))
+@pytest.fixture
+def full_server():
+    """A server that admits 3 API requests, which wait for the model as long as the test holds
+    its gate (up to HANG_S): they stay in progress until the test says."""
+    app = create_app(lmscope.load("shakespeare"), max_active=3, wait_s=HANG_S)
+    with serve(app) as url:
+        yield url, app.state.store.gate
+
+
+async def _flood(url: str, n: int, answered: list | None = None) -> list[httpx.Response]:
+    """``n`` traces at once; each answer is also put in ``answered`` as it comes."""
+    async with httpx.AsyncClient(base_url=url, timeout=HANG_S) as client:
+
+        async def one(body: dict) -> httpx.Response:
+            r = await client.post("/api/trace", json=body)
+            if answered is not None:
+                answered.append(r)
+            return r
+
+        return await asyncio.gather(*(one({"text": f"ROMEO: prompt {i}"}) for i in range(n)))
+
+
+def _wait_until(check) -> None:
+    deadline = time.monotonic() + HANG_S
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
 
 
 @pytest.mark.slow
-def test_a_saturated_server_answers_503_at_once_and_the_page_still_loads(busy_server):
-    url, gate = busy_server
-    results: list = []
+def test_a_saturated_server_answers_503_at_once_and_the_page_still_loads(full_server):
+    url, gate = full_server
+    answered: list = []
     with gate:  # the model is busy for as long as the test holds its gate
-        flood = threading.Thread(target=lambda: results.extend(asyncio.run(_flood(url, 8))))
-        started = time.perf_counter()
+        flood = threading.Thread(target=lambda: asyncio.run(_flood(url, 8, answered)))
         flood.start()
-        time.sleep(0.2)
-        page = httpx.get(f"{url}/", timeout=5)  # no model needed, never refused
-        assert page.status_code == 200 and time.perf_counter() - started < 2
-        flood.join(timeout=30)
-    assert len(results) == 8
-    assert all(r.status_code == 503 for r in results), [r.status_code for r in results]
-    errors = [r.json()["error"] for r in results]
-    assert all(int(r.headers["retry-after"]) >= 1 for r in results)
+        # at once: 5 refusals while the model is still held (the 3 admitted wait for it)
+        _wait_until(lambda: len(answered) >= 5)
+        refused = list(answered)
+        # no model needed, never refused: answered while the model is still held
+        assert httpx.get(f"{url}/", timeout=HANG_S).status_code == 200
+        assert len(answered) == 5  # the 3 admitted still wait: nothing piles up past them
+    flood.join(timeout=HANG_S)
+    assert all(r.status_code == 503 for r in refused), [r.status_code for r in refused]
+    assert all(int(r.headers["retry-after"]) >= 1 for r in refused)
+    errors = [r.json()["error"] for r in refused]
     assert all(e.startswith("the server is busy") for e in errors), errors
-    refused = [e for e in errors if "requests in progress" in e]
-    assert len(refused) == 5, errors  # the other 3 waited for the model at most 0.5 s
+    assert all("requests in progress" in e for e in errors), errors
+    # the 3 admitted got the model once it was free
+    assert [r.status_code for r in answered[5:]] == [200] * 3
     # once the model is free again, the same requests go through
     assert all(r.status_code == 200 for r in asyncio.run(_flood(url, 3)))
 
@@ -91,13 +121,13 @@ def test_a_stream_whose_first_token_waits_too_long_is_a_503(busy_server):
     url, gate = busy_server
     ids = lmscope.load("shakespeare").encode("ROMEO:")
     with gate:
-        r = httpx.post(f"{url}/api/generate", json={"ids": ids, "n": 3}, timeout=30)
+        r = httpx.post(f"{url}/api/generate", json={"ids": ids, "n": 3}, timeout=HANG_S)
     assert r.status_code == 503 and int(r.headers["retry-after"]) >= 1
     assert r.json()["error"].startswith("the server is busy")
 
 
 def test_the_gate_is_first_come_first_served_and_reentrant():
-    gate = Gate(wait_s=5)
+    gate = Gate(wait_s=HANG_S)  # the 6 are queued before any may give up
     order: list[int] = []
     arrived = []
 
@@ -114,7 +144,7 @@ def test_the_gate_is_first_come_first_served_and_reentrant():
             while gate.waiting < i + 1:  # each is queued before the next arrives
                 time.sleep(0.001)
     for t in threads:
-        t.join(timeout=10)
+        t.join(timeout=HANG_S)
     assert order == arrived == list(range(6))
 
 
@@ -127,15 +157,18 @@ def test_the_gate_gives_up_after_its_wait():
     def hold():
         with gate:
             holder.set()
-            done.wait(5)
+            done.wait(HANG_S)  # until the test says
 
     t = threading.Thread(target=hold)
     t.start()
-    holder.wait(5)
+    holder.wait(HANG_S)
     started = time.perf_counter()
     with pytest.raises(Busy, match="not free within 0.2 s"), gate:
         pass
-    assert 0.15 < time.perf_counter() - started < 2
+    # not before its wait; and it gave up by itself, while the gate was still held. 5 s is 25
+    # times the wait: a timer, not work, that a busy machine is late with by milliseconds
+    assert 0.15 < time.perf_counter() - started < 5
+    assert t.is_alive() and not done.is_set()
     assert gate.waiting == 0  # the one that gave up left the queue
     done.set()
     t.join()
