@@ -12,10 +12,15 @@ import pytest
 from lmscope.testing import fuzz
 
 CASES = 400
+# fuzz.check_response calls an answer slower than 20 s a hang. CI runs this on 2 busy cores
+# beside other tests, where a long generation has taken longer: here the limit only stops a
+# request that would never end (benchmarks/bench_fuzz.py keeps the 20 s).
+HANG_S = 300.0
 
 
 @pytest.mark.slow
-def test_generated_requests_never_crash_or_hang():
+def test_generated_requests_never_crash_or_hang(monkeypatch):
+    monkeypatch.setattr(fuzz, "CASE_TIME_LIMIT_S", HANG_S)
     found = fuzz.fuzz_api(CASES, seed=0)
     assert found["cases"] >= CASES * 0.9
     # the generator reaches every operation, and gets past validation as well as failing it
