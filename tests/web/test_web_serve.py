@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from webtools import HANG_S
 
 import lmscope
 from lmscope.cli import main
@@ -112,6 +113,9 @@ def test_missing_default_model_is_one_line(monkeypatch, any_port, capsys):
     assert err.startswith("lmscope: error: the default model") and "Traceback" not in err
 
 
+START_S = 300.0  # a subprocess that imports torch and loads a model, on 2 busy cores
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -131,7 +135,7 @@ def serving(args: list[str], start_s: float):
         deadline = time.monotonic() + start_s
         while True:
             try:
-                info = httpx.get(f"{url}/api/model", timeout=2).json()
+                info = httpx.get(f"{url}/api/model", timeout=HANG_S).json()
                 break
             except httpx.TransportError:
                 if proc.poll() is not None or time.monotonic() > deadline:
@@ -140,15 +144,15 @@ def serving(args: list[str], start_s: float):
         yield url, info, proc
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=HANG_S)
         proc.stderr.close()
 
 
 @pytest.mark.slow
 def test_serve_really_serves(tiny_hf_dir):
-    with serving(["--model", str(tiny_hf_dir)], start_s=60) as (url, info, _):
+    with serving(["--model", str(tiny_hf_dir)], start_s=START_S) as (url, info, _):
         assert info["n_layer"] == 2
-        trace = httpx.post(f"{url}/api/trace", json={"text": "Hi"}).json()
+        trace = httpx.post(f"{url}/api/trace", json={"text": "Hi"}, timeout=HANG_S).json()
         assert trace["tokens"][0]["text"] == "Hi"
 
 
@@ -192,9 +196,9 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="counts worker processes in /proc")
 def test_serve_with_two_workers_serves_from_two_processes(tiny_hf_dir):
     args = ["--model", str(tiny_hf_dir), "--rnn", "none", "--workers", "2"]
-    with serving(args, start_s=120) as (url, info, proc):
+    with serving(args, start_s=START_S) as (url, info, proc):
         assert info["n_layer"] == 2
-        with httpx.Client(base_url=url, timeout=30) as client:
+        with httpx.Client(base_url=url, timeout=HANG_S) as client:
             for text in ("Hi", "Hello there", "Good morning"):
                 assert client.post("/api/trace", json={"text": text}).status_code == 200
         # uvicorn's manager and its two workers (and nothing more: spawn's helper aside)
