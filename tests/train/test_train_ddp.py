@@ -66,7 +66,8 @@ def run_two_ranks(tmp_path, worker_source: str):
     env = dict(os.environ, LMSCOPE_CACHE=str(tmp_path / "cache"), OMP_NUM_THREADS="1")
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
     command += ["--nproc_per_node", "2", str(worker), str(corpus), str(out), str(reports)]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    # minutes: only a hung run takes so long (two processes importing torch on 2 busy cores)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     return done, out, reports
 
 
@@ -119,10 +120,17 @@ FAILING_SAVE = textwrap.dedent(
     argv += ["--device", "cpu", "--out", out, "--no-progress"]
     code = main(argv)
     sys.stderr.flush()
-    with open(os.path.join(reports, f"rank{os.environ['RANK']}.json"), "w") as f:
+    mine = os.path.join(reports, f"rank{os.environ['RANK']}.json")
+    with open(mine + ".part", "w") as f:
         json.dump({"code": code}, f)
-    if os.environ["RANK"] == "0":
-        time.sleep(3)  # torchrun ends the other ranks once one fails: let rank 1 finish first
+    os.replace(mine + ".part", mine)  # whole, or not there
+    # torchrun ends the other rank once one fails: neither leaves before both have reported
+    # (however long a busy machine takes over it; the deadline only stops a hung run)
+    deadline = time.monotonic() + 300
+    while not all(os.path.exists(os.path.join(reports, f"rank{r}.json")) for r in (0, 1)):
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     sys.exit(code)
     """
 )
