@@ -134,7 +134,7 @@ def test_console_script_entry_point(tiny_hf_dir):
         [sys.executable, "-m", "lmscope", "explain", "", "--model", str(tiny_hf_dir)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,  # minutes: only a hung command takes so long
     )
     assert proc.returncode == 2 and "prompt is empty" in proc.stderr
 

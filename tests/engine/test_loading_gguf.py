@@ -40,7 +40,7 @@ def test_the_tokenizer_is_built_while_the_cached_weights_are_checked(cached_gguf
 
     def sha(file):
         if Path(file).name == weight_cache.TENSORS_FILE:  # the cached weights' checksum
-            overlapped.append(tokenizer_started.wait(timeout=10))
+            overlapped.append(tokenizer_started.wait(timeout=60))  # False only if never
         return real_sha(file)
 
     monkeypatch.setattr(loading, "tokenizer_from_gguf_fields", tokenizer)
