@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from lmscope.errors import InvalidInputError, TokenizerError
 
@@ -172,6 +172,65 @@ class TableTokenizer(Tokenizer):
                 name=self.name,
                 last=str(self.vocab_size - 1),
             ) from None
+
+
+class SavedBPE(Protocol):
+    """What the tokenizer.json writers (``hf_files``, ``spm_files``) read of either lmscope BPE.
+    Named here, so that the writers need not import the tokenizers that call them to save."""
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]: ...
+    @property
+    def bos_id(self) -> int | None: ...
+    @property
+    def eos_id(self) -> int | None: ...
+    @property
+    def unk_id(self) -> int | None: ...
+    @property
+    def add_bos(self) -> bool: ...
+
+
+class Splitting(Protocol):
+    """What a tokenizer.json says of a byte-level BPE's pre-tokenizer."""
+
+    @property
+    def steps(self) -> Sequence[str]: ...
+    @property
+    def normalizer(self) -> str | None: ...
+
+
+class SavedByteBPE(SavedBPE, Protocol):
+    """What ``hf_files.write_hf_json`` reads of a byte-level BPE (``bpe.ByteLevelBPE``)."""
+
+    @property
+    def vocab(self) -> Mapping[bytes, int]: ...
+    @property
+    def merges(self) -> Sequence[tuple[bytes, bytes]]: ...
+    @property
+    def pretokenizer(self) -> Splitting: ...
+    @property
+    def ignore_merges(self) -> bool: ...
+
+
+class SavedSentencePieceBPE(SavedBPE, Protocol):
+    """What ``spm_files.write_spm_json`` reads of a SentencePiece BPE (``spm_bpe``)."""
+
+    @property
+    def vocab(self) -> Mapping[str, int]: ...
+    @property
+    def merges(self) -> Sequence[tuple[str, str]]: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def prefix_after_space(self) -> bool: ...
+    @property
+    def split_words(self) -> bool: ...
+    @property
+    def decode_strip(self) -> int: ...
+    @property
+    def fuse_unk(self) -> bool: ...
+    @property
+    def byte_fallback(self) -> bool: ...
 
 
 def special_splitter(specials: Mapping[str, int]) -> re.Pattern[str] | None:

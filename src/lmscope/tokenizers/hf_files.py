@@ -6,13 +6,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from lmscope.tokenizers.base import SavedBPE, SavedByteBPE
 from lmscope.tokenizers.bytes_map import bytes_to_text
-
-if TYPE_CHECKING:  # only for the annotations: the BPEs import this module to save
-    from lmscope.tokenizers.bpe import ByteLevelBPE
-    from lmscope.tokenizers.spm_bpe import SentencePieceBPE
 
 TOKENIZER_JSON = "tokenizer.json"
 TOKENIZER_CONFIG = "tokenizer_config.json"
@@ -41,7 +37,7 @@ def chat_template_in(directory: Path) -> str | None:
     return template if isinstance(template, str) and template else None
 
 
-def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
+def write_hf_json(bpe: SavedByteBPE, path: Path) -> None:
     """Write `bpe` as a tokenizer.json that Hugging Face's `tokenizers` and read_hf_json load
     back (bos/eos go into tokenizer_config.json beside it, keeping what else it holds)."""
     text_of = {token_id: bytes_to_text(raw) for raw, token_id in bpe.vocab.items()}
@@ -77,7 +73,7 @@ def write_hf_json(bpe: ByteLevelBPE, path: Path) -> None:
 
 
 def tokenizer_json(
-    bpe: ByteLevelBPE | SentencePieceBPE,
+    bpe: SavedBPE,
     text_of: Mapping[int, str],
     *,
     normalizer: dict | None,

@@ -5,17 +5,14 @@ Hugging Face's `tokenizers` and ``spm_json`` read back to the same tokens."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from lmscope.tokenizers.base import SavedSentencePieceBPE
 from lmscope.tokenizers.hf_files import TOKENIZER_JSON, tokenizer_json, write_tokenizer_files
-
-if TYPE_CHECKING:  # only for the annotation: the tokenizer imports this module to save
-    from lmscope.tokenizers.spm_bpe import SentencePieceBPE
 
 SPACE = "\u2581"  # "▁": how SentencePiece spells a space inside its tokens
 
 
-def write_spm_json(bpe: SentencePieceBPE, directory: Path) -> None:
+def write_spm_json(bpe: SavedSentencePieceBPE, directory: Path) -> None:
     """Write ``bpe`` as tokenizer.json (+ its bos/eos in tokenizer_config.json, keeping what
     else that file holds)."""
     text_of = {token_id: text for text, token_id in bpe.vocab.items()}
