@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 from lmscope.errors import InvalidInputError, TokenizerError
 
@@ -174,20 +174,24 @@ class TableTokenizer(Tokenizer):
             ) from None
 
 
-class SavedBPE(Protocol):
+Piece = TypeVar("Piece", bytes, str)  # what a BPE's vocabulary spells its tokens as
+
+
+class SavedBPE(Protocol[Piece]):
     """What the tokenizer.json writers (``hf_files``, ``spm_files``) read of either lmscope BPE.
     Named here, so that the writers need not import the tokenizers that call them to save."""
 
+    bos_id: int | None
+    eos_id: int | None
+    unk_id: int | None
+    add_bos: bool
+
+    @property
+    def vocab(self) -> Mapping[Piece, int]: ...
+    @property
+    def merges(self) -> Sequence[tuple[Piece, Piece]]: ...
     @property
     def special_tokens(self) -> Mapping[str, int]: ...
-    @property
-    def bos_id(self) -> int | None: ...
-    @property
-    def eos_id(self) -> int | None: ...
-    @property
-    def unk_id(self) -> int | None: ...
-    @property
-    def add_bos(self) -> bool: ...
 
 
 class Splitting(Protocol):
@@ -199,38 +203,24 @@ class Splitting(Protocol):
     def normalizer(self) -> str | None: ...
 
 
-class SavedByteBPE(SavedBPE, Protocol):
+class SavedByteBPE(SavedBPE[bytes], Protocol):
     """What ``hf_files.write_hf_json`` reads of a byte-level BPE (``bpe.ByteLevelBPE``)."""
 
-    @property
-    def vocab(self) -> Mapping[bytes, int]: ...
-    @property
-    def merges(self) -> Sequence[tuple[bytes, bytes]]: ...
+    ignore_merges: bool
+
     @property
     def pretokenizer(self) -> Splitting: ...
-    @property
-    def ignore_merges(self) -> bool: ...
 
 
-class SavedSentencePieceBPE(SavedBPE, Protocol):
+class SavedSentencePieceBPE(SavedBPE[str], Protocol):
     """What ``spm_files.write_spm_json`` reads of a SentencePiece BPE (``spm_bpe``)."""
 
-    @property
-    def vocab(self) -> Mapping[str, int]: ...
-    @property
-    def merges(self) -> Sequence[tuple[str, str]]: ...
-    @property
-    def prefix(self) -> str: ...
-    @property
-    def prefix_after_space(self) -> bool: ...
-    @property
-    def split_words(self) -> bool: ...
-    @property
-    def decode_strip(self) -> int: ...
-    @property
-    def fuse_unk(self) -> bool: ...
-    @property
-    def byte_fallback(self) -> bool: ...
+    prefix: str
+    prefix_after_space: bool
+    split_words: bool
+    decode_strip: int
+    fuse_unk: bool
+    byte_fallback: bool
 
 
 def special_splitter(specials: Mapping[str, int]) -> re.Pattern[str] | None:

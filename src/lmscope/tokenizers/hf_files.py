@@ -73,7 +73,7 @@ def write_hf_json(bpe: SavedByteBPE, path: Path) -> None:
 
 
 def tokenizer_json(
-    bpe: SavedBPE,
+    bpe: SavedBPE[bytes] | SavedBPE[str],
     text_of: Mapping[int, str],
     *,
     normalizer: dict | None,
