@@ -1,6 +1,6 @@
 """Schemathesis against ``lmscope serve`` on loopback (issue 16, item 6): every check, positive
 and negative data, the examples, coverage, fuzzing and stateful phases (links between the
-operations inferred by schemathesis), bounded to a minute. It must find nothing: no 500, no
+operations inferred by schemathesis), bounded to half a minute. It must find nothing: no 500, no
 response that breaks the schema, no status the schema does not declare, no schema-breaking
 body accepted, no 405 without Allow, no answer slower than schemathesis's 10 s limit.
 
@@ -31,7 +31,7 @@ import pytest
 
 from lmscope.testing import schemathesis_api as api
 
-BUDGET_S = 60
+BUDGET_S = 30  # `python -m benchmarks.schemathesis_api --budget N` runs it longer
 
 
 @pytest.mark.slow
@@ -43,5 +43,7 @@ def test_schemathesis_finds_nothing(tiny_hf_dir, tmp_path):
     print(json.dumps(totals))
     assert code == 0, output[-6000:]
     assert totals["failures"] == 0 and totals["operations"] >= 25, totals
-    assert totals["cases"] >= 500, totals  # the budget was spent testing, not starting
+    # the budget was spent testing, not starting (~2,500 cases on a quiet 2-core machine; a
+    # busy one makes fewer, so the floor is far below that)
+    assert totals["cases"] >= 200, totals
     assert set(totals["phases"].values()) == {"success"}, totals
