@@ -138,8 +138,7 @@ def _main(argv: list[str] | None) -> int:
 
         detail = str(err).splitlines()[0][:80] if str(err) else type(err).__name__
         line = say(
-            "this command cannot show this model's NaN or infinite numbers ({detail}); "
-            "'lmscope lens' shows them as NaN",
+            "report.cli.nonfinite",
             detail=detail,
         )
         _print_error(line)

@@ -21,7 +21,7 @@ SRC = Path(lmscope.__file__).parent
 CATALOGS = SRC / "i18n" / "catalog"
 FILES = sorted(p.stem for p in CATALOGS.glob("*.json"))
 # a catalog text may equal its English where it is only names, numbers and code
-SAME_IN_EVERY_LANGUAGE: set[str] = set()
+SAME_IN_EVERY_LANGUAGE = {"report.ablate.token", "report.compare.token", "report.lens.logit-lens"}
 
 
 @pytest.fixture(autouse=True)
@@ -222,4 +222,5 @@ def test_the_pseudo_language_brackets_every_text_and_keeps_its_placeholders():
         fake = pseudo_text(text)
         assert fake.startswith(OPEN) and fake.endswith(CLOSE)
         assert mf.placeholders(fake) == mf.placeholders(text), key
-        assert not re.search(r"[a-z]{2,}", re.sub(r"\{[^{}]*?[,}]", "", fake)), (key, fake)
+        syntax = r"\{\w+, plural,|(?:one|other|=\d+) \{|\{[^{}]*?[,}]"  # names, plural forms
+        assert not re.search(r"[a-z]{2,}", re.sub(syntax, "", fake)), (key, fake)

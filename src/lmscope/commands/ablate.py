@@ -78,15 +78,17 @@ def run(args) -> int:
         return 0
     width = terminal_width()
     title = say(
-        "ablated {parts} ({mode}) at position {position} · KL {kl} nats",
+        "report.ablate.ablated-at-position-kl",
         parts=", ".join(effect.ablations),
-        mode=say(effect.mode),
+        mode=say({"zero": "report.ablate.zero", "mean": "report.ablate.mean"}[effect.mode]),
         position=effect.position,
         kl=f"{effect.kl:.4f}",
     )
     table = Table()
-    for col in ("token", "before", "after", "change", ""):
-        table.add_column(say(col), justify="left" if col in ("token", "") else "right")
+    table.add_column(say("report.ablate.token"), justify="left")
+    for col in ("report.ablate.before", "report.ablate.after", "report.ablate.change"):
+        table.add_column(say(col), justify="right")
+    table.add_column("", justify="left")
     # token 14 + three numbers of 7 + the table's rules and padding: about 50 columns
     bar_width = max(4, min(BAR, width - 50))
     largest = max((abs(r["change"]) for r in effect.diff), default=0.0) or 1.0

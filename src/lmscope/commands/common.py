@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING
 import lmscope
 from lmscope import i18n
 from lmscope.errors import InvalidInputError, LmscopeError
-from lmscope.explain.words import LANGS, translate
+from lmscope.explain.words import translate
 
 LANG_ENV = "LMSCOPE_LANG"
+# the languages --lang offers: the catalog's, but the pseudo-language tests use
+LANGS = tuple(code for code in i18n.LANGUAGES if code != "pseudo")
 _lang: ContextVar[str] = ContextVar("lmscope_cli_lang", default="en")
 
 if TYPE_CHECKING:
@@ -53,9 +55,16 @@ def current_lang() -> str:
     return _lang.get()
 
 
-def say(text: str, **values) -> str:
-    """``text`` in the chosen language (``lmscope.explain.words``), ``{fields}`` filled."""
-    return translate(text, _lang.get(), **values)
+def say(message_id: str, **values) -> str:
+    """The catalog's text ``message_id`` (``lmscope.i18n``) in the chosen language, filled in
+    from ``values``; a whole number is written as it is, without separators (a caller that
+    wants them formats it). ``lmscope explain``'s words, not yet in the catalog, are still
+    English keys of ``lmscope.explain.words``."""
+    lang = _lang.get()
+    if not i18n.has(message_id):
+        return translate(message_id, lang, **values)
+    plain = {k: str(v) if type(v) is int else v for k, v in values.items()}
+    return i18n.text(message_id, lang, **plain)
 
 
 def one_token(line: str, n: int) -> str:

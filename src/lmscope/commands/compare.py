@@ -20,9 +20,6 @@ from lmscope.commands.common import (
 )
 from lmscope.errors import InvalidInputError
 
-# what a text longer than --max-chars gets, on the terminal and in the files
-CUT_NOTE = "compared the first {n} of {total} characters; --max-chars compares more"
-
 
 def register(sub):
     p = sub.add_parser(
@@ -100,7 +97,7 @@ def _out_folder(text: str) -> Path:
 
 
 def run(args) -> int:
-    from lmscope.interpret.compare import compare, to_html, to_png  # lazy: see lmscope.commands
+    from lmscope.interpret.compare import UNIT_IDS, compare, to_html, to_png  # lazy: see commands
 
     use_lang(args)
     if len(args.model) != 2:
@@ -110,11 +107,15 @@ def run(args) -> int:
     text = whole[: args.max_chars]
     a, b = (lmscope.load(m, allow_nonfinite=args.allow_nonfinite) for m in args.model)
     result = compare(a, b, text)
-    cut = CUT_NOTE if len(text) < len(whole) else ""  # said wherever the result is read
+    # what a text longer than --max-chars gets, on the terminal and in the files
+    cut = "report.compare.compared-first-of" if len(text) < len(whole) else ""
     sizes = {"n": f"{len(text):,}", "total": f"{len(whole):,}"}
+    # the note (the models split the text differently) is the one compare() writes in English
+    note = "report.compare.models-split-text" if result.note else ""
+    english = "; ".join(i18n.text(x, "en", **sizes) for x in (note, cut) if x)
     # the files say it in the command's language (--lang), as its terminal summary does
-    saved = replace(result, note="; ".join(x for x in (result.note, cut.format(**sizes)) if x))
-    said = "; ".join(say(x, **sizes) for x in (result.note, cut) if x)  # the note, in --lang
+    saved = replace(result, note=english)
+    said = "; ".join(say(x, **sizes) for x in (note, cut) if x)  # the note, in --lang
     lang = {"zh": "zh-CN"}.get(current_lang(), "en")
     page = to_html(replace(saved, note=said), say, lang)
     try:  # a disk that fills up, a folder made read-only meanwhile: one line
@@ -132,20 +133,20 @@ def run(args) -> int:
     console = Console(width=terminal_width(), highlight=False)
     lines = [
         say(
-            "per-{unit} mean loss: {a} {loss_a}, {b} {loss_b} nats",
-            unit=say(result.unit),
+            "report.compare.per-mean-loss-nats",
+            unit=say(UNIT_IDS[result.unit]),
             a=result.names[0],
             loss_a=f"{result.mean_a:.3f}",
             b=result.names[1],
             loss_b=f"{result.mean_b:.3f}",
         )
     ]
-    if result.note:
-        lines.append(say(result.note))
+    if note:
+        lines.append(say(note))
     if cut:
         lines.append(say(cut, **sizes))
     files = ", ".join(str(out / name) for name in ("compare.html", "compare.png", "compare.json"))
-    lines.append(say("wrote {files}", files=files))
+    lines.append(say("report.compare.wrote", files=files))
     for line in lines:
         console.print(line, markup=False, overflow="fold")
     return 0

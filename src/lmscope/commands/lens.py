@@ -106,7 +106,7 @@ def run(args) -> int:
         return max(cell_len(line) for text in texts for line in text.split("\n"))
 
     widths = [width(j) for j in range(len(lens.positions))]
-    label = max(cell_len(say(x)) for x in ["layer", *lens.stages])
+    label = max(cell_len(x) for x in [say("report.lens.layer"), *map(_stage, lens.stages)])
     order = range(len(widths) - 1, -1, -1) if args.positions is None else range(len(widths))
     room, keep = terminal_width() - label, []
     for j in order:
@@ -115,10 +115,10 @@ def run(args) -> int:
         room -= widths[j] + 1
         keep.append(j)
     keep.sort()
-    title = say("logit lens · {model}", model=model.name)
+    title = say("report.lens.logit-lens", model=model.name)
     if args.ablate:
         title = say(
-            "logit lens · {model} · ablated: {ablated}",
+            "report.lens.logit-lens-ablated",
             model=model.name,
             ablated=", ".join(args.ablate),
         )
@@ -128,7 +128,7 @@ def run(args) -> int:
         padding=(0, 1),
         collapse_padding=True,
     )
-    table.add_column(say("layer"), style="cyan", no_wrap=True)
+    table.add_column(say("report.lens.layer"), style="cyan", no_wrap=True)
     for j in keep:
         table.add_column(header(lens.positions[j]), justify="center", no_wrap=True)
     for s, stage in enumerate(lens.stages):
@@ -137,23 +137,25 @@ def run(args) -> int:
             text, prob = cell(s, j)
             shade = int(232 + min(1.0, prob) * 23)
             cells.append(Text(text, style=f"on color({shade})" + (" black" if prob > 0.5 else "")))
-        table.add_row(say(stage), *cells)
+        table.add_row(_stage(stage), *cells)
     console = Console(width=terminal_width())
     # above the table, not its title: a title wraps to the table's width, often a few columns
     console.print(Text(title, style="italic"))
     console.print(table)
     n, shown = len(trace), [lens.positions[j] for j in keep]
     if args.positions is None and len(shown) < min(n, LAST):
-        note = "(positions {first}–{last} of {n}; a wider terminal shows more, --positions chooses)"
-        console.print(Text(say(note, first=shown[0], last=shown[-1], n=n), style="dim"))
+        note = say("report.lens.positions-of-wider", first=shown[0], last=shown[-1], n=n)
+        console.print(Text(note, style="dim"))
     elif args.positions is not None and len(shown) < len(_positions(args.positions, n)):
-        note = "(positions {shown} of {asked} asked for fit; a wider terminal shows more)"
         asked_n = len(_positions(args.positions, n))
-        console.print(Text(say(note, shown=len(shown), asked=asked_n), style="dim"))
-    console.print(
-        say(
-            "cell: the top prediction after that layer and its probability; the last row "
-            "is the model's output"
-        )
-    )
+        note = say("report.lens.positions-asked-for-fit", shown=len(shown), asked=asked_n)
+        console.print(Text(note, style="dim"))
+    console.print(say("report.lens.cell-top-prediction-after"))
     return 0
+
+
+def _stage(stage: str) -> str:
+    """A row's label: "embed" or "block N" (engine.lens) in the chosen language."""
+    if stage == "embed":
+        return say("report.lens.embed")
+    return say("report.lens.block", n=stage.removeprefix("block "))

@@ -12,6 +12,7 @@ from lmscope import i18n
 from lmscope.commands.common import (
     add_exclusive_switches,
     add_lang_option,
+    current_lang,
     not_empty,
     say,
     use_lang,
@@ -104,8 +105,7 @@ def run(args) -> int:
         if given:
             raise InvalidInputError(
                 say(
-                    "--hello trains on the word 'hello' alone and would ignore {flags}; use "
-                    "them without --hello (training on --data)",
+                    "report.minrnn.hello-trains-on-word",
                     flags=", ".join(given),
                 )
             )
@@ -153,25 +153,20 @@ def _hello(args) -> int:
     # the loss of the trained model (losses[-1] was measured before the last update)
     after = float(-sum(np.log(s.probs[s.target]) for s in steps))
     out = _console()
-    header = (
-        'Vocabulary h, e, l, o; input "hell", target "ello"; a vanilla RNN with {hidden} '
-        "hidden units, {iters} Adagrad steps (loss {first} -> {last} nats over 4 steps)."
-    )
-    if iters == 1:
-        header = header.replace("Adagrad steps", "Adagrad step")
     out.print(
-        say(
-            header,
-            hidden=hidden,
-            iters=f"{iters:,}",
+        i18n.text(
+            "report.minrnn.hello-header",
+            current_lang(),
+            hidden=str(hidden),
+            iters=iters,  # a plural's count, written with separators
             first=f"{losses[0] if losses else after:.3f}",
             last=f"{after:.3f}",
         )
     )
-    out.print("\n" + say("step  input  target   P(h)   P(e)   P(l)   P(o)   predicts"))
+    out.print("\n" + say("report.minrnn.step-input-target-p"))
     for t, step in enumerate(steps, 1):
         probs = "  ".join(f"{step.probs[c]:5.3f}" for c in "helo")
-        mark = say("ok" if step.predicted == step.target else "wrong")
+        mark = say("report.minrnn.ok" if step.predicted == step.target else "report.minrnn.wrong")
         out.print(
             f"{t:>4}    {step.input!r}     {step.target!r}   {probs}   {step.predicted!r} ({mark})"
         )
@@ -179,21 +174,17 @@ def _hello(args) -> int:
     learned = all(s.predicted == s.target for s in steps)
     if learned:  # the conclusion only when the numbers show it
         line = say(
-            'Both steps 3 and 4 read the same input "l", yet the model gives "l" {p_l} after '
-            'the first and "o" {p_o} after the second: only the hidden state, which remembers '
-            "how many l's it has seen, tells them apart.",
+            "report.minrnn.both-steps-3-and",
             p_l=f"{first.probs['l']:.2f}",
             p_o=f"{second.probs['o']:.2f}",
         )
     else:
         needed = _hello_iters_needed(hidden, args.lr, args.seed, iters)
         line = say(
-            'The model is wrong at {wrong} of 4 steps: it has not learned "hello" yet. With '
-            "these settings it predicts every step after {needed} iterations: try --iters "
-            "{again}.",
+            "report.minrnn.model-is-wrong-at",
             wrong=sum(s.predicted != s.target for s in steps),
             needed=needed,
-            again=needed,  # a field said twice needs two names (explain.words)
+            again=needed,
         )
     out.print("\n" + line)
     return 0 if learned else 1
@@ -252,8 +243,7 @@ def _gradcheck(args) -> int:
     out = _console()
     out.print(
         say(
-            "Gradient check: vanilla RNN, hidden {hidden}, vocabulary {vocab}, one chunk of {seq} "
-            "characters, float64, centered differences (delta 1e-5).",
+            "report.minrnn.gradient-check-vanilla-rnn",
             hidden=args.hidden,
             vocab=len(vocab),
             seq=args.seq,
@@ -267,29 +257,33 @@ def _gradcheck(args) -> int:
         )
     out.print(
         "\n"
-        + _pad(say("parameter"), 10)
+        + _pad(say("report.minrnn.parameter"), 10)
         + "".join(
             _pad(say(name), width, right=True)
-            for name, width in (("shape", 12), ("checked", 10), ("rel. error", 14))
+            for name, width in (
+                ("report.minrnn.shape", 12),
+                ("report.minrnn.checked", 10),
+                ("report.minrnn.rel-error", 14),
+            )
         )
-        + _pad(say("max |diff|"), 13, right=True)
+        + _pad(say("report.minrnn.max-diff"), 13, right=True)
     )
     ok = True
     for name, result in results.items():
         shape = "x".join(map(str, model.params[name].shape))
         passed = result.rel_error < 1e-5
+        mark = "report.minrnn.ok" if passed else "report.minrnn.fail"
         ok &= passed
         out.print(
             f"{name:<10}{shape:>12}{result.checked:>10}{result.rel_error:>14.2e}"
-            f"{result.max_abs_diff:>13.2e}  {say('ok' if passed else 'FAIL')}"
+            f"{result.max_abs_diff:>13.2e}  {say(mark)}"
         )
     seconds = time.perf_counter() - started
-    verdict = say("all below 1e-5" if ok else "some at or above 1e-5")
+    verdict = say("report.minrnn.all-below-1e-5" if ok else "report.minrnn.some-at-or-above")
     out.print(
         "\n"
         + say(
-            "relative error = |analytic - numeric| / (|analytic| + |numeric|) over the checked "
-            "entries; {verdict} ({seconds} s).",
+            "report.minrnn.relative-error-analytic-numeric",
             verdict=verdict,
             seconds=f"{seconds:.1f}",
         )
@@ -317,9 +311,7 @@ def _train(args) -> int:
     out = _console()
     out.print(
         say(
-            "min-char-rnn on {data}: {chars} characters, vocabulary {vocab}, hidden {hidden}, "
-            "seq {seq}, lr {lr}, {iters} iterations. Loss: summed over a chunk, smoothed (and "
-            "per character).",
+            "report.minrnn.min-char-rnn-on",
             data=args.data,
             chars=f"{len(text):,}",
             vocab=len(set(text)),
@@ -337,16 +329,16 @@ def _train(args) -> int:
         task = bar.add_task("train", total=iters, note="")
         for event in events:
             loss = say(
-                "loss {loss} ({per_char}/char)",
+                "report.minrnn.loss-char",
                 loss=f"{event.smooth_loss:.2f}",
                 per_char=f"{event.smooth_per_char:.3f}",
             )
             at = f"{event.iteration:,}"
             if event.sample is not None:
-                head = say("----- iter {iteration}, {loss}", iteration=at, loss=loss)
+                head = say("report.minrnn.iter-sample-head", iteration=at, loss=loss)
                 out.print(f"{head}\n{event.sample}\n-----", markup=False)
             elif not show_bar and event.iteration % every == 0:
-                out.print(say("iter {iteration}  {loss}", iteration=at, loss=loss))
+                out.print(say("report.minrnn.iter-line", iteration=at, loss=loss))
             if event.iteration % 100 == 0 or event.iteration == iters:
                 bar.update(task, completed=event.iteration, note=loss)
     seconds = time.perf_counter() - started
@@ -354,8 +346,7 @@ def _train(args) -> int:
         chars = event.iteration * args.seq
         out.print(
             say(
-                "done: {iterations} iterations, smoothed loss {loss} ({per_char}/char), {speed} "
-                "chars/s",
+                "report.minrnn.done-iterations-smoothed-loss",
                 iterations=f"{event.iteration:,}",
                 loss=f"{event.smooth_loss:.2f}",
                 per_char=f"{event.smooth_per_char:.3f}",

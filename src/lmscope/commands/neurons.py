@@ -196,8 +196,7 @@ def _note(run) -> None:
         shown = ", ".join(repr(c) for c in run.skipped_chars[:8])
         shown += " ..." if len(run.skipped_chars) > 8 else ""
         note = say(
-            "skipped {n} character(s) outside the model's vocabulary ({shown}); the model read "
-            "the rest as if they were not there",
+            "report.neurons.skipped-character-s-outside",
             n=len(run.skipped),
             shown=shown,
         )
@@ -232,7 +231,7 @@ def _view(model, text: str, args) -> int:
         view.save_html(out)
     else:
         out.write_text(json.dumps(view.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"lmscope: {say('wrote {path}', path=out)}", file=sys.stderr)
+    print(f"lmscope: {say('report.neurons.wrote', path=out)}", file=sys.stderr)
     return 0
 
 
@@ -241,7 +240,7 @@ def _title(model, layer: int, unit: int, kind: str) -> str:
 
     english, chinese = KIND_NAMES[kind]
     return say(
-        "{model}: layer {layer}, unit {unit}, {kind_name} ({kind})",
+        "report.neurons.layer-unit",
         model=model.name,
         layer=layer,
         unit=unit,
@@ -285,30 +284,31 @@ def _find(model, text: str, source: str, args) -> int:
 
     console = Console(highlight=False, width=terminal_width())
     title = say(
-        "interpretable cells · {model} · {chars} characters ({select} to choose, {heldout} "
-        "held out)",
+        "report.neurons.interpretable-cells-characters-to",
         model=report.model,
         chars=f"{report.chars_read:,}",
         select=f"{report.select_chars:,}",
         heldout=f"{report.heldout_chars:,}",
     )
     if features in ("prose", "code"):
-        title += say(" · {features} features", features=say(features))
+        said = say("report.neurons.prose" if features == "prose" else "report.neurons.code")
+        title += say("report.neurons.features", features=said)
     # no vertical rules and compact rules: 8 columns fit 80 characters with the feature
     # names and values whole (the headers wrap instead)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
     widest = max(len(f.name) for f in report.features)
-    table.add_column(say("feature"), no_wrap=True, min_width=widest)
+    table.add_column(say("report.neurons.feature"), no_wrap=True, min_width=widest)
     # values keep their width ("1:353 c", "+0.025", ">+42.97"); long header words fold
-    table.add_column(say("unit L:U kind"), min_width=7, overflow="fold")
-    for name, width in (("r held out", 6), ("r choosing", 8)):  # "choosing" whole
+    table.add_column(say("report.neurons.unit-l-u-kind"), min_width=7, overflow="fold")
+    for name, width in (("report.neurons.r-held-out", 6), ("report.neurons.r-choosing", 8)):
         table.add_column(say(name), justify="right", min_width=width, overflow="fold")
-    table.add_column(say("rule"), min_width=7, overflow="fold")
-    for name, width in (("precision", 9), ("recall", 6), ("F1", 5)):
+    table.add_column(say("report.neurons.rule"), min_width=7, overflow="fold")
+    for name, width in (("report.neurons.precision", 9), ("report.neurons.recall", 6)):
         table.add_column(say(name), justify="right", min_width=width, overflow="fold")
+    table.add_column("F1", justify="right", min_width=5, overflow="fold")
     for f in report.features:
         if f.note:  # the reason is printed under the table
-            table.add_row(f.name, f"[dim]{say('not scored')}[/]", *[""] * 6)
+            table.add_row(f.name, f"[dim]{say('report.neurons.not-scored')}[/]", *[""] * 6)
             table.add_section()
             continue
         for n, s in enumerate(f.best):
@@ -326,7 +326,7 @@ def _find(model, text: str, source: str, args) -> int:
     console.print(table)
     for f in report.features:
         console.print(_headline(f))
-    console.print(f"[dim]{say('report: {path}', path=out)}[/]")
+    console.print(f"[dim]{say('report.neurons.report', path=out)}[/]")
     return 0
 
 
@@ -336,7 +336,7 @@ def _headline(f) -> str:
     s = f.strongest_r
     if s is not None:
         return say(
-            "{name}: chosen on the first part: unit {unit}, held-out r = {signed}",
+            "report.neurons.chosen-on-first-part",
             name=f.name,
             unit=s.label,
             signed=f"{s.r:+.3f}",
@@ -344,16 +344,20 @@ def _headline(f) -> str:
     why, data = f.note or "", f.note_data or {}
     if data.get("code") == "rare":
         why = say(
-            "too few characters with and without it in the {part} part: {positives} of "
-            "{total} have it",
-            part=say(data["part"]),
+            "report.neurons.too-few-characters-with",
+            part=_part(data["part"]),
             positives=data["positives"],
             total=data["total"],
         )
     elif data.get("code") == "constant":
         why = say(
-            "it does not vary in the {part} part: always {value}",
-            part=say(data["part"]),
+            "report.neurons.it-does-not-vary",
+            part=_part(data["part"]),
             value=f"{data['value']:g}",
         )
-    return say("{name}: not scored ({why})", name=f.name, why=why)
+    return say("report.neurons.not-scored-why", name=f.name, why=why)
+
+
+def _part(part: str) -> str:
+    """The part of the text a feature was scored on ("selection" or "held-out")."""
+    return say("report.neurons.selection" if part == "selection" else "report.neurons.held-out")

@@ -67,7 +67,7 @@ def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
     if not isinstance(tokenizer, CharTokenizer):
         return model.to_ids(text, truncate=True)
     if not text:
-        raise InvalidInputError(say("the prompt is empty; type some text"))
+        raise InvalidInputError(say("report.sample.prompt-is-empty-type"))
     known = set(tokenizer.chars)
     unknown = [c for c in dict.fromkeys(text) if c not in known]
     if unknown and not skip_unknown:
@@ -75,15 +75,14 @@ def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
         more = f" … (+{len(unknown) - 8})" if len(unknown) > 8 else ""
         raise InvalidInputError(
             say(
-                "the prompt has {n} character(s) the model never saw: {shown}; remove them or "
-                "pass --skip-unknown",
+                "report.sample.prompt-has-character-s",
                 n=len(unknown),
                 shown=shown + more,
             )
         )
     kept = "".join(c for c in text if c in known)
     if not kept:
-        raise InvalidInputError(say("no character of the prompt is in the model's vocabulary"))
+        raise InvalidInputError(say("report.sample.no-character-of-prompt"))
     return model.to_ids(kept, truncate=True)
 
 
@@ -95,7 +94,7 @@ def print_timeline(name: str) -> int:
         raise InvalidInputError("model name is empty")
     folder = timeline.folder_of(name)
     if folder is None:
-        raise InvalidInputError(say("no model folder or shipped model named {name!r}", name=name))
+        raise InvalidInputError(say("report.sample.no-model-folder-or", name=repr(name)))
     data = timeline.read(folder)
     if data is None:
         raise InvalidInputError(_no_timeline(folder))
@@ -119,16 +118,14 @@ def _no_timeline(folder) -> str:
         points, reached = [], None  # not a run of lmscope train (or unreadable): say it plainly
     if points and reached is not None and reached < points[0]:
         return say(
-            "{folder} keeps no sample timeline: training stopped at iteration {reached}, before "
-            "its first sample point ({first}); train or resume it to {needed} iterations "
-            "(--iters) to keep one",
+            "report.sample.keeps-no-sample-timeline-training",
             folder=folder,
             reached=f"{reached:,}",
             first=f"{points[0]:,}",
             needed=f"{points[0]:,}",
         )
     return say(
-        "{folder} keeps no sample timeline (timeline.json); 'lmscope train --sample-at' keeps one",
+        "report.sample.keeps-no-sample-timeline",
         folder=folder,
     )
 
@@ -147,8 +144,7 @@ def run(args) -> int:
         if given:
             raise InvalidInputError(
                 say(
-                    "--timeline prints the samples kept in training, drawn with their own "
-                    "length and prime; drop {flags}",
+                    "report.sample.timeline-prints-samples-kept",
                     flags=", ".join(given),
                 )
             )

@@ -1,7 +1,7 @@
-"""The words the terminal views print around the numbers, in Chinese: the labels and short
-lines of ``lmscope explain`` (and the one-line summaries of the 20 steps, whose titles and
-texts are in ``explain.catalogue``), and of the research views ``lens``, ``ablate``,
-``compare``, ``neurons``, ``minrnn`` and ``sample``.
+"""The words ``lmscope explain`` prints around the numbers, in Chinese: its labels and short
+lines (and the one-line summaries of the 20 steps, whose titles and texts are in
+``explain.catalogue``). The other terminal views (``lens``, ``ablate``, ``compare``,
+``neurons``, ``minrnn``, ``sample``) name their texts in the catalog (``lmscope.i18n``).
 
 English is the key, as the CLI writes it; ``{name}`` stands for a value filled in when the
 line is printed, so ``translate("head 3 z", "zh")`` finds the entry ``"head {h} z"`` and
@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-
-LANGS = ("en", "zh")
 
 # --- the 20 steps' one-line summaries (English: explain.catalogue and explain.variants) --------
 SUMMARIES = {
@@ -310,170 +308,12 @@ EXPLAIN = {
         "（显示 key {first}–{last}，共 {n} 个；终端更宽时显示更多，--json 显示全部）"
     ),
     "(first {shown} of {n}; --json shows all)": "（显示前 {shown} 个，共 {n} 个；--json 显示全部）",
-}
-
-# --- lens, ablate, compare, neurons, minrnn, sample ----------------------------------------
-VIEWS = {
-    # lens
-    "logit lens · {model}": "logit lens · {model}",
-    "logit lens · {model} · ablated: {ablated}": "logit lens · {model} · 已关闭：{ablated}",
-    "cell: the top prediction after that layer and its probability; the last row is the "
-    "model's output": "格子：该层之后排名第一的预测及其概率；最后一行是模型的真实输出",
-    "(positions {first}–{last} of {n}; a wider terminal shows more, --positions chooses)": (
-        "（显示位置 {first}–{last}，共 {n} 个；终端更宽时显示更多，可用 --positions 选择）"
-    ),
-    "(positions {shown} of {asked} asked for fit; a wider terminal shows more)": (
-        "（所选位置中能放下 {shown} 个，共 {asked} 个；终端更宽时显示更多）"
-    ),
-    # ablate
-    "ablated {parts} ({mode}) at position {position} · KL {kl} nats": (
-        "已关闭 {parts}（{mode}），位置 {position} · KL {kl} nats"
-    ),
-    "zero": "置零",
-    "mean": "均值替换",
-    "{n} more tokens; --top chooses how many": "还有 {n} 个 token；--top 决定显示多少",
-    # compare
-    "compared the first {n} of {total} characters; --max-chars compares more": (
-        "只比较了 {total} 个字符中的前 {n} 个；--max-chars 可以比较更多"
-    ),
-    "per-{unit} mean loss: {a} {loss_a}, {b} {loss_b} nats": (
-        "每个{unit}的平均损失：{a} {loss_a}，{b} {loss_b} nats"
-    ),
-    "the models split the text into different tokens; each token's loss is spread over its "
-    "characters (nats per character)": (
-        "两个模型把文本切成了不同的 token；每个 token 的损失平摊到它的各个字符上（每字符 nats）"
-    ),
-    "wrote {files}": "已写入 {files}",
     "character": "字符",
-    "token": "token",
-    # compare's HTML and PNG
-    "Per-{unit} loss": "每个{unit}的损失",
-    "mean loss: {a} {loss_a}, {b} {loss_b} nats": "平均损失：{a} {loss_a}，{b} {loss_b} nats",
-    "A: {name} (red = surprised)": "A：{name}（越红越意外）",
-    "B: {name}": "B：{name}",
-    "B − A (red: B more surprised, blue: A more)": "B − A（红：B 更意外，蓝：A 更意外）",
-    "A: {name} (mean {loss})": "A：{name}（平均 {loss}）",
-    "B: {name} (mean {loss})": "B：{name}（平均 {loss}）",
-    "loss, nats": "损失（nats）",
-    "blue: A more surprised, red: B": "蓝：A 更意外，红：B 更意外",
-    # neurons
-    "{model}: layer {layer}, unit {unit}, {kind_name} ({kind})": (
-        "{model}：第 {layer} 层，单元 {unit}，{kind_name}（{kind}）"
-    ),
-    "interpretable cells · {model} · {chars} characters ({select} to choose, {heldout} held "
-    "out)": "可解释单元 · {model} · {chars} 个字符（{select} 个用于挑选，{heldout} 个留出）",
     "feature": "特征",
-    "unit L:U kind": "单元 层:序号 类型",
-    "r held out": "留出部分的 r",
-    "r choosing": "挑选部分的 r",
-    "rule": "规则",
-    "precision": "精确率",
-    "recall": "召回率",
-    "not scored": "未评分",
-    "{name}: chosen on the first part: unit {unit}, held-out r = {signed}": (
-        "{name}：在前一部分挑出的单元 {unit}，留出部分 r = {signed}"
-    ),
-    "{name}: not scored ({why})": "{name}：未评分（{why}）",
-    "too few characters with and without it in the {part} part: {positives} of {total} have "
-    "it": "{part}部分中有它和没有它的字符太少：{total} 个中有 {positives} 个",
-    "it does not vary in the {part} part: always {value}": (
-        "它在{part}部分中没有变化：始终为 {value}"
-    ),
-    "selection": "挑选",
-    "held-out": "留出",
-    "report: {path}": "报告：{path}",
-    " · {features} features": " · {features}特征",
-    "prose": "散文",
-    "code": "代码",
-    "wrote {path}": "已写入 {path}",
-    "skipped {n} character(s) outside the model's vocabulary ({shown}); the model read the "
-    "rest as if they were not there": (
-        "跳过了 {n} 个不在模型词表中的字符（{shown}）；模型读其余文本时当它们不存在"
-    ),
-    # minrnn
-    'Vocabulary h, e, l, o; input "hell", target "ello"; a vanilla RNN with {hidden} hidden '
-    "units, {iters} Adagrad steps (loss {first} -> {last} nats over 4 steps).": (
-        "词表 h、e、l、o；输入 “hell”，目标 “ello”；一个有 {hidden} 个隐藏单元的普通 RNN，"
-        "Adagrad 训练 {iters} 步（4 步的总损失 {first} -> {last} nats）。"
-    ),
-    'Vocabulary h, e, l, o; input "hell", target "ello"; a vanilla RNN with {hidden} hidden '
-    "units, {iters} Adagrad step (loss {first} -> {last} nats over 4 steps).": (
-        "词表 h、e、l、o；输入 “hell”，目标 “ello”；一个有 {hidden} 个隐藏单元的普通 RNN，"
-        "Adagrad 训练 {iters} 步（4 步的总损失 {first} -> {last} nats）。"
-    ),
-    'The model is wrong at {wrong} of 4 steps: it has not learned "hello" yet. With these '
-    "settings it predicts every step after {needed} iterations: try --iters {again}.": (
-        "模型在 4 步中错了 {wrong} 步：它还没有学会 “hello”。用同样的设置，训练 {needed} "
-        "次迭代后每一步都能预测对：试试 --iters {again}。"
-    ),
-    "--hello trains on the word 'hello' alone and would ignore {flags}; use them without "
-    "--hello (training on --data)": (
-        "--hello 只用单词 'hello' 训练，会忽略 {flags}；这些选项请在不加 --hello 时使用"
-        "（用 --data 训练）"
-    ),
-    "step  input  target   P(h)   P(e)   P(l)   P(o)   predicts": (
-        "步    输入   目标     P(h)   P(e)   P(l)   P(o)   预测"
-    ),
-    "ok": "对",
-    "wrong": "错",
-    'Both steps 3 and 4 read the same input "l", yet the model gives "l" {p_l} after the '
-    'first and "o" {p_o} after the second: only the hidden state, which remembers how many '
-    "l's it has seen, tells them apart.": (
-        "第 3 步和第 4 步读到的都是 “l”，模型却在第一个之后给 “l” {p_l}，在第二个之后给 "
-        "“o” {p_o}：只有记住已经见过几个 l 的隐藏状态能把两者区分开。"
-    ),
-    "Gradient check: vanilla RNN, hidden {hidden}, vocabulary {vocab}, one chunk of {seq} "
-    "characters, float64, centered differences (delta 1e-5).": (
-        "梯度检查：普通 RNN，隐藏单元 {hidden}，词表 {vocab}，一段 {seq} 个字符，float64，"
-        "中心差分（delta 1e-5）。"
-    ),
-    "parameter": "参数",
-    "shape": "形状",
-    "checked": "检查数",
-    "rel. error": "相对误差",
-    "max |diff|": "最大 |差|",
-    "FAIL": "失败",
-    "all below 1e-5": "全部低于 1e-5",
-    "some at or above 1e-5": "有的达到或超过 1e-5",
-    "relative error = |analytic - numeric| / (|analytic| + |numeric|) over the checked "
-    "entries; {verdict} ({seconds} s).": (
-        "相对误差 = |解析 - 数值| / (|解析| + |数值|)，针对检查过的元素；"
-        "{verdict}（{seconds} 秒）。"
-    ),
-    "min-char-rnn on {data}: {chars} characters, vocabulary {vocab}, hidden {hidden}, seq "
-    "{seq}, lr {lr}, {iters} iterations. Loss: summed over a chunk, smoothed (and per "
-    "character).": (
-        "min-char-rnn 训练于 {data}：{chars} 个字符，词表 {vocab}，隐藏单元 {hidden}，seq "
-        "{seq}，lr {lr}，{iters} 次迭代。损失：一段内求和后平滑（括号里是每个字符的）。"
-    ),
-    "loss {loss} ({per_char}/char)": "损失 {loss}（每字符 {per_char}）",
-    "----- iter {iteration}, {loss}": "----- 第 {iteration} 次迭代，{loss}",
-    "iter {iteration}  {loss}": "第 {iteration} 次迭代  {loss}",
-    "done: {iterations} iterations, smoothed loss {loss} ({per_char}/char), {speed} chars/s": (
-        "完成：{iterations} 次迭代，平滑损失 {loss}（每字符 {per_char}），每秒 {speed} 个字符"
-    ),
-    # sample
-    "the prompt is empty; type some text": "提示词是空的；请输入一些文字",
-    "this command cannot show this model's NaN or infinite numbers ({detail}); 'lmscope lens' "
-    "shows them as NaN": "这个命令无法显示这个模型的 NaN 或无穷大数值（{detail}）；'lmscope lens' "
-    "会把它们显示为 NaN",
-    "the prompt has {n} character(s) the model never saw: {shown}; remove them or pass "
-    "--skip-unknown": "提示词里有 {n} 个模型从没见过的字符：{shown}；删掉它们或加上 --skip-unknown",
-    "no character of the prompt is in the model's vocabulary": "提示词里没有一个字符在模型的词表中",
-    "no model folder or shipped model named {name!r}": "没有名为 {name!r} 的模型文件夹或随附模型",
-    "{folder} keeps no sample timeline: training stopped at iteration {reached}, before its "
-    "first sample point ({first}); train or resume it to {needed} iterations (--iters) to "
-    "keep one": (
-        "{folder} 没有保存采样时间线：训练在第 {reached} 次迭代停下，还没到第一个采样点"
-        "（{first}）；训练或续训到 {needed} 次迭代（--iters）才会保存"
-    ),
-    "{folder} keeps no sample timeline (timeline.json); 'lmscope train --sample-at' keeps "
-    "one": "{folder} 没有保存采样时间线（timeline.json）；'lmscope train --sample-at' 会保存",
-    "--timeline prints the samples kept in training, drawn with their own length and prime; "
-    "drop {flags}": "--timeline 打印训练时保存的采样，它们有自己的长度和开头；请去掉 {flags}",
+    "zero": "置零",
 }
 
-ZH: dict[str, str] = {**SUMMARIES, **EXPLAIN, **VIEWS}
+ZH: dict[str, str] = {**SUMMARIES, **EXPLAIN}
 
 _FIELD = re.compile(r"\{(\w+)\}")
 # What a field holds in a filled-in line: anything without Latin letters (numbers, shapes such

@@ -47,7 +47,8 @@ def _opens_plural_body(text: str, brace: int) -> bool:
     before = text[:brace].rstrip()
     word = before.split()[-1] if before.split() else ""
     word = word.split("}")[-1].split(",")[-1]
-    return word in {"zero", "one", "two", "few", "many", "other"} or word.startswith("=")
+    exact = word.startswith("=") and word[1:].isdigit()  # "=0", not the "=" of "r = {r}"
+    return word in {"zero", "one", "two", "few", "many", "other"} or exact
 
 
 def pseudo_catalog(source: Mapping[str, str]) -> dict[str, str]:

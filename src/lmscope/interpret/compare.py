@@ -19,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from lmscope import i18n
 from lmscope.engine.probs import log_probs
 from lmscope.errors import InvalidInputError, checked_keywords
 
@@ -149,10 +150,7 @@ def compare(model_a, model_b, text: str) -> Comparison:
             "the two models decode the text differently, so their losses cannot be aligned"
         )
     chars_a, chars_b = a.per_char(), b.per_char()
-    note = (
-        "the models split the text into different tokens; each token's loss is spread "
-        "over its characters (nats per character)"
-    )
+    note = i18n.text("report.compare.models-split-text", "en")  # the CLI says it in --lang
     mean_a = _mean(chars_a, chars_b)
     mean_b = _mean(chars_b, chars_a)
     return Comparison(
@@ -186,14 +184,18 @@ def _diff_colour(diff: float | None, top: float) -> RGB:
     return (255, fade, fade) if t > 0 else (fade, fade, 255)  # red: B worse, blue: A worse
 
 
-def _english(text: str, **values) -> str:
-    return text.format(**values) if values else text
+def _english(message_id: str, **values) -> str:
+    return i18n.text(message_id, "en", **values)
+
+
+# what a comparison is per, as its words say it
+UNIT_IDS = {"token": "report.compare.token", "character": "report.compare.character"}
 
 
 def to_html(c: Comparison, say=_english, lang: str = "en") -> str:
-    """The comparison as one HTML page, its words from ``say(text, **values)`` (the CLI's
-    translation; English by default) and ``lang`` its language tag; ``c.note`` is shown as it
-    is (the caller says it in that language)."""
+    """The comparison as one HTML page, its words from ``say(message_id, **values)`` (a
+    catalog text in the CLI's language; English by default) and ``lang`` its language tag;
+    ``c.note`` is shown as it is (the caller says it in that language)."""
     return (
         f"<!doctype html><html lang={lang}><meta charset=utf-8><title>lmscope compare</title>"
         "<style>body{font-family:sans-serif;max-width:60em;margin:2em auto}</style>"
@@ -221,14 +223,14 @@ def html_fragment(c: Comparison, say=_english) -> str:
         return f"<h3>{html.escape(title)}</h3><div style={_TEXT_STYLE}>{''.join(spans)}</div>"
 
     a, b = c.names
-    mean = say("mean loss: {a} {loss_a}, {b} {loss_b} nats", a=a, loss_a=f"{c.mean_a:.3f}",
+    mean = say("report.compare.mean-loss-nats", a=a, loss_a=f"{c.mean_a:.3f}",
                b=b, loss_b=f"{c.mean_b:.3f}")  # fmt: skip
     return (
-        f"<div><h2>{html.escape(say('Per-{unit} loss', unit=say(c.unit)))}</h2>"
+        f"<div><h2>{html.escape(say('report.compare.per-loss', unit=say(UNIT_IDS[c.unit])))}</h2>"
         f"<p>{html.escape(c.note)}</p><p>{html.escape(mean)}</p>"
-        + row(c.loss_a, _loss_colour, top, say("A: {name} (red = surprised)", name=a))
-        + row(c.loss_b, _loss_colour, top, say("B: {name}", name=b))
-        + row(c.diff, _diff_colour, top_diff, say("B − A (red: B more surprised, blue: A more)"))
+        + row(c.loss_a, _loss_colour, top, say("report.compare.a-red-surprised", name=a))
+        + row(c.loss_b, _loss_colour, top, say("report.compare.b-name", name=b))
+        + row(c.diff, _diff_colour, top_diff, say("report.compare.b-a-red-b"))
         + "</div>"
     )
 
@@ -250,22 +252,22 @@ def to_png(c: Comparison, path: str | Path, columns: int = 80, max_units: int = 
             c.loss_a,
             _loss_colour,
             (0.0, top),
-            say("A: {name} (mean {loss})", name=a, loss=f"{c.mean_a:.3f}"),
-            say("loss, nats"),
+            say("report.compare.a-mean", name=a, loss=f"{c.mean_a:.3f}"),
+            say("report.compare.loss-nats"),
         ),
         (
             c.loss_b,
             _loss_colour,
             (0.0, top),
-            say("B: {name} (mean {loss})", name=b, loss=f"{c.mean_b:.3f}"),
-            say("loss, nats"),
+            say("report.compare.b-mean", name=b, loss=f"{c.mean_b:.3f}"),
+            say("report.compare.loss-nats"),
         ),
         (
             c.diff,
             _diff_colour,
             (-top_diff, top_diff),
             "B − A",
-            say("blue: A more surprised, red: B"),
+            say("report.compare.blue-a-more-surprised"),
         ),
     ]
     draw(path, c.pieces[:max_units], panels, columns)
