@@ -13,7 +13,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import NamedTuple, Protocol, TypeVar
+from types import MappingProxyType
+from typing import Generic, NamedTuple, Protocol, TypeVar
 
 from lmscope.errors import InvalidInputError, TokenizerError
 
@@ -153,11 +154,48 @@ class Tokenizer(ABC):
         return f"<{type(self).__name__} {self.name!r} vocab_size={self.vocab_size}>"
 
 
-class TableTokenizer(Tokenizer):
+Piece = TypeVar("Piece", bytes, str)  # what a BPE's vocabulary spells its tokens as
+
+
+class TableTokenizer(Tokenizer, Generic[Piece]):
     """A tokenizer whose every id stands for fixed bytes, kept in one table
-    (``_id_to_bytes``, filled by the subclass): both BPEs."""
+    (``_id_to_bytes``, filled by the subclass through ``_keep_table``): both BPEs, whose
+    vocabulary and merges spell a token as a ``Piece``."""
 
     _id_to_bytes: dict[int, bytes]
+    _vocab: dict[Piece, int]
+    _merges: list[tuple[Piece, Piece]]
+    _special_tokens: dict[str, int]
+
+    def _keep_table(
+        self, table: dict[int, bytes], bos_id: int | None, eos_id: int | None, unk_id: int | None
+    ) -> None:
+        """Keep ``table`` (id -> bytes) and the model's bos/eos/unk ids, each one it holds."""
+        self._id_to_bytes = table
+        self.vocab_size = max(table) + 1
+        for label, token_id in (("bos", bos_id), ("eos", eos_id), ("unk", unk_id)):
+            if token_id is not None and token_id not in table:
+                raise TokenizerError(
+                    "error.tokenizer.special-not-in-vocab", label=label, id=str(token_id)
+                )
+        self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
+
+    # -- read-only views used by the tiktoken backend, training, saving and the UI ----------
+
+    @property
+    def vocab(self) -> Mapping[Piece, int]:
+        """Token -> id, the token as the vocabulary spells it (bytes, or SentencePiece text
+        such as "▁the"); special tokens only where the vocabulary lists them too."""
+        return MappingProxyType(self._vocab)
+
+    @property
+    def merges(self) -> Sequence[tuple[Piece, Piece]]:
+        """The merge pairs, earliest (rank 0) first."""
+        return tuple(self._merges)
+
+    @property
+    def special_tokens(self) -> Mapping[str, int]:
+        return MappingProxyType(self._special_tokens)
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         return b"".join(self.token_bytes(i) for i in check_ids(ids, self.vocab_size))
@@ -172,9 +210,6 @@ class TableTokenizer(Tokenizer):
                 name=self.name,
                 last=str(self.vocab_size - 1),
             ) from None
-
-
-Piece = TypeVar("Piece", bytes, str)  # what a BPE's vocabulary spells its tokens as
 
 
 class SavedBPE(Protocol[Piece]):

@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import pairwise
 from os import PathLike
 from pathlib import Path
-from types import MappingProxyType
 from typing import TypeVar
 
 from lmscope.errors import TokenizerError
@@ -56,7 +55,7 @@ def default_name(vocab_size: int) -> str:
     return "gpt2" if vocab_size == GPT2_VOCAB_SIZE else f"bpe-{vocab_size}"
 
 
-class ByteLevelBPE(TableTokenizer):
+class ByteLevelBPE(TableTokenizer[bytes]):
     """Pure-Python byte-level BPE with a per-pre-token cache.
 
     vocab maps token bytes to ids, merges lists the (left, right) pairs earliest first: a pair's
@@ -90,15 +89,9 @@ class ByteLevelBPE(TableTokenizer):
         self._merges = [(bytes(left), bytes(right)) for left, right in merges]
         self._special_tokens = dict(special_tokens or {})
         self._ranks = {pair: rank for rank, pair in enumerate(self._merges)}
-        self._id_to_bytes = _id_table(self._vocab, self._special_tokens, extra_ids or {})
+        table = _id_table(self._vocab, self._special_tokens, extra_ids or {})
         self.missing_bytes = _check_consistent(self._vocab, self._merges, allow_missing_bytes)
-        self.vocab_size = max(self._id_to_bytes) + 1
-        for label, token_id in (("bos", bos_id), ("eos", eos_id), ("unk", unk_id)):
-            if token_id is not None and token_id not in self._id_to_bytes:
-                raise TokenizerError(
-                    "error.tokenizer.special-not-in-vocab", label=label, id=str(token_id)
-                )
-        self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
+        self._keep_table(table, bos_id, eos_id, unk_id)
         self.add_bos = add_bos
         # The token that ends a text: the model's end-of-sequence token, else <|endoftext|>.
         self.eot_id = eos_id if eos_id is not None else self._special_tokens.get(EOT_TEXT)
@@ -113,22 +106,6 @@ class ByteLevelBPE(TableTokenizer):
         self._byte_parts = _byte_parts(self._vocab, unk_id)
         # Natural text repeats the same words, so caching whole pre-tokens skips most merging.
         self._encode_chunk = functools.lru_cache(maxsize=cache_size)(self._encode_chunk_uncached)
-
-    # -- read-only views used by the tiktoken backend, training and the UI ----------------
-
-    @property
-    def vocab(self) -> Mapping[bytes, int]:
-        """Token bytes -> id (special tokens only when the vocabulary lists them too)."""
-        return MappingProxyType(self._vocab)
-
-    @property
-    def merges(self) -> Sequence[tuple[bytes, bytes]]:
-        """The merge pairs, earliest (rank 0) first."""
-        return tuple(self._merges)
-
-    @property
-    def special_tokens(self) -> Mapping[str, int]:
-        return MappingProxyType(self._special_tokens)
 
     @property
     def reference(self) -> ByteLevelBPE:

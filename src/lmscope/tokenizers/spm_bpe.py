@@ -20,7 +20,6 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from types import MappingProxyType
 from typing import cast
 
 from lmscope.errors import TokenizerError
@@ -51,7 +50,7 @@ def byte_token(value: int) -> str:
     return f"<0x{value:02X}>"
 
 
-class SentencePieceBPE(TableTokenizer):
+class SentencePieceBPE(TableTokenizer[str]):
     """Character-level BPE with SentencePiece's spelling of spaces.
 
     vocab maps token text ("▁the", "<0x0A>") to ids, merges lists the (left, right) pairs
@@ -92,14 +91,9 @@ class SentencePieceBPE(TableTokenizer):
         self._special_tokens = dict(special_tokens or {})
         self._merges = [(str(left), str(right)) for left, right in merges]
         self._ranks = _ranks(self._merges, self._vocab)
-        self._id_to_bytes = _id_table(self._vocab, self._special_tokens, byte_fallback)
-        self.vocab_size = max(self._id_to_bytes) + 1
-        for label, token_id in (("bos", bos_id), ("eos", eos_id), ("unk", unk_id)):
-            if token_id is not None and token_id not in self._id_to_bytes:
-                raise TokenizerError(
-                    "error.tokenizer.special-not-in-vocab", label=label, id=str(token_id)
-                )
-        self.bos_id, self.eos_id, self.unk_id = bos_id, eos_id, unk_id
+        self._keep_table(
+            _id_table(self._vocab, self._special_tokens, byte_fallback), bos_id, eos_id, unk_id
+        )
         self.eot_id = eos_id
         self.add_bos = add_bos
         self.prefix, self.prefix_after_space = prefix, prefix_after_space
@@ -118,21 +112,6 @@ class SentencePieceBPE(TableTokenizer):
             SPACE in self._vocab and not any(_JOINS_SPACE.search(t) for t in self._vocab)
         )
         self._encode_chunk = functools.lru_cache(maxsize=cache_size)(self._encode_uncached)
-
-    # -- read-only views ------------------------------------------------------------------------
-
-    @property
-    def vocab(self) -> Mapping[str, int]:
-        """Token text (SentencePiece spelling) -> id."""
-        return MappingProxyType(self._vocab)
-
-    @property
-    def merges(self) -> Sequence[tuple[str, str]]:
-        return tuple(self._merges)
-
-    @property
-    def special_tokens(self) -> Mapping[str, int]:
-        return MappingProxyType(self._special_tokens)
 
     # -- Tokenizer interface ----------------------------------------------------------------
 
