@@ -258,6 +258,15 @@ class SavedSentencePieceBPE(SavedBPE[str], Protocol):
     byte_fallback: bool
 
 
+def check_merges(
+    merges: Sequence[tuple[Piece, Piece]], vocab: Mapping[Piece, int], error: str
+) -> None:
+    """Refuse a merge whose result has no id (``error``: the catalog key that says so)."""
+    for rank, (left, right) in enumerate(merges):
+        if left + right not in vocab:
+            raise TokenizerError(error, rank=str(rank), left=repr(left), right=repr(right))
+
+
 def special_splitter(specials: Mapping[str, int]) -> re.Pattern[str] | None:
     """One regex that finds the special tokens in a text (None when there are none)."""
     if not specials:

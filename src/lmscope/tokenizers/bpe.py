@@ -24,6 +24,7 @@ from lmscope.tokenizers.base import (
     TableTokenizer,
     TokenExplanation,
     TokenPiece,
+    check_merges,
     check_text,
     cut_specials,
     readable_bytes,
@@ -308,12 +309,5 @@ def _check_consistent(
             n=str(len(missing_bytes)),
             first=repr(missing_bytes[:1]),
         )
-    for rank, (left, right) in enumerate(merges):
-        if left + right not in vocab:
-            raise TokenizerError(
-                "error.tokenizer.merge-unknown-files",
-                rank=str(rank),
-                left=repr(left),
-                right=repr(right),
-            )
+    check_merges(merges, vocab, "error.tokenizer.merge-unknown-files")
     return missing_bytes

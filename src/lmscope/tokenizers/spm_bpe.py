@@ -28,6 +28,7 @@ from lmscope.tokenizers.base import (
     TableTokenizer,
     TokenExplanation,
     TokenPiece,
+    check_merges,
     check_text,
     cut_specials,
     readable_bytes,
@@ -269,16 +270,10 @@ def _spelled(token: str) -> bytes:
 
 
 def _ranks(merges: Sequence[tuple[str, str]], vocab: Mapping[str, int]) -> dict:
+    check_merges(merges, vocab, "error.tokenizer.merge-unknown")
     ranks: dict[tuple[str, str], int] = {}
-    for rank, (left, right) in enumerate(merges):
-        if left + right not in vocab:
-            raise TokenizerError(
-                "error.tokenizer.merge-unknown",
-                rank=str(rank),
-                left=repr(left),
-                right=repr(right),
-            )
-        ranks.setdefault((left, right), rank)  # a repeated pair keeps its first rank
+    for rank, pair in enumerate(merges):
+        ranks.setdefault(pair, rank)  # a repeated pair keeps its first rank
     return ranks
 
 
