@@ -21,7 +21,21 @@ SRC = Path(lmscope.__file__).parent
 CATALOGS = SRC / "i18n" / "catalog"
 FILES = sorted(p.stem for p in CATALOGS.glob("*.json"))
 # a catalog text may equal its English where it is only names, numbers and code
-SAME_IN_EVERY_LANGUAGE = {"report.ablate.token", "report.compare.token", "report.lens.logit-lens"}
+SAME_IN_EVERY_LANGUAGE = {
+    "report.ablate.token",
+    "report.compare.token",
+    "report.explain.beta",
+    "report.explain.blocks",
+    "report.explain.gamma",
+    "report.explain.logit",
+    "report.explain.logits",
+    "report.explain.query",
+    "report.explain.residual-check",
+    "report.explain.softmax",
+    "report.explain.token",
+    "report.explain.w1",
+    "report.lens.logit-lens",
+}
 
 
 @pytest.fixture(autouse=True)

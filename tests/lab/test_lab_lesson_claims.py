@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lmscope.explain import catalogue, words
+from lmscope import i18n
+from lmscope.explain import catalogue
 from lmscope.lab import texts
 from lmscope.lab.configs import SerialDepthConfig
 from lmscope.lab.serial_depth import depth_section
@@ -54,7 +55,7 @@ def test_the_lesson_is_told_plainly_that_a_scan_is_log2_n_deep():
 def test_attention_gathers_from_the_position_itself_too():
     step = catalogue.step_text("self-attention")
     assert "from itself and the earlier positions" in step.summary
-    assert "它自己和前面" in words.ZH[step.summary]
+    assert "它自己和前面" in i18n.text("report.summary.self-attention", "zh")
     assert "itself and the earlier positions" in step.text["en"] and "它自己" in step.text["zh"]
 
 

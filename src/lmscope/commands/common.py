@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import lmscope
 from lmscope import i18n
 from lmscope.errors import InvalidInputError, LmscopeError
-from lmscope.explain.words import translate
 
 LANG_ENV = "LMSCOPE_LANG"
 # the languages --lang offers: the catalog's, but the pseudo-language tests use
@@ -58,19 +57,10 @@ def current_lang() -> str:
 def say(message_id: str, **values) -> str:
     """The catalog's text ``message_id`` (``lmscope.i18n``) in the chosen language, filled in
     from ``values``; a whole number is written as it is, without separators (a caller that
-    wants them formats it). ``lmscope explain``'s words, not yet in the catalog, are still
-    English keys of ``lmscope.explain.words``."""
+    wants them formats it)."""
     lang = _lang.get()
-    if not i18n.has(message_id):
-        return translate(message_id, lang, **values)
     plain = {k: str(v) if type(v) is int else v for k, v in values.items()}
     return i18n.text(message_id, lang, **plain)
-
-
-def one_token(line: str, n: int) -> str:
-    """``line`` (said by ``say``) with its "1 tokens" as English says it: the texts have one
-    plural key, and Chinese has no plural to fix."""
-    return line.replace(" 1 tokens", " 1 token", 1) if n == 1 and _lang.get() == "en" else line
 
 
 def terminal_width() -> int:

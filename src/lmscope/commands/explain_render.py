@@ -13,7 +13,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from lmscope.commands.common import abbreviate, columns_that_fit, one_token, say, visible
+from lmscope import i18n
+from lmscope.commands.common import abbreviate, columns_that_fit, current_lang, say, visible
 from lmscope.engine.sampling import GREEDY_TEMPERATURE
 from lmscope.explain import modern
 from lmscope.explain import step_data as sd
@@ -30,20 +31,12 @@ FILTERS = (("top_k", "top-k"), ("top_p", "top-p"), ("min_p", "min-p"))  # as the
 
 
 # --- renderers: one per kind of step data (lmscope.explain.step_data) -> rich renderable ----
-# Labels go through ``say`` (the words are in lmscope.explain.words): _kv and _Table do it for
-# their keys, values and headers.
-class _Table(Table):
-    """A table whose column headers are said in the chosen language."""
-
-    def add_column(self, header="", *args, **kwargs):
-        super().add_column(say(header) if isinstance(header, str) else header, *args, **kwargs)
-
-
+# Labels, values and headers are catalog texts (report.explain.…), said where they are made.
 def _vec(v: Vector | None) -> str:
     if v is None:
-        return say("none")
+        return say("report.explain.none")
     return say(
-        "shape [{n}]  [{values}, ...]  norm {norm}  mean {mean}  std {std}",
+        "report.explain.vector",
         n=len(v.values),
         values=", ".join(f"{x:+.3f}" for x in v.values[:SNIPPET]),
         norm=f"{v.norm:.3f}",
@@ -68,32 +61,46 @@ def _fit(count: int, label: int, cell: int) -> int:
     return columns_that_fit(width.get() - PANEL_EDGE, label, cell, count)
 
 
-def _more(first: int, last: int, n: int, what: str = "positions") -> Text:
-    """The note under a table that shows only part: which part, and how to see the rest."""
-    return Text(
-        say(
-            f"({what} {{first}}–{{last}} of {{n}}; a wider terminal shows more, --json shows all)",
-            first=first,
-            last=last,
-            n=n,
-        ),
-        style="dim",
-    )
+def _more(first: int, last: int, n: int, keys: bool = False) -> Text:
+    """The note under a table that shows only part (positions, or keys): which part, and how
+    to see the rest."""
+    note = "report.explain.more-keys" if keys else "report.explain.more-positions"
+    return Text(say(note, first=first, last=last, n=n), style="dim")
 
 
 def _numbers(values: list[float] | None) -> str:
     if values is None:
-        return say("none")
+        return say("report.explain.none")
     return ", ".join(f"{x:+.3f}" for x in values[:SNIPPET])
 
 
 def _kv(rows: list[tuple[str, str]]) -> Table:
+    """Labelled values, both said already."""
     table = Table.grid(padding=(0, 2))
     table.add_column(style="cyan", no_wrap=True)
     table.add_column(overflow="fold")  # rich's "…" would cut a Chinese line a cell short
     for k, v in rows:
-        table.add_row(say(k), say(v) if isinstance(v, str) else v)
+        table.add_row(k, v)
     return table
+
+
+# the engine's words for the generation loop (step_data.LOOP) and the sampling stages
+WORDS = {
+    "tokenize": "report.explain.tokenize",
+    "embed": "report.explain.embed",
+    "blocks": "report.explain.blocks",
+    "logits": "report.explain.logits",
+    "softmax": "report.explain.softmax",
+    "sample": "report.explain.sample",
+    "append": "report.explain.append",
+    "vocab": "report.explain.vocab",
+    "nonzero": "report.explain.nonzero",
+}
+
+
+def _word(word: str) -> str:
+    """An engine word said in the chosen language (a filter such as top_k is its own name)."""
+    return say(WORDS[word]) if word in WORDS else word
 
 
 def _number(x: float | None) -> str:
@@ -101,11 +108,13 @@ def _number(x: float | None) -> str:
     return "NaN" if x is None else f"{x:.4f}"
 
 
-def _tokens_table(rows, value: str = "prob", label: str = "probability") -> Table:
-    """Rows of labelled tokens (TokenProb, TokenLogit or PoolToken) with one number each."""
-    table = _Table(box=None, pad_edge=False)
+def _tokens_table(rows, value: str = "prob") -> Table:
+    """Rows of labelled tokens (TokenProb, TokenLogit or PoolToken) with one number each: a
+    probability, or a logit."""
+    label = say("report.explain.probability") if value == "prob" else say("report.explain.logit")
+    table = Table(box=None, pad_edge=False)
     table.add_column("#", justify="right")
-    table.add_column("token")
+    table.add_column(say("report.explain.token"))
     table.add_column("id", justify="right")
     table.add_column(label, justify="right")
     table.add_column("")
@@ -124,10 +133,9 @@ def _render_transformer(d: sd.TransformerStep):
     return _kv(
         [
             (
-                "model",
+                say("report.explain.model"),
                 say(
-                    "{name}: {n_layer} layers, {n_head} heads, d_model {d_model}, vocab "
-                    "{vocab}, context {n_ctx}, {n_params} parameters",
+                    "report.explain.model-line",
                     name=m.name,
                     n_layer=m.n_layer,
                     n_head=m.n_head,
@@ -137,35 +145,49 @@ def _render_transformer(d: sd.TransformerStep):
                     n_params=f"{m.n_params:,}",
                 ),
             ),
-            ("next token", f"{d.prediction.token!r} (p = {_number(d.prediction.prob)})"),
+            (
+                say("report.explain.next-token"),
+                f"{d.prediction.token!r} (p = {_number(d.prediction.prob)})",
+            ),
         ]
     )
 
 
 def _render_how(d: sd.HowItWorksStep):
     return Group(
-        Text(" → ".join(say(w) for w in [*d.loop, "repeat"])),
-        Text(
-            one_token(
-                say("after {n} tokens the model predicts:", n=d.context_tokens), d.context_tokens
-            )
-        ),
+        Text(" → ".join([*map(_word, d.loop), say("report.explain.repeat")])),
+        Text(i18n.text("report.explain.after-tokens-predicts", current_lang(), n=d.context_tokens)),
         _tokens_table(d.next),
     )
 
 
 def _render_architecture(d: sd.ArchitectureStep):
     norms = ", ".join(f"{n:.1f}" for n in d.resid_norm_by_layer)
-    return _kv([("flow", " → ".join(say(w) for w in d.flow)), ("residual norm by layer", norms)])
+    tokens, embedding, blocks, final, logits = d.flow  # step_data.architecture's five
+    flow = " → ".join(
+        [
+            say("report.explain.flow-tokens", n=tokens.removeprefix("tokens [").removesuffix("]")),
+            say(
+                "report.explain.flow-embedding",
+                shape=embedding.removeprefix("embedding [").removesuffix("]"),
+            ),
+            say("report.explain.flow-blocks", n=blocks.split()[0]),
+            say("report.explain.final-norm", norm=final.removeprefix("final ")),
+            logits,
+        ]
+    )
+    return _kv(
+        [(say("report.explain.flow"), flow), (say("report.explain.residual-norm-by-layer"), norms)]
+    )
 
 
 def _render_embedding(d: sd.EmbeddingStep):
-    position = _vec(d.position) if d.position else "none: positions rotate q and k (step 6)"
+    position = _vec(d.position) if d.position else say("report.explain.no-position-vector")
     return _kv(
         [
-            ("token embedding", _vec(d.token)),
-            ("position embedding", position),
-            ("sum (block 0 input)", _vec(d.sum)),
+            (say("report.explain.token-embedding"), _vec(d.token)),
+            (say("report.explain.position-embedding"), position),
+            (say("report.explain.sum-block-0-input"), _vec(d.sum)),
         ]
     )
 
@@ -186,47 +208,59 @@ def _char_marks(d: sd.TokenEmbeddingStep) -> dict[int, str]:
 
 
 def _render_tokens(d: sd.TokenEmbeddingStep):
-    table = _Table(box=None, pad_edge=False)
+    table = Table(box=None, pad_edge=False)
     marks = _char_marks(d)
-    for col in ("pos", "token", "id", "embedding norm"):
-        table.add_column(col, justify="right" if col != "token" else "left")
+    table.add_column(say("report.explain.pos"), justify="right")
+    table.add_column(say("report.explain.token"), justify="left")
+    table.add_column("id", justify="right")
+    table.add_column(say("report.explain.embedding-norm"), justify="right")
     if marks:
-        table.add_column(say("character"))
+        table.add_column(say("report.explain.character"))
     for r in d.tokens:
         cells = [str(r.position), _short(r.token), str(r.id), f"{r.norm:.3f}"]
         table.add_row(*cells, *([marks.get(r.position, "")] if marks else []))
-    merges = _Table(box=None, pad_edge=False)
-    merges.add_column("token")
-    merges.add_column("BPE merges (left + right → rank)")
+    merges = Table(box=None, pad_edge=False)
+    merges.add_column(say("report.explain.token"))
+    merges.add_column(say("report.explain.bpe-merges"))
     for m in d.merges[:24]:
         # two spaces apart: a merge draws its own spaces as "·"
         steps = "  ".join(f"{visible(x.left)}+{visible(x.right)}#{x.rank}" for x in m.merges[-6:])
         more = "… " if len(m.merges) > 6 else ""
-        alone = "(single byte)" if len(m.token.encode("utf-8")) == 1 else "(no merges)"
-        merges.add_row(_short(m.token), more + (steps or say(alone)))
+        one = len(m.token.encode("utf-8")) == 1
+        alone = say("report.explain.single-byte") if one else say("report.explain.no-merges")
+        merges.add_row(_short(m.token), more + (steps or alone))
     if d.tokenizer == "chars":  # one token per character: there are no merges to list
         vocab = d.embedding_matrix[0]
         note = say(
-            "one token per character; the vocabulary is the {n} characters seen in training, "
-            "and a character outside it cannot be read",
+            "report.explain.one-token-per-character",
             n=f"{vocab:,}",
         )
         merges = Text(note)
     return Group(
         table,
-        Text(say("embedding matrix {shape}", shape=d.embedding_matrix)),
+        Text(say("report.explain.embedding-matrix", shape=d.embedding_matrix)),
         merges if d.merges or d.tokenizer == "chars" else Text(""),
     )
 
 
 def _render_positional(d: sd.PositionalEncodingStep):
     norms = ", ".join(f"{n:.2f}" for n in d.norms[:24])
-    return _kv([("position vector", _vec(d.vector)), ("norm per position", norms)])
+    return _kv(
+        [
+            (say("report.explain.position-vector"), _vec(d.vector)),
+            (say("report.explain.norm-per-position"), norms),
+        ]
+    )
 
 
 def _render_blocks(d: sd.BlocksStep):
-    table = _Table(box=None, pad_edge=False)
-    for col in ("layer", "input norm", "output norm", "change"):
+    table = Table(box=None, pad_edge=False)
+    for col in (
+        say("report.explain.layer"),
+        say("report.explain.input-norm"),
+        say("report.explain.output-norm"),
+        say("report.explain.change"),
+    ):
         table.add_column(col, justify="right")
     for r in d.layers:
         table.add_row(str(r.layer), f"{r.in_norm:.3f}", f"{r.out_norm:.3f}", f"{r.change_norm:.3f}")
@@ -259,11 +293,11 @@ def _render_attention(d: sd.SelfAttentionStep):
     shown = min(MAX_ATTN, _fit(n, max(3, len(str(n - 1))), cell))
     start = n - shown
     cells = [[_heat(pattern[i][j]) for j in range(start, n)] for i in range(start, n)]
-    labels = ("attends most to", "attention output")
+    labels = (say("report.explain.attends-most-to"), say("report.explain.attention-output"))
     items = [f"{_short(a.token)}@{a.position} ({a.weight:.2f})" for a in d.attends_most_to]
-    most = _whole_items(items, width.get() - PANEL_EDGE - 2 - max(cell_len(say(k)) for k in labels))
+    most = _whole_items(items, width.get() - PANEL_EDGE - 2 - max(map(cell_len, labels)))
     return _group(
-        Text(say("layer {layer} head {head} attention pattern", layer=d.layer, head=d.head)),
+        Text(say("report.explain.attention-pattern", layer=d.layer, head=d.head)),
         _matrix("q\\k", start, cells),
         _more(start, n - 1, n) if start else None,
         _kv([(labels[0], most), (labels[1], _vec(d.attn_out))]),
@@ -285,14 +319,14 @@ def _whole_items(items: list[str], room: int) -> str:
 
 
 def _render_qkv(d: sd.QKVStep):
-    shared = f" (kv head {d.kv_head} of {d.n_kv_head})"
+    shared = {"kv": d.kv_head, "n": d.n_kv_head}
     return _kv(
         [
-            ("norm output", _vec(d.input)),
+            (say("report.explain.norm-output"), _vec(d.input)),
             ("W_qkv", str(d.W_qkv)),
-            ("query", _vec(d.q)),
-            ("key" + shared, _vec(d.k)),
-            ("value" + shared, _vec(d.v)),
+            (say("report.explain.query"), _vec(d.q)),
+            (say("report.explain.key-of-kv-head", **shared), _vec(d.k)),
+            (say("report.explain.value-of-kv-head", **shared), _vec(d.v)),
         ]
     )
 
@@ -311,24 +345,39 @@ def _render_heads(d: sd.MultiHeadStep):
     groups = " · ".join(
         f"q{','.join(map(str, x.query_heads))} → kv{x.kv_head}" for x in g.groups[:12]
     )
+    heads = say(
+        "report.explain.query-heads",
+        n=d.n_head,
+        d_head=d.d_head,
+        kv=g.n_kv_head,
+    )
     rows = [
-        ("heads", f"{d.n_head} query heads × d_head {d.d_head}; {g.n_kv_head} key/value heads"),
-        ("Q, K shapes [pos, head, d_head]", f"{d.q_shape}, {d.k_shape}"),
-        ("|q| per head", norms),
+        (say("report.explain.heads"), heads),
+        (say("report.explain.q-k-shapes"), f"{d.q_shape}, {d.k_shape}"),
+        (say("report.explain.q-per-head"), norms),
     ]
     if g.n_kv_head != g.n_head:
-        rows.append((f"groups of {g.group_size}", groups))
+        rows.append((say("report.explain.groups-of", n=g.group_size), groups))
     rows += [
         (
-            f"KV cache per token ({cache.dtype})",
-            f"{_bytes(cache.per_token)}; with one kv head per query head "
-            f"{_bytes(cache.per_token_full)}",
+            say("report.explain.kv-cache-per-token", dtype=cache.dtype),
+            say(
+                "report.explain.kv-cache-per-token-size",
+                size=_bytes(cache.per_token),
+                full=_bytes(cache.per_token_full),
+            ),
         ),
         (
-            f"KV cache at {cache.tokens} tokens",
-            f"{_bytes(cache.at_prompt)} vs {_bytes(cache.at_prompt_full)}; at the context "
-            f"of {cache.context:,}: {_bytes(cache.at_context)} vs "
-            f"{_bytes(cache.at_context_full)} ({cache.saved_fraction:.0%} saved)",
+            say("report.explain.kv-cache-at-tokens", n=cache.tokens),
+            say(
+                "report.explain.kv-cache-at-tokens-size",
+                size=_bytes(cache.at_prompt),
+                full=_bytes(cache.at_prompt_full),
+                context=f"{cache.context:,}",
+                at=_bytes(cache.at_context),
+                at_full=_bytes(cache.at_context_full),
+                saved=f"{cache.saved_fraction:.0%}",
+            ),
         ),
     ]
     return _kv(rows)
@@ -338,15 +387,22 @@ def _render_rope(d: modern.RopeStep):
     f, c = d.frequencies, d.check
     n = len(f.inv_freq)
     picks = sorted({0, 1, 2, n // 4, n // 2, 3 * n // 4, n - 1})
-    every = say("every")
+    every = say("report.explain.every")
     freqs = ", ".join(f"#{i} {f.inv_freq[i]:.3g} ({every} {f.wavelength[i]:,.3g})" for i in picks)
-    table = _Table(box=None, pad_edge=False)
-    for col in ("", "query at", "key at", "distance", "q·k (rotated)"):
+    table = Table(box=None, pad_edge=False)
+    for col in (
+        "",
+        say("report.explain.query-at"),
+        say("report.explain.key-at"),
+        say("report.explain.distance"),
+        say("report.explain.q-k-rotated"),
+    ):
         table.add_column(col, justify="right")
-    for label, rows in (("same distance", c.same_distance), ("query moved", c.other_distance)):
+    same, moved = say("report.explain.same-distance"), say("report.explain.query-moved")
+    for label, rows in ((same, c.same_distance), (moved, c.other_distance)):
         for n_row, r in enumerate(rows):
             table.add_row(
-                say(label) if n_row == 0 else "",
+                label if n_row == 0 else "",
                 str(r.query_at),
                 str(r.key_at),
                 str(r.distance),
@@ -355,34 +411,39 @@ def _render_rope(d: modern.RopeStep):
     return Group(
         _kv(
             [
-                ("positions", "no vector is added; q and k are rotated inside attention"),
+                (say("report.explain.positions"), say("report.explain.no-vector-added")),
                 (
-                    f"rotation per position, {n} pairs",
-                    # filled in by say: a filled line with several "1.99e+03" matches no entry
+                    say("report.explain.rotation-per-position", n=n),
                     say(
-                        "θ = {theta}: rad/position (and positions per turn) {freqs}",
+                        "report.explain.rope-frequencies",
                         theta=f"{f.theta:g}",
                         freqs=freqs,
                     ),
                 ),
-                (f"q, head {d.head}, before", _vec(d.q.before)),
-                (f"q after rotating to {d.position}", _vec(d.q.after)),
-                (f"k, kv head {d.kv_head}, before", _vec(d.k.before)),
-                (f"k after rotating to {d.position}", _vec(d.k.after)),
-                ("rotate(hook_q) vs hook_rot_q", f"max |difference| {d.rotation_max_error:.1e}"),
+                (say("report.explain.q-head-before", h=d.head), _vec(d.q.before)),
+                (say("report.explain.q-after-rotating", p=d.position), _vec(d.q.after)),
+                (say("report.explain.k-kv-head-before", h=d.kv_head), _vec(d.k.before)),
+                (say("report.explain.k-after-rotating", p=d.position), _vec(d.k.after)),
+                (
+                    "rotate(hook_q) vs hook_rot_q",
+                    say("report.explain.max-difference", e=f"{d.rotation_max_error:.1e}"),
+                ),
             ]
         ),
         Text(
             say(
-                f"q of position {c.query_position} and k of position {c.key_position} "
-                f"(recorded QKᵀ {c.recorded_score:.7f}), rotated to other positions:"
+                "report.explain.q-k-rotated-to-other-positions",
+                q=c.query_position,
+                k=c.key_position,
+                score=f"{c.recorded_score:.7f}",
             )
         ),
         table,
         Text(
             say(
-                f"same distance → same score: max |difference| {c.max_abs_difference:.1e} "
-                f"(relative {c.relative_difference:.1e}, float32 precision)"
+                "report.explain.same-distance-same-score",
+                e=f"{c.max_abs_difference:.1e}",
+                r=f"{c.relative_difference:.1e}",
             )
         ),
     )
@@ -400,26 +461,36 @@ def _render_masked(d: sd.MaskedAttentionStep):
     first = d.window_start + size - keep
     # The query's row at every stage, over the keys it may see, ending at itself
     end = min(len(d.raw), d.query_position + 1)
-    labels = ("QKᵀ (raw)", f"÷ √{d.d_head}", "+ causal mask", "softmax")
-    label = max(len(say(x)) + sum(1 for c in say(x) if ord(c) > 0x2E80) for x in labels)
+    labels = (
+        say("report.explain.qk-raw"),
+        f"÷ √{d.d_head}",
+        say("report.explain.plus-causal-mask"),
+        say("report.explain.softmax"),
+    )
+    label = max(len(x) + sum(1 for c in x if ord(c) > 0x2E80) for x in labels)
     keys = _fit(end, label + 2, 6)
     rows = [d.raw, d.scaled, d.masked, d.softmax]
     values = [" ".join(f"{_score(v):>6}" for v in row[end - keys : end]) for row in rows]
     return _group(
-        Text(say("scaled scores with the causal mask (future keys are -inf):")),
+        Text(say("report.explain.scaled-scores-causal-mask")),
         _matrix("q\\k", first, [row[size - keep :] for row in texts[size - keep :]]),
         _more(first, d.window_start + size - 1, d.window_start + size) if keep < size else None,
-        _kv([("query position", str(d.query_position)), *zip(labels, values, strict=True)]),
-        _more(end - keys, end - 1, end, "keys") if keys < end else None,
+        _kv(
+            [
+                (say("report.explain.query-position"), str(d.query_position)),
+                *zip(labels, values, strict=True),
+            ]
+        ),
+        _more(end - keys, end - 1, end, keys=True) if keys < end else None,
     )
 
 
 def _render_attn_out(d: sd.AttentionOutputStep):
-    rows = [(f"head {h} z", _vec(v)) for h, v in enumerate(d.z_by_head[:12])]
+    rows = [(say("report.explain.head-z", h=h), _vec(v)) for h, v in enumerate(d.z_by_head[:12])]
     rows += [
-        ("concat", f"{d.concat_shape[0]} values"),
-        ("|head result|", ", ".join(f"{n:.2f}" for n in d.head_result_norms)),
-        ("projected (attn_out)", _vec(d.projected)),
+        (say("report.explain.concat"), say("report.explain.n-values", n=d.concat_shape[0])),
+        (say("report.explain.head-result"), ", ".join(f"{n:.2f}" for n in d.head_result_norms)),
+        (say("report.explain.projected"), _vec(d.projected)),
     ]
     return _kv(rows)
 
@@ -436,31 +507,37 @@ def _render_mlp(d: sd.MLPStep):
     act = d.curve.name if d.curve else d.activation
     return _kv(
         [
-            ("input", _vec(d.input)),
-            (
-                f"W1 → {d.d_mlp}",
-                f"mean {pre.mean:+.3f} std {pre.std:.3f} min {pre.min:+.2f} max {pre.max:+.2f} "
-                f"{_hist(pre.histogram)}",
-            ),
+            (say("report.explain.input"), _vec(d.input)),
+            (say("report.explain.w1", d_mlp=d.d_mlp), _stats(pre)),
             (
                 act,
-                f"mean {post.mean:+.3f} std {post.std:.3f} "
-                f"positive {post.fraction_positive:.0%} {_hist(post.histogram)}",
+                say(
+                    "report.explain.stats-positive",
+                    mean=f"{post.mean:+.3f}",
+                    std=f"{post.std:.3f}",
+                    share=f"{post.fraction_positive:.0%}",
+                    hist=_hist(post.histogram),
+                ),
             ),
-            ("W2 → output", _vec(d.output)),
+            (say("report.explain.w2"), _vec(d.output)),
         ]
     )
 
 
 def _stats(s) -> str:
-    return (
-        f"mean {s.mean:+.3f} std {s.std:.3f} min {s.min:+.2f} max {s.max:+.2f} {_hist(s.histogram)}"
+    return say(
+        "report.explain.stats",
+        mean=f"{s.mean:+.3f}",
+        std=f"{s.std:.3f}",
+        min=f"{s.min:+.2f}",
+        max=f"{s.max:+.2f}",
+        hist=_hist(s.histogram),
     )
 
 
 def _render_swiglu(d: modern.SwiGLUStep):
-    table = _Table(box=None, pad_edge=False)
-    for col in ("feature", "gate", "SiLU(gate)", "× up", "= post"):
+    table = Table(box=None, pad_edge=False)
+    for col in (say("report.explain.feature"), "gate", "SiLU(gate)", "× up", "= post"):
         table.add_column(col, justify="right")
     for f in d.strongest[:8]:
         table.add_row(
@@ -469,39 +546,45 @@ def _render_swiglu(d: modern.SwiGLUStep):
     return Group(
         _kv(
             [
-                ("input (RMSNorm 2)", _vec(d.input)),
+                (say("report.explain.input-rmsnorm-2"), _vec(d.input)),
                 (f"gate = x·W_gate {d.W_gate}", _stats(d.gate_stats)),
                 (f"up = x·W_up {d.W_up}", _stats(d.up_stats)),
                 ("SiLU(gate)", _vec(d.silu_gate)),
                 ("post = SiLU(gate) × up", _stats(d.post_stats)),
-                (f"output = post·W_down {d.W_down}", _vec(d.output)),
+                (say("report.explain.output-post-w-down", shape=d.W_down), _vec(d.output)),
                 (
-                    "checks",
+                    say("report.explain.checks"),
                     f"|SiLU(gate)×up − post| ≤ {d.product_max_error:.1e}, "
                     f"|post·W_down − mlp_out| ≤ {d.down_max_error:.1e}",
                 ),
             ]
         ),
-        Text(say(f"the {len(d.strongest[:8])} features with the largest |post| (of {d.d_mlp}):")),
+        Text(say("report.explain.strongest-features", n=len(d.strongest[:8]), d=d.d_mlp)),
         table,
     )
 
 
 def _render_logits(d: sd.LogitsStep):
     s = d.stats
-    unembed = "W_Eᵀ (tied to the embedding)" if d.tied else "lm_head"
+    unembed = say("report.explain.tied-unembedding") if d.tied else "lm_head"
     return Group(
         _kv(
             [
-                (f"final {d.norm}", _vec(d.final_ln)),
-                ("unembedding", unembed),
+                (say("report.explain.final-norm", norm=d.norm), _vec(d.final_ln)),
+                (say("report.explain.unembedding"), unembed),
                 (
-                    "logits",
-                    f"{d.vocab_size:,} scores, mean {s.mean:+.2f} std {s.std:.2f} max {s.max:+.2f}",
+                    say("report.explain.logits"),
+                    say(
+                        "report.explain.scores",
+                        n=f"{d.vocab_size:,}",
+                        mean=f"{s.mean:+.2f}",
+                        std=f"{s.std:.2f}",
+                        max=f"{s.max:+.2f}",
+                    ),
                 ),
             ]
         ),
-        _tokens_table(d.top, "logit", "logit"),
+        _tokens_table(d.top, "logit"),
     )
 
 
@@ -511,11 +594,13 @@ def _render_probs(d: sd.ProbabilitiesStep):
 
 def _render_temperature(d: sd.TemperatureStep):
     if d.at_t == "greedy":
-        return Group(Text(say("T = 0: greedy")), _tokens_table(d.at_1))
-    table = _Table(box=None, pad_edge=False)
+        return Group(Text(say("report.explain.t-0-greedy")), _tokens_table(d.at_1))
+    table = Table(box=None, pad_edge=False)
     same = d.temperature == 1  # one column: at T = 1 the distribution is unchanged
-    for col in ("token", "p at T=1", *([] if same else [f"p at T={d.temperature:g}"])):
-        table.add_column(col, justify="right" if col != "token" else "left")
+    table.add_column(say("report.explain.token"), justify="left")
+    table.add_column(say("report.explain.p-at-t", t="1"), justify="right")
+    if not same:
+        table.add_column(say("report.explain.p-at-t", t=f"{d.temperature:g}"), justify="right")
     at_t = {r.id: r.prob for r in d.at_t}
     for r in d.at_1:
         scaled = [] if same else [_number(at_t[r.id]) if r.id in at_t else "-"]
@@ -526,20 +611,25 @@ def _render_temperature(d: sd.TemperatureStep):
 def _sampling_params(p: dict) -> str:
     """The sampling parameters in effect, in words: "temperature 0 (greedy), top-k 5"."""
     if p["greedy"]:
-        said = [say("greedy")]
+        said = [say("report.explain.greedy")]
     elif p["temperature"] < GREEDY_TEMPERATURE:
-        said = [say("temperature {t} (greedy)", t=f"{p['temperature']:g}")]
+        said = [say("report.explain.temperature-greedy", t=f"{p['temperature']:g}")]
     else:
-        said = [say("temperature {t}", t=f"{p['temperature']:g}")]
+        said = [say("report.explain.temperature", t=f"{p['temperature']:g}")]
     # 0 and None are off (a top-k of 0 too)
     said += [f"{name} {p[key]:g}" for key, name in FILTERS if p[key]]
     return ", ".join(said)
 
 
 def _render_sampling(d: sd.SamplingStep):
-    stages = " → ".join(f"{say(k)} {v:,}" for k, v in d.stages.items())
+    stages = " → ".join(f"{_word(k)} {v:,}" for k, v in d.stages.items())
     return Group(
-        _kv([("params", _sampling_params(d.params)), ("survivors", stages)]),
+        _kv(
+            [
+                (say("report.explain.params"), _sampling_params(d.params)),
+                (say("report.explain.survivors"), stages),
+            ]
+        ),
         _tokens_table(d.pool),
     )
 
@@ -547,19 +637,20 @@ def _render_sampling(d: sd.SamplingStep):
 def _render_residual(d: sd.ResidualStep):
     names = ("resid_pre", "attn_out", "resid_mid", "mlp_out", "resid_post")
     rows = [(name, _vec(getattr(d, name))) for name in names]
-    rows.append(("check", f"resid_pre + attn_out − resid_mid = {d.identity_max_error:.1e}"))
+    error = f"{d.identity_max_error:.1e}"
+    rows.append((say("report.explain.check"), say("report.explain.residual-check", error=error)))
     return _kv(rows)
 
 
 def _render_layernorm(d: LayerNormView):
     return _kv(
         [
-            ("before", _vec(d.input)),
-            ("std (with eps)", f"{d.std:.4f}"),
-            ("normalized", _vec(d.normalized)),
-            ("gamma", _numbers(d.gamma)),
-            ("beta", _numbers(d.beta)),
-            ("after", _vec(d.output)),
+            (say("report.explain.before"), _vec(d.input)),
+            (say("report.explain.std-with-eps"), f"{d.std:.4f}"),
+            (say("report.explain.normalized"), _vec(d.normalized)),
+            (say("report.explain.gamma"), _numbers(d.gamma)),
+            (say("report.explain.beta"), _numbers(d.beta)),
+            (say("report.explain.after"), _vec(d.output)),
         ]
     )
 
@@ -567,14 +658,17 @@ def _render_layernorm(d: LayerNormView):
 def _render_rmsnorm(d: modern.RMSNormView):
     return _kv(
         [
-            ("before", _vec(d.input)),
-            ("mean (kept)", f"{d.input_mean:+.4f}"),
+            (say("report.explain.before"), _vec(d.input)),
+            (say("report.explain.mean-kept"), f"{d.input_mean:+.4f}"),
             ("rms = √(mean(x²) + eps)", f"√({d.mean_square:.4f} + {d.eps:g}) = {d.rms:.4f}"),
-            ("normalized = x / rms", _vec(d.normalized)),
-            ("gain", _numbers(d.gain)),
-            ("bias", "none (RMSNorm has no β)"),
-            ("after = normalized × gain", _vec(d.output)),
-            ("check", f"|normalized × gain − after| ≤ {d.recompose_max_error:.1e}"),
+            (say("report.explain.normalized-rms"), _vec(d.normalized)),
+            (say("report.explain.gain"), _numbers(d.gain)),
+            (say("report.explain.bias"), say("report.explain.no-bias")),
+            (say("report.explain.after-gain"), _vec(d.output)),
+            (
+                say("report.explain.check"),
+                say("report.explain.rmsnorm-check", e=f"{d.recompose_max_error:.1e}"),
+            ),
         ]
     )
 
@@ -582,15 +676,19 @@ def _render_rmsnorm(d: modern.RMSNormView):
 def _render_dropout(d: sd.DropoutStep):
     return _kv(
         [
-            ("at inference", d.inference),
-            ("model's training rate", f"{d.model_rate:g}"),
+            (say("report.explain.at-inference"), say("report.explain.dropout-identity")),
+            (say("report.explain.training-rate"), f"{d.model_rate:g}"),
             (
-                f"example, p={d.example_rate:g}",
-                f"{len(d.zeroed)} of {len(d.after)} values zeroed, "
-                f"the rest × {1 / (1 - d.example_rate):.3f}",
+                say("report.explain.example-rate", p=f"{d.example_rate:g}"),
+                say(
+                    "report.explain.zeroed",
+                    n=len(d.zeroed),
+                    total=len(d.after),
+                    scale=f"{1 / (1 - d.example_rate):.3f}",
+                ),
             ),
-            ("before", _numbers(d.before)),
-            ("after", _numbers(d.after)),
+            (say("report.explain.before"), _numbers(d.before)),
+            (say("report.explain.after"), _numbers(d.after)),
         ]
     )
 
