@@ -21,12 +21,6 @@ _ENTRIES: tuple[tuple[str, str, dict[str, str]], ...] = (
         {"skip": "，或加上 --skip-unknown 跳过它们"},
     ),
     (
-        r"the prompt has (?P<n>\d+) character\(s\) the model never saw: (?P<shown>.+); remove "
-        r"them or pass --skip-unknown",
-        "提示词里有 {n} 个模型从没见过的字符：{shown}；删掉它们或加上 --skip-unknown",
-        {},
-    ),
-    (
         r"the prompt is (?P<n>[\d,]+) tokens(?: plus (?P<room>\d+) to generate)?; the model's "
         r"context is (?P<context>[\d,]+)\. Shorten it(?: or use --truncate to keep the last "
         r"(?P<limit>[\d,]+))?",
