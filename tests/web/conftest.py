@@ -45,7 +45,10 @@ def server(app):
         yield url
 
 
-@pytest.fixture(scope="session")
+# One Chromium per module, not per session: Playwright's sync API keeps an event loop running
+# in the thread while it is open, and the load and burst harnesses (asyncio.run) cannot start
+# theirs beside it.
+@pytest.fixture(scope="module")
 @slow_work
 def browser():
     sync_api = pytest.importorskip(
