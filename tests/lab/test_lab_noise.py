@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from lmscope.commands import lab_common
+from lmscope.commands.lab import common as lab_common
 from lmscope.lab import texts, timing
 from lmscope.lab.configs import SerialDepthConfig
 from lmscope.lab.results import read_result

@@ -12,8 +12,8 @@ tables and the verdict on the lesson's "5-10x faster per epoch at N = 512".
 from __future__ import annotations
 
 from lmscope import i18n
-from lmscope.commands import lab_common
 from lmscope.commands.common import run_seed_value
+from lmscope.commands.lab import common as lab_common
 from lmscope.lab.configs import RACE_MODELS, RaceConfig
 
 ONE_DEVICE = "the race runs on one device: --device cpu or --device cuda"

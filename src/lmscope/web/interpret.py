@@ -15,7 +15,7 @@ from lmscope.explain.probes import read
 from lmscope.explain.tokens import Token, token_text, tokens
 from lmscope.interpret.ablation import ablation_effect, parse_ablations
 from lmscope.interpret.compare import compare
-from lmscope.web import interpret_schemas as s
+from lmscope.web.schemas import interpret as s
 
 LENS_LEAD = 0.75  # the lens is read left to right, towards the prediction
 

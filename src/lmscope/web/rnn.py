@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lmscope.interpret.features import feature_set_for, validation_text
 from lmscope.interpret.neurons import GATE_KINDS, KINDS, NeuronRun, default_kind
-from lmscope.web import rnn_schemas as s
+from lmscope.web.schemas import rnn as s
 
 CORPUS_CHARS = 8000  # the finder's default text: this much of the training corpus
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from lmscope.explain.attention import window
-from lmscope.web import interpret_schemas as s
 from lmscope.web.errors import ERRORS
 from lmscope.web.interpret import (
     LENS_LEAD,
@@ -17,6 +16,7 @@ from lmscope.web.interpret import (
     heads_view,
     lens_view,
 )
+from lmscope.web.schemas import interpret as s
 from lmscope.web.served import Serving, pick
 from lmscope.web.work import Costs
 

@@ -8,8 +8,8 @@ from fastapi import APIRouter
 
 from lmscope.explain.neighbours import NeighboursResponse, neighbours_view
 from lmscope.explain.pictures import AttentionLines, FlowResponse, attention_lines, flow_view
-from lmscope.web import picture_schemas as s
 from lmscope.web.errors import ERRORS
+from lmscope.web.schemas import pictures as s
 from lmscope.web.served import Serving
 
 router = APIRouter(tags=["pictures"])

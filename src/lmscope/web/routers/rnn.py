@@ -17,7 +17,6 @@ from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError
 from lmscope.interpret.cell_finder import find_cells
 from lmscope.interpret.neurons import KINDS, NeuronRun, a_model, default_kind, neuron_activations
-from lmscope.web import rnn_schemas as s
 from lmscope.web.errors import ERRORS
 from lmscope.web.generation import fresh_seed
 from lmscope.web.limits import arrival
@@ -29,6 +28,7 @@ from lmscope.web.rnn import (
     model_timeline,
     run_bytes,
 )
+from lmscope.web.schemas import rnn as s
 from lmscope.web.served import Served, Serving, pick
 from lmscope.web.work import Costs
 

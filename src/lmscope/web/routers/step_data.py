@@ -11,8 +11,8 @@ from lmscope.errors import InvalidInputError
 from lmscope.explain.catalogue import probe_names
 from lmscope.explain.step_data import StepContext, build
 from lmscope.web.errors import ERRORS
+from lmscope.web.schemas.steps import StepRequest, StepResponse
 from lmscope.web.served import Served, Serving
-from lmscope.web.step_schemas import StepRequest, StepResponse
 from lmscope.web.store import BASE_PROBES, PREDICTION_TOP_K, pending_bytes
 
 router = APIRouter(tags=["steps"])

@@ -18,7 +18,7 @@ const EXAMPLES = [
 ];
 const CODE = new Set([EXAMPLES[2], EXAMPLES[3]]); // the examples a code model opens on
 const DEBOUNCE_MS = 300;
-// the server's limits (lmscope/web/rnn_schemas.py), checked here first so a refusal is said
+// the server's limits (lmscope/web/schemas/rnn.py), checked here first so a refusal is said
 // beside its control, in the page's language, before any request
 const MAX_TEXT = 3000;
 const MIN_FIND_TEXT = 200;

@@ -18,8 +18,10 @@ from pathlib import Path
 from rich.text import Text
 
 from lmscope import i18n
-from lmscope.commands import lab_common, lab_gradients, lab_recall
 from lmscope.commands.common import add_lang_option, run_seed_value, use_lang
+from lmscope.commands.lab import common as lab_common
+from lmscope.commands.lab import gradients as lab_gradients
+from lmscope.commands.lab import recall as lab_recall
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import MEMORY_METHODS, MemoryWallConfig, SerialDepthConfig
 from lmscope.lab.results import (

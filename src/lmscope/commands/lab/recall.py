@@ -12,8 +12,8 @@ to the memory each model holds (``lmscope.lab.recall``).
 from __future__ import annotations
 
 from lmscope import i18n
-from lmscope.commands import lab_common
 from lmscope.commands.common import add_unset_option, run_seed_value
+from lmscope.commands.lab import common as lab_common
 from lmscope.errors import InvalidInputError
 from lmscope.lab.recall.config import QUICK, RECALL_MODELS, RecallConfig
 

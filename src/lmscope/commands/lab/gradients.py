@@ -4,8 +4,8 @@ and a Transformer of about the same size (``lmscope.lab.gradient_flow``)."""
 from __future__ import annotations
 
 from lmscope import i18n
-from lmscope.commands import lab_common
 from lmscope.commands.common import not_empty, run_seed_value
+from lmscope.commands.lab import common as lab_common
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import GRADIENT_MODELS, GradientFlowConfig
 

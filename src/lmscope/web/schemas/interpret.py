@@ -1,7 +1,8 @@
 """Request and response bodies of the research endpoints: logit lens, ablation, compare.
 
-Kept apart from ``schemas.py`` (the explainer's) so each side reads on its own. The same rules
-hold: strict requests, bounded sizes, and no NaN or Infinity in a response (None instead).
+Kept apart from the explainer's (the package's ``__init__``) so each side reads on its own.
+The same rules hold: strict requests, bounded sizes, and no NaN or Infinity in a response
+(None instead).
 """
 
 from __future__ import annotations
