@@ -68,6 +68,17 @@ def test_apostrophes_are_text_and_quoted_braces_are_literal():
     assert pseudo_text("'{'{x}'}'").count("{x}") == 1
 
 
+def test_the_pseudo_language_keeps_names_where_english_reads_like_a_plural_form():
+    """In "the other {model}" the word is text and the braces a name: only a plural is forms."""
+    fake = pseudo_text("the other {model}, one {n, plural, one {# token} other {# tokens}}")
+    assert "{model}" in fake and "{n, plural, one {# ţöķéñ} other {# ţöķéñš}}" in fake
+
+
+def test_parse_and_serialize_round_trip():
+    text = "a '{'b'}' {c} {n, plural, =0 {none} one {# d} other {# ds}}"
+    assert mf.serialize(mf.parse(text)) == text
+
+
 @pytest.mark.parametrize(
     "bad", ["{", "}", "{not a name}", "{n, select, a {x}}", "{n, plural, one {x}}", "{n, plural"]
 )

@@ -40,8 +40,23 @@ Part = Text | Value | Number | Plural
 
 
 def parse(text: str) -> list[Part]:
-    parts, end = _parse(text, 0, top=True)
-    return parts
+    return _parse(text, 0, top=True)[0]
+
+
+def serialize(parts: list[Part]) -> str:
+    """The text ``parse`` read ``parts`` from (braces in text written as ``'{'``/``'}'``)."""
+    out: list[str] = []
+    for part in parts:
+        if isinstance(part, Text):
+            out.append(part.text.replace("{", "'{'").replace("}", "'}'"))
+        elif isinstance(part, Number):
+            out.append("#")
+        elif isinstance(part, Value):
+            out.append(f"{{{part.name}}}")
+        else:
+            forms = " ".join(f"{form} {{{serialize(body)}}}" for form, body in part.forms.items())
+            out.append(f"{{{part.name}, plural, {forms}}}")
+    return "".join(out)
 
 
 def _parse(text: str, i: int, top: bool) -> tuple[list[Part], int]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lmscope.i18n.message_format import Part, Plural, Text, parse, serialize
+
 ACCENTED = str.maketrans(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
     "àƀçđéƒĝĥîĵķĺɱñöþǫŕšţûṽŵẋýžÀƁÇĐÉƑĜĤÎĴĶĹṀÑÖÞǪŔŠŢÛṼŴẊÝŽ",
@@ -15,40 +17,36 @@ OPEN, CLOSE = "⟦", "⟧"
 
 
 def pseudo_text(text: str) -> str:
-    """One English text in the pseudo-language."""
-    out: list[str] = []
-    i = 0
-    in_name = [False]  # a stack per open brace: True where it holds a name, not text
-    letters = 0
-    while i < len(text):
-        c = text[i]
-        if c == "{":
-            # a brace right after a plural selector opens text; otherwise it opens a name
-            in_name.append(not _opens_plural_body(text, i))
-            out.append(c)
-        elif c == "}":
-            in_name.pop()
-            out.append(c)
-        elif in_name[-1]:
-            out.append(c)
-        elif text.startswith(("'{'", "'}'"), i):
-            out.append(text[i : i + 3])  # a literal brace stays as it is
-            i += 2
-        else:
-            out.append(c.translate(ACCENTED))
-            letters += c.isalpha()
-        i += 1
+    """One English text in the pseudo-language: the message parser finds what is text, so
+    names and plural syntax stay as they are."""
+    parts = parse(text)
+    letters = sum(c.isalpha() for c in _words(parts))
     padding = "~" * max(1, letters // 3) if letters else ""
-    return f"{OPEN}{''.join(out)}{padding}{CLOSE}"
+    return f"{OPEN}{serialize(_accented(parts))}{padding}{CLOSE}"
 
 
-def _opens_plural_body(text: str, brace: int) -> bool:
-    """Whether the '{' at ``brace`` follows a plural selector (other, one, =0)."""
-    before = text[:brace].rstrip()
-    word = before.split()[-1] if before.split() else ""
-    word = word.split("}")[-1].split(",")[-1]
-    exact = word.startswith("=") and word[1:].isdigit()  # "=0", not the "=" of "r = {r}"
-    return word in {"zero", "one", "two", "few", "many", "other"} or exact
+def _accented(parts: list[Part]) -> list[Part]:
+    out: list[Part] = []
+    for part in parts:
+        if isinstance(part, Text):
+            out.append(Text(part.text.translate(ACCENTED)))
+        elif isinstance(part, Plural):
+            forms = {form: _accented(body) for form, body in part.forms.items()}
+            out.append(Plural(part.name, forms))
+        else:
+            out.append(part)
+    return out
+
+
+def _words(parts: list[Part]) -> str:
+    """All the text of a message, every plural form's included."""
+    pieces: list[str] = []
+    for part in parts:
+        if isinstance(part, Text):
+            pieces.append(part.text)
+        elif isinstance(part, Plural):
+            pieces.extend(_words(body) for body in part.forms.values())
+    return "".join(pieces)
 
 
 def pseudo_catalog(source: Mapping[str, str]) -> dict[str, str]:
