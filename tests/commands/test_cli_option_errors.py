@@ -239,21 +239,19 @@ def test_rope_frequencies_line_speaks_chinese(tmp_path_factory):
     """Step 6's frequency line stayed English in Chinese once a wavelength was written
     6.28e+03 and 1.99e+04: the exponents' letters stopped the line matching its translation."""
     from helpers_hf import load_random_llama
+    from lmscope import i18n
     from lmscope.commands import explain_render
-    from lmscope.commands.common import _lang, use_lang
+    from lmscope.commands.common import use_lang
     from lmscope.explain.report import report
 
     model = load_random_llama(tmp_path_factory, "llama", hidden_size=64)  # 8 pairs a head
     data = report(model, [1, 2, 3, 4], steps=[6]).steps[0].data
     # what tripped the match: two wavelengths shown with an exponent (6.28e+03, 1.99e+04)
     assert [f"{w:,.3g}" for w in data.frequencies.wavelength[-2:]] == ["6.28e+03", "1.99e+04"]
-    token = _lang.set("en")
-    try:
+    with i18n.using("en"):  # the Chinese that use_lang chooses ends with the block
         use_lang(Namespace(lang="zh"))
         buffer = io.StringIO()
         Console(width=200, file=buffer).print(explain_render.render(data))
-    finally:
-        _lang.reset(token)
     text = buffer.getvalue()
     assert "每个位置转过的弧度" in text and "rad/position" not in text
 

@@ -10,7 +10,6 @@ import shutil
 import sys
 import unicodedata
 from collections.abc import Iterable
-from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import lmscope
@@ -20,7 +19,6 @@ from lmscope.errors import InvalidInputError, LmscopeError
 LANG_ENV = "LMSCOPE_LANG"
 # the languages --lang offers: the catalog's, but the pseudo-language tests use
 LANGS = tuple(code for code in i18n.LANGUAGES if code != "pseudo")
-_lang: ContextVar[str] = ContextVar("lmscope_cli_lang", default="en")
 
 if TYPE_CHECKING:
     from lmscope.engine.sampling import SamplingParams
@@ -38,29 +36,29 @@ def add_lang_option(parser: argparse.ArgumentParser):
 
 def use_lang(args) -> str:
     """The language asked for (--lang, else $LMSCOPE_LANG such as zh or zh_CN.UTF-8, else en),
-    from now on the one ``say`` speaks."""
+    from now on the one ``say`` and the catalog's errors speak (``i18n.speak``)."""
     lang = getattr(args, "lang", None)
     if lang is None:
         env = os.environ.get(LANG_ENV, "").strip()
-        lang = env.split(".")[0].replace("-", "_").split("_")[0].lower() or "en"
+        try:
+            lang = i18n.parse_language(env) if env else "en"
+        except i18n.UnknownLanguageError:
+            lang = None
         if lang not in LANGS:
             raise InvalidInputError(f"{LANG_ENV}={env!r} is not a language lmscope speaks: en, zh")
-    _lang.set(lang)
-    i18n.speak(lang)  # the catalog's texts (errors raised with an id) in the same language
-    return lang
+    return i18n.speak(lang)
 
 
 def current_lang() -> str:
-    return _lang.get()
+    return i18n.language()
 
 
 def say(message_id: str, **values) -> str:
     """The catalog's text ``message_id`` (``lmscope.i18n``) in the chosen language, filled in
     from ``values``; a whole number is written as it is, without separators (a caller that
     wants them formats it)."""
-    lang = _lang.get()
     plain = {k: str(v) if type(v) is int else v for k, v in values.items()}
-    return i18n.text(message_id, lang, **plain)
+    return i18n.text(message_id, **plain)
 
 
 def terminal_width() -> int:
