@@ -37,7 +37,7 @@ BUDGET_S = 30  # `python -m benchmarks.schemathesis_api --budget N` runs it long
 @pytest.mark.slow
 def test_schemathesis_finds_nothing(tiny_hf_dir, tmp_path):
     pytest.importorskip("schemathesis", reason="pip install schemathesis (a test extra)")
-    with api.served(tiny_hf_dir, api.char_lstm(tmp_path / "tiny-lstm"), tmp_path) as url:
+    with api.served(tiny_hf_dir, api.char_lstm(tmp_path / "tiny-lstm")) as url:
         code, report, output = api.schemathesis_run(url, tmp_path, BUDGET_S)
     totals = api.totals(report)
     print(json.dumps(totals))

@@ -24,14 +24,12 @@ import asyncio
 import json
 import os
 import random
-import subprocess
-import sys
 import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from lmscope.testing.load import free_port, percentiles, wait_ready
+from lmscope.testing.load import percentiles, serve_process
 
 CHEAP = ("/api/model", "/api/steps", "/static/style.css", "/docs")
 SHAPE = {"n_layer": 2, "n_head": 4, "n_embd": 64, "n_ctx": 1024}
@@ -58,31 +56,14 @@ def small_model(directory: Path) -> Path:
 def server(model: Path, *, src: str | None = None, args=(), startup_s: float = 120):
     """`lmscope serve --threads 1` in a subprocess on a free loopback port (the lmscope of
     ``src`` when given); yields (base url, process)."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "lmscope", "serve", "--model", str(model), "--port", str(port)]
-    cmd += ["--threads", "1", "--rnn", "none", *args]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    env = {}
     if src:
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(src) / "src"), env.get("PYTHONPATH", "")])
-    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed below, after the server
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errors, text=True)
-    url = f"http://127.0.0.1:{port}"
-
-    def error_output() -> str:
-        errors.seek(0)
-        return errors.read()
-
-    try:
-        wait_ready(url, proc, startup_s, error_output)
-        yield url, proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        errors.close()
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(src) / "src"), os.environ.get("PYTHONPATH", "")]
+        )
+    serve_args = ["--model", str(model), "--rnn", "none", *args]
+    with serve_process(serve_args, env=env, startup_s=startup_s) as served:
+        yield served
 
 
 def prompts(size: int, tokens: int, seed: int = 0, vocab: int = 50257) -> list[list[int]]:

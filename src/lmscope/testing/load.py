@@ -22,6 +22,7 @@ import random
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,6 +53,36 @@ def rss_mb(pid: int) -> float:
 
 
 @contextmanager
+def serve_process(args, *, threads: int = 1, env=None, startup_s: float = 120):
+    """`lmscope serve ARGS` in a subprocess on a free loopback port, offline, with ``threads``
+    threads; yields (base url, process) once it answers. Its error output goes to a temporary
+    file, read when it fails to start (a pipe that nobody reads could fill and stop it)."""
+    port = free_port()
+    cmd = [sys.executable, "-m", "lmscope", "serve", *args, "--port", str(port)]
+    cmd += ["--threads", str(threads)]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1", **(env or {})}
+    errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed below, after the server
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errors, text=True)
+    url = f"http://127.0.0.1:{port}"
+
+    def error_output() -> str:
+        errors.seek(0)
+        return errors.read()
+
+    try:
+        wait_ready(url, proc, startup_s, error_output)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        errors.close()
+
+
+@contextmanager
 def server(
     model: str | None = None,
     *,
@@ -60,28 +91,10 @@ def server(
     startup_s=120,
     dtype: str = "float32",
 ):
-    """`lmscope serve` in a subprocess on a free loopback port; yields (base url, pid)."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "lmscope", "serve", "--port", str(port)]
-    cmd += ["--cache-mb", str(cache_mb), "--threads", str(threads), "--dtype", dtype]
-    if model:
-        cmd += ["--model", model]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "HF_HUB_OFFLINE": "1"}
-    log = open(os.devnull, "w")  # noqa: SIM115 - closed below; uvicorn logs warnings only
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url, proc, startup_s, proc.stderr.read)
+    """`lmscope serve` with ``model`` (the default one if None); yields (base url, pid)."""
+    args = ["--cache-mb", str(cache_mb), "--dtype", dtype, *(["--model", model] if model else [])]
+    with serve_process(args, threads=threads, startup_s=startup_s) as (url, proc):
         yield url, proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stderr.close()
-        log.close()
 
 
 def wait_ready(url: str, proc: subprocess.Popen, startup_s: float, errors) -> None:

@@ -20,14 +20,13 @@ schemathesis (a test extra), run in a subprocess.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from lmscope.testing.load import free_port, wait_ready
+from lmscope.testing.load import serve_process
 
 MODEL_DEPENDENT = (
     "token ids beyond the served model's vocabulary",
@@ -86,23 +85,12 @@ def char_lstm(folder: Path) -> Path:
 
 
 @contextmanager
-def served(model: Path, lstm: Path, workdir: Path, startup_s: float = 120):
+def served(model: Path, lstm: Path, startup_s: float = 120):
     """``lmscope serve`` with ``model`` (also to compare with) and ``lstm``; its base URL."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "lmscope", "serve", "--model", str(model)]
-    cmd += ["--compare", str(model), "--rnn", str(lstm), "--port", str(port)]
-    cmd += ["--threads", "1", "--max-wait", "10", "--cache-mb", "64"]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    log = workdir / "server.log"
-    with open(log, "w") as err:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_ready(url, proc, startup_s, log.read_text)
+    args = ["--model", str(model), "--compare", str(model), "--rnn", str(lstm)]
+    args += ["--max-wait", "10", "--cache-mb", "64"]
+    with serve_process(args, startup_s=startup_s) as (url, _):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def schemathesis_run(url: str, workdir: Path, budget_s: int, seed: int = 16, examples=25):
@@ -143,7 +131,7 @@ def run(budget_s: int = 60, seed: int = 16, model: Path | None = None, log=print
     with tempfile.TemporaryDirectory(prefix="lmscope-schemathesis-") as tmp:
         work = Path(tmp)
         model = model or small_gpt2(work / "small-gpt2")
-        with served(model, char_lstm(work / "tiny-lstm"), work) as url:
+        with served(model, char_lstm(work / "tiny-lstm")) as url:
             code, report, output = schemathesis_run(url, work, budget_s, seed)
     result = {**totals(report), "seed": seed, "budget_s": budget_s, "exit_code": code}
     result["model_dependent"] = list(MODEL_DEPENDENT)
