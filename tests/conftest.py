@@ -135,8 +135,7 @@ def smollm2_reference_dir(tmp_path_factory) -> Path:
             tokenizer = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             # save_pretrained refuses a model it loaded from GGUF: write the plain float32
             # weights and a config without the GGUF quantization note instead
-            model.config.quantization_config = None
-            del model.config.quantization_config
+            vars(model.config).pop("quantization_config", None)
             model.config.save_pretrained(folder)
             safetensors.torch.save_model(model, str(folder / "model.safetensors"))
             tokenizer.save_pretrained(folder)
