@@ -64,7 +64,8 @@ def parser_message_in(message: str, lang: str) -> str:
     as it is."""
     if lang == "en":
         return message
-    for values in _matches("parser.error.argument", message):
+    values = _match("parser.error.argument", message)
+    if values is not None:
         said = _said(str(values["message"]), lang)
         return i18n.text("parser.error.argument", lang, name=values["name"], message=said)
     return _said(message, lang)
@@ -72,7 +73,8 @@ def parser_message_in(message: str, lang: str) -> str:
 
 def _said(message: str, lang: str) -> str:
     for message_id in _ERRORS:
-        for values in _matches(message_id, message):
+        values = _match(message_id, message)
+        if values is not None:
             if "type" in values:
                 values["type"] = _type_words(str(values["type"]), lang)
             return i18n.text(message_id, lang, **values)
@@ -89,13 +91,13 @@ def _type_words(name: str, lang: str) -> str:
     return i18n.text("parser.type.function", lang)
 
 
-def _matches(message_id: str, message: str) -> list[dict[str, object]]:
-    """The values that make ``message_id``'s English text ``message``: [] when none do."""
+def _match(message_id: str, message: str) -> dict[str, object] | None:
+    """The values that make ``message_id``'s English text ``message``; None when none do."""
     for pattern in _patterns(message_id):
         found = pattern.fullmatch(message)
         if found:
-            return [dict(found.groupdict())]
-    return []
+            return dict(found.groupdict())
+    return None
 
 
 @functools.cache
