@@ -61,6 +61,11 @@ def say(message_id: str, **values) -> str:
     return i18n.text(message_id, **plain)
 
 
+def listed(names) -> str:
+    """Names as a list in a help text, joined as the chosen language joins them (", ", "、")."""
+    return i18n.text("help.common.list-separator").join(names)
+
+
 def terminal_width() -> int:
     """Columns to print in: the terminal's width, or $COLUMNS (80 when neither says)."""
     return shutil.get_terminal_size().columns

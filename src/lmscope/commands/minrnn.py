@@ -13,6 +13,7 @@ from lmscope.commands.common import (
     add_exclusive_switches,
     add_lang_option,
     current_lang,
+    listed,
     not_empty,
     say,
     use_lang,
@@ -51,7 +52,7 @@ def register(sub):
         default=None,
         help=i18n.text(
             "help.minrnn.option.data",
-            corpora=i18n.text("help.common.list-separator").join(corpus_names()),
+            corpora=listed(corpus_names()),
         ),
     )
     p.add_argument(

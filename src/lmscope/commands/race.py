@@ -12,7 +12,7 @@ tables and the verdict on the lesson's "5-10x faster per epoch at N = 512".
 from __future__ import annotations
 
 from lmscope import i18n
-from lmscope.commands.common import run_seed_value
+from lmscope.commands.common import listed, run_seed_value
 from lmscope.commands.lab import common as lab_common
 from lmscope.lab.configs import RACE_MODELS, RaceConfig
 
@@ -49,7 +49,7 @@ def register(sub):
         default=",".join(d.models),
         help=i18n.text(
             "help.race.option.models",
-            models=i18n.text("help.common.list-separator").join(RACE_MODELS),
+            models=listed(RACE_MODELS),
         ),
     )
     p.add_argument(

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from lmscope import i18n
-from lmscope.commands.common import add_exclusive_switches, add_unset_option, run_seed_value
+from lmscope.commands.common import add_exclusive_switches, add_unset_option, listed, run_seed_value
 from lmscope.data.corpora import corpus_names
 from lmscope.errors import InvalidInputError
 from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
@@ -30,7 +30,7 @@ def register(sub):
     )
     data = p.add_argument_group(i18n.text("help.group.data"))
     # the names from the one list the "unknown corpus" error shows too
-    corpora = i18n.text("help.common.list-separator").join(corpus_names())
+    corpora = listed(corpus_names())
     _option(data, "--data", str, i18n.text("help.train.option.data", corpora=corpora))
     _option(data, "--tokenizer", str, i18n.text("help.train.option.tokenizer"))
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from rich.text import Text
 
 from lmscope import i18n
-from lmscope.commands.common import add_lang_option, run_seed_value, use_lang
+from lmscope.commands.common import add_lang_option, listed, run_seed_value, use_lang
 from lmscope.commands.lab import common as lab_common
 from lmscope.commands.lab import gradients as lab_gradients
 from lmscope.commands.lab import recall as lab_recall
@@ -110,7 +110,7 @@ def register(sub):
         default=",".join(MEMORY_METHODS),
         help=i18n.text(
             "help.lab.memory-wall.option.methods",
-            methods=i18n.text("help.common.list-separator").join(MEMORY_METHODS),
+            methods=listed(MEMORY_METHODS),
         ),
     )
     _add_repeats_option(mw)
@@ -128,7 +128,7 @@ def register(sub):
         default=None,
         help=i18n.text(
             "help.lab.show.argument.result",
-            shipped=i18n.text("help.common.list-separator").join(shipped_experiments()),
+            shipped=listed(shipped_experiments()),
         ),
     )
     lab_common.add_report_options(show)

@@ -4,7 +4,7 @@ and a Transformer of about the same size (``lmscope.lab.gradient_flow``)."""
 from __future__ import annotations
 
 from lmscope import i18n
-from lmscope.commands.common import not_empty, run_seed_value
+from lmscope.commands.common import listed, not_empty, run_seed_value
 from lmscope.commands.lab import common as lab_common
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import GRADIENT_MODELS, GradientFlowConfig
@@ -55,7 +55,7 @@ def register(lab) -> None:
         default=",".join(GRADIENT_MODELS),
         help=i18n.text(
             "help.lab.gradients.option.models",
-            models=i18n.text("help.common.list-separator").join(GRADIENT_MODELS),
+            models=listed(GRADIENT_MODELS),
         ),
     )
     p.add_argument(

@@ -12,7 +12,7 @@ to the memory each model holds (``lmscope.lab.recall``).
 from __future__ import annotations
 
 from lmscope import i18n
-from lmscope.commands.common import add_unset_option, run_seed_value
+from lmscope.commands.common import add_unset_option, listed, run_seed_value
 from lmscope.commands.lab import common as lab_common
 from lmscope.errors import InvalidInputError
 from lmscope.lab.recall.config import QUICK, RECALL_MODELS, RecallConfig
@@ -49,7 +49,7 @@ def register(lab) -> None:
         default=",".join(d.models),
         help=i18n.text(
             "help.lab.recall.option.models",
-            models=i18n.text("help.common.list-separator").join(RECALL_MODELS),
+            models=listed(RECALL_MODELS),
         ),
     )
     add_unset_option(p, d, "--steps", int, i18n.text("help.lab.recall.option.steps"))
