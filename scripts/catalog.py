@@ -3,6 +3,7 @@ edit them too (a lock, then read, change and write each file whole, keys sorted)
 
     python scripts/catalog.py add error.my-message "English {value}" "中文 {value}"
     python scripts/catalog.py add-file staged.json   # {"id": {"en": "...", "zh": "..."}, ...}
+    python scripts/catalog.py remove error.old-message another.id   # from every language
     python scripts/catalog.py check                  # same ids and placeholders everywhere
 """
 
@@ -49,6 +50,16 @@ def add(entries: dict[str, dict[str, str]]) -> None:
             write(lang, catalog)
 
 
+def remove(keys: list[str]) -> None:
+    with locked():
+        for lang in sorted(p.stem for p in CATALOGS.glob("*.json")):
+            catalog = read(lang)
+            missing = [key for key in keys if key not in catalog]
+            if missing:
+                raise SystemExit(f"{lang}: no such id: {', '.join(missing)}")
+            write(lang, {k: v for k, v in catalog.items() if k not in keys})
+
+
 def check() -> int:
     sys.path.insert(0, str(CATALOGS.parents[2]))
     from lmscope.i18n.message_format import placeholders
@@ -76,12 +87,16 @@ def main() -> int:
     one.add_argument("zh")
     many = sub.add_parser("add-file", help="add or change the messages of a JSON file")
     many.add_argument("file", type=Path)
+    gone = sub.add_parser("remove", help="remove messages from every language")
+    gone.add_argument("ids", nargs="+")
     sub.add_parser("check", help="every language has every id, with the same placeholders")
     args = parser.parse_args()
     if args.command == "add":
         add({args.id: {"en": args.en, "zh": args.zh}})
     elif args.command == "add-file":
         add(json.loads(args.file.read_text(encoding="utf-8")))
+    elif args.command == "remove":
+        remove(args.ids)
     else:
         return check()
     return 0

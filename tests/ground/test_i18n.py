@@ -5,6 +5,7 @@ and the checks that keep the catalogs complete."""
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import re
 from pathlib import Path
@@ -208,8 +209,15 @@ def catalog_file(lang: str) -> dict[str, str]:
     return json.loads((CATALOGS / f"{lang}.json").read_text(encoding="utf-8"))
 
 
+# Ids made at run time (one per step, per lab table...) cannot be found as literals: each
+# module that makes them names them all in a function listed here ("module:function", no
+# arguments, returning an iterable of ids).
+RUNTIME_IDS: list[str] = []
+
+
 def ids_in_code() -> set[str]:
-    """Every string literal in src/ that names a catalog id (``error.…``, ``help.…``...)."""
+    """Every catalog id the code names: string literals in src/'s Python (``error.…``,
+    ``help.…``...), quoted ids in the page's scripts and templates, and RUNTIME_IDS."""
     english = catalog_file("en")
     prefixes = tuple({key.split(".")[0] + "." for key in english})
     found = set()
@@ -219,6 +227,15 @@ def ids_in_code() -> set[str]:
                 value = node.value
                 if value.startswith(prefixes) and re.fullmatch(r"[a-z0-9_.-]+", value):
                     found.add(value)
+    quoted = re.compile(r"""["'`]([a-z0-9_-]+\.[a-z0-9_.-]+)["'`]""")
+    for pattern in ("web/static/**/*.js", "web/templates/**/*.html"):
+        for path in SRC.glob(pattern):
+            for value in quoted.findall(path.read_text(encoding="utf-8")):
+                if value.startswith(prefixes):
+                    found.add(value)
+    for source in RUNTIME_IDS:
+        module, function = source.split(":")
+        found.update(getattr(importlib.import_module(module), function)())
     return found
 
 
