@@ -19,9 +19,11 @@ import contextlib
 import functools
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from importlib import resources
+
+from babel import Locale
 
 from lmscope.i18n import message_format
 from lmscope.i18n.pseudo import pseudo_catalog
@@ -126,10 +128,11 @@ def _said_in(value: object, lang: str) -> object:
     return value
 
 
-def _plural_rule(lang: str):
-    if lang == "zh":
-        return lambda n: "other"  # Chinese has one form
-    return lambda n: "one" if n == 1 else "other"  # English (and the pseudo-language)
+@functools.cache
+def _plural_rule(lang: str) -> Callable[[float], str]:
+    """The language's CLDR plural rule (Babel's; the page uses the browser's Intl.PluralRules,
+    from the same CLDR data): English one/other, Chinese other only. Pseudo is English."""
+    return Locale.parse(SOURCE if lang == "pseudo" else lang).plural_form
 
 
 def _number(value: object) -> str:
