@@ -144,9 +144,7 @@ def wants(hook: Hook, name: str) -> bool:
 
 def check_fits(past: int, new: int, n_ctx: int) -> None:
     if past + new > n_ctx:
-        raise InvalidInputError(
-            f"sequence of {past + new} tokens exceeds the model's context of {n_ctx}"
-        )
+        raise InvalidInputError("error.model.context", n=past + new, context=n_ctx)
 
 
 def checked_logits(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -154,10 +152,7 @@ def checked_logits(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     hand inf and NaN to softmax."""
     logits = linear(x, weight)
     if logits.dtype == torch.float16 and not torch.isfinite(logits).all():
-        raise InvalidInputError(
-            "this float16 model's activations overflowed (float16 holds at most 65504) on "
-            "this input; load it in bfloat16 or float32 instead"
-        )
+        raise InvalidInputError("error.model.float16-overflow")
     return logits
 
 

@@ -14,13 +14,14 @@ import typing
 from typing import Any, ClassVar, TypeVar
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.i18n import Message
 
 _NAMES = {
-    int: "a whole number",
-    float: "a number",
-    str: "text",
-    bool: "true or false",
-    dict: "a mapping",
+    int: "error.config.part.whole-number",
+    float: "error.config.part.number",
+    str: "error.config.part.text",
+    bool: "error.config.part.true-false",
+    dict: "error.config.part.mapping",
 }
 
 
@@ -48,7 +49,7 @@ def _fits(value, kinds: set[type]) -> bool:
     return any(isinstance(value, k) for k in kinds if isinstance(k, type))
 
 
-def check_field_types(config, what: str = "config", error: type = InvalidInputError) -> None:
+def check_field_types(config, what: object = "config", error: type = InvalidInputError) -> None:
     """Raise CheckpointError naming the first field whose value its annotation does not admit.
     Floats given as integers are accepted (and converted); nothing else is coerced."""
     hints = typing.get_type_hints(type(config))
@@ -58,18 +59,34 @@ def check_field_types(config, what: str = "config", error: type = InvalidInputEr
         if value is None and optional:
             continue
         if not _fits(value, kinds):
-            names = (_NAMES.get(k, getattr(k, "__name__", str(k))) for k in kinds)
-            expected = " or ".join(sorted(names))
-            expected += " or null" if optional else ""
-            raise error(f"{what}: {field.name} must be {expected}, got {value!r:.60}")
+            raise error(
+                "error.config.field-type",
+                what=what,
+                field=field.name,
+                expected=_expected(kinds, optional),
+                got=f"{value!r:.60}",
+            )
         if float in kinds and int not in kinds and isinstance(value, int):
             setattr(config, field.name, float(value))
+
+
+def _expected(kinds: set[type], optional: bool) -> object:
+    """What a field admits, said in the current language: "a whole number or null"."""
+    names: list[object] = [
+        Message(_NAMES[k]) if k in _NAMES else getattr(k, "__name__", str(k)) for k in kinds
+    ]
+    names.sort(key=lambda name: name.render("en") if isinstance(name, Message) else str(name))
+    names += ["null"] if optional else []
+    said = names[0]
+    for name in names[1:]:
+        said = Message("error.config.part.or", first=said, second=name)
+    return said
 
 
 def require_mapping(data, what: str) -> dict:
     """A parsed JSON document that must be an object."""
     if not isinstance(data, dict):
-        raise CheckpointError(f"{what} must be a JSON object, got {type(data).__name__}")
+        raise CheckpointError("error.config.not-object", what=what, type=type(data).__name__)
     return data
 
 

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.i18n import Message
 from lmscope.models.common import (
     SCORE_PROBES,
     DecoderLM,
@@ -54,25 +55,37 @@ class GPTConfig(JsonConfig):
     dropout: float = 0.0  # one rate for embeddings, attention weights and residual branches
 
     def __post_init__(self):
-        check_field_types(self, "the GPT-2 config")
+        check_field_types(self, Message("error.config.part.named", model="GPT-2"))
         for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head"):
             if getattr(self, name) < 1:
-                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise InvalidInputError(
+                    "error.value.at-least", name=name, low=1, got=str(getattr(self, name))
+                )
         if self.n_inner is not None and self.n_inner < 1:
-            raise InvalidInputError(f"n_inner must be >= 1 or null, got {self.n_inner}")
+            raise InvalidInputError(
+                "error.value.at-least-or-null", name="n_inner", low=1, got=str(self.n_inner)
+            )
         if self.n_embd % self.n_head:
             raise InvalidInputError(
-                f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head})"
+                "error.value.divisible",
+                a="n_embd",
+                x=str(self.n_embd),
+                b="n_head",
+                y=str(self.n_head),
             )
         if self.activation not in ACTIVATIONS:
             raise InvalidInputError(
-                f"unknown activation {self.activation!r}; known: {', '.join(ACTIVATIONS)}"
+                "error.gpt2.unknown-activation",
+                name=repr(self.activation),
+                known=", ".join(ACTIVATIONS),
             )
         if not 0.0 <= self.dropout < 1.0:
-            raise InvalidInputError(f"dropout must be in [0, 1), got {self.dropout}")
+            raise InvalidInputError("error.value.fraction", name="dropout", got=str(self.dropout))
         # LayerNorm divides by sqrt(var + eps): eps <= 0 can make every logit NaN.
         if self.layer_norm_eps <= 0:
-            raise InvalidInputError(f"layer_norm_eps must be > 0, got {self.layer_norm_eps}")
+            raise InvalidInputError(
+                "error.value.above", name="layer_norm_eps", low=0, got=str(self.layer_norm_eps)
+            )
 
     @property
     def d_head(self) -> int:
@@ -87,12 +100,9 @@ class GPTConfig(JsonConfig):
         """Build from a Hugging Face GPT-2 ``config.json`` dict."""
         hf = require_mapping(hf, "config.json")
         if hf.get("scale_attn_by_inverse_layer_idx") or hf.get("reorder_and_upcast_attn"):
-            raise CheckpointError(
-                "this GPT-2 variant scales attention by layer index or upcasts it; "
-                "lmscope supports standard GPT-2 attention only"
-            )
+            raise CheckpointError("error.gpt2.attention-variant")
         if hf.get("scale_attn_weights") is False:
-            raise CheckpointError("GPT-2 configs with scale_attn_weights=false are not supported")
+            raise CheckpointError("error.gpt2.no-scale-attn")
         try:
             return cls(
                 vocab_size=hf["vocab_size"],
@@ -106,9 +116,11 @@ class GPTConfig(JsonConfig):
                 dropout=hf.get("resid_pdrop", 0.0),  # HF's three rates are equal in GPT-2
             )
         except KeyError as missing:
-            raise CheckpointError(f"config.json lacks the GPT-2 field {missing}") from None
+            raise CheckpointError(
+                "error.config.lacks-field", family="GPT-2", field=str(missing)
+            ) from None
         except InvalidInputError as err:
-            raise CheckpointError(f"config.json: {err}") from None
+            raise CheckpointError("error.config.in-config-json", why=err) from None
 
     def to_hf(self) -> dict:
         return {
@@ -390,7 +402,7 @@ def gpt2_state_from_hf(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor
         out[key] = tensor.contiguous()
     lm_head = state.get("lm_head.weight")
     if lm_head is not None and "wte.weight" in out and not torch.equal(lm_head, out["wte.weight"]):
-        raise CheckpointError("lm_head.weight differs from wte.weight: GPT-2 ties them")
+        raise CheckpointError("error.gpt2.untied-head")
     return out
 
 

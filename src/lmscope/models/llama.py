@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.i18n import Message
 from lmscope.models.common import (
     SCORE_PROBES,
     DecoderLM,
@@ -86,45 +87,59 @@ class LlamaConfig(JsonConfig):
     model_type: str = "llama"  # which Hugging Face family to_hf writes: llama, mistral, qwen2
 
     def __post_init__(self):
-        check_field_types(self, "the Llama config")
+        check_field_types(self, Message("error.config.part.named", model="Llama"))
         if self.n_kv_head is None:
             self.n_kv_head = self.n_head
         for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head", "n_kv_head", "n_inner"):
             if getattr(self, name) < 1:
-                raise InvalidInputError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise InvalidInputError(
+                    "error.value.at-least", name=name, low=1, got=str(getattr(self, name))
+                )
         if self.head_dim is None:
             if self.n_embd % self.n_head:
                 raise InvalidInputError(
-                    f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head}) "
-                    "unless head_dim is given"
+                    "error.llama.divisible-unless-head-dim", x=str(self.n_embd), y=str(self.n_head)
                 )
             self.head_dim = self.n_embd // self.n_head
         if self.head_dim < 2:
-            raise InvalidInputError(f"head_dim must be >= 2, got {self.head_dim}")
+            raise InvalidInputError(
+                "error.value.at-least", name="head_dim", low=2, got=str(self.head_dim)
+            )
         if self.d_head % 2:
-            raise InvalidInputError(f"RoPE needs an even head size, got d_head {self.d_head}")
+            raise InvalidInputError("error.llama.odd-head", got=str(self.d_head))
         if self.n_head % self.n_kv_head:
             raise InvalidInputError(
-                f"n_head ({self.n_head}) must be divisible by n_kv_head ({self.n_kv_head})"
+                "error.value.divisible",
+                a="n_head",
+                x=str(self.n_head),
+                b="n_kv_head",
+                y=str(self.n_kv_head),
             )
         if self.rms_norm_eps <= 0:
-            raise InvalidInputError(f"rms_norm_eps must be > 0, got {self.rms_norm_eps}")
+            raise InvalidInputError(
+                "error.value.above", name="rms_norm_eps", low=0, got=str(self.rms_norm_eps)
+            )
         if self.rope_theta <= 1:
-            raise InvalidInputError(f"rope_theta must be > 1, got {self.rope_theta}")
+            raise InvalidInputError(
+                "error.value.above", name="rope_theta", low=1, got=str(self.rope_theta)
+            )
         if self.rope_scaling is not None:
             _check_rope_scaling(self.rope_scaling)
             self.rope_scaling = dict(self.rope_scaling)
         if self.sliding_window is not None and self.sliding_window < 1:
-            raise InvalidInputError(f"sliding_window must be >= 1, got {self.sliding_window}")
-        if self.activation != "silu":
             raise InvalidInputError(
-                f"unknown activation {self.activation!r}; Llama-family models use 'silu'"
+                "error.value.at-least", name="sliding_window", low=1, got=str(self.sliding_window)
             )
+        if self.activation != "silu":
+            raise InvalidInputError("error.llama.activation", name=repr(self.activation))
         if not 0.0 <= self.dropout < 1.0:
-            raise InvalidInputError(f"dropout must be in [0, 1), got {self.dropout}")
+            raise InvalidInputError("error.value.fraction", name="dropout", got=str(self.dropout))
         if self.model_type not in HF_MODEL_TYPES:
             raise InvalidInputError(
-                f"model_type must be one of {', '.join(HF_MODEL_TYPES)}, got {self.model_type!r}"
+                "error.value.one-of",
+                name="model_type",
+                known=", ".join(HF_MODEL_TYPES),
+                got=repr(self.model_type),
             )
 
     @property
@@ -150,12 +165,11 @@ class LlamaConfig(JsonConfig):
         model_type = hf.get("model_type")
         if model_type not in HF_MODEL_TYPES:
             raise CheckpointError(
-                f"config.json describes a {model_type!r} model; the Llama code runs "
-                f"{', '.join(HF_MODEL_TYPES)}"
+                "error.llama.hf-type", type=repr(model_type), types=", ".join(HF_MODEL_TYPES)
             )
         act = hf.get("hidden_act", "silu")
         if act not in ("silu", "swish"):
-            raise CheckpointError(f"config.json asks for activation {act!r}; Llama uses silu")
+            raise CheckpointError("error.llama.hf-activation", name=repr(act))
         theta, scaling = _hf_rope(hf)
         if model_type == "qwen2":  # biases on q, k, v; none on o_proj
             qkv_bias, out_bias, mlp_bias = True, False, False
@@ -176,7 +190,9 @@ class LlamaConfig(JsonConfig):
                 n_inner=hf["intermediate_size"],
             )
         except KeyError as missing:
-            raise CheckpointError(f"config.json lacks the {model_type} field {missing}") from None
+            raise CheckpointError(
+                "error.config.lacks-field", family=model_type, field=str(missing)
+            ) from None
         try:
             return cls(
                 **config,
@@ -193,19 +209,20 @@ class LlamaConfig(JsonConfig):
                 model_type=model_type,
             )
         except (InvalidInputError, TypeError) as err:
-            raise CheckpointError(f"config.json: {err}") from None
+            why = err if isinstance(err, InvalidInputError) else str(err)
+            raise CheckpointError("error.config.in-config-json", why=why) from None
 
     def to_hf(self) -> dict:
         """A ``config.json`` dict that transformers loads as this model's family."""
         kind = self.model_type
         if kind == "qwen2" and not (self.attention_bias and not self.attention_out_bias):
-            raise InvalidInputError("a qwen2 config.json always has q/k/v biases and no o bias")
+            raise InvalidInputError("error.llama.qwen2-biases")
         if kind == "mistral" and (self.attention_bias or self.attention_out_bias or self.mlp_bias):
-            raise InvalidInputError("a mistral config.json cannot express biases")
+            raise InvalidInputError("error.llama.mistral-biases")
         if kind == "llama" and self.attention_bias != self.attention_out_bias:
-            raise InvalidInputError("a llama config.json puts attention biases on q, k, v and o")
+            raise InvalidInputError("error.llama.llama-biases")
         if kind != "mistral" and self.sliding_window is not None:
-            raise InvalidInputError(f"export a sliding-window model as mistral, not {kind}")
+            raise InvalidInputError("error.llama.sliding-export", kind=kind)
         out = {
             "model_type": kind,
             "architectures": [_HF_ARCHITECTURES[kind]],
@@ -236,29 +253,31 @@ class LlamaConfig(JsonConfig):
 def _check_rope_scaling(scaling: dict):
     kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
     _llama3_only(
-        kind, scaling, InvalidInputError, "RoPE scaling {!r} is not supported", "llama3 RoPE"
+        kind, scaling, InvalidInputError, "error.llama.rope-unsupported", "error.llama.rope-lacks"
     )
     for key in _LLAMA3_KEYS:  # JSON may hold anything; the frequencies divide by these
         value = scaling[key]
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not number or not math.isfinite(value) or value <= 0:
-            raise InvalidInputError(
-                f"llama3 RoPE scaling: {key} must be a number > 0, got {value!r:.60}"
-            )
+            raise InvalidInputError("error.llama.rope-key", key=key, got=f"{value!r:.60}")
     if scaling["high_freq_factor"] <= scaling["low_freq_factor"]:
-        raise InvalidInputError(
-            "llama3 RoPE scaling needs factor > 0 and high_freq_factor > low_freq_factor"
-        )
+        raise InvalidInputError("error.llama.rope-factors")
 
 
-def _llama3_only(kind, scaling: dict, error: type[Exception], unsupported: str, what: str):
+def _llama3_only(
+    kind,
+    scaling: dict,
+    error: type[InvalidInputError] | type[CheckpointError],
+    unsupported: str,
+    lacks: str,
+):
     """The one check that a RoPE scaling is llama3's with all its keys, for a config
-    (InvalidInputError) and a config.json (CheckpointError): the same words, where differs."""
+    (InvalidInputError) and a config.json (CheckpointError): the message ids say which."""
     if kind != "llama3":
-        raise error(f"{unsupported.format(kind)}; lmscope runs plain and 'llama3' RoPE")
+        raise error(unsupported, kind=repr(kind))
     missing = [k for k in _LLAMA3_KEYS if k not in scaling]
     if missing:
-        raise error(f"{what} scaling lacks {', '.join(missing)}")
+        raise error(lacks, keys=", ".join(missing))
 
 
 def _hf_rope(hf: dict) -> tuple[float, dict | None]:
@@ -269,15 +288,15 @@ def _hf_rope(hf: dict) -> tuple[float, dict | None]:
     theta = params.get("rope_theta", hf.get("rope_theta", 10000.0))
     kind = scaling.get("rope_type", scaling.get("type", "default"))
     if scaling.get("partial_rotary_factor", params.get("partial_rotary_factor", 1.0)) != 1.0:
-        raise CheckpointError("config.json asks for partial rotary embeddings; not supported")
+        raise CheckpointError("error.llama.partial-rotary")
     if kind in ("default", None):
         return theta, None
     _llama3_only(
         kind,
         scaling,
         CheckpointError,
-        "config.json asks for RoPE scaling {!r}",
-        "config.json's llama3 RoPE",
+        "error.llama.hf-rope-unsupported",
+        "error.llama.hf-rope-lacks",
     )
     return theta, {"rope_type": "llama3", **{k: scaling[k] for k in _LLAMA3_KEYS}}
 
@@ -298,7 +317,7 @@ def _hf_sliding_window(hf: dict, model_type: str) -> int | None:
         return None
     if set(layer_types) == {"sliding_attention"}:
         return hf.get("sliding_window")
-    raise CheckpointError("this qwen2 model mixes sliding-window and full layers; not supported")
+    raise CheckpointError("error.llama.qwen2-mixed-window")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -590,7 +609,9 @@ class Llama(DecoderLM):
     def kv_head_of(self, query_head: int) -> int:
         """The key/value head that query head ``query_head`` shares with its group."""
         if not 0 <= query_head < self.config.n_head:
-            raise InvalidInputError(f"query head {query_head} outside 0..{self.config.n_head - 1}")
+            raise InvalidInputError(
+                "error.llama.query-head", head=str(query_head), last=str(self.config.n_head - 1)
+            )
         return query_head // self.config.n_kv_groups
 
     def rotate(self, x: torch.Tensor, positions) -> torch.Tensor:
@@ -704,9 +725,7 @@ def llama_state_from_hf(state: dict[str, torch.Tensor], config: LlamaConfig) -> 
         and embedding is not None
         and (lm_head.shape != embedding.shape or not torch.equal(lm_head, embedding))
     ):
-        raise CheckpointError(
-            "lm_head.weight differs from the token embedding, but the config ties them"
-        )
+        raise CheckpointError("error.llama.untied-head")
     return out
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 
 PARAM_NAMES = ("Wxh", "Whh", "Why", "bh", "by")
 CLIP = 5.0  # gradients are clamped element-wise to [-CLIP, CLIP] against exploding BPTT
@@ -38,9 +39,9 @@ class Vocab:
     @classmethod
     def from_text(cls, text: str) -> Vocab:
         if text is not None and not isinstance(text, str):
-            raise InvalidInputError(f"the training text must be a str, got {type(text).__name__}")
+            raise InvalidInputError("error.minrnn.text-type", type=type(text).__name__)
         if not text:
-            raise InvalidInputError("the training text is empty; give some text")
+            raise InvalidInputError("error.minrnn.empty-text")
         return cls(tuple(sorted(set(text))))
 
     def __len__(self) -> int:
@@ -48,12 +49,12 @@ class Vocab:
 
     def encode(self, text: str) -> list[int]:
         if not isinstance(text, str):
-            raise InvalidInputError(f"text to encode must be a str, got {type(text).__name__}")
+            raise InvalidInputError("error.tokenizer.text-type", type=type(text).__name__)
         index = {c: i for i, c in enumerate(self.chars)}
         unknown = sorted({c for c in text if c not in index})
         if unknown:
             raise InvalidInputError(
-                f"character(s) {', '.join(map(repr, unknown[:5]))} are not in the vocabulary"
+                "error.minrnn.unknown-chars", chars=", ".join(map(repr, unknown[:5]))
             )
         return [index[c] for c in text]
 
@@ -64,26 +65,28 @@ class Vocab:
 def _char_id(value, size: int) -> int:
     """A character id in 0..size-1 (a negative one would silently count from the end)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InvalidInputError(f"character ids must be whole numbers, got {value!r:.40}")
+        raise InvalidInputError("error.minrnn.id-type", got=f"{value!r:.40}")
     if not 0 <= value < size:
-        raise InvalidInputError(f"character id {value} is outside the vocabulary (0..{size - 1})")
+        raise InvalidInputError("error.minrnn.id-range", id=str(value), last=str(size - 1))
     return int(value)
 
 
 def _number(value, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise InvalidInputError(f"{what} must be a number, got {value!r:.40}")
+        raise InvalidInputError("error.value.number", name=what, got=f"{value!r:.40}")
     return float(value)
 
 
-def _whole(value, what: str, low: int) -> int:
+def _whole(value, what: object, low: int) -> int:
     """A whole number >= ``low`` (not a bool, not a float that happens to be whole)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InvalidInputError(f"{what} must be a whole number >= {low}, got {value!r:.40}")
+        raise InvalidInputError(
+            "error.value.whole-at-least", name=what, low=low, got=f"{value!r:.40}"
+        )
     return int(value)
 
 
-def _count(value, what: str) -> int:
+def _count(value, what: object) -> int:
     return _whole(value, what, 0)
 
 
@@ -91,7 +94,7 @@ def _seed(value) -> int:
     return _whole(value, "seed", 0)
 
 
-def _positive(value, what: str) -> int:
+def _positive(value, what: object) -> int:
     return _whole(value, what, 1)
 
 
@@ -99,7 +102,7 @@ class MinCharRNN:
     """Weights of a vanilla RNN plus Adagrad memory. Vectors are 1-D arrays."""
 
     def __init__(self, vocab_size: int, hidden: int = 100, *, seed: int = 0, dtype=np.float64):
-        self.vocab_size = _positive(vocab_size, "vocabulary size")
+        self.vocab_size = _positive(vocab_size, Message("error.minrnn.part.vocab-size"))
         self.hidden = _positive(hidden, "--hidden")
         rng = np.random.default_rng(_seed(seed))
         v, h = self.vocab_size, self.hidden
@@ -141,15 +144,13 @@ class MinCharRNN:
         inputs, targets = np.asarray(inputs), np.asarray(targets)
         steps = len(inputs)
         if steps == 0 or len(targets) != steps:
-            raise InvalidInputError("inputs and targets must be non-empty and of equal length")
+            raise InvalidInputError("error.minrnn.inputs-targets")
         for ids in (inputs, targets):
             if ids.dtype.kind not in "iu" or ids.min() < 0 or ids.max() >= self.vocab_size:
-                raise InvalidInputError(
-                    f"inputs and targets must be character ids in 0..{self.vocab_size - 1}"
-                )
+                raise InvalidInputError("error.minrnn.inputs-range", last=str(self.vocab_size - 1))
         if np.shape(h0) != (self.hidden,):
             raise InvalidInputError(
-                f"the hidden state must have shape ({self.hidden},), got {np.shape(h0)}"
+                "error.minrnn.hidden-shape", hidden=str(self.hidden), shape=str(np.shape(h0))
             )
         hs = np.empty((steps + 1, self.hidden), dtype=self.dtype)  # hs[t + 1] is h_t
         hs[0] = h0
@@ -206,12 +207,10 @@ class MinCharRNN:
         x = _char_id(x, self.vocab_size)
         temperature = _number(temperature, "temperature")
         if not (temperature > 0 and math.isfinite(temperature)):
-            raise InvalidInputError(
-                f"temperature must be a finite number above 0, got {temperature}"
-            )
+            raise InvalidInputError("error.minrnn.temperature", got=str(temperature))
         if np.shape(h) != (self.hidden,):
             raise InvalidInputError(
-                f"the hidden state must have shape ({self.hidden},), got {np.shape(h)}"
+                "error.minrnn.hidden-shape", hidden=str(self.hidden), shape=str(np.shape(h))
             )
         p = self.params
         with np.errstate(over="ignore", invalid="ignore"):  # sample() refuses the NaN it makes
@@ -231,22 +230,16 @@ class MinCharRNN:
         """``n`` ids drawn one at a time, each fed back in, starting after id ``first``."""
         temperature = _number(temperature, "temperature")
         if not (temperature > 0 and math.isfinite(temperature)):
-            raise InvalidInputError(
-                f"temperature must be a finite number above 0, got {temperature}"
-            )
+            raise InvalidInputError("error.minrnn.temperature", got=str(temperature))
         out, x = [], first
-        for _ in range(_count(n, "the sample length")):
+        for _ in range(_count(n, Message("error.minrnn.part.sample-length"))):
             probs, h_next = self.step_probs(h, x, temperature)
             if not np.isfinite(probs).all():
                 if temperature < 1 and np.isfinite(self.step_probs(h, x)[0]).all():
                     raise InvalidInputError(  # the division by a tiny temperature overflowed
-                        f"temperature {temperature:g} is too low: the scores overflow; "
-                        "use 0.01 or more"
+                        "error.minrnn.temperature-too-low", t=f"{temperature:g}"
                     )
-                raise _ScoresOverflow(
-                    "the scores overflow even at temperature 1: the model's weights are too "
-                    "large to sample from (did its training diverge?)"
-                )
+                raise _ScoresOverflow("error.minrnn.scores-overflow")
             h = h_next
             x = int(rng.choice(self.vocab_size, p=probs))
             out.append(x)
@@ -263,12 +256,9 @@ class _ScoresOverflow(InvalidInputError):
 EXPLODED = 100  # a loss this many times a uniform guess's means training diverged
 
 
-def _diverged(what: str, iteration: int, lr: float) -> InvalidInputError:
+def _diverged(what: Message, iteration: int, lr: float) -> InvalidInputError:
     """Training that blew up: a too-large learning rate (gradients are clipped already)."""
-    return InvalidInputError(
-        f"{what} at iteration {iteration}; training stopped. Use a smaller --lr "
-        f"({lr:g} makes it diverge; the default is 0.1)"
-    )
+    return InvalidInputError("error.minrnn.diverged", what=what, i=str(iteration), lr=f"{lr:g}")
 
 
 def _step(model: MinCharRNN, inputs, targets, h, lr: float, iteration: int):
@@ -277,15 +267,16 @@ def _step(model: MinCharRNN, inputs, targets, h, lr: float, iteration: int):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
         loss, grads, h = model.loss_and_grads(inputs, targets, h)
         if not math.isfinite(loss):
-            raise _diverged(f"the loss became {loss}", iteration, lr)
+            raise _diverged(Message("error.minrnn.part.loss-became", loss=str(loss)), iteration, lr)
         # a uniform guess costs log(vocab) nats a character; a hundred times that can only
         # come from weights that have blown up, while they are still finite numbers
         per_char = loss / max(len(inputs), 1)
         if per_char > EXPLODED * max(math.log(model.vocab_size), 1.0):
-            raise _diverged(f"the loss reached {per_char:.3g} nats a character", iteration, lr)
+            reached = Message("error.minrnn.part.loss-reached", loss=f"{per_char:.3g}")
+            raise _diverged(reached, iteration, lr)
         model.adagrad_step(grads, lr)
     if not all(np.isfinite(p).all() for p in model.params.values()):
-        raise _diverged("the weights overflowed", iteration, lr)
+        raise _diverged(Message("error.minrnn.part.weights-overflowed"), iteration, lr)
     return loss, h
 
 
@@ -328,26 +319,23 @@ def train(
     hidden = _positive(hidden, "--hidden")
     lr = _number(lr, "--lr")
     if not lr > 0 or not math.isfinite(lr):
-        raise InvalidInputError(f"--lr must be a number above 0, got {lr}")
+        raise InvalidInputError("error.value.number-above", name="--lr", low=0, got=str(lr))
     sample_every = _count(sample_every, "--sample-every")
-    sample_length = _count(sample_length, "the sample length")
+    sample_length = _count(sample_length, Message("error.minrnn.part.sample-length"))
     seed = _seed(seed)
     if model is not None and not isinstance(model, MinCharRNN):
-        raise InvalidInputError(f"model must be a MinCharRNN, got {type(model).__name__}")
+        raise InvalidInputError("error.minrnn.model-type", type=type(model).__name__)
     if not isinstance(text, str):
-        raise InvalidInputError(f"the training text must be a str, got {type(text).__name__}")
+        raise InvalidInputError("error.minrnn.text-type", type=type(text).__name__)
     vocab = Vocab.from_text(text)
     if len(text) < seq + 1:
-        raise InvalidInputError(
-            f"the text has {len(text):,} character{'s' if len(text) != 1 else ''}; one chunk of "
-            f"--seq {seq:,} needs {seq + 1:,}. Use a shorter --seq or a longer text."
-        )
+        raise InvalidInputError("error.minrnn.text-too-short", n=len(text), seq=seq, need=seq + 1)
     data = np.array(vocab.encode(text))
     if model is None:
         model = MinCharRNN(len(vocab), hidden, seed=seed)
     elif model.vocab_size != len(vocab):
         raise InvalidInputError(
-            f"the model has {model.vocab_size} characters, the text {len(vocab)}; they must match"
+            "error.minrnn.vocab-mismatch", model=str(model.vocab_size), text=str(len(vocab))
         )
     # Checked above, run below: a bad setting fails at the call, not at the first next().
     return _train_loop(model, vocab, data, iters, seq, lr, sample_every, sample_length, seed)
@@ -368,7 +356,7 @@ def _train_loop(model, vocab, data, iters, seq, lr, sample_every, sample_length,
             try:
                 ids = model.sample(h, int(targets[-1]), sample_length, rng)
             except _ScoresOverflow:
-                raise _diverged("the scores overflowed", it, lr) from None
+                raise _diverged(Message("error.minrnn.part.scores-overflowed"), it, lr) from None
             sample = vocab.decode(ids)
         yield TrainEvent(it, loss, smooth, pos, seq, sample)
         pos += seq
@@ -418,10 +406,10 @@ def gradient_check(
     of each parameter instead of all of them; ``on_entry`` is called after each entry.
     """
     if model.dtype != np.float64:
-        raise InvalidInputError("the gradient check needs a float64 model (dtype=np.float64)")
+        raise InvalidInputError("error.minrnn.gradcheck-float64")
     delta = _number(delta, "delta")
     if not (delta > 0 and math.isfinite(delta)):
-        raise InvalidInputError(f"delta must be a small number above 0, got {delta}")
+        raise InvalidInputError("error.minrnn.delta", got=str(delta))
     if per_param is not None:
         per_param = _positive(per_param, "per_param")
     h0 = model.zero_state() if h0 is None else np.asarray(h0, dtype=np.float64)
@@ -481,7 +469,7 @@ def hello_demo(
     iters = _count(iters, "--iters")
     lr = _number(lr, "--lr")
     if not lr > 0 or not math.isfinite(lr):
-        raise InvalidInputError(f"--lr must be a number above 0, got {lr}")
+        raise InvalidInputError("error.value.number-above", name="--lr", low=0, got=str(lr))
     vocab = Vocab(("h", "e", "l", "o"))
     inputs, targets = vocab.encode("hell"), vocab.encode("ello")
     model = MinCharRNN(len(vocab), hidden, seed=seed)
@@ -493,7 +481,7 @@ def hello_demo(
     for x, y in zip(inputs, targets, strict=True):
         probs, h = model.step_probs(h, x)
         if not np.isfinite(probs).all():
-            raise _diverged("the scores overflowed", iters, lr)
+            raise _diverged(Message("error.minrnn.part.scores-overflowed"), iters, lr)
         steps.append(
             HelloStep(
                 vocab.chars[x], vocab.chars[y], dict(zip(vocab.chars, probs.tolist(), strict=True))

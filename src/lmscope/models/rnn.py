@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.i18n import Message
 from lmscope.models.fields import JsonConfig, check_field_types
 
 CELLS = ("rnn", "lstm", "gru")
@@ -52,17 +53,19 @@ class CharRNNConfig(JsonConfig):
         self.validate()
 
     def validate(self) -> None:
-        check_field_types(self, f"the {self.cell} model config")
+        check_field_types(self, Message("error.rnn.part.config", cell=str(self.cell)))
         if self.cell not in CELLS:
-            raise InvalidInputError(f"unknown cell {self.cell!r}; use one of {', '.join(CELLS)}")
+            raise InvalidInputError(
+                "error.rnn.unknown-cell", cell=repr(self.cell), cells=", ".join(CELLS)
+            )
         for name, low in (("vocab_size", 1), ("hidden", 1), ("layers", 1), ("embed", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidInputError(
-                    f"the {self.cell} model's {name} must be a whole number >= {low}, got {value!r}"
+                    "error.rnn.field", cell=self.cell, name=name, low=low, got=repr(value)
                 )
         if not isinstance(self.dropout, (int, float)) or not 0 <= self.dropout < 1:
-            raise InvalidInputError(f"dropout must be in [0, 1), got {self.dropout!r}")
+            raise InvalidInputError("error.value.fraction", name="dropout", got=repr(self.dropout))
 
     @property
     def input_size(self) -> int:
@@ -73,7 +76,7 @@ class CharRNNConfig(JsonConfig):
         try:
             return super().from_dict(data)
         except TypeError as err:
-            raise CheckpointError(f"the model config is incomplete: {err}") from None
+            raise CheckpointError("error.rnn.config-incomplete", why=str(err)) from None
 
 
 @dataclass
@@ -149,11 +152,9 @@ class CharRNN(nn.Module):
 
     def _inputs(self, ids: torch.Tensor) -> torch.Tensor:
         if ids.dim() != 2:
-            raise InvalidInputError(f"ids must be [batch, time], got shape {tuple(ids.shape)}")
+            raise InvalidInputError("error.rnn.ids-shape", shape=str(tuple(ids.shape)))
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.config.vocab_size):
-            raise InvalidInputError(
-                f"token ids must lie in 0..{self.config.vocab_size - 1} for this model"
-            )
+            raise InvalidInputError("error.rnn.ids-range", last=str(self.config.vocab_size - 1))
         if self.embedding is not None:
             return self.embedding(ids)
         return F.one_hot(ids, self.config.vocab_size).to(self.head.weight.dtype)
@@ -168,13 +169,12 @@ class CharRNN(nn.Module):
         if not all(isinstance(t, torch.Tensor) for t in parts):
             got = [type(t).__name__ for t in parts]
             raise InvalidInputError(
-                f"the {c.cell} state must be {want} tensor(s) of shape {shape} (None: the zero "
-                f"state), got {', '.join(got)}"
+                "error.rnn.state-type", cell=c.cell, n=want, shape=str(shape), got=", ".join(got)
             )
         if len(parts) != want or any(tuple(t.shape) != shape for t in parts):
             shapes = [tuple(t.shape) for t in parts]
             raise InvalidInputError(
-                f"the {c.cell} state must be {want} tensor(s) of shape {shape}, got {shapes}"
+                "error.rnn.state-shape", cell=c.cell, n=want, shape=str(shape), got=str(shapes)
             )
         return state
 
@@ -228,7 +228,7 @@ class CharRNN(nn.Module):
         (logits [T, V], one LayerRecord per layer with [T, hidden] tensors, final state)."""
         ids = torch.as_tensor(ids, dtype=torch.long, device=self.head.weight.device)
         if ids.dim() != 1 or ids.numel() == 0:
-            raise InvalidInputError("trace needs a non-empty 1-D sequence of ids")
+            raise InvalidInputError("error.rnn.trace-ids")
         was_training = self.training
         self.eval()
         try:

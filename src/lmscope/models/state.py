@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from lmscope.errors import CheckpointError
+from lmscope.i18n import Message
 
 _Net = TypeVar("_Net", bound=nn.Module)
 
@@ -37,21 +38,26 @@ def check_fit(expected: dict[str, torch.Tensor], state: dict[str, torch.Tensor],
     """Every name there, none extra, every shape the one the config implies."""
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
-    if missing or unexpected:
-        detail = f"missing {missing[:3]}" if missing else f"unexpected {unexpected[:3]}"
-        raise CheckpointError(f"the weights in {source} do not fit the model: {detail}")
+    if missing:
+        raise CheckpointError("error.weights.missing", source=source, names=str(missing[:3]))
+    if unexpected:
+        raise CheckpointError("error.weights.unexpected", source=source, names=str(unexpected[:3]))
     for key, tensor in state.items():
         if tensor.shape != expected[key].shape:
             raise CheckpointError(
-                f"the weights in {source} do not fit the model: {key} has shape "
-                f"{tuple(tensor.shape)}, the config implies {tuple(expected[key].shape)}"
+                "error.weights.shape",
+                source=source,
+                key=key,
+                shape=str(tuple(tensor.shape)),
+                implied=str(tuple(expected[key].shape)),
             )
         # load_state_dict would cast whole numbers (or bools) to float without a word
         if expected[key].is_floating_point() and not tensor.is_floating_point():
             raise CheckpointError(
-                f"the weights in {source} are not floating-point numbers: {key} is "
-                f"{str(tensor.dtype).removeprefix('torch.')}; a model's weights are float32, "
-                "float16 or bfloat16"
+                "error.weights.not-float",
+                source=source,
+                key=key,
+                dtype=str(tensor.dtype).removeprefix("torch."),
             )
 
 
@@ -68,10 +74,7 @@ def build_checked(
     hand-edited config would otherwise ask for terabytes, or build layers for hours): more
     layers than the weights have tensors, or any shape the config implies that they lack."""
     if n_layer > len(state):
-        raise CheckpointError(
-            f"the config of {source} describes {n_layer:,} layers; its weights hold only "
-            f"{len(state)} tensors: the config and the weights do not match"
-        )
+        raise CheckpointError("error.weights.too-few", source=source, layers=n_layer, n=len(state))
     try:
         with torch.device("meta"), weights_left_unfilled():  # shapes without memory
             shaped = make()
@@ -84,7 +87,7 @@ def build_checked(
             model = make()
     except (RuntimeError, MemoryError) as err:  # a size beyond this machine (RoPE tables...)
         first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-        raise CheckpointError(f"cannot build the model {source} describes: {first}") from None
+        raise CheckpointError("error.weights.cannot-build", source=source, why=first) from None
     home = _weights_home.get()
     if home is not None:
         home(model)  # before the weights are in: they are copied once, into their home
@@ -140,16 +143,24 @@ def _left_as_is(tensor: torch.Tensor, *args, **kwargs) -> torch.Tensor:
     return tensor
 
 
+# what ends the error about NaN or infinite weights: the Python keyword (engine.advice names
+# the front doors' own words in its place)
+NONFINITE_ADVICE = "error.advice.allow-nonfinite"
+
+
 def check_finite(state: dict[str, torch.Tensor], source: str) -> None:
     """One sum per tensor; the first NaN or infinity is named with its tensor."""
     for key, tensor in state.items():
         if tensor.is_floating_point() and not _all_finite(tensor):
             bad = (~torch.isfinite(tensor)).sum().item()
-            kind = "NaN" if torch.isnan(tensor).any() else "infinite"
+            nan = torch.isnan(tensor).any()
             raise CheckpointError(
-                f"the weights in {source} are not finite: {key} holds {bad:,} {kind} value"
-                f"{'s' if bad != 1 else ''}. Load it with allow_nonfinite=True to study a broken "
-                "model anyway"  # engine.advice.NONFINITE: the CLI rewords it
+                "error.weights.nonfinite",
+                source=source,
+                key=key,
+                n=int(bad),
+                kind="NaN" if nan else Message("error.weights.part.infinite"),
+                advice=Message(NONFINITE_ADVICE),  # a front door without the keyword swaps it
             )
 
 
