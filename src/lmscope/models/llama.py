@@ -66,6 +66,7 @@ _LLAMA3_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_p
 @dataclass
 class LlamaConfig(JsonConfig):
     family: ClassVar[str] = "llama"  # what the explainer says this architecture does
+    model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES  # the model_type values it takes
     vocab_size: int = 32000
     n_ctx: int = 2048  # context length (Hugging Face: max_position_embeddings)
     n_embd: int = 4096  # d_model (hidden_size)
@@ -134,11 +135,11 @@ class LlamaConfig(JsonConfig):
             raise InvalidInputError("error.llama.activation", name=repr(self.activation))
         if not 0.0 <= self.dropout < 1.0:
             raise InvalidInputError("error.value.fraction", name="dropout", got=str(self.dropout))
-        if self.model_type not in HF_MODEL_TYPES:
+        if self.model_type not in self.model_types:
             raise InvalidInputError(
                 "error.value.one-of",
                 name="model_type",
-                known=", ".join(HF_MODEL_TYPES),
+                known=", ".join(self.model_types),
                 got=repr(self.model_type),
             )
 
@@ -425,13 +426,12 @@ class CausalSelfAttention(nn.Module):
         B, T, _ = x.shape
         cos, sin = rope
         # [batch, position, head, d_head]: TransformerLens's layout for hook_q/k/v and hook_z
-        q = self.q_proj(x).view(B, T, self.n_head, self.d_head)
-        k = self.k_proj(x).view(B, T, self.n_kv_head, self.d_head)
-        v = self.v_proj(x).view(B, T, self.n_kv_head, self.d_head)
+        q, k, v = self.project(x)
         if hook is not None:
             q = hook(f"{name}.hook_q", q)
             k = hook(f"{name}.hook_k", k)
             v = hook(f"{name}.hook_v", v)
+        q, k = self.before_rope(q, k, hook, name)
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         if hook is not None:
             q = hook(f"{name}.hook_rot_q", q)
@@ -454,6 +454,19 @@ class CausalSelfAttention(nn.Module):
             if wants(hook, f"{name}.hook_result"):
                 hook(f"{name}.hook_result", self.head_results(z))
         return self.o_proj(z.reshape(B, T, self.n_head * self.d_head))
+
+    def project(self, x: torch.Tensor):
+        """q, k and v of every head, [batch, position, head, d_head] (Phi-3 overrides this:
+        one matrix makes all three)."""
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.n_head, self.d_head)
+        k = self.k_proj(x).view(B, T, self.n_kv_head, self.d_head)
+        return q, k, self.v_proj(x).view(B, T, self.n_kv_head, self.d_head)
+
+    def before_rope(self, q, k, hook: Hook | None, name: str):
+        """What a family does to q and k between the projections and RoPE: nothing in Llama
+        (Qwen3 normalizes each head's q and k here)."""
+        return q, k
 
     # the recorded probes QK^T is computed from (see raw_scores): q and k after RoPE
     score_inputs = ("hook_rot_q", "hook_rot_k")
@@ -578,12 +591,13 @@ class Block(PreNormBlock):
 class Llama(DecoderLM):
     config: LlamaConfig
     ln_f: RMSNorm
+    block_class: ClassVar[type[nn.Module]] = Block  # a family with other blocks sets its own
 
     def __init__(self, config: LlamaConfig):
         super().__init__()
         self.config = config
         self.wte = nn.Embedding(config.vocab_size, config.n_embd)
-        self.h = nn.ModuleList(Block(config, i) for i in range(config.n_layer))
+        self.h = nn.ModuleList(self.block_class(config, i) for i in range(config.n_layer))
         self.ln_f = RMSNorm(config.n_embd, config.rms_norm_eps)
         self.lm_head = (
             None
