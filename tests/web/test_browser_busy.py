@@ -7,15 +7,12 @@ import pytest
 from webtools import api, chip_ids, traces, wait_for_trace
 
 from lmscope.web.error_codes import error_body
+from lmscope.web.limits import Busy
 
 pytestmark = pytest.mark.browser
 
 # what WorkQueue says to a prompt too long to wait behind other work (test_admission.py)
-ALONE = (
-    "the server is busy: this request alone needs about 70 s of model work, too long to answer "
-    "within 60 s behind other work, so it runs only when nothing else is queued; about 1 s of "
-    "model work is ahead of it: try again in 1 s"
-)
+ALONE = Busy("error.web.busy.alone", 1, need=70, limit=60, wait=1, retry=1)
 
 
 @pytest.fixture(scope="module")
@@ -23,13 +20,15 @@ def page_options() -> dict:
     return {"path": "/", "allowed": ("503",)}
 
 
-def test_the_refusals_numbers_become_params_the_page_can_say():
-    assert error_body(ALONE, 503)["params"] == {"need": "70", "retry": "1"}
-    queued = "the server is busy: about 8 s of model work is queued ahead of this request, and"
-    queued += " no request waits more than 10 s; try again in 7 s"
-    assert error_body(queued, 503)["params"] == {"retry": "7"}
-    crowded = "the server is busy (300 requests in progress); try again in a moment"
-    assert error_body(crowded, 503)["params"] == {}
+def test_the_refusal_carries_its_numbers_as_params_the_page_can_say():
+    body = error_body(ALONE)
+    assert body["code"] == "error.web.busy.alone"
+    assert body["params"] == {"need": 70, "limit": 60, "wait": 1, "retry": 1}
+    assert body["error"] == (
+        "the server is busy: this request alone needs about 70 s of model work, too long to "
+        "answer within 60 s behind other work, so it runs only when nothing else is queued; "
+        "about 1 s of model work is ahead of it: try again in 1 s"
+    )
 
 
 def test_a_prompt_the_server_cannot_take_yet_is_asked_again_when_it_says(page):
@@ -41,7 +40,7 @@ def test_a_prompt_the_server_cannot_take_yet_is_asked_again_when_it_says(page):
         if refused:
             return route.continue_()
         refused.append(route.request.post_data)
-        route.fulfill(status=503, json=error_body(ALONE, 503), headers={"Retry-After": "1"})
+        route.fulfill(status=503, json=error_body(ALONE), headers={"Retry-After": "1"})
 
     page.route("**/api/trace", once)
     before = traces(page)

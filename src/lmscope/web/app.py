@@ -5,7 +5,8 @@ model, the trace store with its cache and model gate, the models a request may c
 the lab's results), the middleware (body limit, the bounded queue of ``web.limits``, headers),
 the error handlers and one router per area (``web.routers``).
 
-Every error is JSON ``{"error": "..."}`` with a 4xx status: user mistakes are expected input.
+Every error is JSON ``{"error": "...", "code": "...", "params": {...}}`` with a 4xx status (see
+``web.error_codes``): user mistakes are expected input.
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ the server keeps recent traces, keyed by token ids. Masked attention scores (-in
 Research views on the same model: `POST /api/lens` (logit lens), `POST /api/ablate` (switch
 heads or sublayers off), `POST /api/compare` (per-token loss beside a model the server was
 started with: `lmscope serve --compare MODEL`).
-Errors are `{"error": "..."}` with a 4xx status.
+Errors are `{"error": "...", "code": "error.…", "params": {...}}` with a 4xx status (503 when
+busy, with `Retry-After`): `code` is the catalog id of the message and `params` its values, so a
+client can say it in its own words; `error` is the line in English, or in the language the
+request asks for with `?lang=zh` (or `pseudo`) or its `Accept-Language` header.
 """
 
 __all__ = ["MAX_ACTIVE", "STATIC", "WAIT_S", "create_app"]

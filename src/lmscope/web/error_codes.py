@@ -1,79 +1,134 @@
-"""Errors as codes the page can say in its own words, in English or Chinese.
+"""Errors as catalog ids and values, so the page (or any client) can say them in its own
+language.
 
-The library raises one readable English line (``LmscopeError``); the API keeps that line in
-``error`` and adds ``code`` (and the numbers in it as ``params``) so the page can translate it
-and name only the controls it has. A message that matches no pattern gets a code from its
-status (``invalid_input``, ``invalid_request``, ``busy``...), never a missing one.
+Every error answer is JSON ``{"error": "<one line>", "code": "<catalog id>", "params": {...}}``:
+
+- ``code`` is the catalog id of the message (``LmscopeError.code``: ``error.load.no-such-file``,
+  ``error.prompt.too-long``...), the same id the CLI and Python render;
+- ``params`` are its values, JSON-safe: numbers stay numbers, text and paths are strings, and a
+  value that is a message itself (a part of the sentence) is ``{"code": ..., "params": ...}``;
+- ``error`` is the line rendered, in English unless the request asks for another language:
+  ``?lang=zh`` (or ``pseudo``) in the query, else its ``Accept-Language`` header
+  (``zh-CN,zh;q=0.9``: the first language lmscope speaks, by preference). The page renders
+  ``code`` and ``params`` from the catalog itself, so it does not depend on either.
+
+Errors of HTTP itself have catalog ids of their own, their numbers as params:
+
+- ``error.web.not-found`` (path): 404, no such route, result or file
+- ``error.web.method-not-allowed`` (method, path): 405
+- ``error.web.body-too-large`` (kib): 413
+- ``error.web.bad-json``: 422, a body that is not JSON
+- ``error.web.invalid-field`` / ``error.web.invalid-field.more`` (field, problem[, more]) and
+  ``error.web.invalid-body`` / ``.more`` (problem[, more]): 422, a body or query that breaks the
+  schema; ``problem`` is a message ``error.web.schema.<pydantic's error type>`` (its ``ctx``
+  values as params: ``min_length``, ``ge``, ``expected``...) or a validator's own error
+- ``error.web.busy.requests`` (n), ``error.web.busy.gate`` (seconds), ``error.web.busy.queued``
+  / ``.queued-waited`` (wait, limit, retry[, waited]), ``error.web.busy.alone`` (need, limit,
+  wait, retry): 503, with ``Retry-After``
+- ``error.web.internal`` (name): 500, a bug; ``error.web.http`` (status): any other status
 """
 
 from __future__ import annotations
 
-import re
+import math
+from collections.abc import Mapping
+from urllib.parse import parse_qs
 
-# (code, pattern): the first match wins; named groups become params (numbers without commas).
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (code, re.compile(pattern))
-    for code, pattern in (
-        ("empty_prompt", r"^the prompt is empty"),
-        # the request schema refuses an empty text before the model sees it (strict bodies)
-        ("empty_prompt", r"^(?:text|prompt): String should have at least 1 character"),
-        (
-            "too_long",
-            r"^the prompt is (?P<n>[\d,]+) tokens(?: plus (?P<room>\d+) to generate)?; "
-            r"the model's context is (?P<context>[\d,]+)",
-        ),
-        ("context_full", r"already fills the model's context of (?P<context>[\d,]+) tokens"),
-        ("trace_too_long", r"^a full trace of (?P<n>[\d,]+) tokens is refused: the limit is "),
-        ("unknown_id", r"^token id (?P<id>-?\d+) is outside the vocabulary \(0\.\.(?P<last>\d+)\)"),
-        ("no_known_chars", r"^no character of the prompt is in the model's vocabulary"),
-        (
-            "unknown_chars",
-            r"^(?P<n>\d+) character\(s\) are not in the .* vocabulary: (?P<chars>.+?)"
-            r"(?: and (?P<more>\d+) more)?; ",
-        ),
-        ("no_tokenizer", r"has no tokenizer"),
-        ("out_of_range", r"^(?P<what>\w+) (?P<value>-?\d+) does not exist; .* 0\.\.(?P<last>\d+)$"),
-        # an ablation typed in the page's box (engine/hooks.py parse_ablations); the quote
-        # around the spec is repr's
-        (
-            "ablation_out_of_range",
-            r"^(['\"])(?P<spec>.*)\1: (?P<what>layer|head) (?P<value>-?\d+) does not exist "
-            r"\(0\.\.(?P<last>\d+)\)$",
-        ),
-        ("ablation_unreadable", r"^cannot read ablation (['\"])(?P<spec>.*)\1; use "),
-        (
-            "busy",
-            r"^the server is busy: this request alone needs about (?P<need>\d+) s .*"
-            r"try again in (?P<retry>\d+) s$",
-        ),
-        ("busy", r"^the server is busy.*; try again in (?P<retry>\d+) s$"),
-        ("busy", r"^the server is busy"),
-        ("body_too_large", r"^request body too large: the limit is (?P<kib>\d+) KiB"),
-        ("bad_json", r"^the request body is not valid JSON"),
-        ("not_found", r"^not found: "),
-        ("method", r" is not allowed on "),
-        ("internal", r"^internal error"),
-    )
-)
-BY_STATUS = {413: "body_too_large", 422: "invalid_request", 503: "busy", 500: "internal"}
+from lmscope import i18n
+from lmscope.errors import LmscopeError
+from lmscope.i18n import Message
+
+# pydantic's error types the request schemas can produce -> the catalog's words for them
+SCHEMA_PROBLEMS = {
+    "missing": "error.web.schema.missing",
+    "extra_forbidden": "error.web.schema.extra-forbidden",
+    "string_too_short": "error.web.schema.string-too-short",
+    "string_too_long": "error.web.schema.string-too-long",
+    "too_short": "error.web.schema.too-short",
+    "too_long": "error.web.schema.too-long",
+    "greater_than_equal": "error.web.schema.greater-than-equal",
+    "greater_than": "error.web.schema.greater-than",
+    "less_than_equal": "error.web.schema.less-than-equal",
+    "less_than": "error.web.schema.less-than",
+    "int_parsing": "error.web.schema.int",
+    "int_type": "error.web.schema.int",
+    "int_from_float": "error.web.schema.int-from-float",
+    "float_parsing": "error.web.schema.number",
+    "float_type": "error.web.schema.number",
+    "finite_number": "error.web.schema.finite-number",
+    "string_type": "error.web.schema.string",
+    "list_type": "error.web.schema.list",
+    "bool_type": "error.web.schema.bool",
+    "bool_parsing": "error.web.schema.bool",
+    "literal_error": "error.web.schema.expected",
+    "enum": "error.web.schema.expected",
+    "model_type": "error.web.schema.object",
+    "model_attributes_type": "error.web.schema.object",
+    "dict_type": "error.web.schema.object",
+}
+SCHEMA_OTHER = "error.web.schema.other"  # a type not above: pydantic's own English line
 
 
-def error_code(message: str, status: int = 400) -> tuple[str, dict[str, str]]:
-    """(code, params) of one error line."""
-    for code, pattern in PATTERNS:
-        found = pattern.search(message)
-        if found:
-            # numbers lose their thousands commas; text (the characters named) stays as it is
-            params = {k: _plain(v) for k, v in found.groupdict().items() if v}
-            return code, params
-    return BY_STATUS.get(status, "invalid_input"), {}
+def request_language(scope: Mapping) -> str:
+    """The language an error line is said in: ``?lang=`` in the query, else the first of the
+    ``Accept-Language`` header's languages lmscope speaks, else English."""
+    query = parse_qs(bytes(scope.get("query_string") or b"").decode("latin-1"))
+    for asked in query.get("lang", []):
+        try:
+            return i18n.parse_language(asked)
+        except i18n.UnknownLanguageError:
+            pass
+    headers = dict(scope.get("headers") or [])
+    header = headers.get(b"accept-language", b"").decode("latin-1")
+    return accepted_language(header)
 
 
-def _plain(value: str) -> str:
-    return value.replace(",", "") if re.fullmatch(r"-?[\d,]+", value) else value
+def accepted_language(header: str) -> str:
+    """The language of an ``Accept-Language`` header (``zh-CN,zh;q=0.9,en;q=0.8``): the one
+    lmscope speaks with the highest weight, the earlier on a tie; English when none."""
+    choices: list[tuple[float, int, str]] = []
+    for order, item in enumerate(header.split(",")):
+        name, _, rest = item.strip().partition(";")
+        weight = 1.0
+        if rest.strip().startswith("q="):
+            try:
+                weight = float(rest.strip()[2:])
+            except ValueError:
+                weight = 0.0
+        try:
+            lang = i18n.parse_language(name) if name and name != "*" else None
+        except i18n.UnknownLanguageError:
+            lang = None
+        if lang is not None and weight > 0 and math.isfinite(weight):
+            choices.append((-weight, order, lang))
+    return min(choices)[2] if choices else i18n.SOURCE
 
 
-def error_body(message: str, status: int = 400) -> dict:
-    """The JSON of an error answer: the line itself, its code and the numbers in it."""
-    code, params = error_code(message, status)
-    return {"error": message, "code": code, "params": params}
+def json_value(value: object) -> object:
+    """A message's value as JSON: numbers as numbers (not NaN), a message as its code and
+    params, anything else as its text."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, Message):
+        return {"code": value.id, "params": json_params(value.values)}
+    if isinstance(value, LmscopeError) and value.code is not None:
+        return {"code": value.code, "params": json_params(value.values)}
+    return str(value)
+
+
+def json_params(values: Mapping[str, object]) -> dict[str, object]:
+    return {name: json_value(value) for name, value in values.items()}
+
+
+def error_body(error: LmscopeError, lang: str = i18n.SOURCE) -> dict:
+    """The JSON of an error answer: the line in ``lang``, its catalog id and its values. An
+    error still raised as an English line (no id) keeps it, with no code."""
+    return {
+        "error": error.render(lang),
+        "code": error.code,
+        "params": json_params(error.values),
+    }

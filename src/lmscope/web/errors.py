@@ -1,6 +1,8 @@
 """Every error is JSON ``{"error": "...", "code": "...", "params": {...}}`` with a 4xx (or 503)
-status and one readable line (``code`` lets the page say it in its own words, see
-``web.error_codes``): user mistakes are expected input, never a traceback."""
+status and one readable line: ``code`` is the catalog id of the message and ``params`` its
+values, so the page says it in its own language (``web.error_codes``); the line itself is
+English unless the request asks for another (``?lang=``, ``Accept-Language``). User mistakes
+are expected input, never a traceback."""
 
 from __future__ import annotations
 
@@ -11,7 +13,13 @@ from starlette.exceptions import HTTPException
 
 from lmscope.engine import advice
 from lmscope.errors import LmscopeError
-from lmscope.web.error_codes import error_body
+from lmscope.i18n import Message
+from lmscope.web.error_codes import (
+    SCHEMA_OTHER,
+    SCHEMA_PROBLEMS,
+    error_body,
+    request_language,
+)
 from lmscope.web.limits import Busy, ClientGone, busy_response
 from lmscope.web.schemas import ErrorResponse
 
@@ -35,32 +43,86 @@ class NotFound(LmscopeError):
     """What a request names does not exist (HTTP 404)."""
 
 
-def error_response(status: int, message: str, headers=None) -> JSONResponse:
-    return JSONResponse(error_body(message, status), status_code=status, headers=headers)
+class BodyTooLarge(HTTPException):
+    """A request body over the server's limit (HTTP 413), found while it streams in: an
+    HTTPException, which FastAPI lets through its body reading (another error there becomes
+    a 400), holding the catalog's error."""
+
+    def __init__(self, kib: int):
+        super().__init__(413)
+        self.error = LmscopeError("error.web.body-too-large", kib=kib)
 
 
-def in_api_words(message: str) -> str:
+def error_response(status: int, error: LmscopeError, scope=None, headers=None) -> JSONResponse:
+    """The answer to a refused request: ``error`` said in the language ``scope`` (the request)
+    asks for."""
+    lang = request_language(scope) if scope is not None else "en"
+    return JSONResponse(error_body(error, lang), status_code=status, headers=headers)
+
+
+def in_api_words(error: LmscopeError) -> LmscopeError:
     """The engine's advice with Python arguments the JSON API does not have (truncate=,
     layers=, names=, unknown=) as what an API client can do; the Python API keeps its own
-    wording."""
-    message = advice.TRUNCATE_PATTERN.sub(". Shorten it", message)
+    wording. An error still raised as an English line is reworded in English."""
+    if error.code is not None:
+        return error
+    message = advice.TRUNCATE_PATTERN.sub(". Shorten it", str(error))
     for python_words in (advice.UNKNOWN_CHARS, advice.UNKNOWN_CHARS_TOKENIZER):
         message = message.replace(python_words, "; remove them from the text")
-    return message.replace(
+    message = message.replace(
         advice.TRACE_LIMIT,
         "Shorten the prompt, or (on the server) raise the limit with LMSCOPE_MAX_TRACE_TOKENS",
     )
+    return LmscopeError(message)
 
 
-def validation_message(exc: RequestValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        if err.get("type") == "json_invalid":
-            return "the request body is not valid JSON"
-        loc = ".".join(printable(x) for x in err.get("loc", ()) if x != "body")
-        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-        parts.append(f"{loc}: {msg}" if loc else msg)
-    return printable("; ".join(parts) or "invalid request", 500)
+def validation_error(exc: RequestValidationError) -> LmscopeError:
+    """A request that breaks the schema as one error: its first problem, with its field, and
+    how many more there are."""
+    errors = list(exc.errors())
+    if any(err.get("type") == "json_invalid" for err in errors):
+        return LmscopeError("error.web.bad-json")
+    if not errors:
+        return LmscopeError("error.web.invalid-body", problem=Message(SCHEMA_OTHER, message="?"))
+    first = errors[0]
+    field = ".".join(printable(x) for x in first.get("loc", ()) if x != "body")
+    problem, more = schema_problem(first), len(errors) - 1
+    if field and more:
+        return LmscopeError("error.web.invalid-field.more", field=field, problem=problem, more=more)
+    if field:
+        return LmscopeError("error.web.invalid-field", field=field, problem=problem)
+    if more:
+        return LmscopeError("error.web.invalid-body.more", problem=problem, more=more)
+    return LmscopeError("error.web.invalid-body", problem=problem)
+
+
+def schema_problem(err: dict) -> Message | LmscopeError:
+    """One of pydantic's problems as a catalog message: a validator's own error (lmscope's
+    ValueError) as itself, a known type with its numbers, else pydantic's English line."""
+    context = err.get("ctx") or {}
+    raised = context.get("error")
+    if isinstance(raised, LmscopeError) and raised.code is not None:
+        return raised
+    message_id = SCHEMA_PROBLEMS.get(str(err.get("type")))
+    if message_id is None:
+        message = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        return Message(SCHEMA_OTHER, message=printable(message, 200))
+    values = {k: v if isinstance(v, int | float) else printable(v) for k, v in context.items()}
+    return Message(message_id, **{k: values.get(k, "?") for k in _NAMES.get(message_id, ())})
+
+
+# the context values each schema message fills in (pydantic's ctx keys)
+_NAMES = {
+    "error.web.schema.string-too-short": ("min_length",),
+    "error.web.schema.string-too-long": ("max_length",),
+    "error.web.schema.too-short": ("min_length", "actual_length"),
+    "error.web.schema.too-long": ("max_length", "actual_length"),
+    "error.web.schema.greater-than-equal": ("ge",),
+    "error.web.schema.greater-than": ("gt",),
+    "error.web.schema.less-than-equal": ("le",),
+    "error.web.schema.less-than": ("lt",),
+    "error.web.schema.expected": ("expected",),
+}
 
 
 def printable(part, limit: int = 60) -> str:
@@ -73,41 +135,40 @@ def printable(part, limit: int = 60) -> str:
 def add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(LmscopeError)
     async def lmscope_error(request: Request, exc: LmscopeError):
-        if exc.code is None:  # an English line: error_codes finds its code
-            return error_response(400, in_api_words(str(exc)))
-        # a catalog message: its id and values are the code and params
-        body = {
-            "error": exc.render("en"),
-            "code": exc.code,
-            "params": {k: str(v) for k, v in exc.values.items()},
-        }
-        return JSONResponse(body, status_code=400)
+        return error_response(400, in_api_words(exc), request.scope)
 
     @app.exception_handler(NotFound)
     async def not_found(request: Request, exc: NotFound):
-        return error_response(404, str(exc))
+        return error_response(404, exc, request.scope)
+
+    @app.exception_handler(BodyTooLarge)
+    async def too_large(request: Request, exc: BodyTooLarge):
+        return error_response(413, exc.error, request.scope)
 
     @app.exception_handler(Busy)
     async def busy(request: Request, exc: Busy):
-        return busy_response(str(exc), exc.retry_after)
+        return busy_response(exc, request.scope)
 
     @app.exception_handler(ClientGone)
     async def gone(request: Request, exc: ClientGone):
         return Response(status_code=499)  # nginx's "client closed request": nobody reads it
 
     @app.exception_handler(RequestValidationError)
-    async def validation_error(request: Request, exc: RequestValidationError):
-        return error_response(422, validation_message(exc))
+    async def invalid(request: Request, exc: RequestValidationError):
+        return error_response(422, validation_error(exc), request.scope)
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException):
-        message = exc.detail if isinstance(exc.detail, str) else "request failed"
+        path = printable(request.url.path, 200)
         if exc.status_code == 404:
-            message = f"not found: {request.url.path}"
+            error = LmscopeError("error.web.not-found", path=path)
         elif exc.status_code == 405:
-            message = f"{request.method} is not allowed on {request.url.path}"
-        return error_response(exc.status_code, message, exc.headers)  # 405: Allow
+            error = LmscopeError("error.web.method-not-allowed", method=request.method, path=path)
+        else:
+            error = LmscopeError("error.web.http", status=exc.status_code)
+        return error_response(exc.status_code, error, request.scope, exc.headers)  # 405: Allow
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception):
-        return error_response(500, f"internal error ({type(exc).__name__}); please report it")
+        error = LmscopeError("error.web.internal", name=type(exc).__name__)
+        return error_response(500, error, request.scope)

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
+from lmscope import i18n
 from lmscope.engine.weight_memory import give_back_freed_memory
 
 ENV = "LMSCOPE_SERVE"
@@ -43,7 +44,7 @@ class ServeSettings:
 
 
 def _warn(text: str) -> None:
-    print(f"lmscope: warning: {text}", file=sys.stderr)
+    print(i18n.text("report.serve.warning", text=text), file=sys.stderr)
 
 
 def rnn_models(names: list[str], warn: Callable[[str], None] = _warn) -> list:
@@ -61,7 +62,7 @@ def rnn_models(names: list[str], warn: Callable[[str], None] = _warn) -> list:
         try:
             models.append(load_char_model(name))
         except LmscopeError as err:  # the main page still works: say why a model is missing
-            warn(f"{name} is not on the char-RNN page: {err}")
+            warn(i18n.text("report.serve.rnn-model-skipped", name=name, error=err))
     return models
 
 

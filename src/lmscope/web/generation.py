@@ -25,7 +25,7 @@ import torch
 from lmscope.engine.generation import TokenStream, generate
 from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError, LmscopeError
-from lmscope.web.error_codes import error_code
+from lmscope.web.error_codes import error_body
 from lmscope.web.schemas import GeneratedEvent
 
 
@@ -42,6 +42,7 @@ def events(
     seed: int,
     stop_at_eot: bool,
     trace=None,
+    lang: str = "en",
 ) -> tuple[Iterator[GeneratedEvent], TokenStream]:
     """Up to ``n`` token events, then one ``done`` event with the reason it stopped (end of
     text, context full, done); an error on the way ends the stream with an ``error`` event.
@@ -50,9 +51,7 @@ def events(
     keys, values and last logits instead of reading the prompt again."""
     context = model.capabilities.context
     if context is not None and len(ids) >= context:
-        raise InvalidInputError(
-            f"the sequence already fills the model's context of {context} tokens"
-        )
+        raise InvalidInputError("error.web.context-full", context=context)
     tokens = generate(
         model,
         list(ids),
@@ -66,7 +65,7 @@ def events(
     )
     if trace is not None:  # on the first token's job, not here: it copies every layer's k, v
         tokens.begin = lambda ids: model.start_from(trace)
-    return _stream(model, tokens, n, seed, stop_at_eot), tokens
+    return _stream(model, tokens, n, seed, stop_at_eot, lang), tokens
 
 
 # The work queue's group for generation steps: queued steps of several runs go as one batch.
@@ -92,7 +91,15 @@ def steps_together(model):
     return run
 
 
-def _stream(model, tokens, n: int, seed: int, stop_at_eot: bool) -> Iterator[GeneratedEvent]:
+def error_event(err: LmscopeError, lang: str = "en") -> GeneratedEvent:
+    """The stream's last line when an error stops it: the error's line (in ``lang``), its
+    catalog id and values, as an error answer has them (``web.error_codes``)."""
+    return GeneratedEvent(type="error", **error_body(err, lang))
+
+
+def _stream(
+    model, tokens, n: int, seed: int, stop_at_eot: bool, lang: str = "en"
+) -> Iterator[GeneratedEvent]:
     eot = getattr(model.tokenizer, "eot_id", None) if stop_at_eot else None
     count, last = 0, None
     try:
@@ -110,8 +117,7 @@ def _stream(model, tokens, n: int, seed: int, stop_at_eot: bool) -> Iterator[Gen
                 seed=seed,
             )
     except LmscopeError as err:
-        code, params = error_code(str(err))
-        yield GeneratedEvent(type="error", error=str(err), code=code, params=params)
+        yield error_event(err, lang)
         return
     if eot is not None and last == eot:
         reason = "end of text"

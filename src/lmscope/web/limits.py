@@ -25,22 +25,28 @@ from fastapi.responses import JSONResponse
 
 from lmscope.engine.libc import libc
 from lmscope.errors import LmscopeError
+from lmscope.web.error_codes import error_body, request_language
 
 RETRY_AFTER_S = 1
 
 
 class Busy(LmscopeError):
     """The server is saturated; the request may be sent again in ``retry_after`` seconds
-    (HTTP 503 with ``Retry-After``)."""
+    (HTTP 503 with ``Retry-After``). Raised with a catalog id and its values
+    (``error.web.busy.…``)."""
 
-    def __init__(self, message: str, retry_after: int = RETRY_AFTER_S):
-        super().__init__(message)
+    def __init__(self, message: object, retry_after: int = RETRY_AFTER_S, **values: object):
+        super().__init__(message, **values)
         self.retry_after = max(1, int(retry_after))
 
 
-def busy_response(message: str, retry_after: int = RETRY_AFTER_S) -> JSONResponse:
+def busy_response(error: Busy, scope=None) -> JSONResponse:
+    """The 503 answer: the refusal in the language the request asks for, and Retry-After."""
+    lang = request_language(scope) if scope is not None else "en"
     return JSONResponse(
-        {"error": message}, status_code=503, headers={"retry-after": str(retry_after)}
+        error_body(error, lang),
+        status_code=503,
+        headers={"retry-after": str(error.retry_after)},
     )
 
 
@@ -73,10 +79,7 @@ class Gate:
                 while self._owner is not None or self._queue[0] is not ticket:
                     left = None if deadline is None else deadline - time.monotonic()
                     if left is not None and left <= 0:
-                        raise Busy(
-                            f"the server is busy: the model was not free within "
-                            f"{self.wait_s:g} s; try again in a moment"
-                        )
+                        raise Busy("error.web.busy.gate", seconds=f"{self.wait_s:g}")
                     self._cond.wait(left)
             except BaseException:
                 self._queue.remove(ticket)
@@ -149,9 +152,7 @@ class Admission:
         if scope["type"] != "http" or not scope.get("path", "").startswith("/api/"):
             return await self.app(scope, receive, send)
         if self.active >= self.limit:
-            response = busy_response(
-                f"the server is busy ({self.active} requests in progress); try again in a moment"
-            )
+            response = busy_response(Busy("error.web.busy.requests", n=self.active), scope)
             return await response(scope, receive, send)
         self.active += 1
         token, receiving = _ARRIVED.set(time.monotonic()), _RECEIVE.set(receive)

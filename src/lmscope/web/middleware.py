@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import time
 
-from starlette.exceptions import HTTPException
-
-from lmscope.web.errors import error_response
+from lmscope.web.errors import BodyTooLarge, error_response
 
 # Everything the page loads comes from this server: the browser enforces it, so a stray CDN
 # link would fail loudly in development instead of silently needing the network.
@@ -28,7 +26,7 @@ class BodyLimit:
             return await self.app(scope, receive, send)
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > self.max_bytes):
-            response = error_response(413, self._message())
+            response = error_response(413, self._error().error, scope)
             return await response(scope, receive, send)
         seen = 0
 
@@ -38,13 +36,13 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise HTTPException(413, self._message())
+                    raise self._error()
             return message
 
         return await self.app(scope, limited, send)
 
-    def _message(self) -> str:
-        return f"request body too large: the limit is {self.max_bytes // 1024} KiB"
+    def _error(self) -> BodyTooLarge:
+        return BodyTooLarge(self.max_bytes // 1024)
 
 
 class ResponseHeaders:

@@ -125,12 +125,13 @@ def named(models: Iterable) -> dict[str, Any]:
 
 def pick(offered: Mapping[str, Any], name: str | None, *, none: str, unknown: str):
     """(name, model) of a model the server was started with; None picks the first. ``none``
-    says how to offer one, ``unknown`` (after "model 'x' is") that this one is not."""
+    (a catalog id) says how to offer one, ``unknown`` (a catalog id with ``name`` and
+    ``choices``) that this one is not."""
     if not offered:
         raise InvalidInputError(none)
     if name is None:
         name = next(iter(offered))
     if name not in offered:
         choices = ", ".join(repr(n) for n in offered)
-        raise InvalidInputError(f"model {name!r} is {unknown}; choose one of {choices}")
+        raise InvalidInputError(unknown, name=repr(name), choices=choices)
     return name, offered[name]

@@ -88,6 +88,11 @@ class Job:
     waiters: int = 0  # requests waiting for its value (identical ones share a job)
 
 
+def seconds(value: float) -> int | float:
+    """Seconds as a message shows them: 60.0 as 60, 0.5 as 0.5."""
+    return int(value) if float(value).is_integer() else value
+
+
 class WorkQueue:
     """Jobs run on ``workers`` threads of their own (one by default: on a CPU, parallel
     forward passes only slow each other down), each holding ``gate`` while it runs.
@@ -174,20 +179,18 @@ class WorkQueue:
         if self.MARGIN * alone > self.limit_s:  # never in time behind other work: only when idle
             retry = max(1, math.ceil(round(wait, 3)))
             return Busy(
-                f"the server is busy: this request alone needs about {alone:.0f} s of "
-                f"{self.name} work, too long to answer within {self.limit_s:g} s behind other "
-                f"work, so it runs only when nothing else is queued; about {wait:.0f} s of "
-                f"{self.name} work is ahead of it: try again in {retry} s",
+                "error.web.busy.alone",
                 retry_after=retry,
+                need=round(alone),
+                limit=seconds(self.limit_s),
+                wait=round(wait),
+                retry=retry,
             )
         retry = max(1, math.ceil(round(wait - self._latest_start(units, kind), 3)))
-        waited = f", which had already waited {spent:.0f} s" if spent >= 0.5 else ""
-        return Busy(
-            f"the server is busy: about {wait:.0f} s of {self.name} work is queued ahead of "
-            f"this request{waited}, and no request waits more than {self.limit_s:g} s; try "
-            f"again in {retry} s",
-            retry_after=retry,
-        )
+        numbers = {"wait": round(wait), "limit": seconds(self.limit_s), "retry": retry}
+        if spent >= 0.5:
+            return Busy("error.web.busy.queued-waited", retry, waited=round(spent), **numbers)
+        return Busy("error.web.busy.queued", retry, **numbers)
 
     def _start_by(self, job: Job) -> float:
         """When ``job`` must start at the latest to answer in time, at the current rate (the

@@ -87,9 +87,8 @@ async def compare_text(req: s.CompareRequest, served: Serving):
     name, other = pick(
         served.compare,
         req.model,
-        none="this server has no model to compare with; start it with "
-        "lmscope serve --compare MODEL",
-        unknown="not offered by this server",
+        none="error.web.no-compare-model",
+        unknown="error.web.compare-model-not-offered",
     )
     # an empty text is refused by compare() itself, with a readable message
     if req.text is not None:

@@ -15,8 +15,9 @@ from lmscope.engine import checks
 from lmscope.engine.generation import generate
 from lmscope.engine.sampling import SamplingParams
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 from lmscope.interpret.cell_finder import find_cells
-from lmscope.interpret.neurons import KINDS, NeuronRun, a_model, default_kind, neuron_activations
+from lmscope.interpret.neurons import KINDS, NeuronRun, default_kind, neuron_activations
 from lmscope.web.errors import ERRORS
 from lmscope.web.generation import fresh_seed
 from lmscope.web.limits import arrival
@@ -41,12 +42,20 @@ def rnn_page():
     return page("rnn.html")
 
 
+# 'an LSTM', 'a GRU', 'an RNN': what a message calls a model of each cell
+A_MODEL = {
+    "lstm": "error.web.part.an-lstm",
+    "gru": "error.web.part.a-gru",
+    "rnn": "error.web.part.an-rnn",
+}
+
+
 def _model(served: Served, name: str | None):
     return pick(
         served.rnn,
         name,
-        none="this server has no char-RNN/LSTM/GRU; start it with lmscope serve --rnn MODEL",
-        unknown="not served here",
+        none="error.web.no-rnn-model",
+        unknown="error.web.rnn-model-not-served",
     )
 
 
@@ -81,8 +90,10 @@ async def activations(req: s.ActivationsRequest, served: Serving):
     kind = req.kind or default_kind(model.arch)
     if kind not in KINDS[model.arch]:
         raise InvalidInputError(
-            f"{a_model(model.arch)} has no {kind!r} values; use one of "
-            f"{', '.join(KINDS[model.arch])}"
+            "error.web.rnn-no-such-values",
+            arch=Message(A_MODEL[model.arch]),
+            kind=repr(kind),
+            known=", ".join(KINDS[model.arch]),
         )
     checks.index(req.layer, model.config.layers, "layer", "this model has layers")
     checks.index(req.unit, model.config.hidden, "unit", "each layer has units")
@@ -95,16 +106,12 @@ def _finder_text(name: str, model, text: str | None) -> tuple[str, str]:
     if text is not None:
         if len(text) < s.MIN_FIND_TEXT:
             raise InvalidInputError(
-                f"the finder needs at least {s.MIN_FIND_TEXT} characters of text, got "
-                f"{len(text)}; paste more, or search the model's corpus sample"
+                "error.web.finder-text-too-short", need=s.MIN_FIND_TEXT, n=len(text)
             )
         return text, "the text on the page"
     sample = corpus_sample(model)
     if sample is None:
-        raise InvalidInputError(
-            f"{name} does not name a bundled training corpus; send a text of at least "
-            f"{s.MIN_FIND_TEXT} characters to search"
-        )
+        raise InvalidInputError("error.web.finder-no-corpus", name=name, need=s.MIN_FIND_TEXT)
     return sample
 
 
@@ -156,6 +163,6 @@ def rnn_timeline(served: Serving, model: str | None = None):
     name, found = _model(served, model)
     data = model_timeline(found)
     if data is None:
-        raise InvalidInputError(f"{name} keeps no sample timeline (train with --sample-at)")
+        raise InvalidInputError("error.web.no-timeline", name=name)
     fields = {k: data.get(k) for k in ("arch", "corpus", "prime", "seed", "length")}
     return s.TimelineResponse(model=name, **fields, samples=data["samples"])

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import json
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from lmscope.engine.sampling import SamplingParams
 from lmscope.explain.logits import PoolResponse, pool_view
 from lmscope.web import generation, schemas
-from lmscope.web.error_codes import error_code
+from lmscope.web.error_codes import request_language
 from lmscope.web.errors import ERRORS
 from lmscope.web.limits import Busy
-from lmscope.web.schemas import GeneratedEvent
 from lmscope.web.served import INLINE_IDS, Serving
 from lmscope.web.work import Steps
 
@@ -41,18 +40,19 @@ async def pool(req: schemas.PoolRequest, served: Serving):
 
 
 @router.post("/api/generate", response_class=StreamingResponse, responses=STREAM)
-async def generate(req: schemas.GenerateRequest, served: Serving):
+async def generate(req: schemas.GenerateRequest, served: Serving, request: Request):
     """Append up to n sampled tokens, streamed as they come. Token i is drawn with a
     generator seeded from (seed, its position)."""
     params = SamplingParams(**req.sampling.model_dump())
     seed = req.seed if req.seed is not None else generation.fresh_seed()
+    lang = request_language(request.scope)  # of an error that ends the stream
 
     def start():
         ids = list(served.ids(req.ids))
         # the page traced this prompt already: start from the keys and values it kept
         trace = served.store.kept_trace(tuple(ids))
         stop = req.stop_at_eot
-        run = generation.events(served.model, None, ids, req.n, params, seed, stop, trace)
+        run = generation.events(served.model, None, ids, req.n, params, seed, stop, trace, lang)
         return ids, trace is not None, *run
 
     short = len(req.ids) <= INLINE_IDS  # see Served.checked
@@ -74,8 +74,7 @@ async def generate(req: schemas.GenerateRequest, served: Serving):
             try:
                 event = await steps.next(costs.step(n))
             except Busy as err:
-                code, params = error_code(str(err), 503)
-                event = GeneratedEvent(type="error", error=str(err), code=code, params=params)
+                event = generation.error_event(err, lang)
                 yield json.dumps(event.model_dump(exclude_none=True)) + "\n"
                 return
 

@@ -55,7 +55,7 @@ async def step(req: StepRequest, served: Serving):
     try:  # a number or a key in any case, as the CLI and trace.step take it
         req = req.model_copy(update={"key": find_step(req.key).key})
     except KeyError:
-        raise InvalidInputError(f"no step {req.key!r}; GET /api/steps lists them") from None
+        raise InvalidInputError("error.web.no-such-step", key=repr(req.key)) from None
     at = await served.view(served.select, req)
     trace = await _trace(served, at.ids, at.layer)
     return await served.view(_step, served, req, trace, at)

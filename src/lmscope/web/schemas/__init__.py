@@ -12,10 +12,11 @@ from __future__ import annotations
 import functools
 import types
 import typing
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lmscope.errors import InvalidInputError
 from lmscope.explain.attention import AttentionResponse
 from lmscope.explain.block import DropoutExample, LayerNormView, LayerResponse
 from lmscope.explain.embedding import EmbeddingResponse
@@ -121,13 +122,13 @@ class TextOrIds(Strict):
     @classmethod
     def _not_null(cls, value):
         if value is None:
-            raise ValueError("leave the field out instead of sending null")
+            raise InvalidInputError("error.web.null-field")
         return value
 
     @model_validator(mode="after")
     def _one_of(self):
         if (self.text is None) == (self.ids is None):
-            raise ValueError("send exactly one of 'text' or 'ids'")
+            raise InvalidInputError("error.web.text-or-ids")
         return self
 
 
@@ -158,7 +159,7 @@ class TraceRequest(TextOrIds):
     @model_validator(mode="after")
     def _chat_wraps_text(self):
         if self.chat and self.text is None:
-            raise ValueError("chat mode wraps a text prompt; send 'text', not 'ids'")
+            raise InvalidInputError("error.web.chat-needs-text")
         return self
 
 
@@ -214,9 +215,19 @@ class GenerateRequest(IdsRequest):
 
 
 class ErrorResponse(BaseModel):
-    error: str = Field(..., description="one readable line saying what was wrong")
-    code: str | None = Field(None, description="what kind of error (the page translates it)")
-    params: dict[str, str] | None = Field(None, description="the numbers in the line, by name")
+    error: str = Field(
+        ...,
+        description="one readable line saying what was wrong, in English unless the request "
+        "asks for another language (?lang=zh, Accept-Language)",
+    )
+    code: str | None = Field(
+        None, description="the catalog id of the message (error.…): the page says it in its words"
+    )
+    params: dict[str, Any] | None = Field(
+        None,
+        description="the message's values by name: numbers, text, or a message inside it as "
+        "{code, params}",
+    )
 
 
 class StepInfo(BaseModel):
@@ -252,8 +263,8 @@ class GeneratedEvent(BaseModel):
     seed: int | None = None
     reason: str | None = None
     error: str | None = None
-    code: str | None = None
-    params: dict[str, str] | None = None
+    code: str | None = Field(None, description="an error's catalog id (as ErrorResponse)")
+    params: dict[str, Any] | None = Field(None, description="an error's values")
 
 
 __all__ = [  # the requests and responses above, and the step responses built in explain
