@@ -770,8 +770,8 @@ def test_unknown_architecture(tmp_path):
     with pytest.raises(CheckpointError) as e:
         read_gguf(path)
     assert one_line(e) == (
-        f"{path} holds a 'gemma2' model; lmscope runs llama, mistral, qwen2 "
-        "(and GPT-2 from HF folders)"
+        f"{path} holds a 'gemma2' model; lmscope runs llama, mistral, mixtral, qwen2, qwen3, "
+        "qwen3moe, phi3 (and GPT-2 from HF folders)"
     )
 
 

@@ -43,9 +43,12 @@ from lmscope.formats.weights import (
     save_model_dir,
     weights_file,
 )
-from lmscope.i18n import Message
+from lmscope.i18n import Message, text
 from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
 from lmscope.models.llama import Llama, LlamaConfig, build_llama
+from lmscope.models.moe import MoE, MoEConfig, build_moe
+from lmscope.models.phi3 import Phi3, Phi3Config, build_phi3
+from lmscope.models.qwen3 import Qwen3, Qwen3Config, build_qwen3
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
 from lmscope.models.state import build_checked, weights_built_in
 from lmscope.tokenizers import (
@@ -84,10 +87,7 @@ def default_model_note() -> str | None:
     """One line for front doors to print when the default falls back to the small model."""
     if find_smollm2_gguf() is not None:
         return None
-    return (
-        f"note: using the shipped {FALLBACK_MODEL!r} model; for a real pretrained model "
-        f"(SmolLM2-135M-Instruct, offline) run: {GET_SMOLLM2}"
-    )
+    return text("report.load.fallback-note", model=repr(FALLBACK_MODEL), command=GET_SMOLLM2)
 
 
 def shipped_models() -> list[str]:
@@ -305,11 +305,27 @@ def _tokenizer_for(directory: Path | None, config):
 
 # --- Transformers: GPT-2 and the Llama family ---------------------------------------------
 
-LLAMA_TYPES = ("llama", "mistral", "qwen2")
+# Hugging Face model_type -> the builder of its network from config.json and the weights
+HF_BUILDERS: dict[str, Callable[..., Llama]] = {
+    "llama": build_llama,
+    "mistral": build_llama,
+    "qwen2": build_llama,
+    "qwen3": build_qwen3,
+    "phi3": build_phi3,
+    "mixtral": build_moe,
+    "qwen3_moe": build_moe,
+}
+LLAMA_TYPES = tuple(HF_BUILDERS)
 # lmscope.json "arch" -> (config class, network class: it takes that config)
 TRANSFORMER_ARCHS: dict[
     str, tuple[type[GPTConfig] | type[LlamaConfig], Callable[..., GPT | Llama]]
-] = {"gpt": (GPTConfig, GPT), "llama": (LlamaConfig, Llama)}
+] = {
+    "gpt": (GPTConfig, GPT),
+    "llama": (LlamaConfig, Llama),
+    "qwen3": (Qwen3Config, Qwen3),
+    "phi3": (Phi3Config, Phi3),
+    "moe": (MoEConfig, MoE),
+}
 
 
 def load_hf_transformer(directory: Path, *, allow_nonfinite: bool = False) -> GPT | Llama:
@@ -323,7 +339,8 @@ def load_hf_transformer(directory: Path, *, allow_nonfinite: bool = False) -> GP
 def load_hf_llama(directory: Path, *, allow_nonfinite: bool = False) -> Llama:
     hf_config = read_json(directory / "config.json")
     state = read_folder_weights(directory)
-    return build_llama(hf_config, state, str(directory), allow_nonfinite=allow_nonfinite)
+    build = HF_BUILDERS[hf_config.get("model_type", "llama")]
+    return build(hf_config, state, str(directory), allow_nonfinite=allow_nonfinite)
 
 
 def load_hf_gpt2(directory: Path, *, allow_nonfinite: bool = False) -> GPT:
@@ -401,7 +418,8 @@ def load_gguf_transformer(
         gguf = load_gguf(path, on_tokenizer=build_tokenizer)
         if not started or started[-1][0] != gguf.tokenizer:  # no cache, or a broken entry
             build_tokenizer(gguf.tokenizer)
-        net = build_llama(gguf.config, gguf.tensors, str(path), allow_nonfinite=allow_nonfinite)
+        build = HF_BUILDERS[gguf.config["model_type"]]
+        net = build(gguf.config, gguf.tensors, str(path), allow_nonfinite=allow_nonfinite)
         tokenizer = started[-1][1].result()
     meta = {
         "name": gguf.name,
@@ -536,7 +554,11 @@ def save_model(
 ) -> Path:
     """Write a network (a GPT, a Llama-family model or a CharRNN) as an lmscope model folder,
     atomically, with its tokenizer's files when one is given."""
-    arch = getattr(net.config, "cell", None) or getattr(net.config, "family", "gpt")
+    arch = (
+        getattr(net.config, "cell", None)
+        or getattr(net.config, "arch", None)  # a family built on Llama: qwen3, phi3, moe
+        or getattr(net.config, "family", "gpt")
+    )
     arch = "gpt" if arch == "gpt2" else arch
     full = {"arch": arch, "model": net.config.to_dict(), **(meta or {})}
     write_more = tokenizer.save if tokenizer is not None else None

@@ -42,7 +42,7 @@ import torch
 from lmscope.errors import CheckpointError, ModelNotFoundError
 from lmscope.i18n import Message
 
-SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2")
+SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "qwen3moe", "phi3")
 # Architectures whose q/k rows llama.cpp's converter permutes (LlamaModel.permute).
 PERMUTED_ARCHITECTURES = ("llama", "mistral")
 CACHE_FORMAT = 1  # bump when the conversion changes, so old cache entries are rebuilt
@@ -51,7 +51,15 @@ _HF_ARCHITECTURES = {
     "llama": "LlamaForCausalLM",
     "mistral": "MistralForCausalLM",
     "qwen2": "Qwen2ForCausalLM",
+    "qwen3": "Qwen3ForCausalLM",
+    "qwen3_moe": "Qwen3MoeForCausalLM",
+    "mixtral": "MixtralForCausalLM",
+    "phi3": "Phi3ForCausalLM",
 }
+# model_type of a file whose blocks hold experts, by its general.architecture (llama.cpp writes
+# Mixtral as 'llama' with an expert count)
+_MOE_TYPES = {"llama": "mixtral", "qwen3moe": "qwen3_moe"}
+_QK_NORM_TYPES = ("qwen3", "qwen3_moe")  # an RMSNorm on each head's q and k
 _GLOBAL_TENSORS = {
     "token_embd.weight": "model.embed_tokens.weight",
     "output_norm.weight": "model.norm.weight",
@@ -67,7 +75,17 @@ _BLOCK_TENSORS = {
     "ffn_gate": "mlp.gate_proj",
     "ffn_up": "mlp.up_proj",
     "ffn_down": "mlp.down_proj",
+    "attn_q_norm": "self_attn.q_norm",
+    "attn_k_norm": "self_attn.k_norm",
+    "attn_qkv": "self_attn.qkv_proj",  # Phi-3: q, k and v in one matrix
+    "ffn_gate_inp": "mlp.gate",  # a mixture of experts' router
+    # every expert's matrix of a block in one [expert, out, in] tensor (split by the model)
+    "ffn_gate_exps": "mlp.experts.gate_proj",
+    "ffn_up_exps": "mlp.experts.up_proj",
+    "ffn_down_exps": "mlp.experts.down_proj",
 }
+# Phi-3's ffn_up holds the gate and up projections together (Hugging Face's gate_up_proj)
+_ARCH_RENAMES = {"phi3": {".mlp.up_proj.": ".mlp.gate_up_proj."}}
 _BLOCK_NAME = re.compile(r"blk\.(\d+)\.([a-z_]+)\.(weight|bias)")
 # Tensors that carry nothing a Hugging Face model needs: very old llama files stored the
 # rotary inverse frequencies per block.
@@ -367,7 +385,9 @@ def _file_type_name(value: int | None, types: list[str]) -> str:
     return Counter(types).most_common(1)[0][0] if types else "unknown"
 
 
-def _model_type(arch: str, name: str | None) -> str:
+def _model_type(arch: str, name: str | None, experts: int | None) -> str:
+    if experts and arch in _MOE_TYPES:
+        return _MOE_TYPES[arch]
     # llama.cpp writes Mistral models as 'llama'; transformers tells them apart by the name.
     if arch == "llama" and name and "mistral" in name.lower():
         return "mistral"
@@ -436,7 +456,8 @@ def _config(
         raise CheckpointError(
             "error.gguf.vocab-mismatch", file=label, declared=str(declared_vocab), rows=str(vocab)
         )
-    model_type = _model_type(arch, name)
+    experts = fields.get(p + "expert_count", int)
+    model_type = _model_type(arch, name, experts)
     config: dict[str, Any] = {
         "architectures": [_HF_ARCHITECTURES[model_type]],
         "model_type": model_type,
@@ -476,14 +497,22 @@ def _config(
         raise CheckpointError(
             "error.gguf.heads-split", file=label, hidden=str(hidden), heads=str(heads)
         )
-    if model_type in ("llama", "mistral"):
+    if model_type in ("llama", "mistral", "qwen3", "qwen3_moe"):
         config["attention_bias"] = "model.layers.0.self_attn.q_proj.bias" in shapes
         config["mlp_bias"] = False
     if model_type == "mistral":
         config["sliding_window"] = fields.get(p + "attention.sliding_window", int)
-    if model_type == "qwen2":
+    if model_type in ("qwen2", "qwen3", "qwen3_moe"):
         config["use_sliding_window"] = False
         config["sliding_window"] = None
+    if model_type == "phi3":
+        config["sliding_window"] = fields.get(p + "attention.sliding_window", int)
+    if model_type in ("mixtral", "qwen3_moe"):
+        config["num_local_experts"] = experts
+        config["num_experts_per_tok"] = fields.need(p + "expert_used_count", int)
+    if model_type == "qwen3_moe":  # llama.cpp divides the chosen experts' weights by their sum
+        config["moe_intermediate_size"] = fields.need(p + "expert_feed_forward_length", int)
+        config["norm_topk_prob"] = fields.get(p + "expert_weights_norm", bool, True)
     scaling = _rope_scaling(fields, arch, label)
     if scaling is not None:
         config["rope_scaling"] = scaling
@@ -506,21 +535,37 @@ def _expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     }
     if not config["tie_word_embeddings"]:
         shapes["lm_head.weight"] = (vocab, hidden)
-    qkv_bias = config["model_type"] == "qwen2" or config.get("attention_bias", False)
+    model_type = config["model_type"]
+    qkv_bias = model_type == "qwen2" or config.get("attention_bias", False)
     for i in range(config["num_hidden_layers"]):
         b = f"model.layers.{i}."
         shapes[b + "input_layernorm.weight"] = (hidden,)
         shapes[b + "post_attention_layernorm.weight"] = (hidden,)
+        shapes[b + "self_attn.o_proj.weight"] = (hidden, q_rows)
+        if model_type in _QK_NORM_TYPES:
+            shapes[b + "self_attn.q_norm.weight"] = (head_dim,)
+            shapes[b + "self_attn.k_norm.weight"] = (head_dim,)
+        if model_type == "phi3":  # fused projections, no biases
+            shapes[b + "self_attn.qkv_proj.weight"] = (q_rows + 2 * kv_rows, hidden)
+            shapes[b + "mlp.gate_up_proj.weight"] = (2 * inter, hidden)
+            shapes[b + "mlp.down_proj.weight"] = (hidden, inter)
+            continue
         shapes[b + "self_attn.q_proj.weight"] = (q_rows, hidden)
         shapes[b + "self_attn.k_proj.weight"] = (kv_rows, hidden)
         shapes[b + "self_attn.v_proj.weight"] = (kv_rows, hidden)
-        shapes[b + "self_attn.o_proj.weight"] = (hidden, q_rows)
         if qkv_bias:
             shapes[b + "self_attn.q_proj.bias"] = (q_rows,)
             shapes[b + "self_attn.k_proj.bias"] = (kv_rows,)
             shapes[b + "self_attn.v_proj.bias"] = (kv_rows,)
         if config.get("attention_bias", False):
             shapes[b + "self_attn.o_proj.bias"] = (hidden,)
+        if "num_local_experts" in config:  # a router and every expert's three matrices
+            n, width = config["num_local_experts"], config.get("moe_intermediate_size", inter)
+            shapes[b + "mlp.gate.weight"] = (n, hidden)
+            shapes[b + "mlp.experts.gate_proj.weight"] = (n, width, hidden)
+            shapes[b + "mlp.experts.up_proj.weight"] = (n, width, hidden)
+            shapes[b + "mlp.experts.down_proj.weight"] = (n, hidden, width)
+            continue
         shapes[b + "mlp.gate_proj.weight"] = (inter, hidden)
         shapes[b + "mlp.up_proj.weight"] = (inter, hidden)
         shapes[b + "mlp.down_proj.weight"] = (hidden, inter)
@@ -671,6 +716,8 @@ def read_gguf(path: str | Path) -> GGUFModel:
             rope_freqs = tensor
             continue
         hf = _hf_name(tensor.name)
+        for theirs, ours in _ARCH_RENAMES.get(arch, {}).items():
+            hf = hf and hf.replace(theirs, ours)
         if hf is None:
             raise CheckpointError(
                 "error.gguf.tensor-unknown", file=label, tensor=tensor.name, arch=arch

@@ -1,0 +1,138 @@
+"""Phi-3: the Llama recipe (``lmscope.models.llama``) with its projections fused.
+
+Two changes of storage, none of arithmetic:
+
+- one ``qkv_proj`` matrix makes the queries, keys and values together: its output is the
+  n_head query heads, then the n_kv_head key heads, then the n_kv_head value heads, side by side;
+  Llama's q_proj, k_proj and v_proj are its three row blocks;
+- one ``gate_up_proj`` matrix makes the SwiGLU gate and the up projection together: the first
+  d_mlp outputs are the gate, the last d_mlp the up projection.
+
+One matrix product in place of three (or two) reads the input once: the same numbers, fewer and
+larger products. Phi-3-mini's 4k model also slides a window over its keys, as Mistral does.
+
+Probes are Llama's: ``hook_q``/``hook_k``/``hook_v`` are the three parts of qkv_proj's output,
+``mlp.hook_pre`` (the gate) and ``mlp.hook_pre_linear`` (up) the two halves of gate_up_proj's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmscope.errors import CheckpointError
+from lmscope.models.common import DecoderLM, Hook, Linear, PreNormBlock
+from lmscope.models.fields import require_mapping
+from lmscope.models.llama import (
+    CausalSelfAttention,
+    Llama,
+    LlamaConfig,
+    RMSNorm,
+    llama_state_from_hf,
+)
+from lmscope.models.state import build_checked
+
+HF_MODEL_TYPES = ("phi3",)
+_HF_DEFAULT_CTX = 4096  # transformers' Phi3Config default
+
+
+@dataclass
+class Phi3Config(LlamaConfig):
+    arch: ClassVar[str] = "phi3"  # the "arch" of a saved model's lmscope.json
+    model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES
+    model_type: str = "phi3"
+
+    @classmethod
+    def from_hf(cls, hf: dict) -> Phi3Config:
+        """From a Hugging Face ``config.json`` dict of a ``phi3`` model: Mistral's fields (no
+        biases, an optional sliding window), read as Mistral reads them."""
+        hf = require_mapping(hf, "config.json")
+        if hf.get("model_type") not in cls.model_types:
+            raise CheckpointError(
+                "error.family.hf-type",
+                type=repr(hf.get("model_type")),
+                family="Phi-3",
+                types=", ".join(HF_MODEL_TYPES),
+            )
+        mistral = {
+            **hf,
+            "model_type": "mistral",
+            "max_position_embeddings": hf.get("max_position_embeddings") or _HF_DEFAULT_CTX,
+        }
+        fields = LlamaConfig.from_hf(mistral).to_dict()
+        return cls(**{**fields, "model_type": "phi3"})
+
+
+class Phi3Attention(CausalSelfAttention):
+    """Llama's attention, its q, k and v made by one matrix."""
+
+    def __init__(self, config: LlamaConfig):
+        super().__init__(config)
+        del self.q_proj, self.k_proj, self.v_proj  # one matrix holds all three
+        d_q, d_kv = self.n_head * self.d_head, self.n_kv_head * self.d_head
+        self.split = (d_q, d_kv, d_kv)
+        self.qkv_proj = Linear(config.n_embd, sum(self.split), bias=False)
+
+    def project(self, x: torch.Tensor):
+        B, T, _ = x.shape
+        q, k, v = self.qkv_proj(x).split(self.split, dim=-1)
+        return (
+            q.view(B, T, self.n_head, self.d_head),
+            k.view(B, T, self.n_kv_head, self.d_head),
+            v.view(B, T, self.n_kv_head, self.d_head),
+        )
+
+
+class Phi3MLP(nn.Module):
+    """SwiGLU with the gate and up projections in one matrix: down(SiLU(gate) * up)."""
+
+    def __init__(self, config: LlamaConfig):
+        super().__init__()
+        self.d_mlp = config.d_mlp
+        self.gate_up_proj = Linear(config.n_embd, 2 * config.d_mlp, bias=False)
+        self.down_proj = Linear(config.d_mlp, config.n_embd, bias=False)
+
+    def forward(self, x, hook: Hook | None, name: str):
+        gate, up = self.gate_up_proj(x).split(self.d_mlp, dim=-1)
+        if hook is not None:
+            gate = hook(f"{name}.hook_pre", gate)
+            up = hook(f"{name}.hook_pre_linear", up)
+        post = F.silu(gate) * up
+        if hook is not None:
+            post = hook(f"{name}.hook_post", post)
+        return self.down_proj(post)
+
+
+class Phi3Block(PreNormBlock):
+    def __init__(self, config: LlamaConfig, layer: int):
+        super().__init__(
+            layer,
+            RMSNorm(config.n_embd, config.rms_norm_eps),
+            Phi3Attention(config),
+            RMSNorm(config.n_embd, config.rms_norm_eps),
+            Phi3MLP(config),
+            config.dropout,
+        )
+
+
+class Phi3(Llama):
+    config: Phi3Config
+    block_class = Phi3Block
+    # a generation step takes the general path (Llama's one-row shortcut reads q_proj, gate_proj)
+    decode_step = DecoderLM.decode_step
+    decode_rows = DecoderLM.decode_rows
+
+
+def build_phi3(
+    hf_config: dict, hf_state: dict[str, torch.Tensor], source: str, *, allow_nonfinite=False
+) -> Phi3:
+    """A float32 Phi-3 in eval mode from a Hugging Face config.json dict and state dict."""
+    config = Phi3Config.from_hf(hf_config)
+    state = llama_state_from_hf(hf_state, config)
+    return build_checked(
+        lambda: Phi3(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
+    )
