@@ -2,10 +2,11 @@
 
 Each subcommand lives in ``lmscope.commands.<name>`` and exposes ``register(subparsers)``,
 which adds its parser and sets ``run=function(args) -> int``. User mistakes raise LmscopeError
-and are printed as one line (exit 2), never as a traceback; in Chinese under --lang zh or
-$LMSCOPE_LANG=zh (``commands.error_words``), as are the option parser's (``Parser``) and
-every --help (its texts are catalog ids, ``lmscope.i18n``; argparse's own words
-``commands.parser_words``).
+and are printed as one line (exit 2), never as a traceback, rendered from the catalog in the
+language asked for (--lang, $LMSCOPE_LANG: en, zh or the pseudo-language), as are the option
+parser's (``Parser``) and every --help (its texts are catalog ids, ``lmscope.i18n``; argparse's
+own words ``commands.parser_words``). An error of the system (a file that cannot be read) is
+one line too: the catalog's words with the system's reason as a value.
 """
 
 from __future__ import annotations
@@ -71,11 +72,11 @@ class Parser(argparse.ArgumentParser):
         lang = current_lang()
         if lang == "en":
             super().error(message)
-        from lmscope.commands.error_words import error_line
         from lmscope.commands.parser_words import parser_message_in
 
         self.print_usage(sys.stderr)
-        self.exit(2, error_line(self.prog, parser_message_in(message, lang), lang) + "\n")
+        said = parser_message_in(message, lang)
+        self.exit(2, i18n.text("report.cli.error", prog=self.prog, message=said) + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,7 +110,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
     except LmscopeError as err:  # an option's type function refused its value (OptionError)
-        _print_error(str(err))
+        _print_error(err)
         return 2
     if getattr(args, "lang", None) is None and args.lang_before_command:
         args.lang = args.lang_before_command
@@ -127,24 +128,23 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:
         return _reader_went_away()
     except LmscopeError as err:
-        _print_error(in_cli_words(str(err), args))
+        from lmscope.engine.advice import in_front_words  # light: no torch
+
+        _print_error(in_cli_words(in_front_words(err, "cli", vars(args)), args))
+        return 2
+    except OSError as err:  # the system refused (a file, a folder, a socket): its reason
+        _print_error(system_error(err))
         return 2
     except (ValueError, ArithmeticError) as err:
         if not getattr(args, "allow_nonfinite", False):
             raise
         # weights with NaN or infinity, loaded on purpose: a view that computes with its
         # numbers may not be able to; one line, naming the view that shows NaN as NaN
-        from lmscope.commands.common import say
-
         detail = str(err).splitlines()[0][:80] if str(err) else type(err).__name__
-        line = say(
-            "report.cli.nonfinite",
-            detail=detail,
-        )
-        _print_error(line)
+        _print_error(LmscopeError("report.cli.nonfinite", detail=detail))
         return 2
     except KeyboardInterrupt:
-        print("lmscope: interrupted", file=sys.stderr)
+        print(i18n.text("report.cli.interrupted"), file=sys.stderr)
         return 130
 
 
@@ -174,19 +174,30 @@ def _use_lang_asked(argv: list[str]) -> None:
         use_lang(argparse.Namespace(lang="en"))
 
 
-def _print_error(message: str) -> None:
-    """``lmscope: error: MESSAGE`` on stderr, in the language asked for (``error_words``)."""
-    from lmscope.commands.common import current_lang
-    from lmscope.commands.error_words import error_line, in_lang
-
-    lang = current_lang()
-    print(error_line("lmscope", in_lang(message, lang), lang), file=sys.stderr)
+def _print_error(error: LmscopeError) -> None:
+    """``lmscope: error: MESSAGE`` on stderr, in the language asked for."""
+    print(i18n.text("report.cli.error", prog="lmscope", message=error), file=sys.stderr)
 
 
-def in_cli_words(message: str, args) -> str:
-    """``message`` as the command line says it: the engine's advice with Python arguments
-    (truncate=, layers=, names=, unknown=, allow_nonfinite=) as what this command has. The
-    Python API keeps its own."""
+def system_error(err: OSError) -> LmscopeError:
+    """An error of the system as one line: the file it names and the system's reason."""
+    reason = err.strerror or type(err).__name__
+    if err.filename is not None:
+        return LmscopeError("error.cli.system-file", file=str(err.filename), why=reason)
+    return LmscopeError("error.cli.system", why=reason)
+
+
+def in_cli_words(error: LmscopeError, args) -> LmscopeError:
+    """``error`` as the command line says it. A catalog error's advice is already the command
+    line's (``engine.advice.in_front_words``); an error still raised as an English line has
+    the engine's advice with Python arguments (truncate=, layers=, names=, unknown=,
+    allow_nonfinite=) replaced by what this command has. The Python API keeps its own."""
+    if error.code is not None:
+        return error
+    return LmscopeError(_english_in_cli_words(str(error), args))
+
+
+def _english_in_cli_words(message: str, args) -> str:
     from lmscope.engine import advice  # light: no torch
 
     if hasattr(args, "truncate"):

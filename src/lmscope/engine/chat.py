@@ -31,12 +31,9 @@ def apply_chat_template(model, text: str, *, system: str | None = None) -> str:
     answer (the generation prompt included)."""
     template = chat_template_of(model)
     if not template:
-        raise InvalidInputError(
-            f"{model.name} has no chat template; chat mode needs an instruction-tuned model "
-            "such as smollm2"
-        )
+        raise InvalidInputError("error.chat.no-template", name=str(model.name))
     if not isinstance(text, str) or not text:
-        raise InvalidInputError("the prompt is empty; type some text")
+        raise InvalidInputError("error.prompt.empty")
     messages = ([{"role": "system", "content": system}] if system else []) + [
         {"role": "user", "content": text}
     ]
@@ -49,7 +46,9 @@ def apply_chat_template(model, text: str, *, system: str | None = None) -> str:
             raise_exception=_raise,  # templates call it to refuse a conversation
         )
     except TemplateError as err:
-        raise InvalidInputError(f"{model.name}'s chat template failed: {err}") from None
+        raise InvalidInputError(
+            "error.chat.template-failed", name=str(model.name), why=str(err)
+        ) from None
 
 
 def _special_text(tokenizer, which: str) -> str:

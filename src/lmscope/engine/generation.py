@@ -71,19 +71,19 @@ def generate(
     the last half), or generation ends with ``stop_when_full``. ``lock`` (a context manager) is
     held around each model step, so other work can interleave with a long run."""
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, numbers.Integral):
-        raise InvalidInputError(f"max_new_tokens must be an integer, got {max_new_tokens!r}")
+        raise InvalidInputError(
+            "error.value.integer", name="max_new_tokens", got=f"{max_new_tokens!r:.40}"
+        )
     if max_new_tokens < 0:
-        raise InvalidInputError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+        raise InvalidInputError(
+            "error.value.at-least", name="max_new_tokens", low=0, got=str(max_new_tokens)
+        )
     if params is not None and not isinstance(params, SamplingParams):
-        raise InvalidInputError(
-            f"params must be lmscope's SamplingParams, got {type(params).__name__}"
-        )
+        raise InvalidInputError("error.generate.params-type", type=type(params).__name__)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)):
-        raise InvalidInputError(f"seed must be an integer or None, got {seed!r}")
+        raise InvalidInputError("error.generate.seed-type", got=f"{seed!r:.40}")
     if lock is not None and not (hasattr(lock, "__enter__") and hasattr(lock, "__exit__")):
-        raise InvalidInputError(
-            f"lock must be a context manager (a threading.Lock), got {type(lock).__name__}"
-        )
+        raise InvalidInputError("error.generate.lock-type", type=type(lock).__name__)
     _check_encode_options(model, encode_options)
     ids = model.to_ids(prompt, truncate=truncate, **encode_options)
     if stop_at_eot is None:
@@ -116,8 +116,10 @@ def _check_encode_options(model, options: dict) -> None:
     )
     if meant:
         raise ArgumentError(
-            f"unknown option {name!r} for generate(): sampling settings go in params, "
-            f"params=SamplingParams({meant[0]}={options[name]!r:.20})"
+            "error.generate.sampling-option",
+            name=repr(name),
+            meant=meant[0],
+            value=f"{options[name]!r:.20}",
         )
     own = [p for p in inspect.signature(generate).parameters if p not in _NOT_KEYWORDS]
     raise unknown_keyword("generate", name, [*own, *sorted(model.encode_options)])

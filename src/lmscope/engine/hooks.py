@@ -45,9 +45,7 @@ class Recorder:
         keep_logits: str = "last",
     ):
         if keep_logits not in ("all", "last", "none"):
-            raise InvalidInputError(
-                f"keep_logits must be 'all', 'last' or 'none', got {keep_logits!r}"
-            )
+            raise InvalidInputError("error.hooks.keep-logits", got=repr(keep_logits))
         self.names = probe_patterns(names)
         self.patterns = [_compile(n) for n in self.names] if self.names is not None else None
         self.layers = set(layers) if layers is not None else None
@@ -90,12 +88,11 @@ class Recorder:
             return
         name = self.names[0]
         close = difflib.get_close_matches(name, sorted(self.seen), n=3)
-        hint = (
-            f"; did you mean {', '.join(close)}?"
-            if close
-            else " (trace.names() of a full trace lists them)"
-        )
-        raise InvalidInputError(f"this model has no probe named {name!r}{hint}")
+        if close:
+            raise InvalidInputError(
+                "error.hooks.no-probe-close", name=repr(name), close=", ".join(close)
+            )
+        raise InvalidInputError("error.hooks.no-probe", name=repr(name))
 
     def _record_logits(self, logits: torch.Tensor):
         self.last_logits = logits[-1].float().clone()
@@ -129,13 +126,11 @@ def probe_patterns(names) -> list[str] | None:
     if isinstance(names, str):
         return [names]
     if not isinstance(names, Iterable):
-        raise InvalidInputError(f"names must be a list of probe names, got {names!r:.40}")
+        raise InvalidInputError("error.hooks.names-type", got=f"{names!r:.40}")
     names = list(names)
     for name in names:
         if not isinstance(name, str):
-            raise InvalidInputError(
-                f"probe names are text like 'blocks.0.attn.hook_pattern', got {name!r:.40}"
-            )
+            raise InvalidInputError("error.hooks.name-type", got=f"{name!r:.40}")
     return names
 
 
@@ -167,12 +162,14 @@ class Ablation:
         }[self.kind]
 
 
-def _expand(value: str, count: int, what: str, spec: str) -> list[int]:
+def _expand(value: str, count: int, missing: str, spec: str) -> list[int]:
+    """Every index for "*", else the one ``value`` names; ``missing`` is the message for an
+    index that does not exist."""
     if value == "*":
         return list(range(count))
     index = int(value)
     if not 0 <= index < count:
-        raise InvalidInputError(f"{spec!r}: {what} {index} does not exist (0..{count - 1})")
+        raise InvalidInputError(missing, spec=repr(spec), value=str(index), last=str(count - 1))
     return [index]
 
 
@@ -181,9 +178,7 @@ def parse_ablations(specs, config) -> list[Ablation]:
     if isinstance(specs, str | Ablation):
         specs = [specs]
     if not isinstance(specs, Iterable):
-        raise InvalidInputError(
-            f"ablations are a list of specs like ['L5H3', 'mlp2'], got {specs!r:.40}"
-        )
+        raise InvalidInputError("error.ablation.specs-type", got=f"{specs!r:.40}")
     out: list[Ablation] = []
     for spec in specs:
         if isinstance(spec, Ablation):
@@ -191,18 +186,15 @@ def parse_ablations(specs, config) -> list[Ablation]:
         text = str(spec).strip()
         if m := _HEAD.match(text):
             layer_s, head_s = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-            for layer in _expand(layer_s, config.n_layer, "layer", text):
-                for head in _expand(head_s, config.n_head, "head", text):
+            for layer in _expand(layer_s, config.n_layer, "error.ablation.no-layer", text):
+                for head in _expand(head_s, config.n_head, "error.ablation.no-head", text):
                     out.append(Ablation("head", layer, head))
         elif m := _PART.match(text):
             kind, layer_s = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-            for layer in _expand(layer_s, config.n_layer, "layer", text):
+            for layer in _expand(layer_s, config.n_layer, "error.ablation.no-layer", text):
                 out.append(Ablation(kind.lower(), layer))
         else:
-            raise InvalidInputError(
-                f"cannot read ablation {text!r}; use L5H3 (a head), L5H* (a layer's heads), "
-                "attn5 or mlp5 (a whole sublayer), attn* / mlp* (every layer)"
-            )
+            raise InvalidInputError("error.ablation.unreadable", spec=repr(text))
     return list(dict.fromkeys(out))  # drop repeats, keep order
 
 
@@ -211,7 +203,7 @@ class Ablator:
 
     def __init__(self, ablations: list[Ablation], mode: str = "zero", inner=None):
         if mode not in MODES:
-            raise InvalidInputError(f"ablation mode must be 'zero' or 'mean', got {mode!r}")
+            raise InvalidInputError("error.ablation.mode", got=repr(mode))
         self.mode, self.inner = mode, inner
         self.targets: dict[str, list[int | None]] = {}
         for a in ablations:

@@ -88,16 +88,14 @@ def _positions(T: int, positions) -> list[int]:
     if isinstance(positions, numbers.Integral) and not isinstance(positions, bool):
         positions = [positions]
     if isinstance(positions, str | bytes) or not isinstance(positions, Iterable):
-        raise InvalidInputError(
-            f"positions must be a list of whole numbers (or None for all), got {positions!r:.40}"
-        )
+        raise InvalidInputError("error.lens.positions-type", got=f"{positions!r:.40}")
     chosen = []
     for p in positions:
         if isinstance(p, bool) or not isinstance(p, numbers.Integral):
-            raise InvalidInputError(f"a position must be a whole number, got {p!r:.40}")
+            raise InvalidInputError("error.check.position-type", got=f"{p!r:.40}")
         chosen.append(checks.position(T, int(p)))
     if not chosen:
-        raise InvalidInputError("positions is empty; give at least one (or None for all)")
+        raise InvalidInputError("error.lens.positions-empty")
     return chosen
 
 
@@ -106,17 +104,14 @@ def _positions(T: int, positions) -> list[int]:
 def logit_lens(trace, k: int = 5, positions: list[int] | None = None) -> LogitLens:
     """Top-k predictions at every stage and position, and how the final prediction ranks."""
     if trace.readout is None:
-        raise InvalidInputError("this trace has no readout; make it with LanguageModel.trace")
+        raise InvalidInputError("error.lens.no-readout")
     T = len(trace)
     k = checks.at_least_one(k, "k")
     positions = _positions(T, positions)
     stages = residual_stages(trace)
     missing = [name for _, name in stages if name not in trace]
     if missing:
-        raise InvalidInputError(
-            f"the logit lens needs the residual stream of every layer; {missing[0]} was not "
-            "recorded (trace without a names/layers filter)"
-        )
+        raise InvalidInputError("error.lens.missing-residual", name=missing[0])
     logps = _readout(trace, [name for _, name in stages], torch.tensor(positions))
     final_ids = logps[-1].argmax(dim=-1)
     top_ids, top_probs, ranks, probs = [], [], [], []

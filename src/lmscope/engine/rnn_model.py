@@ -114,8 +114,7 @@ class RNNLanguageModel(TextModel):
 
     def trace(self, *args, **kwargs):
         raise InvalidInputError(
-            f"{self.name} is a {ARCH_NAMES[self.arch]}; a trace of the 20 steps needs a "
-            "Transformer. Use .activations(text) for its gates and states"
+            "error.rnn.no-trace", name=str(self.name), arch=ARCH_NAMES[self.arch]
         )
 
     def _tokenize(self, text: str, *, skip_unknown: bool = False) -> list[int]:
@@ -130,7 +129,9 @@ class RNNLanguageModel(TextModel):
 
     def initial_state(self, batch: int = 1):
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-            raise InvalidInputError(f"batch must be a whole number >= 1, got {batch!r:.40}")
+            raise InvalidInputError(
+                "error.value.whole-at-least", name="batch", low=1, got=f"{batch!r:.40}"
+            )
         return self.net.initial_state(batch, self.device)
 
     @torch.no_grad()

@@ -64,7 +64,7 @@ def _is_real(value: Any) -> bool:
 
 def _check_temperature(value: Any) -> float:
     if not _is_real(value) or not math.isfinite(value) or value < 0:
-        raise InvalidInputError(f"temperature must be a finite number >= 0, got {value!r}")
+        raise InvalidInputError("error.sampling.temperature", got=repr(value))
     return float(value)
 
 
@@ -72,7 +72,7 @@ def _check_top_k(value: Any) -> int | None:
     if value is None:
         return None
     if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
-        raise InvalidInputError(f"top_k must be an integer >= 0 (0 or None = off), got {value!r}")
+        raise InvalidInputError("error.sampling.top-k", got=repr(value))
     return int(value)
 
 
@@ -82,7 +82,9 @@ def _check_fraction(name: str, value: Any, allow_zero: bool) -> float | None:
     low_ok = _is_real(value) and (value >= 0 if allow_zero else value > 0)
     if not low_ok or not value <= 1:  # `not <=` also rejects NaN
         interval = "[0, 1]" if allow_zero else "(0, 1]"
-        raise InvalidInputError(f"{name} must be in {interval} (or None = off), got {value!r}")
+        raise InvalidInputError(
+            "error.sampling.fraction", name=name, interval=interval, got=repr(value)
+        )
     return float(value)
 
 
@@ -102,7 +104,7 @@ class SamplingParams:
     def validate(self) -> None:
         """Raise InvalidInputError for a bad field; store plain Python numbers otherwise."""
         if not isinstance(self.greedy, (bool, np.bool_)):
-            raise InvalidInputError(f"greedy must be True or False, got {self.greedy!r}")
+            raise InvalidInputError("error.sampling.greedy", got=repr(self.greedy))
         clean = {
             "temperature": _check_temperature(self.temperature),
             "top_k": _check_top_k(self.top_k),
@@ -125,12 +127,15 @@ class SamplingParams:
     def from_dict(cls, data: Mapping[str, Any]) -> SamplingParams:
         """Build from a mapping such as parsed JSON; missing keys take their defaults."""
         if not isinstance(data, Mapping):
-            raise InvalidInputError(f"sampling params must be a mapping, got {type(data).__name__}")
+            raise InvalidInputError("error.sampling.params-mapping", type=type(data).__name__)
         known = [f.name for f in fields(cls)]
         unknown = sorted(str(key) for key in data if key not in known)
         if unknown:
             raise InvalidInputError(
-                f"unknown sampling parameter(s): {', '.join(unknown)}; expected {', '.join(known)}"
+                "error.sampling.unknown-params",
+                n=len(unknown),
+                names=", ".join(unknown),
+                known=", ".join(known),
             )
         return cls(**data)
 
@@ -146,22 +151,22 @@ def _as_logits(logits: Any) -> torch.Tensor:
         try:
             x = torch.from_numpy(np.array(logits))
         except (TypeError, ValueError, RuntimeError) as exc:
-            raise InvalidInputError(f"logits must be a 1-D vector of numbers ({exc})") from None
+            raise InvalidInputError("error.sampling.logits-numbers", why=str(exc)) from None
     if x.dtype == torch.bool or x.is_complex() or not (x.is_floating_point() or _is_int(x)):
-        raise InvalidInputError(f"logits must be real numbers, got dtype {x.dtype}")
+        raise InvalidInputError("error.sampling.logits-dtype", dtype=str(x.dtype))
     if x.ndim != 1:
-        raise InvalidInputError(f"logits must be a 1-D vector, got shape {tuple(x.shape)}")
+        raise InvalidInputError("error.sampling.logits-shape", shape=str(tuple(x.shape)))
     if x.numel() == 0:
-        raise InvalidInputError("logits must not be empty")
+        raise InvalidInputError("error.sampling.logits-empty")
     x = x.to(torch.float64)
     if bool(torch.isfinite(x).all()):  # one pass in the usual case; the causes only if not
         return x
     if torch.isnan(x).any():
-        raise InvalidInputError("logits contain NaN")
+        raise InvalidInputError("error.sampling.logits-nan")
     if torch.isposinf(x).any():
-        raise InvalidInputError("logits contain +inf (use -inf to mask tokens out)")
+        raise InvalidInputError("error.sampling.logits-inf")
     if torch.isneginf(x).all():
-        raise InvalidInputError("all logits are -inf: no token can be sampled")
+        raise InvalidInputError("error.sampling.logits-all-masked")
     return x
 
 
@@ -251,7 +256,7 @@ class CandidatePool:
     def top(self, n: int) -> list[tuple[int, float]]:
         """The ``n`` most likely pool tokens as (id, renormalised prob) pairs."""
         if not isinstance(n, numbers.Integral) or isinstance(n, bool) or n < 0:
-            raise InvalidInputError(f"n must be an integer >= 0, got {n!r}")
+            raise InvalidInputError("error.value.integer-at-least", name="n", low=0, got=repr(n))
         ids = self.token_ids[:n].tolist()
         probs = self.probs[:n].tolist()
         return list(zip(ids, probs, strict=True))
@@ -331,7 +336,7 @@ def candidate_pool(logits: Any, params: SamplingParams | None = None) -> Candida
     if params is None:
         params = SamplingParams()
     if not isinstance(params, SamplingParams):
-        raise InvalidInputError(f"params must be SamplingParams, got {type(params).__name__}")
+        raise InvalidInputError("error.sampling.params-type", type=type(params).__name__)
     x = _as_logits(logits)
     scaled, lse = _scaled(x, 1.0)  # log softmax at T = 1 is scaled - lse, read at the pool only
     cold = params.temperature < GREEDY_TEMPERATURE
@@ -380,7 +385,7 @@ def make_generator(seed: int | None) -> torch.Generator:
         generator.seed()
         return generator
     if not isinstance(seed, numbers.Integral) or isinstance(seed, bool) or not 0 <= seed < 2**64:
-        raise InvalidInputError(f"seed must be None or an integer in [0, 2**64), got {seed!r}")
+        raise InvalidInputError("error.sampling.seed", got=f"{seed!r:.40}")
     generator.manual_seed(int(seed))
     return generator
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lmscope.errors import InvalidInputError
+
 
 @dataclass(frozen=True)
 class Step:
@@ -135,6 +137,13 @@ STEPS: tuple[Step, ...] = (
 STEPS_BY_KEY = {step.key: step for step in STEPS}
 
 
+class UnknownStepError(InvalidInputError, KeyError):
+    """A step that is neither a number 1-20 nor a step's key (also a KeyError: a failed lookup)."""
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return self.render()
+
+
 def find_step(step: int | str) -> Step:
     """The step ``step`` names: its number (1-20, or "8" as text) or its key, in any case."""
     if isinstance(step, str):
@@ -144,4 +153,9 @@ def find_step(step: int | str) -> Step:
         step = int(text) if text.isdigit() else step
     if isinstance(step, int) and not isinstance(step, bool) and 1 <= step <= len(STEPS):
         return STEPS[step - 1]
-    raise KeyError(f"unknown step {step!r}: use 1-{len(STEPS)} or one of {', '.join(STEPS_BY_KEY)}")
+    raise UnknownStepError(
+        "error.steps.unknown",
+        step=f"{step!r:.40}",
+        last=str(len(STEPS)),
+        keys=", ".join(STEPS_BY_KEY),
+    )

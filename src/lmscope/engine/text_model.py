@@ -17,6 +17,7 @@ from lmscope.engine import advice
 from lmscope.engine.generation import generate
 from lmscope.engine.protocol import Capabilities
 from lmscope.errors import InvalidInputError, TokenizerError
+from lmscope.i18n import Message
 
 
 class TextModel:
@@ -64,7 +65,11 @@ class TextModel:
 
     def _need_tokenizer(self):
         if self.tokenizer is None:
-            raise TokenizerError(f"model {self.name!r} has no tokenizer files{advice.NO_TOKENIZER}")
+            raise TokenizerError(
+                "error.model.no-tokenizer",
+                name=repr(self.name),
+                advice=Message(advice.ADVICE_NO_TOKENIZER),
+            )
         return self.tokenizer
 
     def _tokenize(self, text: str, *, skip_unknown: bool = False) -> list[int]:
@@ -75,20 +80,19 @@ class TextModel:
         positions for tokens still to be generated; ``truncate`` keeps the last tokens that fit
         instead of failing."""
         if not isinstance(text, str):
-            raise InvalidInputError(f"prompt must be text, got {type(text).__name__}")
+            raise InvalidInputError("error.prompt.type", type=type(text).__name__)
         self._check_options(options)
         if not text:
-            raise InvalidInputError("the prompt is empty; type some text")
+            raise InvalidInputError("error.prompt.empty")
         try:
             ids = self._tokenize(text, **options)
         except TokenizerError as err:  # the tokenizer's advice names its constructor's unknown=
-            message = str(err)
-            if not message.endswith(advice.UNKNOWN_CHARS_TOKENIZER):
+            said = err.values.get("advice")
+            if not isinstance(said, Message) or said.id != advice.ADVICE_UNKNOWN_CHARS_TOKENIZER:
                 raise
-            message = message.removesuffix(advice.UNKNOWN_CHARS_TOKENIZER) + advice.UNKNOWN_CHARS
-            raise TokenizerError(message) from None
+            raise advice.with_advice(err, advice.ADVICE_UNKNOWN_CHARS) from None
         if not ids:
-            raise InvalidInputError("no character of the prompt is in the model's vocabulary")
+            raise InvalidInputError("error.prompt.no-known-char")
         bos = self._bos_first()
         if bos is not None and ids[0] != bos:  # one, never two: a chat template writes its own
             ids = [bos, *ids]
@@ -101,7 +105,9 @@ class TextModel:
         unknown = sorted(set(options) - self.encode_options)
         if unknown:
             known = ", ".join(["truncate", *sorted(self.encode_options)])
-            raise InvalidInputError(f"unknown option {unknown[0]!r}; the options are {known}")
+            raise InvalidInputError(
+                "error.prompt.unknown-option", name=repr(unknown[0]), known=known
+            )
 
     def _bos_first(self) -> int | None:
         """The token a text opens with where the tokenizer says the model was trained so
@@ -113,37 +119,33 @@ class TextModel:
 
     def check_ids(self, ids: Sequence[int], *, truncate: bool = False, room: int = 0) -> list[int]:
         if isinstance(ids, str | bytes | bytearray) or not isinstance(ids, Sequence):
-            raise InvalidInputError(
-                f"token ids must be a list of integers, got {type(ids).__name__}"
-            )
+            raise InvalidInputError("error.prompt.ids-type", type=type(ids).__name__)
         for i in ids:  # a plain int skips the slow abstract-class check (8x on 1,000 ids)
             if type(i) is not int and (isinstance(i, bool) or not isinstance(i, numbers.Integral)):
-                raise InvalidInputError(f"token ids must be integers, got {i!r}")
+                raise InvalidInputError("error.prompt.id-type", got=f"{i!r:.40}")
         ids = [int(i) for i in ids]
         if not ids:
-            raise InvalidInputError("the prompt is empty; give at least one token")
+            raise InvalidInputError("error.prompt.no-ids")
         vocab = self.vocab_size  # a property: once, not per id
         bad = [i for i in ids if not 0 <= i < vocab]
         if bad:
-            padding = (
-                f"; ids {self.vocab_size}..{self.config.vocab_size - 1} are padding rows of the "
-                "embedding, not tokens"
-                if self.vocab_size <= bad[0] < self.config.vocab_size
-                else ""
-            )
-            raise InvalidInputError(
-                f"token id {bad[0]} is outside the vocabulary (0..{self.vocab_size - 1}){padding}"
-            )
+            values = {"id": str(bad[0]), "last": str(self.vocab_size - 1)}
+            if self.vocab_size <= bad[0] < self.config.vocab_size:
+                rows = {"first": str(self.vocab_size), "end": str(self.config.vocab_size - 1)}
+                raise InvalidInputError("error.prompt.id-padding", **values, **rows)
+            raise InvalidInputError("error.prompt.id-range", **values)
         context = self.capabilities.context
         if context is None:
             return ids
         limit = context - room
         if len(ids) > limit:
             if not truncate:
-                extra = f" plus {room} to generate" if room else ""
                 raise InvalidInputError(
-                    f"the prompt is {len(ids):,} tokens{extra}; the model's context is "
-                    f"{context:,}" + advice.TRUNCATE.format(limit=limit)
+                    "error.prompt.too-long-room" if room else "error.prompt.too-long",
+                    n=len(ids),
+                    room=str(room),
+                    context=context,
+                    advice=Message(advice.ADVICE_TRUNCATE, limit=limit),
                 )
             ids = ids[-limit:]
         return ids
@@ -155,16 +157,15 @@ class TextModel:
         if isinstance(text_or_ids, torch.Tensor):
             if text_or_ids.is_floating_point() or text_or_ids.is_complex():
                 raise InvalidInputError(
-                    f"token ids must be integers, got a {text_or_ids.dtype} tensor"
+                    "error.prompt.ids-tensor-dtype", dtype=str(text_or_ids.dtype)
                 )
             if text_or_ids.dim() > 1 and text_or_ids.shape[0] != 1:  # a batch: not one prompt
                 raise InvalidInputError(
-                    "token ids must be one prompt, [tokens] or [1, tokens], got a tensor of "
-                    f"shape {list(text_or_ids.shape)}; trace_many takes several"
+                    "error.prompt.ids-tensor-shape", shape=str(list(text_or_ids.shape))
                 )
             text_or_ids = text_or_ids.flatten().tolist()
         if text_or_ids is None:
-            raise InvalidInputError("give a prompt: text or a list of token ids")
+            raise InvalidInputError("error.prompt.missing")
         return self.check_ids(text_or_ids, truncate=truncate)
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -187,5 +188,5 @@ def _id_list(ids) -> list:
     if isinstance(ids, torch.Tensor):
         return ids.flatten().tolist()
     if isinstance(ids, str | bytes | bytearray) or not isinstance(ids, Iterable):
-        raise InvalidInputError(f"token ids must be a list of integers, got {type(ids).__name__}")
+        raise InvalidInputError("error.prompt.ids-type", type=type(ids).__name__)
     return list(ids)

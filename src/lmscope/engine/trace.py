@@ -24,6 +24,7 @@ from lmscope.engine.lens import logit_lens
 from lmscope.engine.probs import log_probs
 from lmscope.engine.steps import find_step
 from lmscope.errors import InvalidInputError, ProbeNotFoundError, checked_keywords
+from lmscope.i18n import Message
 
 
 @dataclass
@@ -81,7 +82,7 @@ class Trace:
         with self._lock:
             if self._predictions is None:
                 if self.predict is None:
-                    raise InvalidInputError("this trace cannot compute predictions")
+                    raise InvalidInputError("error.trace.no-predictions")
                 self._predictions = self.predict()
         return self._predictions
 
@@ -89,9 +90,7 @@ class Trace:
         if isinstance(name, tuple) and len(name) == 2 and isinstance(name[0], str):
             name = self._full_name(*name)
         if not isinstance(name, str):
-            raise InvalidInputError(
-                f"a probe is named by text, like 'blocks.0.attn.hook_pattern', got {name!r:.40}"
-            )
+            raise InvalidInputError("error.trace.name-type", got=f"{name!r:.40}")
         with self._lock:
             if name not in self.tensors and name in self.derived:
                 self.tensors[name] = self.derived[name]()
@@ -104,14 +103,14 @@ class Trace:
             n_layer = getattr(self.config, "n_layer", None)
             if layer and isinstance(n_layer, int) and int(layer[1]) >= n_layer:
                 # blocks.99 is closest in spelling to blocks.9: say what layers there are
-                hint = f"; the model has {n_layer} layers, blocks.0 to blocks.{n_layer - 1}"
+                hint = Message("error.trace.hint.layers", n=n_layer, last=str(n_layer - 1))
             elif close:
-                hint = f"; did you mean {', '.join(close)}?"
+                hint = Message("error.trace.hint.close", names=", ".join(close))
             elif self.meta.get("every_probe"):  # nothing was left out: the model has none
-                hint = f"; the model has no such probe (trace.names() lists {len(self.names())})"
+                hint = Message("error.trace.hint.no-such-probe", n=len(self.names()))
             else:
-                hint = "; it was not recorded (see the names/layers you passed to trace)"
-            raise ProbeNotFoundError(f"no probe {name!r} in this trace{hint}") from None
+                hint = Message("error.trace.hint.not-recorded")
+            raise ProbeNotFoundError("error.trace.no-probe", name=repr(name), hint=hint) from None
 
     def _full_name(self, short: str, layer: int) -> str:
         """``trace["pattern", 0]``, as a TransformerLens cache is read: the one probe of block
@@ -127,8 +126,11 @@ class Trace:
             return found[0]
         if found:
             raise ProbeNotFoundError(
-                f"{short!r} of block {layer} names {len(found)} probes: {', '.join(found)}; "
-                "give the full name"
+                "error.trace.ambiguous",
+                short=repr(short),
+                layer=str(layer),
+                n=len(found),
+                names=", ".join(found),
             )
         return f"blocks.{layer}.{ending}"  # not there: the lookup says what is close
 
@@ -167,10 +169,7 @@ class Trace:
     def step(self, step: int | str, layer: int = 0) -> dict[str, torch.Tensor]:
         """The recorded tensors that show one of the 20 explainer steps, for one layer."""
         checks.layer(self.config, layer)
-        try:
-            found = find_step(step)
-        except KeyError as err:
-            raise InvalidInputError(err.args[0]) from None
+        found = find_step(step)  # an UnknownStepError names the steps
         out = {}
         for name in found.probe_names(layer, getattr(self.config, "family", None)):
             if name == "logits":
@@ -195,7 +194,7 @@ class Trace:
         """What a train-mode dropout of rate ``p`` would do to a recorded activation: returns
         (keep mask, output). Kept entries are scaled by 1/(1-p) so the expectation is unchanged."""
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= p < 1.0:
-            raise InvalidInputError(f"dropout rate must be a number in [0, 1), got {p!r}")
+            raise InvalidInputError("error.trace.dropout-rate", got=repr(p))
         x = self[name]
         gen = torch.Generator().manual_seed(seed)
         keep = torch.rand(x.shape, generator=gen) >= p

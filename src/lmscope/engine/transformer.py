@@ -25,6 +25,7 @@ from lmscope.engine.protocol import Capabilities
 from lmscope.engine.text_model import TextModel
 from lmscope.engine.trace import Predictions, Trace
 from lmscope.errors import InvalidInputError, checked_keywords
+from lmscope.i18n import Message
 
 if TYPE_CHECKING:
     from lmscope.models.common import DecoderLM, KVCache, PreNormBlock
@@ -98,8 +99,7 @@ def max_trace_tokens() -> int:
         return MAX_TRACE_TOKENS
     if not value.isdigit() or int(value) < 1:
         raise InvalidInputError(
-            f"LMSCOPE_MAX_TRACE_TOKENS must be a whole number of tokens above 0, got {value!r}; "
-            f"unset it for the default {MAX_TRACE_TOKENS:,}"
+            "error.trace.max-tokens-env", got=repr(value), default=MAX_TRACE_TOKENS
         )
     return int(value)
 
@@ -153,7 +153,9 @@ class LanguageModel(TextModel):
         """Cast the weights in place, as ``lmscope.load(..., dtype=)`` does; returns self."""
         found = PRECISIONS.get(str(dtype).removeprefix("torch."))
         if found is None:
-            raise InvalidInputError(f"unknown precision {dtype!r}; use {', '.join(PRECISIONS)}")
+            raise InvalidInputError(
+                "error.model.unknown-precision", dtype=repr(dtype), known=", ".join(PRECISIONS)
+            )
         self.net.to(found)
         return self
 
@@ -206,12 +208,12 @@ class LanguageModel(TextModel):
             if isinstance(layers, numbers.Integral) and not isinstance(layers, bool):
                 layers = [cast(int, layers)]  # one layer: any Integral (numpy's too)
             if isinstance(layers, str) or not isinstance(layers, Iterable):
-                raise InvalidInputError(f"layers must be a list of layers, got {layers!r:.40}")
+                raise InvalidInputError("error.trace.layers-type", got=f"{layers!r:.40}")
             layers = [checks.layer(self.config, layer) for layer in layers]
         idx = torch.tensor([ids], device=self.device)
         recorder = Recorder(names, layers, keep_logits=keep_logits)
         if ablate_mode not in MODES:  # checked with or without ablations: a typo is a typo
-            raise InvalidInputError(f"ablation mode must be 'zero' or 'mean', got {ablate_mode!r}")
+            raise InvalidInputError("error.ablation.mode", got=repr(ablate_mode))
         hook: Recorder | Ablator = recorder
         if ablate:
             hook = Ablator(parse_ablations(ablate, self.config), ablate_mode, inner=recorder)
@@ -233,8 +235,10 @@ class LanguageModel(TextModel):
         limit = max_trace_tokens()
         if every_probe and n_tokens > limit:
             raise InvalidInputError(
-                f"a full trace of {n_tokens:,} tokens is refused: the limit is {limit:,} tokens "
-                f"(every probe of every layer is kept). {advice.TRACE_LIMIT}"
+                "error.trace.too-long",
+                n=n_tokens,
+                limit=limit,
+                advice=Message(advice.ADVICE_TRACE_LIMIT),
             )
         checks.at_least_one(top_k, "top_k")
 
@@ -268,10 +272,7 @@ class LanguageModel(TextModel):
         causal attention never lets a position read a later one, so each prompt's numbers are
         its own pass's, up to the rounding of a matrix product with more rows (about 1e-6)."""
         if isinstance(prompts, str | bytes) or not isinstance(prompts, Iterable):
-            raise InvalidInputError(
-                f"trace_many takes a list of prompts, got {type(prompts).__name__}; for one "
-                "prompt use trace()"
-            )
+            raise InvalidInputError("error.trace.many-type", type=type(prompts).__name__)
         all_ids = [self.to_ids(prompt) for prompt in prompts]
         T = max(map(len, all_ids), default=0)
         self._check_trace(T, names is None, top_k)
@@ -307,10 +308,7 @@ class LanguageModel(TextModel):
         layer = checks.layer(self.config, layer)
         name = f"blocks.{layer}.hook_resid_pre"
         if name not in base.tensors:
-            raise InvalidInputError(
-                f"tracing block {layer} alone needs the trace to hold its input, {name}; trace "
-                "the prompt with that probe recorded first"
-            )
+            raise InvalidInputError("error.trace.block-input", layer=str(layer), name=name)
         idx = torch.tensor([base.ids], device=self.device)
         recorder = Recorder(None, [layer])
         self.net.run_block(layer, idx, base.tensors[name][None], recorder)
@@ -321,11 +319,9 @@ class LanguageModel(TextModel):
     def _check_own(self, trace) -> None:
         """A Trace this model made (``trace_layer`` and ``start_from`` continue from one)."""
         if not isinstance(trace, Trace):
-            raise InvalidInputError(
-                f"expected a Trace from this model's trace(), got {type(trace).__name__}"
-            )
+            raise InvalidInputError("error.trace.not-trace", type=type(trace).__name__)
         if trace.config is not self.config:
-            raise InvalidInputError("this trace was made by another model")
+            raise InvalidInputError("error.trace.other-model")
 
     @torch.no_grad()
     def _predictions(self, logits, final_normalized, ids, top_k: int) -> Predictions:
@@ -442,25 +438,18 @@ class LanguageModel(TextModel):
             names = [f"blocks.{layer}.attn.{probe}" for probe in (key, value)]
             missing = [name for name in names if name not in trace.tensors]
             if missing:
-                raise InvalidInputError(
-                    f"starting generation from a trace needs its keys and values; {missing[0]} "
-                    "was not recorded"
-                )
+                raise InvalidInputError("error.trace.no-cache", name=missing[0])
             # recorded [position, head, d_head]; the cache holds [batch, head, position, d_head]
             k, v = (trace.tensors[name].transpose(0, 1)[None] for name in names)
             if k.dtype != self.dtype:
-                raise InvalidInputError(
-                    f"this trace was made in {k.dtype}, the model now runs in {self.dtype}"
-                )
+                raise InvalidInputError("error.trace.dtype", made=str(k.dtype), now=str(self.dtype))
             cache.extend(layer, k, v)
         return trace.last_logits.clone(), _Continuation(cache, list(trace.ids))
 
     @torch.no_grad()
     def step(self, state: _Continuation, token: int) -> tuple[torch.Tensor, _Continuation]:
         if not isinstance(state, _Continuation):
-            raise InvalidInputError(
-                f"step continues a state from start() or step(), got {type(state).__name__}"
-            )
+            raise InvalidInputError("error.model.step-state", type=type(state).__name__)
         (token,) = self.check_ids([token])
         n_ctx = self.config.n_ctx
         if state.cache.length + 1 > n_ctx:  # the window is full: slide it by half

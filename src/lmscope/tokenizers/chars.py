@@ -21,6 +21,10 @@ from lmscope.tokenizers.base import (
 )
 from lmscope.tokenizers.json_files import file_in, read_json
 
+# what ends the error about unseen characters: the constructor's unknown= (engine.advice names
+# what a loaded model's user and the front doors can do instead)
+UNKNOWN_ADVICE = "error.advice.unknown-chars-tokenizer"
+
 CHARS_FILE = "chars.json"
 _FORMAT = "lmscope-chars"
 _UNKNOWN_MODES = ("error", "skip")
@@ -71,11 +75,15 @@ class CharTokenizer(Tokenizer):
             unseen = [char for char in dict.fromkeys(text) if char not in ids]
             if self.unknown == "skip":
                 return [ids[char] for char in text if char in ids]
-            shown = ", ".join(repr(char) for char in unseen[:5])
-            more = f" and {len(unseen) - 5} more" if len(unseen) > 5 else ""
             raise TokenizerError(
-                f"{len(unseen)} character(s) are not in the {self.name} vocabulary: "
-                f"{shown}{more}; rebuild it from text that has them, or use unknown='skip'"
+                "error.tokenizer.unknown-chars-more"
+                if len(unseen) > 5
+                else "error.tokenizer.unknown-chars",
+                n=len(unseen),
+                name=self.name,
+                chars=", ".join(repr(char) for char in unseen[:5]),
+                more=len(unseen) - 5,
+                advice=Message(UNKNOWN_ADVICE),
             ) from None
 
     def decode(self, ids: Sequence[int]) -> str:
