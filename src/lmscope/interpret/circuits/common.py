@@ -1,0 +1,101 @@
+"""What the three circuit experiments share: the model check, one-token answers, the token
+labels, and the grid of values their pictures and ``--json`` outputs are made of."""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from lmscope.errors import InvalidInputError
+
+
+@dataclass
+class Grid:
+    """Values in rows and columns (layers x positions, layers x heads), as ``--json`` shows
+    them: ``{"rows": [...], "cols": [...], "values": [[...]]}``."""
+
+    rows: list
+    cols: list
+    values: list[list[float]]
+
+    def to_json(self) -> dict:
+        return {"rows": list(self.rows), "cols": list(self.cols), "values": self.values}
+
+
+def transformer(model):
+    """The model, when it has attention heads and MLPs (a Transformer); else one line."""
+    capabilities = getattr(model, "capabilities", None)
+    if capabilities is None or not capabilities.attention:
+        name = getattr(model, "name", type(model).__name__)
+        raise InvalidInputError("error.circuits.no-heads", model=name)
+    return model
+
+
+def token_id(model, token: int | str, what: str) -> int:
+    """A token given as its id or as text that is exactly one token (``" Paris"``)."""
+    if isinstance(token, numbers.Integral) and not isinstance(token, bool):
+        (found,) = model.check_ids([int(token)])
+        return found
+    if not isinstance(token, str) or not token:
+        raise InvalidInputError("error.circuits.token-kind", what=what, value=repr(token)[:40])
+    tokenizer = model.tokenizer
+    if tokenizer is None:
+        raise InvalidInputError("error.circuits.token-needs-id", what=what, token=token)
+    ids = tokenizer.encode(token)
+    if len(ids) != 1:
+        shown = " | ".join(piece(model, i) for i in ids)
+        raise InvalidInputError(
+            "error.circuits.not-one-token", what=what, token=token, n=len(ids), pieces=shown
+        )
+    return ids[0]
+
+
+def piece(model, token: int) -> str:
+    """A token's readable text, or its id for a model without a tokenizer."""
+    tokenizer = model.tokenizer
+    return tokenizer.piece(token).text if tokenizer is not None else str(token)
+
+
+def pieces(model, ids: Sequence[int]) -> list[str]:
+    return [piece(model, i) for i in ids]
+
+
+def checked_layers(n_layer: int, layers) -> list[int]:
+    """Every layer (None), or the layers asked for (one or several), each one of 0..n_layer-1."""
+    if layers is None:
+        return list(range(n_layer))
+    if isinstance(layers, numbers.Integral) and not isinstance(layers, bool):
+        layers = [layers]
+    if isinstance(layers, str) or not isinstance(layers, Iterable):
+        raise InvalidInputError("error.circuits.layer-kind", value=repr(layers)[:40])
+    return sorted({checked_layer(n_layer, layer) for layer in layers})
+
+
+def checked_layer(n_layer: int, layer) -> int:
+    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral):
+        raise InvalidInputError("error.circuits.layer-kind", value=repr(layer)[:40])
+    if not 0 <= int(layer) < n_layer:
+        raise InvalidInputError("error.circuits.no-layer", layer=int(layer), last=n_layer - 1)
+    return int(layer)
+
+
+def checked_head(n_head: int, head) -> int:
+    if isinstance(head, bool) or not isinstance(head, numbers.Integral):
+        raise InvalidInputError("error.circuits.head-kind", value=repr(head)[:40])
+    if not 0 <= int(head) < n_head:
+        raise InvalidInputError("error.circuits.no-head", head=int(head), last=n_head - 1)
+    return int(head)
+
+
+def unembedding(net) -> torch.Tensor:
+    """The unembedding matrix [vocab, d_model]: a separate lm_head, or the tied embedding."""
+    head = getattr(net, "lm_head", None)
+    return net.wte.weight if head is None else head.weight
+
+
+def floats(values) -> list:
+    """A tensor as (nested) lists of plain floats, for JSON."""
+    return values.detach().float().tolist()
