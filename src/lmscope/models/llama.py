@@ -288,7 +288,8 @@ def _hf_rope(hf: dict) -> tuple[float, dict | None]:
     scaling = hf.get("rope_scaling") or params
     theta = params.get("rope_theta", hf.get("rope_theta", 10000.0))
     kind = scaling.get("rope_type", scaling.get("type", "default"))
-    if scaling.get("partial_rotary_factor", params.get("partial_rotary_factor", 1.0)) != 1.0:
+    partial = params.get("partial_rotary_factor", hf.get("partial_rotary_factor", 1.0))
+    if scaling.get("partial_rotary_factor", partial) != 1.0:  # Phi-4-mini's is top-level
         raise CheckpointError("error.llama.partial-rotary")
     if kind in ("default", None):
         return theta, None

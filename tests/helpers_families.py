@@ -1,0 +1,234 @@
+"""Random Qwen3, Phi-3 and mixture-of-experts models for tests: built with transformers and
+saved into folders (``save_random``), and the same weights written as GGUF files the way
+llama.cpp's converter lays them out (``write_family_gguf``). No network: the weights are made
+here."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+import torch
+from gguf import GGMLQuantizationType as Q
+
+from helpers_gguf import permute_like_llama_cpp, quantize
+
+# Small shapes: 2 layers, 4 query heads sharing 2 key/value heads, head size 8.
+BASE = dict(
+    vocab_size=61,
+    hidden_size=32,
+    intermediate_size=48,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    bos_token_id=None,
+    eos_token_id=None,
+    pad_token_id=None,
+)
+FAMILIES = {
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(head_dim=8)),
+    "phi3": ("Phi3Config", "Phi3ForCausalLM", {}),
+    "qwen3_moe": (
+        "Qwen3MoeConfig",
+        "Qwen3MoeForCausalLM",
+        dict(head_dim=8, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=24),
+    ),
+    "mixtral": (
+        "MixtralConfig",
+        "MixtralForCausalLM",
+        dict(num_local_experts=4, num_experts_per_tok=2),
+    ),
+}
+
+
+def save_random(directory: Path, family: str, seed: int = 0, **overrides):
+    """A random transformers model of ``family`` with every weight drawn at a scale that makes
+    the layers matter (norm gains around 1), saved as safetensors; the model, in eval mode."""
+    import transformers
+
+    config_name, model_name, defaults = FAMILIES[family]
+    config = getattr(transformers, config_name)(**{**BASE, **defaults, **overrides})
+    torch.manual_seed(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hf = getattr(transformers, model_name)(config).eval()
+        with torch.no_grad():
+            for name, p in hf.named_parameters():
+                if "norm" in name:
+                    p.uniform_(0.5, 1.5)
+                else:
+                    p.normal_(0.0, 0.15)
+        hf.save_pretrained(directory, safe_serialization=True)
+    return hf
+
+
+# GGUF names, as llama.cpp's converter writes them
+_GLOBAL = {
+    "model.embed_tokens.weight": "token_embd.weight",
+    "model.norm.weight": "output_norm.weight",
+    "lm_head.weight": "output.weight",
+}
+_BLOCK = {
+    "input_layernorm": "attn_norm",
+    "post_attention_layernorm": "ffn_norm",
+    "self_attn.q_proj": "attn_q",
+    "self_attn.k_proj": "attn_k",
+    "self_attn.v_proj": "attn_v",
+    "self_attn.qkv_proj": "attn_qkv",
+    "self_attn.o_proj": "attn_output",
+    "self_attn.q_norm": "attn_q_norm",
+    "self_attn.k_norm": "attn_k_norm",
+    "mlp.gate_proj": "ffn_gate",
+    "mlp.up_proj": "ffn_up",
+    "mlp.gate_up_proj": "ffn_up",  # Phi-3: llama.cpp keeps the fused matrix as ffn_up
+    "mlp.down_proj": "ffn_down",
+    "mlp.gate": "ffn_gate_inp",  # the router
+    "block_sparse_moe.gate": "ffn_gate_inp",
+}
+_EXPERT_PARTS = {  # HF per-expert matrix -> the GGUF tensor holding all experts' at once
+    "gate_proj": "ffn_gate_exps",
+    "up_proj": "ffn_up_exps",
+    "down_proj": "ffn_down_exps",
+    "w1": "ffn_gate_exps",
+    "w3": "ffn_up_exps",
+    "w2": "ffn_down_exps",
+}
+GGUF_ARCH = {"qwen3": "qwen3", "phi3": "phi3", "qwen3_moe": "qwen3moe", "mixtral": "llama"}
+
+
+def gguf_tensors(state: dict[str, np.ndarray], config) -> dict[str, np.ndarray]:
+    """HF weights -> GGUF tensors: names, llama.cpp's q/k row permutation (llama-arch files
+    only: Mixtral), and each block's experts stacked into one [expert, out, in] array."""
+    family = config.model_type
+    heads = {"q_proj": config.num_attention_heads, "k_proj": config.num_key_value_heads}
+    out: dict[str, np.ndarray] = {}
+    experts: dict[tuple[int, str], dict[int, np.ndarray]] = {}
+    for name, value in state.items():
+        if name in _GLOBAL:
+            out[_GLOBAL[name]] = value
+            continue
+        parts = name.split(".")  # model.layers.L.<module...>.weight
+        layer, module = int(parts[2]), ".".join(parts[3:-1])
+        if ".experts." in name:
+            e, which = int(parts[-3]), parts[-2]
+            experts.setdefault((layer, _EXPERT_PARTS[which]), {})[e] = value
+            continue
+        if family == "mixtral" and parts[-2] in heads:
+            value = permute_like_llama_cpp(value, heads[parts[-2]])
+        out[f"blk.{layer}.{_BLOCK[module]}.{parts[-1]}"] = value
+    for (layer, gguf_name), by_expert in experts.items():
+        out[f"blk.{layer}.{gguf_name}.weight"] = np.stack([by_expert[e] for e in sorted(by_expert)])
+    return out
+
+
+def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path:
+    """The weights of a saved random model (``save_random``) as a GGUF file of its family's
+    llama.cpp architecture (``hf`` the model, ``folder`` where it was saved), with a tiny
+    byte-level vocabulary. Matrices are stored as
+    ``qtype`` (3-D expert tensors and vectors as F32)."""
+    from safetensors.numpy import load_file
+
+    config = hf.config
+    state = load_file(str(folder / "model.safetensors"))
+    arch = GGUF_ARCH[config.model_type]
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_name(f"Tiny random {config.model_type}")
+    w.add_block_count(config.num_hidden_layers)
+    w.add_context_length(config.max_position_embeddings)
+    w.add_embedding_length(config.hidden_size)
+    w.add_feed_forward_length(config.intermediate_size)
+    w.add_head_count(config.num_attention_heads)
+    w.add_head_count_kv(config.num_key_value_heads)
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    w.add_key_length(head_dim)
+    w.add_value_length(head_dim)
+    w.add_rope_dimension_count(head_dim)
+    w.add_rope_freq_base(config.rope_parameters["rope_theta"])
+    w.add_layer_norm_rms_eps(config.rms_norm_eps)
+    if getattr(config, "sliding_window", None) is not None and arch == "phi3":
+        w.add_sliding_window(config.sliding_window)
+    if config.model_type in ("qwen3_moe", "mixtral"):
+        w.add_expert_count(getattr(config, "num_local_experts", None) or config.num_experts)
+        w.add_expert_used_count(config.num_experts_per_tok)
+    if config.model_type == "qwen3_moe":
+        w.add_expert_feed_forward_length(config.moe_intermediate_size)
+        w.add_expert_weights_norm(bool(config.norm_topk_prob))
+    w.add_file_type(0 if qtype == Q.F32 else 7)
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("qwen2")
+    w.add_token_list([f"t{i}" for i in range(config.vocab_size)])
+    w.add_token_merges(["t 1", "t 2"])
+    w.add_token_types([1] * config.vocab_size)
+    w.add_add_bos_token(False)
+    for name, value in gguf_tensors(state, config).items():
+        t = qtype if value.ndim == 2 else Q.F32
+        data = quantize(value, t)
+        w.add_tensor(name, data, raw_dtype=t if data.dtype == np.uint8 else None)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+class Recorder:
+    """Keeps every probe; ``wants`` says yes, so attention runs fused and its scores beside."""
+
+    def __init__(self):
+        self.tensors: dict[str, torch.Tensor] = {}
+
+    def wants(self, name: str) -> bool:
+        return True
+
+    def __call__(self, name: str, tensor: torch.Tensor) -> torch.Tensor:
+        self.tensors[name] = tensor
+        return tensor
+
+
+def random_ids(vocab: int, length: int, batch: int = 2, seed: int = 0) -> torch.Tensor:
+    return torch.randint(0, vocab, (batch, length), generator=torch.Generator().manual_seed(seed))
+
+
+def assert_matches_transformers(hf, net, ids: torch.Tensor, tol: float = 1e-4) -> Recorder:
+    """Logits (fast path and with every probe recorded) and the residual stream after each
+    block equal transformers' within ``tol``; returns the recorded probes."""
+    with torch.no_grad():
+        out = hf(ids, output_hidden_states=True)
+        fast = net(ids)[0]
+        rec = Recorder()
+        probed = net(ids, hook=rec)[0]
+    assert out.logits.abs().max() > 1.0, "weights too small for the comparison to mean much"
+    assert (fast - out.logits).abs().max() < tol
+    assert (probed - out.logits).abs().max() < tol
+    for layer in range(net.config.n_layer - 1):
+        resid = rec.tensors[f"blocks.{layer}.hook_resid_post"]
+        assert (resid - out.hidden_states[layer + 1]).abs().max() < tol, layer
+    return rec
+
+
+def assert_cache_continues(net, ids: torch.Tensor, tol: float = 1e-4) -> None:
+    """Generation's path: the prompt, then one token at a time through the KV cache, gives the
+    logits of one pass over the whole sequence."""
+    with torch.no_grad():
+        whole = net(ids)[0]
+        cache = net.new_cache()
+        first = net(ids[:, :-3], cache=cache)[0]
+        steps = [
+            net(ids[:, i : i + 1], cache=cache)[0] for i in range(ids.shape[1] - 3, ids.shape[1])
+        ]
+    assert (first - whole[:, :-3]).abs().max() < tol
+    assert (torch.cat(steps, dim=1) - whole[:, -3:]).abs().max() < tol
+
+
+def load_gguf_privately(path: Path):
+    """``lmscope.load`` of a GGUF file with its weight cache in the file's own folder (never
+    the user's), for module-scoped fixtures, which cannot use the monkeypatch fixture."""
+    import lmscope
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LMSCOPE_CACHE", str(path.parent / "cache"))
+        return lmscope.load(path)

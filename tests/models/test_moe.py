@@ -1,0 +1,129 @@
+"""Mixtures of experts (Qwen3-MoE and Mixtral) against transformers, from Hugging Face folders
+and from GGUF files of the same weights, on random tiny configs: the logits, and which experts
+each token is routed to with which weights (from transformers' own router logits)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import lmscope
+from helpers_families import (
+    assert_cache_continues,
+    assert_matches_transformers,
+    load_gguf_privately,
+    random_ids,
+    save_random,
+    write_family_gguf,
+)
+from lmscope.engine.loading import save_model
+from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.moe import MoE, MoEConfig
+
+CASES = {
+    "qwen3_moe": ("qwen3_moe", dict(norm_topk_prob=False)),
+    # the first layer dense (Hugging Face's mlp_only_layers), chosen weights renormalized
+    "qwen3_moe_dense_first": ("qwen3_moe", dict(norm_topk_prob=True, mlp_only_layers=[0])),
+    "mixtral": ("mixtral", {}),
+    "mixtral_window": ("mixtral", dict(sliding_window=7)),  # no GGUF: llama.cpp's has none
+}
+
+
+@pytest.fixture(scope="module", params=list(CASES))
+def moe(request, tmp_path_factory):
+    family, overrides = CASES[request.param]
+    folder = tmp_path_factory.mktemp(request.param)
+    hf = save_random(folder, family, **overrides)
+    loaded = [lmscope.load(folder)]
+    if not overrides.keys() & {"mlp_only_layers", "sliding_window"}:  # as llama.cpp writes them
+        gguf = write_family_gguf(folder / f"tiny-{family}.gguf", hf, folder)
+        loaded.append(load_gguf_privately(gguf))
+    return request.param, hf, loaded
+
+
+def router_choices(hf, ids: torch.Tensor, top_k: int, normalize: bool) -> dict[int, tuple]:
+    """Per sparse layer: transformers' router logits (read by a hook on its gate), and the
+    experts and weights they choose, computed from them here."""
+    logits: dict[int, torch.Tensor] = {}
+    handles = []
+    for layer, block in enumerate(hf.model.layers):
+        gate = getattr(block.mlp, "gate", None)
+        if gate is None:  # a dense layer
+            continue
+
+        def keep(module, args, output, layer=layer):
+            logits[layer] = output[0] if isinstance(output, tuple) else output
+
+        handles.append(gate.register_forward_hook(keep))
+    with torch.no_grad():
+        hf(ids)
+    for handle in handles:
+        handle.remove()
+    out = {}
+    for layer, raw in logits.items():
+        probs = torch.softmax(raw.float(), dim=-1)
+        weights, chosen = probs.topk(top_k, dim=-1)
+        if normalize:
+            weights = weights / weights.sum(-1, keepdim=True)
+        shape = (*ids.shape, -1)
+        out[layer] = (raw.view(shape), chosen.view(shape), weights.view(shape))
+    return out
+
+
+def test_logits_and_routing_equal_transformers(moe):
+    name, hf, loaded = moe
+    ids = random_ids(hf.config.vocab_size, 20)
+    config = loaded[0].net.config
+    expected = router_choices(hf, ids, config.n_expert_used, config.norm_topk_prob)
+    assert sorted(expected) == [i for i in range(config.n_layer) if config.is_sparse(i)]
+    for model in loaded:
+        assert type(model.net) is MoE
+        assert model.net.config == config  # the GGUF reads the same config
+        rec = assert_matches_transformers(hf, model.net, ids)
+        for layer, (logits, chosen, weights) in expected.items():
+            p = f"blocks.{layer}.mlp."
+            assert (rec.tensors[p + "hook_router_logits"] - logits).abs().max() < 1e-4
+            assert torch.equal(rec.tensors[p + "hook_expert_indices"], chosen), (name, layer)
+            assert (rec.tensors[p + "hook_expert_weights"] - weights).abs().max() < 1e-5
+            probs = rec.tensors[p + "hook_router_probs"]
+            assert torch.allclose(probs.sum(-1), torch.ones(ids.shape))
+        # every expert gets some token (else the comparison would not test it)
+        assert len(torch.unique(rec.tensors[f"blocks.{max(expected)}.mlp.hook_expert_indices"])) > 1
+    if len(loaded) > 1:
+        assert loaded[1].meta["architecture"] == ("llama" if name == "mixtral" else "qwen3moe")
+
+
+def test_trace_generation_and_saved_folder(moe, tmp_path):
+    """The routing probes reach a Trace (one row per position); generation through the KV
+    cache and a saved lmscope folder give the same numbers."""
+    _, hf, loaded = moe
+    model = loaded[0]
+    ids = random_ids(hf.config.vocab_size, 12)
+    trace = model.trace(ids[0].tolist())
+    layer = model.net.config.n_layer - 1
+    assert trace[f"blocks.{layer}.mlp.hook_expert_indices"].shape == (12, 2)
+    assert trace[f"blocks.{layer}.mlp.hook_router_probs"].shape == (12, 4)
+    assert_cache_continues(model.net, ids)
+    again = lmscope.load(save_model(model.net, tmp_path / "saved"))
+    assert type(again.net) is MoE and again.net.config == model.net.config
+    with torch.no_grad():
+        assert torch.equal(again.net(ids)[0], model.net(ids)[0])
+
+
+def test_bad_moe_configs_are_one_line():
+    with pytest.raises(InvalidInputError, match="at most n_expert"):
+        MoEConfig(n_embd=8, n_head=2, n_inner=8, n_expert=2, n_expert_used=3)
+    with pytest.raises(InvalidInputError, match="list of layer numbers"):
+        MoEConfig(n_embd=8, n_head=2, n_inner=8, dense_layers=["0"])
+    hf = dict(
+        model_type="mixtral",
+        vocab_size=10,
+        hidden_size=8,
+        intermediate_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_local_experts=2,
+    )
+    with pytest.raises(CheckpointError, match="num_experts_per_tok") as err:
+        MoEConfig.from_hf(hf)
+    assert "\n" not in str(err.value)

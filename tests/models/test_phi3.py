@@ -1,0 +1,90 @@
+"""Phi-3 (Llama with fused qkv_proj and gate_up_proj) against transformers' Phi3ForCausalLM,
+from a Hugging Face folder and from a GGUF file of the same weights, on a random tiny config
+with a sliding window shorter than the prompt."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import lmscope
+from helpers_families import (
+    Recorder,
+    assert_cache_continues,
+    assert_matches_transformers,
+    load_gguf_privately,
+    random_ids,
+    save_random,
+    write_family_gguf,
+)
+from lmscope.engine.loading import save_model
+from lmscope.errors import CheckpointError
+from lmscope.models.phi3 import Phi3, Phi3Config
+
+WINDOW = 6
+
+
+@pytest.fixture(scope="module")
+def phi3(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("phi3")
+    hf = save_random(folder, "phi3", sliding_window=WINDOW)
+    gguf = write_family_gguf(folder / "tiny-phi3.gguf", hf, folder)
+    return hf, lmscope.load(folder), load_gguf_privately(gguf)
+
+
+def test_folder_and_gguf_equal_transformers(phi3):
+    hf, folder, gguf = phi3
+    ids = random_ids(hf.config.vocab_size, 20)
+    for model in (folder, gguf):
+        assert type(model.net) is Phi3
+        assert model.net.config.sliding_window == WINDOW
+        rec = assert_matches_transformers(hf, model.net, ids)
+        pattern = rec.tensors["blocks.0.attn.hook_pattern"]
+        assert pattern[..., 10, : 10 - WINDOW + 1].abs().max() == 0  # beyond the window
+        assert pattern[..., 10, 10 - WINDOW + 1 : 11].min() > 0
+    assert gguf.meta["architecture"] == "phi3"
+
+
+def test_probes_are_the_parts_of_the_fused_outputs(phi3):
+    """hook_q, hook_k, hook_v are qkv_proj's output cut in three; mlp.hook_pre and
+    hook_pre_linear its gate_up_proj's two halves (transformers' own modules compute them)."""
+    hf, model, _ = phi3
+    ids = random_ids(hf.config.vocab_size, 8, batch=1)
+    rec = Recorder()
+    with torch.no_grad():
+        model.net(ids, hook=rec)
+        layer = hf.model.layers[1]
+        x = rec.tensors["blocks.1.ln1.hook_out"]
+        qkv = layer.self_attn.qkv_proj(x)
+        ours = [rec.tensors[f"blocks.1.attn.hook_{p}"].flatten(-2) for p in "qkv"]
+        assert torch.equal(torch.cat(ours, dim=-1), qkv)
+        gate_up = layer.mlp.gate_up_proj(rec.tensors["blocks.1.ln2.hook_out"])
+        halves = (rec.tensors["blocks.1.mlp.hook_pre"], rec.tensors["blocks.1.mlp.hook_pre_linear"])
+        assert torch.equal(torch.cat(halves, dim=-1), gate_up)
+
+
+def test_generation_and_saved_folder(phi3, tmp_path):
+    hf, model, _ = phi3
+    ids = random_ids(hf.config.vocab_size, 12)
+    assert_cache_continues(model.net, ids)
+    again = lmscope.load(save_model(model.net, tmp_path / "saved"))
+    assert type(again.net) is Phi3
+    with torch.no_grad():
+        assert torch.equal(again.net(ids)[0], model.net(ids)[0])
+
+
+def test_unsupported_phi3_variants_are_one_line():
+    """Phi-3's 128k models (longrope) and Phi-4-mini (a partial rotary factor) are refused."""
+    hf = dict(
+        model_type="phi3",
+        vocab_size=10,
+        hidden_size=8,
+        intermediate_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+    )
+    longrope = {"rope_type": "longrope", "short_factor": [1.0], "long_factor": [2.0]}
+    for changes in ({"rope_scaling": longrope}, {"partial_rotary_factor": 0.75}):
+        with pytest.raises(CheckpointError) as err:
+            Phi3Config.from_hf({**hf, **changes})
+        assert "\n" not in str(err.value)
