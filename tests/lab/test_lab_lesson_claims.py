@@ -4,34 +4,32 @@ gathering from a position itself too, GELU's small negative dip."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 from lmscope import i18n
 from lmscope.explain import catalogue
 from lmscope.lab import texts
 from lmscope.lab.configs import SerialDepthConfig
 from lmscope.lab.serial_depth import depth_section
 
-WHY = Path(__file__).parents[2] / "src" / "lmscope" / "web" / "static" / "js" / "i18n_why.js"
-
 
 def why_text(key: str) -> dict[str, str]:
-    """A string of the /why page (i18n_why.js) in each language, its pieces joined."""
-    source = WHY.read_text(encoding="utf-8")
-    found = {}
-    for lang, start in (("en", "const en"), ("zh", "const zh")):
-        block = source[source.index(start) :]
-        body = re.search(rf"{key}:\s*((?:\"[^\"]*\"\s*\+?\s*)+),", block).group(1)
-        found[lang] = "".join(re.findall(r"\"([^\"]*)\"", body))
-    return found
+    """A claim of the /why page (the catalog's page.why.claim-<name>) in each language."""
+    return {
+        lang: i18n.catalog(lang)[f"page.why.{key.replace('_', '-')}"]
+        for lang in ("en", "zh")
+    }
 
 
 def test_flash_attention_memory_is_linear_its_work_is_not():
     en, zh = texts.FLASH["en"], texts.FLASH["zh"]
     assert "hide the constant, not the scaling" in en and "O(N)" in en and "O(N²)" in en
     assert "隐藏了常数，没有改变增长率" in zh and "O(N)" in zh and "O(N²)" in zh
-    params = {"heads": 12, "d_head": 64, "batch": 1, "dtype": "float32", "device": "cpu"}
+    params = {
+        "heads": 12,
+        "d_head": 64,
+        "batch": 1,
+        "dtype": "float32",
+        "device": "cpu",
+    }
     section = texts.attention([], params | {"peak_method": "VmHWM"}, [])
     assert section["explain"]["en"].endswith(texts.FLASH["en"])
     assert texts.FLASH["zh"] in section["explain"]["zh"]
@@ -56,7 +54,10 @@ def test_attention_gathers_from_the_position_itself_too():
     step = catalogue.step_text("self-attention")
     assert "from itself and the earlier positions" in step.summary
     assert "它自己和前面" in i18n.text("report.summary.self-attention", "zh")
-    assert "itself and the earlier positions" in step.text["en"] and "它自己" in step.text["zh"]
+    assert (
+        "itself and the earlier positions" in step.text["en"]
+        and "它自己" in step.text["zh"]
+    )
 
 
 def test_gelu_dips_below_zero():

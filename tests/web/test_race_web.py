@@ -101,7 +101,7 @@ def test_the_page_and_its_link_from_the_explainer(client):
     page = client.get("/why")
     assert page.status_code == 200 and 'src="/static/js/why.js"' in page.text
     assert 'href="/why"' in client.get("/").text
-    for asset in ("js/why.js", "js/i18n_why.js", "why.css"):
+    for asset in ("js/why.js", "js/catalog.js", "why.css"):
         assert client.get(f"/static/{asset}").status_code == 200
     assert set(EXPERIMENTS) >= {"serial-depth", "memory-wall", "race", "gradient-flow"}
 

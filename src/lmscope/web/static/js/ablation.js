@@ -3,8 +3,7 @@
 // next-token probabilities and KL divergence (from /api/ablate).
 
 import { colour, css, el, fmt, hideTip, pct, showTip, visible } from "./draw.js";
-import { colon, t } from "./i18n.js";
-import "./i18n_picture.js";
+import { colon, t } from "./catalog.js";
 
 // What is switched off, as the server's spec names (L0H1, attn1, mlp0). It survives new
 // prompts and positions: a head exists whatever the text is.
@@ -51,7 +50,7 @@ function grid(ctx, heads, onChange) {
     el(
       "div",
       { class: "abl-row" },
-      el("span", { class: "abl-layer", text: t("blockN", { l }) }),
+      el("span", { class: "abl-layer", text: t("page.block-n", { l }) }),
       el(
         "div",
         { class: "abl-heads" },
@@ -65,24 +64,24 @@ function grid(ctx, heads, onChange) {
             el("span", { text: `H${h}` }),
           );
           return withTip(button, () =>
-            t(ablation.off.has(`attn${l}`) ? "ablCovered" : ablation.off.has(spec) ? "ablHeadOff" : "ablHeadOn", { l, h }),
+            t(ablation.off.has(`attn${l}`) ? "page.interpret.abl-covered" : ablation.off.has(spec) ? "page.interpret.abl-head-off" : "page.interpret.abl-head-on", { l, h }),
           );
         }),
       ),
       withTip(
-        el("button", { class: "abl-part", "data-testid": "ablate-attn", "data-spec": `attn${l}`, "data-layer": l, text: t("ablAttn"), onclick: () => onChange(`attn${l}`) }),
-        () => t(ablation.off.has(`attn${l}`) ? "ablAttnOff" : "ablAttnOn", { l }),
+        el("button", { class: "abl-part", "data-testid": "ablate-attn", "data-spec": `attn${l}`, "data-layer": l, text: t("page.interpret.abl-attn"), onclick: () => onChange(`attn${l}`) }),
+        () => t(ablation.off.has(`attn${l}`) ? "page.interpret.abl-attn-off" : "page.interpret.abl-attn-on", { l }),
       ),
       withTip(
-        el("button", { class: "abl-part", "data-testid": "ablate-mlp", "data-spec": `mlp${l}`, "data-layer": l, text: t("ablMlp"), onclick: () => onChange(`mlp${l}`) }),
-        () => t(ablation.off.has(`mlp${l}`) ? "ablMlpOff" : "ablMlpOn", { l }),
+        el("button", { class: "abl-part", "data-testid": "ablate-mlp", "data-spec": `mlp${l}`, "data-layer": l, text: t("page.interpret.abl-mlp"), onclick: () => onChange(`mlp${l}`) }),
+        () => t(ablation.off.has(`mlp${l}`) ? "page.interpret.abl-mlp-off" : "page.interpret.abl-mlp-on", { l }),
       ),
     ),
   );
   const box = el(
     "figure",
     { class: "abl-grid", "data-testid": "ablation-grid", style: { "--heads": m.n_head } },
-    el("figcaption", { text: t("ablGrid", { a: heads.start, b: heads.start + heads.size - 1 }) }),
+    el("figcaption", { text: t("page.interpret.abl-grid", { a: heads.start, b: heads.start + heads.size - 1 }) }),
     rows,
   );
   markGrid(box);
@@ -98,17 +97,17 @@ function effectView(ctx, d) {
   const tok = ctx.state.trace.tokens[d.position]?.text ?? "";
   const width = (p) => `${(p / max) * 100}%`;
   return [
-    el("h4", { text: t("ablEffect", { p: d.position, tok: `“${visible(tok)}”` }) }),
+    el("h4", { text: t("page.interpret.abl-effect", { p: d.position, tok: `“${visible(tok)}”` }) }),
     el("div", {
       class: "abl-kl",
       "data-testid": "ablation-kl",
       "data-kl": d.kl === null ? "inf" : String(d.kl),
-      text: t("ablKl", { kl: d.kl === null ? "∞" : fmt(d.kl, 5) }),
+      text: t("page.interpret.abl-kl", { kl: d.kl === null ? "∞" : fmt(d.kl, 5) }),
     }),
     el(
       "p",
       { class: "hint abl-list" },
-      `${t("ablOffList", { mode: t(d.mode === "mean" ? "ablMean" : "ablZero") })} `,
+      `${t("page.interpret.abl-off-list", { mode: t(d.mode === "mean" ? "page.interpret.abl-mean" : "page.interpret.abl-zero") })} `,
       d.ablations.map((a) => el("code", { text: a })),
     ),
     el(
@@ -131,7 +130,7 @@ function effectView(ctx, d) {
         );
       }),
     ),
-    el("p", { class: "hint", text: t("ablLegend") }),
+    el("p", { class: "hint", text: t("page.interpret.abl-legend") }),
   ];
 }
 
@@ -140,12 +139,12 @@ async function updateEffect(ctx, box, known = null) {
   const { state } = ctx;
   if (!ablation.off.size) {
     box.dataset.state = "none";
-    box.replaceChildren(el("p", { class: "hint", text: t("ablNoneOff") }));
+    box.replaceChildren(el("p", { class: "hint", text: t("page.interpret.abl-none-off") }));
     return;
   }
   box.dataset.state = "loading";
   box.classList.add("loading");
-  if (!box.firstChild) box.append(el("p", { class: "hint", text: t("ablUpdating") }));
+  if (!box.firstChild) box.append(el("p", { class: "hint", text: t("page.interpret.abl-updating") }));
   try {
     const body = { ids: state.ids, ablate: [...ablation.off].sort(), mode: ablation.mode, position: state.position };
     const d = known ?? (await ctx.post("/api/ablate", body));
@@ -155,7 +154,7 @@ async function updateEffect(ctx, box, known = null) {
   } catch (err) {
     if (seq !== effectSeq) return;
     box.dataset.state = "error";
-    box.replaceChildren(el("div", { class: "error inline", "data-testid": "ablation-error", text: `${t("error")}${colon()}${err.message}` }));
+    box.replaceChildren(el("div", { class: "error inline", "data-testid": "ablation-error", text: `${t("page.error")}${colon()}${err.message}` }));
   } finally {
     if (seq === effectSeq) box.classList.remove("loading");
   }
@@ -166,12 +165,12 @@ export async function renderAblation(ctx, { controls }) {
   const heads = await ctx.post("/api/heads", { ids: state.ids, position: state.position });
   const effect = el("section", { class: "viz abl-effect", "data-testid": "ablation-effect" });
   const count = el("span", { class: "hint", "data-testid": "ablate-count" });
-  const reset = el("button", { "data-testid": "ablate-reset", text: t("ablReset") });
+  const reset = el("button", { "data-testid": "ablate-reset", text: t("page.interpret.abl-reset") });
   const modes = el(
     "div",
     { class: "segmented", "data-testid": "ablate-modes" },
     ["zero", "mean"].map((mode) =>
-      el("button", { "data-testid": "ablate-mode", "data-mode": mode, text: t(mode === "mean" ? "ablMean" : "ablZero") }),
+      el("button", { "data-testid": "ablate-mode", "data-mode": mode, text: t(mode === "mean" ? "page.interpret.abl-mean" : "page.interpret.abl-zero") }),
     ),
   );
   const specInput = el("input", { type: "text", "data-testid": "ablate-spec", placeholder: "L0H1, attn1, mlp0, L1H*", spellcheck: "false" });
@@ -181,7 +180,7 @@ export async function renderAblation(ctx, { controls }) {
   const refresh = (known = null) => {
     markGrid(gridBox);
     sayScope(ablation.off.size);
-    count.textContent = t("ablOffCount", { n: ablation.off.size });
+    count.textContent = t("page.interpret.abl-off-count", { n: ablation.off.size });
     reset.disabled = ablation.off.size === 0;
     for (const b of modes.children) b.classList.toggle("active", b.dataset.mode === ablation.mode);
     updateEffect(ctx, effect, known);
@@ -216,25 +215,25 @@ export async function renderAblation(ctx, { controls }) {
       specInput.value = "";
       refresh(d);
     } catch (err) {
-      specError.textContent = `${t("error")}${colon()}${err.message}`;
+      specError.textContent = `${t("page.error")}${colon()}${err.message}`;
       specError.hidden = false;
     }
   };
   controls.append(
-    el("span", { class: "select" }, el("span", { text: t("ablMode") }), modes),
+    el("span", { class: "select" }, el("span", { text: t("page.interpret.abl-mode") }), modes),
     reset,
     count,
     el(
       "form",
       { class: "abl-form", onsubmit: addByName },
-      el("label", {}, el("span", { text: t("ablByName") }), specInput),
-      el("button", { type: "submit", "data-testid": "ablate-add", text: t("ablAdd") }),
+      el("label", {}, el("span", { text: t("page.interpret.abl-by-name") }), specInput),
+      el("button", { type: "submit", "data-testid": "ablate-add", text: t("page.interpret.abl-add") }),
     ),
     specError,
   );
   gridBox = grid(ctx, heads, toggle);
   refresh();
-  const scope = el("p", { class: "abl-scope", "data-testid": "ablation-scope", text: t("ablScope") });
+  const scope = el("p", { class: "abl-scope", "data-testid": "ablation-scope", text: t("page.picture.abl-scope") });
   return [scope, gridBox, effect];
 }
 
@@ -251,5 +250,5 @@ function sayScope(n) {
     note = el("p", { class: "abl-scope small", "data-testid": "ablation-scope-note" });
     panel.querySelector("#sampling-sub")?.after(note);
   }
-  note.textContent = t("ablScopeSide", { n });
+  note.textContent = t("page.picture.abl-scope-side", { n });
 }

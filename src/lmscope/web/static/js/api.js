@@ -2,6 +2,7 @@
 // The server answers every failure with {"error": "...", "code": "...", "params": {...}};
 // the message is said in the page's language (errors.js); network failures get a line too.
 
+import { lang } from "./catalog.js";
 import { errorText } from "./errors.js";
 
 export class ApiError extends Error {
@@ -16,7 +17,7 @@ export class ApiError extends Error {
 
 async function failure(response) {
   let message = `${response.status} ${response.statusText}`;
-  let code = { 413: "body_too_large", 503: "busy", 500: "internal" }[response.status] ?? null;
+  let code = response.status === 500 ? "internal" : null; // a body that is not lmscope's
   let params = {};
   try {
     const body = await response.json();
@@ -31,8 +32,10 @@ async function failure(response) {
 
 async function request(path, init) {
   let response;
+  // the server's own line of an error, for a code this page does not know, in its language
+  const headers = { "accept-language": lang(), ...init.headers };
   try {
-    response = await fetch(path, init);
+    response = await fetch(path, { ...init, headers });
   } catch (err) {
     if (err.name === "AbortError") throw err;
     throw new ApiError(errorText("unreachable"), 0, "unreachable");

@@ -4,12 +4,11 @@
 
 import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
 import { autosize, fitHeight } from "./autosize.js";
-import { setSteps, stepInfo, stepKeys } from "./catalogue.js";
+import { setSteps, stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { compact, el, fmt, grouped, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
 import { chatOn, chatToggle, labelChatToggle } from "./chat.js";
-import { colon, lang, paren, sentences, setFacts, setLang, stepText, t } from "./i18n.js";
-import { useFamilyWords } from "./i18n_modern.js";
+import { applyStatic, colon, labelLanguageToggle, nextLang, paren, sentences, setFacts, setFamily, setLang, t } from "./catalog.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { flowSettled, renderFlow } from "./flow.js";
 import { byteNote, groupChips, lastPiece, quotedToken } from "./chars.js";
@@ -61,7 +60,7 @@ function sayError(what) {
 function showError(what, more = null) {
   state.error = { what, more };
   const box = $("error");
-  box.textContent = `${t("error")}${colon()}${sentences(sayError(what), more && t(more))}`;
+  box.textContent = `${t("page.error")}${colon()}${sentences(sayError(what), more && t(more))}`;
   box.hidden = false;
 }
 
@@ -77,10 +76,10 @@ function setStatus(status) {
   clearInterval(statusTimer);
   const say = () => {
     if (!status) return "";
-    if (!status.loading) return t("traced", { ms: status.ms });
+    if (!status.loading) return t("page.traced", { ms: status.ms });
     // a long prompt takes a while: count the seconds, so the page is seen to be working
     const s = Math.floor((performance.now() - status.since) / 1000);
-    return s >= 2 ? t("loadingFor", { s }) : t("loading");
+    return s >= 2 ? t("page.loading-for", { s }) : t("page.loading");
   };
   $("timing").textContent = say();
   if (status?.loading) statusTimer = setInterval(() => ($("timing").textContent = say()), 1000);
@@ -129,10 +128,10 @@ async function retrace(body, options = {}) {
     document.body.classList.remove("tracing");
     setStatus(null);
     clearView();
-    const retry = err.code === "busy" ? Number(err.params?.retry) : NaN;
+    const retry = String(err.code).startsWith("error.web.busy.") ? Number(err.params?.retry) : NaN;
     if (retry > 0 && attempt < TRACE_RETRIES) {
       // the server said when it will have room: ask again then, unless the prompt changed
-      showError(err, "retry_by_itself");
+      showError(err, "page.error.retry-by-itself");
       setTimeout(() => seq === traceSeq && retrace(body, { ...options, attempt: attempt + 1 }), retry * 1000);
       return;
     }
@@ -169,7 +168,7 @@ async function retrace(body, options = {}) {
 
 // "12 / 8,192 tokens": grouped as the header writes the context
 function showTokenCount() {
-  $("count").textContent = t("tokensOf", { n: grouped(state.ids.length), ctx: grouped(state.model.n_ctx) });
+  $("count").textContent = t("page.tokens-of", { n: grouped(state.ids.length), ctx: grouped(state.model.n_ctx) });
 }
 
 // A model without tokenizer files takes token ids: "464 3290 318" or "[464, 3290, 318]".
@@ -184,7 +183,7 @@ function promptBody(text) {
 function retracePrompt(text) {
   const body = promptBody(text);
   if (body.text !== undefined && body.ids) {
-    showError(() => t("idsOnly"));
+    showError(() => t("page.ids-only"));
     return;
   }
   retrace(body, { fromPrompt: true });
@@ -223,7 +222,7 @@ function renderTokens() {
         "data-testid": "token-chip",
         "data-position": tok.i,
         "data-id": tok.id,
-        title: `${t("position")} ${tok.i} · id ${tok.id}${generated ? ` · ${t("generatedTag")}` : ""}`,
+        title: `${t("page.position")} ${tok.i} · id ${tok.id}${generated ? ` · ${t("page.generated-tag")}` : ""}`,
         onclick: tok.pending ? null : () => selectPosition(tok.i),
       },
       el("span", { class: "piece", text: visible(tok.text) }),
@@ -253,12 +252,12 @@ function renderFacts() {
   const short = m.name.includes("/") && m.name.startsWith("/") ? m.name.split("/").filter(Boolean).at(-1) : m.name;
   const facts = [
     [short, ""],
-    [m.n_layer, t("layers")],
-    [m.n_head, t("heads")],
-    [grouped(m.d_model), t("dModel")],
-    [compact(m.vocab_size), t("vocab")],
-    [grouped(m.n_ctx), t("context")],
-    [compact(m.n_params), t("params")],
+    [m.n_layer, t("page.layers")],
+    [m.n_head, t("page.heads")],
+    [grouped(m.d_model), t("page.d-model")],
+    [compact(m.vocab_size), t("page.vocab")],
+    [grouped(m.n_ctx), t("page.context")],
+    [compact(m.n_params), t("page.params")],
   ];
   $("facts").replaceChildren(
     ...facts.map(([v, label]) => el("span", { class: "fact" }, el("b", { text: v }), label ? ` ${label}` : "")),
@@ -269,7 +268,7 @@ function renderFacts() {
 function renderNav() {
   const nav = $("steps");
   nav.replaceChildren(
-    el("h2", { text: t("steps") }),
+    el("h2", { text: t("page.steps") }),
     el(
       "ol",
       {},
@@ -441,17 +440,17 @@ function buildSamplingPanel() {
 
 function labelSamplingPanel() {
   const labels = document.querySelectorAll("#sampling .control .label");
-  [t("temperature"), `${t("topK")}${paren(`0 = ${t("off")}`)}`, t("topP"), t("minP")].forEach((text, i) => {
+  [t("page.temperature"), `${t("page.top-k")}${paren(`0 = ${t("page.off")}`)}`, t("page.top-p"), t("page.min-p")].forEach((text, i) => {
     labels[i].textContent = text;
   });
-  $("sampling-title").textContent = t("sampling");
-  $("greedy-label").textContent = t("greedy");
-  $("seed-label").textContent = t("seed");
-  $("seed-random").title = t("randomSeed");
-  $("generate").textContent = t("generate");
-  $("generate-n").textContent = t("generateN");
-  $("gen-tokens-word").textContent = t("tokensWord");
-  $("stop").textContent = t("stop");
+  $("sampling-title").textContent = t("page.sampling");
+  $("greedy-label").textContent = t("page.greedy");
+  $("seed-label").textContent = t("page.seed");
+  $("seed-random").title = t("page.random-seed");
+  $("generate").textContent = t("page.generate");
+  $("generate-n").textContent = t("page.generate-n");
+  $("gen-tokens-word").textContent = t("page.tokens-word");
+  $("stop").textContent = t("page.stop");
 }
 
 // Read and validate the controls; returns false (and says why) when one is out of range.
@@ -462,7 +461,7 @@ function readControls() {
   const k = $("top-k").value.trim();
   const kNum = Number(k);
   if (k === "" || !Number.isInteger(kNum) || kNum < 0 || kNum > state.model.vocab_size) {
-    problems.push(t("topKError", { vocab: state.model.vocab_size.toLocaleString("en-US") }));
+    problems.push(t("page.top-k-error", { vocab: state.model.vocab_size.toLocaleString("en-US") }));
   } else {
     s.top_k = kNum;
   }
@@ -470,15 +469,15 @@ function readControls() {
   s.min_p = Number($("min-p").value);
   s.greedy = $("greedy").checked;
   const seed = Number($("seed").value);
-  if ($("seed").value.trim() === "" || !Number.isSafeInteger(seed) || seed < 0) problems.push(t("seedError", { max: Number.MAX_SAFE_INTEGER.toLocaleString("en-US") }));
+  if ($("seed").value.trim() === "" || !Number.isSafeInteger(seed) || seed < 0) problems.push(t("page.seed-error", { max: Number.MAX_SAFE_INTEGER.toLocaleString("en-US") }));
   else state.seed = seed;
   const box = $("control-error");
   box.hidden = problems.length === 0;
   box.textContent = sentences(...problems); // no space after a Chinese "。"
   $("temperature-out").textContent = s.temperature.toFixed(2);
-  $("top-k-out").textContent = s.top_k ? "" : t("off");
-  $("top-p-out").textContent = s.top_p >= 1 ? t("off") : s.top_p.toFixed(2);
-  $("min-p-out").textContent = s.min_p <= 0 ? t("off") : s.min_p.toFixed(2);
+  $("top-k-out").textContent = s.top_k ? "" : t("page.off");
+  $("top-p-out").textContent = s.top_p >= 1 ? t("page.off") : s.top_p.toFixed(2);
+  $("min-p-out").textContent = s.min_p <= 0 ? t("page.off") : s.min_p.toFixed(2);
   document.querySelectorAll("#sampling .controls input[type=range]").forEach((r) => (r.disabled = s.greedy && r.id !== "temperature"));
   $("top-k").disabled = s.greedy;
   return problems.length === 0;
@@ -502,7 +501,7 @@ async function ensureView(position) {
 function updateSampling() {
   if (!state.trace) return;
   const position = state.position;
-  $("sampling-sub").textContent = t("after", { p: position, tok: quotedToken(promptTexts(position)) });
+  $("sampling-sub").textContent = t("page.after", { p: position, tok: quotedToken(promptTexts(position)) });
   if (!state.views.has(position)) {
     $("bars").classList.add("loading");
     ensureView(position)
@@ -541,7 +540,7 @@ function drawBars(pool) {
           "data-prob": row.prob,
           "data-pool-prob": row.poolProb,
           "data-survives": row.survives ? "1" : "0",
-          title: [`id ${row.id} · ${t("logit")} ${fmt(row.logit, 6)} · ${row.survives ? t("survives") : t("filtered")}`, bytes[rank]].filter(Boolean).join("\n"),
+          title: [`id ${row.id} · ${t("page.logit")} ${fmt(row.logit, 6)} · ${row.survives ? t("page.survives") : t("page.filtered")}`, bytes[rank]].filter(Boolean).join("\n"),
         },
         el("span", { class: "rank", text: rank + 1 }),
         el("span", { class: "tok", text: visible(tokenText(row.id)) }),
@@ -552,15 +551,15 @@ function drawBars(pool) {
     el(
       "div",
       { class: "prob-bar tail" },
-      el("span", { class: "others", text: t("others", { n: (pool.stages.vocab - rows.length).toLocaleString("en-US") }) }),
+      el("span", { class: "others", text: t("page.others", { n: (pool.stages.vocab - rows.length).toLocaleString("en-US") }) }),
       el("span", { class: "val", text: pct(Math.max(0, 1 - rows.reduce((a, r) => a + r.prob, 0))) }),
     ),
   );
   const vocab = pool.stages.vocab.toLocaleString("en-US");
-  const shown = pool.countKnown ? t("pool", { n: pool.poolSize.toLocaleString("en-US"), vocab }) : t("poolPlus", { n: grouped(Math.min(pool.poolSize, pool.rows.length)), vocab });
-  $("pool").textContent = shown + (pool.exact ? "" : ` ${t("approx")}`);
+  const shown = pool.countKnown ? t("page.pool", { n: pool.poolSize.toLocaleString("en-US"), vocab }) : t("page.pool-plus", { n: grouped(Math.min(pool.poolSize, pool.rows.length)), vocab });
+  $("pool").textContent = shown + (pool.exact ? "" : ` ${t("page.approx")}`);
   $("pool").dataset.size = pool.poolSize;
-  $("pool-note").textContent = sentences(t("poolNote"), t("fromEnd"), t("sameSeed"));
+  $("pool-note").textContent = sentences(t("page.pool-note"), t("page.from-end"), t("page.same-seed"));
   const request = { ids: state.ids, position: state.position, sampling: serverSampling() };
   syncPool(cachedPost, request, pool, { bars: box.querySelectorAll("[data-testid=prob-bar]"), label: $("pool") });
 }
@@ -574,9 +573,9 @@ function setGenStatus(gen) {
     box.textContent = "";
     return;
   }
-  const pool = t("poolShort", { n: gen.pool.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") });
-  const why = gen.reason && t("stopped", { reason: reasonText(gen.reason) });
-  box.textContent = sentences(t("genStatus", { n: gen.n, tok: visible(gen.text), p: pct(gen.prob), pool }), why);
+  const pool = t("page.pool-short", { n: gen.pool.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") });
+  const why = gen.reason && t("page.stopped", { reason: reasonText(gen.reason) });
+  box.textContent = sentences(t("page.gen-status", { n: gen.n, tok: visible(gen.text), p: pct(gen.prob), pool }), why);
 }
 
 function serverSampling() {
@@ -597,7 +596,7 @@ function sayCount(refused) {
   const box = $("generate-count-error");
   if (!box) return;
   box.hidden = !refused;
-  box.textContent = refused ? t("nError") : "";
+  box.textContent = refused ? t("page.n-error") : "";
 }
 
 async function generate(n) {
@@ -654,10 +653,9 @@ async function generate(n) {
 // --- boot -------------------------------------------------------------------------------
 
 function renderLanguage() {
-  document.querySelectorAll("[data-i18n]").forEach((node) => (node.textContent = t(node.dataset.i18n)));
-  $("prompt").placeholder = t("promptPlaceholder");
-  $("lang").textContent = lang() === "zh" ? "English" : "中文";
-  $("lang").title = lang() === "zh" ? "Switch to English" : "切换到中文";
+  applyStatic();
+  $("prompt").placeholder = t("page.prompt-placeholder");
+  labelLanguageToggle($("lang"));
   labelSamplingPanel();
   labelChatToggle();
   if (state.model) buildExamples(); // their tooltips
@@ -682,10 +680,10 @@ function renderLanguage() {
 // to fit say so; those that cannot work are disabled, their tooltip says why.
 function exampleTitle(e) {
   const ctx = state.model.n_ctx.toLocaleString("en-US");
-  if (e.problem === "unknown_chars") return t("exampleUnknown", { chars: e.unknown.join(" ") });
-  if (e.problem === "too_long") return t("exampleTooLong", { ctx });
-  if (e.problem) return t("err_no_tokenizer");
-  return e.cut ? t("exampleCut", { ctx, full: e.full }) : e.full;
+  if (e.problem === "unknown_chars") return t("page.example-unknown", { chars: e.unknown.join(" ") });
+  if (e.problem === "too_long") return t("page.example-too-long", { ctx });
+  if (e.problem) return t("page.error.no-tokenizer");
+  return e.cut ? t("page.example-cut", { ctx, full: e.full }) : e.full;
 }
 
 function buildExamples() {
@@ -710,11 +708,10 @@ function buildExamples() {
 }
 
 async function boot() {
-  setLang(lang());
   $("prompt").addEventListener("input", onPromptInput);
   autosize($("prompt"));
-  $("lang").addEventListener("click", () => {
-    setLang(lang() === "zh" ? "en" : "zh");
+  $("lang").addEventListener("click", async () => {
+    await setLang(nextLang());
     renderLanguage();
   });
   document.addEventListener("keydown", (e) => {
@@ -748,7 +745,7 @@ async function boot() {
     n_ctx: m.n_ctx.toLocaleString("en-US"),
     scale: fmt(1 / Math.sqrt(m.d_head), 4),
   });
-  useFamilyWords(m.family); // RMSNorm, not LayerNorm, where the model says so
+  setFamily(m.family); // RMSNorm, not LayerNorm, where the model says so
   const toggle = chatToggle(m, () => retracePrompt($("prompt").value));
   if (toggle) $("examples").parentElement.append(toggle);
   buildSamplingPanel();

@@ -5,10 +5,10 @@
 // query to select its position. Generated tokens are positions like any other.
 
 import { el, pct, positionLabel, svg, visible } from "./draw.js";
-import { colon, t } from "./i18n.js";
-import "./i18n_picture.js";
+import { colon, t } from "./catalog.js";
 
 const MODES = ["head", "all", "mean"];
+const MODE_WORDS = { head: "page.picture.lines-head", all: "page.picture.lines-all", mean: "page.picture.lines-mean" };
 const MIN_WEIGHT = 0.004; // lighter lines are left out (their weights stay in the readout)
 let mode = "head";
 
@@ -31,7 +31,7 @@ export function attentionLines(ctx) {
     })
     .catch((err) => {
       box.classList.remove("loading");
-      box.replaceChildren(el("div", { class: "error inline", text: `${t("error")}${colon()}${err.message}` }));
+      box.replaceChildren(el("div", { class: "error inline", text: `${t("page.error")}${colon()}${err.message}` }));
     });
   return box;
 }
@@ -54,7 +54,7 @@ function linesView(ctx, d, redraw) {
         type: "button",
         class: m === mode ? "active" : "",
         "data-mode": m,
-        text: t(`lines_${m}`, { h: head }),
+        text: t(MODE_WORDS[m], { h: head }),
         onclick: () => {
           mode = m;
           redraw();
@@ -65,16 +65,16 @@ function linesView(ctx, d, redraw) {
   const readout = el("p", { class: "lines-readout", "data-testid": "lines-readout" });
   const picture = drawLines(ctx, d, head, readout);
   const before = mode === "mean" ? d.outside.reduce((a, b) => a + b, 0) / d.n_head : d.outside[head];
-  const outside = d.start > 0 && before > 0 ? el("p", { class: "hint", text: t("linesOutside", { w: pct(before), a: d.start }) }) : null;
-  const kv = d.n_kv_head < d.n_head ? el("p", { class: "hint", text: t("linesGqa", { n: d.n_head, kv: d.n_kv_head, g: d.n_head / d.n_kv_head }) }) : null;
+  const outside = d.start > 0 && before > 0 ? el("p", { class: "hint", text: t("page.picture.lines-outside", { w: pct(before), a: d.start }) }) : null;
+  const kv = d.n_kv_head < d.n_head ? el("p", { class: "hint", text: t("page.picture.lines-gqa", { n: d.n_head, kv: d.n_kv_head, g: d.n_head / d.n_kv_head }) }) : null;
   return [
-    el("h4", { text: t("linesTitle", { l: d.layer }) }),
+    el("h4", { text: t("page.picture.lines-title", { l: d.layer }) }),
     el("div", { class: "lines-controls" }, modes, mode === "all" ? legend(d) : null),
     picture,
     readout,
     outside,
     kv,
-    el("p", { class: "hint", text: t("linesHint") }),
+    el("p", { class: "hint", text: t("page.picture.lines-hint") }),
   ];
 }
 
@@ -134,7 +134,7 @@ function drawLines(ctx, d, head, readout) {
   return el(
     "div",
     { class: "lines-frame" },
-    el("div", { class: "lines-heads" }, el("span", { text: t("linesKeys") }), el("span", { text: t("linesQueries") })),
+    el("div", { class: "lines-heads" }, el("span", { text: t("page.picture.lines-keys") }), el("span", { text: t("page.picture.lines-queries") })),
     root,
   );
 }
@@ -174,13 +174,13 @@ function wiresFor(d, head, side, i, L, y) {
 
 function readoutText(d, head, side, i, tokenAt) {
   const w = weightsOf(d, head); // "all": the selected head's weights, named in the readout
-  const who = mode === "mean" ? t("lines_mean") : `H${head}`;
+  const who = mode === "mean" ? t("page.picture.lines-mean") : `H${head}`;
   if (side === "query") {
     const best = w[i].map((v, k) => [v, k]).filter(([, k]) => k <= i).sort((a, b) => b[0] - a[0]).slice(0, 3);
     const list = best.map(([v, k]) => `${d.start + k} “${tokenAt(k)}” ${pct(v)}`).join(" · ");
-    return t("linesLooks", { p: d.start + i, tok: tokenAt(i), who, list });
+    return t("page.picture.lines-looks", { p: d.start + i, tok: tokenAt(i), who, list });
   }
   const best = w.map((row, q) => [row[i], q]).filter(([, q]) => q >= i).sort((a, b) => b[0] - a[0]).slice(0, 3);
   const list = best.map(([v, q]) => `${d.start + q} “${tokenAt(q)}” ${pct(v)}`).join(" · ");
-  return t("linesReadBy", { p: d.start + i, tok: tokenAt(i), who, list });
+  return t("page.picture.lines-read-by", { p: d.start + i, tok: tokenAt(i), who, list });
 }

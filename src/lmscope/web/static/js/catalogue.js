@@ -1,6 +1,10 @@
 // The 20 steps as the server lists them (GET /api/steps, from lmscope.explain.catalogue):
-// their order, titles and explanations in both languages for the served architecture, the
-// probes each reads, and whether it shows one layer or one head. Nothing here lists them again.
+// their order, the catalog ids of their titles and explanations for the served architecture
+// with the model's values those fill in, the probes each reads, and whether it shows one layer
+// or one head. Nothing here lists them again; the words are the catalog's (catalog.js), so a
+// change of language says them again without asking the server.
+
+import { t } from "./catalog.js";
 
 let steps = [];
 const byKey = new Map();
@@ -17,4 +21,16 @@ export function stepKeys() {
 
 export function stepInfo(key) {
   return byKey.get(key);
+}
+
+function say(text, vars) {
+  return text ? t(text.id, { ...text.values, ...vars }) : "";
+}
+
+// A step's title and explanation in the page's language, filled with the model's values
+// (and vars, which the page knows better: the layer shown...).
+export function stepText(key, vars = {}) {
+  const texts = byKey.get(key)?.texts;
+  if (!texts) return { title: key, body: "" };
+  return { title: say(texts.title, vars), body: say(texts.text, vars) };
 }

@@ -4,8 +4,7 @@
 // chips of a run are wrapped together under one label showing the character they form.
 
 import { el, visible } from "./draw.js";
-import { paren, t } from "./i18n.js";
-import "./i18n_picture.js";
+import { paren, t } from "./catalog.js";
 
 // chips: token chips in position order (chip.dataset.position); spans: [{start, end, text,
 // complete}]. Returns the nodes to put in the chip row: chips, and groups of chips.
@@ -113,7 +112,7 @@ export function quotedToken(texts) {
   const shown = `“${visible(raw)}”`;
   const piece = lastPiece(texts);
   if (piece === raw || /<0x[0-9A-F]{2}>/.test(piece)) return shown;
-  return shown + paren(t("completesChar", { char: visible(piece) }));
+  return shown + paren(t("page.picture.completes-char", { char: visible(piece) }));
 }
 
 // What a predicted token's bytes are, when it shows some as <0x..>: `ends`, how many bytes at
@@ -141,8 +140,8 @@ export function byteParts(text) {
 export function byteNote(text, shown) {
   const parts = byteParts(text);
   if (!parts) return null;
-  if (parts.cut) return t("byteStarts", { tok: shown, have: parts.cut.have, of: parts.cut.of });
-  if (parts.ends) return t("byteEnds", { tok: shown, n: parts.ends });
+  if (parts.cut) return t("page.picture.byte-starts", { tok: shown, have: parts.cut.have, of: parts.cut.of });
+  if (parts.ends) return t("page.picture.byte-ends", { tok: shown, n: parts.ends });
   return null;
 }
 
@@ -153,7 +152,7 @@ function charGroup(span, members) {
     "data-start": span.start,
     "data-end": span.end,
     text: span.text.replace(/\n/g, "↵"),
-    title: t(span.complete ? "charSpanTip" : "charSpanPartial", { n: span.end - span.start + 1, text: span.text }),
+    title: t(span.complete ? "page.picture.char-span-tip" : "page.picture.char-span-partial", { n: span.end - span.start + 1, text: span.text }),
   });
   return el("span", { class: "char-group" }, label, el("span", { class: "char-chips" }, members));
 }
@@ -169,9 +168,9 @@ export function tokenizerNote(kind, spans) {
     el(
       "section",
       { class: "viz byte-note", "data-testid": spm ? "sentencepiece-note" : "byte-level-note" },
-      el("h4", { text: t(spm ? "spmTitle" : "byteTitle") }),
-      el("p", { text: t(spm ? "spmText" : "byteText") }),
-      example ? el("p", { class: "hint", text: t("byteHere", { text: example.text, n: example.end - example.start + 1, a: example.start, b: example.end }) }) : null,
+      el("h4", { text: t(spm ? "page.picture.spm-title" : "page.picture.byte-title") }),
+      el("p", { text: t(spm ? "page.picture.spm-text" : "page.picture.byte-text") }),
+      example ? el("p", { class: "hint", text: t("page.picture.byte-here", { text: example.text, n: example.end - example.start + 1, a: example.start, b: example.end }) }) : null,
     ),
   ];
 }

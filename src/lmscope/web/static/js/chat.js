@@ -5,8 +5,7 @@
 // (editing it asks anew). Plain completion stays the default.
 
 import { el } from "./draw.js";
-import { t } from "./i18n.js";
-import "./i18n_modern.js";
+import { t } from "./catalog.js";
 
 let input = null;
 let label = null;
@@ -23,8 +22,8 @@ export function chatToggle(model, onChange) {
 
 export function labelChatToggle() {
   if (!input) return;
-  label.textContent = ` ${t("chat")}`;
-  label.parentElement.title = t("chatTip");
+  label.textContent = ` ${t("page.modern.chat")}`;
+  label.parentElement.title = t("page.modern.chat-tip");
 }
 
 export function chatOn() {

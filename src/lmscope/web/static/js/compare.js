@@ -3,7 +3,7 @@
 
 import { getJSON } from "./api.js";
 import { colour, css, el, fmt, hideTip, showTip, visible } from "./draw.js";
-import { t } from "./i18n.js";
+import { t } from "./catalog.js";
 
 let offered = null; // GET /api/compare/models, asked once per page
 let chosen = null;
@@ -19,7 +19,7 @@ function absMax(values) {
 function tip(d, i) {
   const v = (x) => (x === null ? "—" : `${fmt(x, 5)} nats`);
   const lines = [`“${visible(d.pieces[i])}”`];
-  if (d.loss_a[i] === null && d.loss_b[i] === null) lines.push(t("cmpUnscored"));
+  if (d.loss_a[i] === null && d.loss_b[i] === null) lines.push(t("page.interpret.cmp-unscored"));
   lines.push(`A ${v(d.loss_a[i])}`, `B ${v(d.loss_b[i])}`, `B − A ${v(d.diff[i])}`);
   return lines.join("\n");
 }
@@ -55,14 +55,14 @@ export async function renderCompare(ctx, { controls, refresh }) {
   const { state } = ctx;
   offered ??= await getJSON("/api/compare/models");
   if (!offered.models.length) {
-    return el("p", { class: "notice", "data-testid": "compare-none", text: t("cmpNone") });
+    return el("p", { class: "notice", "data-testid": "compare-none", text: t("page.interpret.cmp-none") });
   }
   if (!offered.models.includes(chosen)) chosen = offered.models[0];
   controls.append(
     el(
       "label",
       { class: "select" },
-      el("span", { text: t("cmpWith") }),
+      el("span", { text: t("page.interpret.cmp-with") }),
       el(
         "select",
         {
@@ -77,7 +77,7 @@ export async function renderCompare(ctx, { controls, refresh }) {
     ),
   );
   const d = await ctx.post("/api/compare", { model: chosen, ids: state.ids });
-  const unitWord = t(d.unit === "token" ? "cmpToken" : "cmpChar");
+  const unitWord = t(d.unit === "token" ? "page.interpret.cmp-token" : "page.interpret.cmp-char");
   const mean = (x) => (x === null ? "—" : fmt(x, 4));
   // one scale for both loss rows, so equal colours mean equal surprise
   const lossScale = absMax([...d.loss_a, ...d.loss_b]);
@@ -87,19 +87,19 @@ export async function renderCompare(ctx, { controls, refresh }) {
       class: `notice${d.unit === "character" ? " warn" : ""}`,
       "data-testid": "compare-unit",
       "data-unit": d.unit,
-      text: t(d.unit === "token" ? "cmpPerToken" : "cmpPerChar"),
+      text: t(d.unit === "token" ? "page.interpret.cmp-per-token" : "page.interpret.cmp-per-char"),
     }),
     el("p", {
       class: "cmp-means",
       "data-testid": "compare-means",
       "data-mean-a": String(d.mean_a),
       "data-mean-b": String(d.mean_b),
-      text: t("cmpMeans", { a: mean(d.mean_a), b: mean(d.mean_b), unit: unitWord }),
+      text: t("page.interpret.cmp-means", { a: mean(d.mean_a), b: mean(d.mean_b), unit: unitWord }),
     }),
-    row(d, "loss_a", t("cmpRowA", { name: a }), lossScale),
-    row(d, "loss_b", t("cmpRowB", { name: b }), lossScale),
-    row(d, "diff", t("cmpRowDiff"), absMax(d.diff)),
+    row(d, "loss_a", t("page.interpret.cmp-row-a", { name: a }), lossScale),
+    row(d, "loss_b", t("page.interpret.cmp-row-b", { name: b }), lossScale),
+    row(d, "diff", t("page.interpret.cmp-row-diff"), absMax(d.diff)),
     // characters, not UTF-16 units: an emoji is one, as in the rows above
-    el("p", { class: "hint", text: t("cmpText", { n: [...d.pieces.join("")].length }) }),
+    el("p", { class: "hint", text: t("page.interpret.cmp-text", { n: [...d.pieces.join("")].length }) }),
   ];
 }

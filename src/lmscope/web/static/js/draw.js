@@ -1,7 +1,7 @@
 // Drawing helpers: DOM building, colour scales, vector strips and heatmaps on canvas (with a
 // hover readout of the exact value), and small SVG charts. They only draw numbers they are given.
 
-import { colon, t } from "./i18n.js";
+import { colon, t } from "./catalog.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
@@ -302,7 +302,7 @@ export function heatmap(matrix, opts = {}) {
     if (r < 0 || r >= rows || c < 0 || c >= cols) return;
     const v = matrix[r][c];
     const where = opts.describe ? opts.describe(r, c) : `[${r}, ${c}]`;
-    const text = `${where}${colon()}${v === null ? t("maskedValue") : fmt(v, 6)}`;
+    const text = `${where}${colon()}${v === null ? t("page.masked-value") : fmt(v, 6)}`;
     readout.textContent = text;
     readout.dataset.row = r;
     readout.dataset.col = c;

@@ -12,11 +12,10 @@
 // by Tab and Enter; with prefers-reduced-motion nothing moves. Frame gaps of each step change
 // are kept (window.lmscope.flow.changes) and marked with performance marks for the benchmark.
 
-import { stepInfo, stepKeys } from "./catalogue.js";
+import { stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { columnFormat, el, fmt, pct, visible } from "./draw.js";
 import { drawWires, flyPacket, vectorStrip } from "./flow_draw.js";
-import { lang, stepText, t } from "./i18n.js";
-import "./i18n_picture.js";
+import { lang, t } from "./catalog.js";
 
 const EVERYTHING = new Set(["transformer", "how-it-works", "architecture"]);
 const PARTS = {
@@ -182,7 +181,7 @@ function tokensColumn(state, data) {
         class: `flow-token${tok.position === state.position ? " sel" : ""}${tok.position >= state.promptCount ? " gen" : ""}`,
         "data-testid": "flow-token",
         "data-position": tok.position,
-        title: `${t("position")} ${tok.position} · id ${tok.id}`,
+        title: `${t("page.position")} ${tok.position} · id ${tok.id}`,
         onclick: (e) => {
           e.stopPropagation(); // the column around it opens step 5
           pause();
@@ -197,12 +196,12 @@ function tokensColumn(state, data) {
     ),
   );
   // the heading opens step 5 (the column holds the token buttons: no button inside a button)
-  const head = part("tokens-head", { class: "flow-head-btn", go: () => hooksRef.openStep("token-embedding") }, heading(t("tokens"), `[${state.ids.length}]`));
+  const head = part("tokens-head", { class: "flow-head-btn", go: () => hooksRef.openStep("token-embedding") }, heading(t("page.tokens"), `[${state.ids.length}]`));
   return part(
     "tokens",
     { class: "flow-col flow-tokens" },
     head,
-    start > 0 ? el("div", { class: "flow-more", text: t("flowEarlier", { n: start }) }) : null,
+    start > 0 ? el("div", { class: "flow-more", text: t("page.picture.flow-earlier", { n: start }) }) : null,
     el("div", { class: "flow-rows" }, rows),
   );
 }
@@ -218,8 +217,8 @@ function embeddingColumn(state, data) {
     ),
   );
   const learned = data ? data.positions === "learned" : state.model.family !== "llama";
-  const sum = learned ? t("flowEmbSum") : t("flowEmbOnly");
-  const children = [heading(t("embedding"), `[${state.ids.length}, ${d}]`), el("div", { class: "flow-rows" }, rows)];
+  const sum = learned ? t("page.picture.flow-emb-sum") : t("page.picture.flow-emb-only");
+  const children = [heading(t("page.embedding"), `[${state.ids.length}, ${d}]`), el("div", { class: "flow-rows" }, rows)];
   if (data) children.push(decomposition(state, data));
   return part("embedding", { class: "flow-col flow-embed", title: sum, go: () => hooksRef.openStep("embedding") }, ...children);
 }
@@ -237,7 +236,7 @@ function decomposition(state, data) {
       vectorStrip(data.embeddings[i], { width: 112, label: "x" }),
     );
   } else {
-    parts.push(el("p", { class: "flow-note", "data-testid": "flow-no-positions", text: t("flowNoPositions") }));
+    parts.push(el("p", { class: "flow-note", "data-testid": "flow-no-positions", text: t("page.picture.flow-no-positions") }));
   }
   return el("div", { class: "flow-decomp", "data-testid": "flow-decomposition" }, parts);
 }
@@ -249,7 +248,7 @@ function stackColumn(state, data) {
   const biggest = data ? Math.max(...data.norms) : 1;
   const row = (l) => {
     const v = data?.stream[l + 1];
-    const label = l < 0 ? t("flowEmb") : `L${l}`;
+    const label = l < 0 ? t("page.picture.flow-emb") : `L${l}`;
     const body = [
       el("span", { class: "flow-l", text: label }),
       v ? vectorStrip(v, { width: 190, cell, label: l < 0 ? "x" : `x${l + 1}`, testid: "flow-stream" }) : el("span", { class: "flow-wait" }),
@@ -270,7 +269,7 @@ function stackColumn(state, data) {
   return part(
     "blocks",
     { class: "flow-col flow-stack" },
-    heading(t("flowBlocks", { n }), t("flowStreamOf", { p: state.position })),
+    heading(t("page.picture.flow-blocks", { n }), t("page.picture.flow-stream-of", { p: state.position })),
     el("div", { class: "flow-rail", "data-part": "stream" }, rows.flat()),
   );
 }
@@ -288,7 +287,7 @@ function openBlock(state, data, l) {
     "div",
     { class: "flow-open", "data-testid": "flow-open-block", "data-layer": l },
     sub("ln1", norm, null, "layernorm", { lnWhich: "ln1" }, "norm"),
-    sub("attn", t("attention"), heads(m.n_head, kv, llama), "self-attention", {}),
+    sub("attn", t("page.attention"), heads(m.n_head, kv, llama), "self-attention", {}),
     sub("add1", "+", null, "residual", {}, "add"),
     sub("ln2", norm, null, "layernorm", { lnWhich: "ln2" }, "norm"),
     sub("mlp", data?.mlp ?? (llama ? "SwiGLU" : "MLP"), mlpDetail(m, llama), "mlp", {}),
@@ -301,7 +300,7 @@ function heads(nHead, nKv, rotary) {
   const groups = Array.from({ length: nKv }, (_, g) =>
     el(
       "span",
-      { class: "flow-kv", title: per > 1 ? t("flowKvGroup", { a: g * per, b: (g + 1) * per - 1, g }) : t("flowKvOwn") },
+      { class: "flow-kv", title: per > 1 ? t("page.picture.flow-kv-group", { a: g * per, b: (g + 1) * per - 1, g }) : t("page.picture.flow-kv-own") },
       Array.from({ length: per }, (_, j) => el("i", { class: "flow-head-dot", title: `H${g * per + j}` })),
     ),
   );
@@ -309,13 +308,13 @@ function heads(nHead, nKv, rotary) {
     "div",
     { class: "flow-heads" },
     el("div", { class: "flow-dots" }, groups),
-    el("small", { text: per > 1 ? t("flowGqa", { n: nHead, kv: nKv }) : t("flowMha", { n: nHead }) }),
-    rotary ? el("small", { class: "flow-rope", "data-part": "rope", "data-testid": "flow-rope", text: t("flowRope") }) : null,
+    el("small", { text: per > 1 ? t("page.picture.flow-gqa", { n: nHead, kv: nKv }) : t("page.picture.flow-mha", { n: nHead }) }),
+    rotary ? el("small", { class: "flow-rope", "data-part": "rope", "data-testid": "flow-rope", text: t("page.picture.flow-rope") }) : null,
   );
 }
 
 function mlpDetail(m, llama) {
-  const text = llama ? t("flowSwiglu", { d: m.d_model, f: m.d_mlp }) : t("flowGelu", { d: m.d_model, f: m.d_mlp });
+  const text = llama ? t("page.picture.flow-swiglu", { d: m.d_model, f: m.d_mlp }) : t("page.picture.flow-gelu", { d: m.d_model, f: m.d_mlp });
   return el("small", { "data-testid": "flow-mlp-kind", text });
 }
 
@@ -338,9 +337,9 @@ function outputColumn(state, data) {
   return el(
     "div",
     { class: "flow-col flow-out" },
-    part("final", { class: "flow-final", go: () => hooksRef.openStep("layernorm", { lnWhich: "final" }) }, heading(t("flowFinal", { norm }), t("flowAt", { p: state.position })), data ? vectorStrip(data.final, { width: 150, label: "ln_final" }) : el("span", { class: "flow-wait" })),
-    part("logits", { class: "flow-logits", go: () => hooksRef.openStep("logits") }, heading(t("logits"), `× W_Eᵀ → [${state.model.vocab_size}]`), data ? top.map((c, i) => bar(c, logits[i], (logits[i] - lo) / (hi - lo || 1), "flow-logit")) : null),
-    part("probs", { class: "flow-probs", go: () => hooksRef.openStep("probabilities") }, heading(t("probabilities"), "softmax"), top.map((c) => bar(c, c.prob, c.prob / maxP, "flow-prob"))),
+    part("final", { class: "flow-final", go: () => hooksRef.openStep("layernorm", { lnWhich: "final" }) }, heading(t("page.picture.flow-final", { norm }), t("page.picture.flow-at", { p: state.position })), data ? vectorStrip(data.final, { width: 150, label: "ln_final" }) : el("span", { class: "flow-wait" })),
+    part("logits", { class: "flow-logits", go: () => hooksRef.openStep("logits") }, heading(t("page.logits"), `× W_Eᵀ → [${state.model.vocab_size}]`), data ? top.map((c, i) => bar(c, logits[i], (logits[i] - lo) / (hi - lo || 1), "flow-logit")) : null),
+    part("probs", { class: "flow-probs", go: () => hooksRef.openStep("probabilities") }, heading(t("page.probabilities"), "softmax"), top.map((c) => bar(c, c.prob, c.prob / maxP, "flow-prob"))),
   );
 }
 
@@ -351,7 +350,7 @@ function fallbackTop(state) {
 
 function archLine(state, data) {
   const llama = data ? data.positions !== "learned" : state.model.family === "llama";
-  return el("p", { class: "flow-arch", "data-testid": "flow-arch", text: llama ? t("flowArchLlama", { kv: state.model.n_kv_head ?? state.model.n_head }) : t("flowArchGpt2") });
+  return el("p", { class: "flow-arch", "data-testid": "flow-arch", text: llama ? t("page.picture.flow-arch-llama", { kv: state.model.n_kv_head ?? state.model.n_head }) : t("page.picture.flow-arch-gpt2") });
 }
 
 // --- controls ---------------------------------------------------------------------------
@@ -360,13 +359,13 @@ function controls() {
   const button = (testid, text, label, onclick) => el("button", { type: "button", class: "flow-btn", "data-testid": testid, text, "aria-label": label, title: label, onclick });
   return el(
     "div",
-    { class: "flow-bar", role: "toolbar", "aria-label": t("flowControls") },
-    button("flow-prev", "‹", t("flowPrev"), () => {
+    { class: "flow-bar", role: "toolbar", "aria-label": t("page.picture.flow-controls") },
+    button("flow-prev", "‹", t("page.picture.flow-prev"), () => {
       pause();
       move(-1);
     }),
-    button("flow-play", "▶", t("flowPlay"), () => (flow.playing ? pause() : play())),
-    button("flow-next", "›", t("flowNext"), () => {
+    button("flow-play", "▶", t("page.picture.flow-play"), () => (flow.playing ? pause() : play())),
+    button("flow-next", "›", t("page.picture.flow-next"), () => {
       pause();
       move(1);
     }),
@@ -408,7 +407,7 @@ function sayPlaying() {
   const b = flow.root?.querySelector("[data-testid=flow-play]");
   if (!b) return;
   b.textContent = flow.playing ? "❚❚" : "▶";
-  b.title = b.ariaLabel = flow.playing ? t("flowPause") : t("flowPlay");
+  b.title = b.ariaLabel = flow.playing ? t("page.picture.flow-pause") : t("page.picture.flow-play");
   b.setAttribute("aria-pressed", String(flow.playing));
   flow.root.dataset.playing = flow.playing ? "1" : "0";
 }
@@ -502,7 +501,7 @@ function explain(key) {
       type: "button",
       class: "flow-more-btn",
       "data-testid": "flow-details",
-      text: t("flowDetails"),
+      text: t("page.picture.flow-details"),
       onclick: () => document.getElementById("step")?.scrollIntoView({ block: "start", behavior: reducedMotion() ? "auto" : "smooth" }),
     }),
   );

@@ -5,13 +5,17 @@
 import { renderAblation } from "./ablation.js";
 import { renderCompare } from "./compare.js";
 import { el, focusedControl, hideTip, refocus } from "./draw.js";
-import { colon, t } from "./i18n.js";
-import "./i18n_interpret.js";
+import { colon, t } from "./catalog.js";
 import { renderLens } from "./lens.js";
 
 export const VIEW_KEYS = ["lens", "ablation", "compare"];
 const RENDER = { lens: renderLens, ablation: renderAblation, compare: renderCompare };
 const ICONS = { lens: "◎", ablation: "⊘", compare: "⇄" };
+const VIEWS = {
+  lens: { title: "page.interpret.view-lens", explain: "page.interpret.view-lens-explain" },
+  ablation: { title: "page.interpret.view-ablation", explain: "page.interpret.view-ablation-explain" },
+  compare: { title: "page.interpret.view-compare", explain: "page.interpret.view-compare-explain" },
+};
 const USES_POSITION = new Set(["lens", "ablation"]);
 
 let renderSeq = 0;
@@ -20,7 +24,7 @@ export function viewNav(active, open) {
   return el(
     "div",
     { class: "view-nav", "data-testid": "view-nav" },
-    el("h2", { text: t("lookInside") }),
+    el("h2", { text: t("page.interpret.look-inside") }),
     el(
       "ol",
       {},
@@ -32,7 +36,7 @@ export function viewNav(active, open) {
             "button",
             { class: key === active ? "active" : "", "data-view": key, onclick: () => open(key) },
             el("span", { class: "num", text: ICONS[key] }),
-            t(`view_${key}`),
+            t(VIEWS[key].title),
           ),
         ),
       ),
@@ -52,16 +56,16 @@ export async function renderView(container, key, ctx) {
       el(
         "span",
         { class: "position-label", "data-testid": "position-label" },
-        `${t("position")} ${state.position}${colon()}`,
+        `${t("page.position")} ${state.position}${colon()}`,
         el("code", { text: `“${tok ? tok.text.replace(/ /g, "·").replace(/\n/g, "↵") : ""}”` }),
-        el("span", { class: "hint", text: ` — ${t("clickPosition")}` }),
+        el("span", { class: "hint", text: ` — ${t("page.click-position")}` }),
       ),
     );
   }
   const focus = focusedControl(container);
   container.replaceChildren(
-    el("header", {}, el("h3", { "data-testid": "step-title" }, el("span", { class: "num", text: ICONS[key] }), t(`view_${key}`))),
-    el("p", { class: "explain", "data-testid": "step-explain", text: t(`view_${key}_explain`) }),
+    el("header", {}, el("h3", { "data-testid": "step-title" }, el("span", { class: "num", text: ICONS[key] }), t(VIEWS[key].title))),
+    el("p", { class: "explain", "data-testid": "step-explain", text: t(VIEWS[key].explain) }),
     controls,
     body,
   );
@@ -75,6 +79,6 @@ export async function renderView(container, key, ctx) {
   } catch (err) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
-    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("error")}${colon()}${err.message}` }));
+    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("page.error")}${colon()}${err.message}` }));
   }
 }

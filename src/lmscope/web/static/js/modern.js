@@ -4,8 +4,10 @@
 // it) and draws it; the page's other steps are the GPT-2 views (steps.js).
 
 import { barList, columnFormat, curveScatter, el, fmt, heatmap, hideTip, histogram, minus, showTip, strip, svg, visible } from "./draw.js";
-import { listSep, paren, t } from "./i18n.js";
-import "./i18n_modern.js";
+import { listSep, paren, t } from "./catalog.js";
+
+// The three LayerNorms (RMSNorms) a step can show, by what the state calls them.
+export const LN_WORDS = { ln1: "page.ln1", ln2: "page.ln2", final: "page.lnf" };
 
 const PALETTE = ["#7c3aed", "#0891b2", "#d97706", "#059669", "#dc2626", "#2563eb", "#db2777", "#4b5563"];
 
@@ -29,7 +31,7 @@ function hint(text, attrs = {}) {
 function vec(label, v, extra = {}) {
   return strip(v.values, {
     label,
-    meta: `${v.values.length} · ${t("norm")} ${fmt(v.norm, 4)} · ${t("mean")} ${fmt(v.mean, 3)} · ${t("std")} ${fmt(v.std, 3)}`,
+    meta: `${v.values.length} · ${t("page.norm")} ${fmt(v.norm, 4)} · ${t("page.mean")} ${fmt(v.mean, 3)} · ${t("page.std")} ${fmt(v.std, 3)}`,
     ...extra,
   });
 }
@@ -89,16 +91,16 @@ function frequencyChart(f, position) {
       fill: PALETTE[0],
       "data-pair": i,
     });
-    const tip = t("ropeFreqTip", { i, j: i + n, r: fmt(r, 4), w: fmt(f.wavelength[i], 4), p: position, a: fmt(f.angle[i], 4) });
+    const tip = t("page.modern.rope-freq-tip", { i, j: i + n, r: fmt(r, 4), w: fmt(f.wavelength[i], 4), p: position, a: fmt(f.angle[i], 4) });
     bar.addEventListener("mousemove", (e) => showTip(e, tip));
     bar.addEventListener("mouseleave", hideTip);
     root.append(bar);
   });
   root.append(
-    svg("text", { x: pad.l, y: h - 8, class: "axis" }, t("ropePair", { i: 0 })),
-    svg("text", { x: w - pad.r, y: h - 8, class: "axis", "text-anchor": "end" }, t("ropePair", { i: n - 1 })),
+    svg("text", { x: pad.l, y: h - 8, class: "axis" }, t("page.modern.rope-pair", { i: 0 })),
+    svg("text", { x: w - pad.r, y: h - 8, class: "axis", "text-anchor": "end" }, t("page.modern.rope-pair", { i: n - 1 })),
   );
-  return el("figure", { class: "line-chart" }, el("figcaption", { text: t("ropeFreq", { theta: f.theta }) }), root);
+  return el("figure", { class: "line-chart" }, el("figcaption", { text: t("page.modern.rope-freq", { theta: f.theta }) }), root);
 }
 
 // Every pair (x_i, x_{i + d/2}) of a vector as an arrow on a small dial: before rotation in
@@ -138,7 +140,7 @@ function pairDials(before, after, angles, colour, testid) {
       svg("circle", { cx: c + ax * k, cy: c - ay * k, r: 2, fill: colour }),
       svg("circle", { cx: c, cy: c, r: 1.5, fill: "#6b7280" }),
     );
-    const tip = t("ropeDialTip", { i, before: `(${fmt(bx, 4)}, ${fmt(by, 4)})`, after: `(${fmt(ax, 4)}, ${fmt(ay, 4)})`, a: fmt(turn, 4) });
+    const tip = t("page.modern.rope-dial-tip", { i, before: `(${fmt(bx, 4)}, ${fmt(by, 4)})`, after: `(${fmt(ax, 4)}, ${fmt(ay, 4)})`, a: fmt(turn, 4) });
     dial.addEventListener("mousemove", (e) => showTip(e, tip));
     dial.addEventListener("mouseleave", hideTip);
     box.append(dial);
@@ -151,17 +153,17 @@ function ropeCheck(c) {
     cells: [n === 0 ? label : "", s.shift, s.query_at, s.key_at, s.distance, s.score.toFixed(7)],
   });
   const rows = [
-    ...c.same_distance.map((s, n) => row(t("sameDistance"), s, n)),
-    ...c.other_distance.map((s, n) => ({ ...row(t("queryMoved"), s, n), class: "tail" })),
+    ...c.same_distance.map((s, n) => row(t("page.modern.same-distance"), s, n)),
+    ...c.other_distance.map((s, n) => ({ ...row(t("page.modern.query-moved"), s, n), class: "tail" })),
   ];
   return section(
-    t("ropeCheck", { i: c.query_position, j: c.key_position }),
-    hint(t("ropeRecorded", { i: c.query_position, j: c.key_position, s: c.recorded_score.toFixed(7) })),
-    dataTable(["", t("shiftCol"), t("queryAt"), t("keyAt"), t("distanceCol"), t("dotCol")], rows, { "data-testid": "rope-check" }),
+    t("page.modern.rope-check", { i: c.query_position, j: c.key_position }),
+    hint(t("page.modern.rope-recorded", { i: c.query_position, j: c.key_position, s: c.recorded_score.toFixed(7) })),
+    dataTable(["", t("page.modern.shift-col"), t("page.modern.query-at"), t("page.modern.key-at"), t("page.modern.distance-col"), t("page.modern.dot-col")], rows, { "data-testid": "rope-check" }),
     el("p", {
       class: "formula",
       "data-testid": "rope-verdict",
-      text: t("ropeVerdict", { d: exp1(c.max_abs_difference), r: exp1(c.relative_difference) }),
+      text: t("page.modern.rope-verdict", { d: exp1(c.max_abs_difference), r: exp1(c.relative_difference) }),
     }),
   );
 }
@@ -170,23 +172,23 @@ async function rope(ctx) {
   const d = (await stepData(ctx, "positional-encoding")).data;
   const f = d.frequencies;
   return [
-    hint(t("ropeNoVector")),
+    hint(t("page.modern.rope-no-vector")),
     frequencyChart(f, d.position),
     el(
       "div",
       { class: "pair" },
-      section(t("ropeDialsQ", { h: d.head, p: d.position }), pairDials(d.q.before.values, d.q.after.values, f.angle, PALETTE[0], "rope-dials-q")),
-      section(t("ropeDialsK", { k: d.kv_head, p: d.position }), pairDials(d.k.before.values, d.k.after.values, f.angle, PALETTE[1], "rope-dials-k")),
+      section(t("page.modern.rope-dials-q", { h: d.head, p: d.position }), pairDials(d.q.before.values, d.q.after.values, f.angle, PALETTE[0], "rope-dials-q")),
+      section(t("page.modern.rope-dials-k", { k: d.kv_head, p: d.position }), pairDials(d.k.before.values, d.k.after.values, f.angle, PALETTE[1], "rope-dials-k")),
     ),
     section(
       "",
-      vec(t("qBefore", { h: d.head }), d.q.before, { testid: "rope-q-before" }),
+      vec(t("page.modern.q-before", { h: d.head }), d.q.before, { testid: "rope-q-before" }),
       op("↻"),
-      vec(t("qAfter"), d.q.after),
-      vec(t("kBefore", { k: d.kv_head }), d.k.before),
+      vec(t("page.modern.q-after"), d.q.after),
+      vec(t("page.modern.k-before", { k: d.kv_head }), d.k.before),
       op("↻"),
-      vec(t("kAfter"), d.k.after),
-      hint(t("rotError", { e: exp1(d.rotation_max_error) })),
+      vec(t("page.modern.k-after"), d.k.after),
+      hint(t("page.modern.rot-error", { e: exp1(d.rotation_max_error) })),
     ),
     ropeCheck(d.check),
   ];
@@ -205,8 +207,8 @@ function groupDiagram(ctx, g) {
   const kw = Math.min(90, (w - 40) / g.n_kv_head - 10);
   const root = svg("svg", { width: w, height: h, viewBox: `0 0 ${w} ${h}`, class: "chart", "data-testid": "gqa-diagram" });
   root.append(
-    svg("text", { x: 4, y: 10, class: "axis" }, t("gqaQuery")),
-    svg("text", { x: 4, y: h - 2, class: "axis" }, t("gqaKv")),
+    svg("text", { x: 4, y: 10, class: "axis" }, t("page.modern.gqa-query")),
+    svg("text", { x: 4, y: h - 2, class: "axis" }, t("page.modern.gqa-kv")),
   );
   g.kv_head_of.forEach((k, q) => {
     const on = q === ctx.state.head;
@@ -220,7 +222,7 @@ function groupDiagram(ctx, g) {
       svg("text", { x: qx(q), y: qy + 4, "text-anchor": "middle", "font-size": 12, fill: on ? "#fff" : "#111827" }, `q${q}`),
     );
     node.addEventListener("click", () => ctx.setHead(q));
-    node.addEventListener("mousemove", (e) => showTip(e, t("gqaHead", { h: q, k })));
+    node.addEventListener("mousemove", (e) => showTip(e, t("page.modern.gqa-head", { h: q, k })));
     node.addEventListener("mouseleave", hideTip);
     root.append(node);
   });
@@ -232,7 +234,7 @@ function groupDiagram(ctx, g) {
       svg("text", { x: kx(k), y: ky + 4, "text-anchor": "middle", "font-size": 12, fill: "#fff" }, `kv${k} · |k| ${fmt(g.k_norm_by_kv_head[k], 3)}`),
     );
   });
-  return el("figure", { class: "line-chart" }, el("figcaption", { text: t("gqaTitle", { n_head: g.n_head, n_kv: g.n_kv_head, g: g.group_size }) }), root);
+  return el("figure", { class: "line-chart" }, el("figcaption", { text: t("page.modern.gqa-title", { n_head: g.n_head, n_kv: g.n_kv_head, g: g.group_size }) }), root);
 }
 
 function cacheTable(ctx, g) {
@@ -240,24 +242,24 @@ function cacheTable(ctx, g) {
   const m = ctx.state.model;
   const row = (label, ours, full) => ({ cells: [label, bytes(ours), bytes(full), bytes(full - ours)] });
   const table = dataTable(
-    ["", t("kvThis", { n_kv: g.n_kv_head }), t("kvFull", { n_head: g.n_head }), "Δ"],
+    ["", t("page.modern.kv-this", { n_kv: g.n_kv_head }), t("page.modern.kv-full", { n_head: g.n_head }), "Δ"],
     [
-      row(t("kvPerToken"), c.per_token, c.per_token_full),
-      row(t("kvPrompt", { n: c.tokens }), c.at_prompt, c.at_prompt_full),
-      row(t("kvContext", { n: c.context.toLocaleString("en-US") }), c.at_context, c.at_context_full),
+      row(t("page.modern.kv-per-token"), c.per_token, c.per_token_full),
+      row(t("page.modern.kv-prompt", { n: c.tokens }), c.at_prompt, c.at_prompt_full),
+      row(t("page.modern.kv-context", { n: c.context.toLocaleString("en-US") }), c.at_context, c.at_context_full),
     ],
     { "data-testid": "kv-cache" },
   );
   const saved = g.n_kv_head < g.n_head
-    ? t("kvSaved", { pct: `${Math.round(c.saved_fraction * 100)}%`, l: m.n_layer, k: g.n_kv_head, d: m.d_head, b: c.bytes_per_value, bytes: bytes(c.per_token) })
-    : t("kvNone");
+    ? t("page.modern.kv-saved", { pct: `${Math.round(c.saved_fraction * 100)}%`, l: m.n_layer, k: g.n_kv_head, d: m.d_head, b: c.bytes_per_value, bytes: bytes(c.per_token) })
+    : t("page.modern.kv-none");
   return section(
-    t("kvCache", { dtype: c.dtype, b: c.bytes_per_value }),
+    t("page.modern.kv-cache", { dtype: c.dtype, b: c.bytes_per_value }),
     table,
     barList(
       [
-        { name: t("kvBarThis", { n: g.n_kv_head }), value: c.at_context, colour: PALETTE[1] },
-        { name: t("kvBarFull", { n: g.n_head }), value: c.at_context_full, colour: "#9ca3af" },
+        { name: t("page.modern.kv-bar-this", { n: g.n_kv_head }), value: c.at_context, colour: PALETTE[1] },
+        { name: t("page.modern.kv-bar-full", { n: g.n_head }), value: c.at_context_full, colour: "#9ca3af" },
       ],
       { format: bytes },
     ),
@@ -280,7 +282,7 @@ async function gqa(ctx) {
     size: 180,
     cellWidth: Math.max(2, Math.floor(180 / dh)),
     cellHeight: 14,
-    describe: (r, c) => `${name} ${t("head")} ${r} [${c}]`,
+    describe: (r, c) => `${name} ${t("page.head")} ${r} [${c}]`,
     onClick: click,
   });
   const kv = g.kv_head_of[state.head];
@@ -324,37 +326,37 @@ async function swiglu(ctx) {
   const columns = ["gate", "silu_gate", "up", "post"].map((k) => [k, columnFormat(d.strongest.map((f) => f[k]), 5)]);
   const rows = d.strongest.map((f) => ({ cells: [f.index, ...columns.map(([k, format]) => format(f[k]))] }));
   return [
-    section("", vec(t("swIn", { d: m.d_model }), d.input), op("↓ W_gate, W_up")),
+    section("", vec(t("page.modern.sw-in", { d: m.d_model }), d.input), op("↓ W_gate, W_up")),
     el(
       "div",
       { class: "pair" },
       el(
         "div",
         { "data-testid": "silu-curve" },
-        curveScatter(d.gate.values, d.silu_gate.values, curveFunction(d.curve), { title: t("swCurve", { n: d.gate.values.length }), width: 320, height: 220 }),
+        curveScatter(d.gate.values, d.silu_gate.values, curveFunction(d.curve), { title: t("page.modern.sw-curve", { n: d.gate.values.length }), width: 320, height: 220 }),
       ),
       el(
         "div",
         {},
-        histogram(d.gate_stats.histogram, { title: t("swHistGate") }),
-        histogram(d.post_stats.histogram, { title: t("swHistPost") }),
+        histogram(d.gate_stats.histogram, { title: t("page.modern.sw-hist-gate") }),
+        histogram(d.post_stats.histogram, { title: t("page.modern.sw-hist-post") }),
       ),
     ),
     section(
       "",
-      vec(t("swGate", { d_mlp: d.d_mlp }), d.gate, { testid: "swiglu-gate" }),
+      vec(t("page.modern.sw-gate", { d_mlp: d.d_mlp }), d.gate, { testid: "swiglu-gate" }),
       op("SiLU ↓"),
-      vec(t("swSilu"), d.silu_gate),
+      vec(t("page.modern.sw-silu"), d.silu_gate),
       op("×"),
-      vec(t("swUp", { d_mlp: d.d_mlp }), d.up),
+      vec(t("page.modern.sw-up", { d_mlp: d.d_mlp }), d.up),
       op("="),
-      vec(t("swPost", { d_mlp: d.d_mlp }), d.post),
+      vec(t("page.modern.sw-post", { d_mlp: d.d_mlp }), d.post),
       op("↓ W_down"),
-      vec(t("swOut", { d: d.d_model }), d.output),
-      hint(t("swShapes", { g: d.W_gate.join(" × "), u: d.W_up.join(" × "), w: d.W_down.join(" × ") })),
-      el("p", { class: "formula", "data-testid": "swiglu-checks", text: t("swChecks", { a: exp1(d.product_max_error), b: exp1(d.down_max_error) }) }),
+      vec(t("page.modern.sw-out", { d: d.d_model }), d.output),
+      hint(t("page.modern.sw-shapes", { g: d.W_gate.join(" × "), u: d.W_up.join(" × "), w: d.W_down.join(" × ") })),
+      el("p", { class: "formula", "data-testid": "swiglu-checks", text: t("page.modern.sw-checks", { a: exp1(d.product_max_error), b: exp1(d.down_max_error) }) }),
     ),
-    section(t("swTop"), dataTable([t("feature"), "gate", "SiLU(gate)", "up", "SiLU(gate) × up"], rows, { "data-testid": "swiglu-top" })),
+    section(t("page.modern.sw-top"), dataTable([t("page.modern.feature"), "gate", "SiLU(gate)", "up", "SiLU(gate) × up"], rows, { "data-testid": "swiglu-top" })),
   ];
 }
 
@@ -366,24 +368,24 @@ async function rms(ctx) {
   const picker = el(
     "div",
     { class: "segmented", "data-testid": "ln-select" },
-    ["ln1", "ln2", "final"].map((w) => el("button", { class: w === which ? "active" : "", text: t(w === "final" ? "lnf" : w), onclick: () => ctx.setLn(w) })),
+    ["ln1", "ln2", "final"].map((w) => el("button", { class: w === which ? "active" : "", text: t(LN_WORDS[w]), onclick: () => ctx.setLn(w) })),
   );
   return [
     picker,
     section(
       "",
-      vec(t("rmsInput"), d.input, { testid: "rms-input" }),
+      vec(t("page.modern.rms-input"), d.input, { testid: "rms-input" }),
       el("p", {
         class: "formula",
         "data-testid": "rms-formula",
-        text: t("rmsFormula", { ms: fmt(d.mean_square, 6), eps: minus(String(d.eps)), rms: fmt(d.rms, 6), mean: fmt(d.input_mean, 4) }),
+        text: t("page.modern.rms-formula", { ms: fmt(d.mean_square, 6), eps: minus(String(d.eps)), rms: fmt(d.rms, 6), mean: fmt(d.input_mean, 4) }),
       }),
-      vec(t("rmsNormalized", { r: fmt(d.normalized_rms, 4), m: fmt(d.normalized.mean, 4) }), d.normalized),
+      vec(t("page.modern.rms-normalized", { r: fmt(d.normalized_rms, 4), m: fmt(d.normalized.mean, 4) }), d.normalized),
       op("×"),
-      strip(d.gain, { label: t("rmsGain") }),
+      strip(d.gain, { label: t("page.modern.rms-gain") }),
       op("="),
-      vec(t("rmsOutput"), d.output),
-      hint(t("recompose", { e: exp1(d.recompose_max_error) })),
+      vec(t("page.modern.rms-output"), d.output),
+      hint(t("page.modern.recompose", { e: exp1(d.recompose_max_error) })),
     ),
   ];
 }
@@ -402,18 +404,18 @@ async function logits(ctx) {
   const vocab = state.model.vocab_size.toLocaleString("en-US");
   return [
     section(
-      t("finalNorm", { norm: s.norm, p: state.position }),
-      vec(`${t("lnInput")}${paren(`blocks.${state.model.n_layer - 1}.hook_resid_post`)}`, d.ln_final.input),
-      hint(t("rmsHint", { rms: fmt(d.ln_final.rms, 5), mean: fmt(d.ln_final.input_mean, 5) })),
-      vec(`${t("lnOutput")}${paren("ln_final.hook_out")}`, d.ln_final.output),
-      hint(s.tied ? t("unembedTied") : t("unembedHead")),
+      t("page.modern.final-norm", { norm: s.norm, p: state.position }),
+      vec(`${t("page.ln-input")}${paren(`blocks.${state.model.n_layer - 1}.hook_resid_post`)}`, d.ln_final.input),
+      hint(t("page.modern.rms-hint", { rms: fmt(d.ln_final.rms, 5), mean: fmt(d.ln_final.input_mean, 5) })),
+      vec(`${t("page.ln-output")}${paren("ln_final.hook_out")}`, d.ln_final.output),
+      hint(s.tied ? t("page.modern.unembed-tied") : t("page.modern.unembed-head")),
     ),
     el(
       "div",
       { class: "pair" },
-      section(t("logitsTop", { vocab }), barList(top, { colour: "#0f766e" })),
+      section(t("page.logits-top", { vocab }), barList(top, { colour: "#0f766e" })),
       histogram(d.logit_stats.histogram, {
-        title: `${t("logitsHist", { vocab })} · ${t("mean")} ${fmt(d.logit_stats.mean, 4)} · ${t("std")} ${fmt(d.logit_stats.std, 4)}`,
+        title: `${t("page.logits-hist", { vocab })} · ${t("page.mean")} ${fmt(d.logit_stats.mean, 4)} · ${t("page.std")} ${fmt(d.logit_stats.std, 4)}`,
         colour: "#0f766e",
         width: 300,
       }),
@@ -429,7 +431,7 @@ async function qkv(ctx, base) {
   const k = Math.floor(state.head / size);
   const group = Array.from({ length: size }, (_, i) => k * size + i).filter((h) => h !== state.head);
   const content = await base(ctx);
-  const note = hint(t("qkvShared", { n_head: m.n_head, n_kv: nKv, h: state.head, k, group: group.join(listSep()) || "—" }), { "data-testid": "qkv-shared" });
+  const note = hint(t("page.modern.qkv-shared", { n_head: m.n_head, n_kv: nKv, h: state.head, k, group: group.join(listSep()) || "—" }), { "data-testid": "qkv-shared" });
   return [note, ...[content].flat()];
 }
 

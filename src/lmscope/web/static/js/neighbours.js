@@ -4,8 +4,7 @@
 // meanings get nearby vectors", put to the test on this model.
 
 import { columnFormat, el, visible } from "./draw.js";
-import { colon, t } from "./i18n.js";
-import "./i18n_picture.js";
+import { colon, t } from "./catalog.js";
 
 export function neighboursSection(ctx) {
   const { state } = ctx;
@@ -19,7 +18,7 @@ export function neighboursSection(ctx) {
     })
     .catch((err) => {
       box.classList.remove("loading");
-      box.replaceChildren(el("div", { class: "error inline", text: `${t("error")}${colon()}${err.message}` }));
+      box.replaceChildren(el("div", { class: "error inline", text: `${t("page.error")}${colon()}${err.message}` }));
     });
   return box;
 }
@@ -38,8 +37,8 @@ function neighboursView(d) {
     ),
   );
   return [
-    el("h4", { text: t("nbTitle", { tok: visible(d.text), id: d.id }) }),
-    el("p", { class: "hint", text: t("nbHint", { n: d.vocab.toLocaleString("en-US") }) }),
+    el("h4", { text: t("page.picture.nb-title", { tok: visible(d.text), id: d.id }) }),
+    el("p", { class: "hint", text: t("page.picture.nb-hint", { n: d.vocab.toLocaleString("en-US") }) }),
     el("div", { class: "nb-list" }, rows),
   ];
 }

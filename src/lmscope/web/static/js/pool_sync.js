@@ -5,7 +5,7 @@
 // the bars take the numbers of POST /api/pool: the pool Generate really samples from.
 
 import { pct } from "./draw.js";
-import { t } from "./i18n.js";
+import { t } from "./catalog.js";
 
 let seq = 0;
 
@@ -30,7 +30,7 @@ export async function syncPool(post, request, pool, { bars, label }) {
     bar.querySelector(".val").textContent = `${pct(Number(bar.dataset.prob))} → ${pct(p)}`;
   }
   const vocab = pool.stages.vocab.toLocaleString("en-US");
-  label.textContent = t("pool", { n: server.size.toLocaleString("en-US"), vocab });
+  label.textContent = t("page.pool", { n: server.size.toLocaleString("en-US"), vocab });
   label.dataset.size = server.size;
   label.dataset.source = "server";
 }

@@ -5,34 +5,8 @@
 
 import { getJSON, postJSON } from "./api.js";
 import { minus } from "./draw.js";
-import { addStrings, t } from "./i18n.js";
-
-addStrings(
-  {
-    precisionIs: "Numbers in {dtype}",
-    precisionExact: "Numbers in float32, the exact reference",
-    precisionMeasure: "compare with float32",
-    precisionMeasuring: "measuring against float32…",
-    precisionResult:
-      "max |Δlogit| {delta} over {tokens} tokens against {reference}; top-{k} next tokens {verdict}",
-    precisionSame: "unchanged",
-    precisionReordered: "the same, reordered",
-    precisionChanged: "changed",
-    precisionTop1: "; another top token at {n} position(s)",
-  },
-  {
-    precisionIs: "数值精度：{dtype}",
-    precisionExact: "数值精度：float32（精确的参照）",
-    precisionMeasure: "与 float32 比较",
-    precisionMeasuring: "正在与 float32 比较…",
-    precisionResult:
-      "{tokens} 个词元上 logit 的最大变化 |Δ| 为 {delta}（对照：{reference}）；前 {k} 个候选词元{verdict}",
-    precisionSame: "不变",
-    precisionReordered: "相同但顺序改变",
-    precisionChanged: "有变化",
-    precisionTop1: "；{n} 个位置的首选词元不同",
-  },
-);
+import { t } from "./catalog.js";
+import { errorText } from "./errors.js";
 
 let dtype = null;
 let result = null; // the last measurement, shown until the prompt changes
@@ -41,13 +15,13 @@ function render(line) {
   line.replaceChildren();
   if (dtype === null) return;
   const label = document.createElement("span");
-  label.textContent = dtype === "float32" ? t("precisionExact") : t("precisionIs", { dtype });
+  label.textContent = dtype === "float32" ? t("page.precision.exact") : t("page.precision.is", { dtype });
   line.append(label);
   if (dtype === "float32") return;
   if (result === null) {
     const button = document.createElement("button");
     button.type = "button";
-    button.textContent = t("precisionMeasure");
+    button.textContent = t("page.precision.measure");
     button.setAttribute("data-testid", "precision-measure");
     button.addEventListener("click", () => measure(line));
     line.append(" · ", button);
@@ -56,24 +30,24 @@ function render(line) {
   const out = document.createElement("span");
   out.setAttribute("data-testid", "precision-result");
   if (result.pending) {
-    out.textContent = t("precisionMeasuring");
+    out.textContent = t("page.precision.measuring");
   } else if (result.error) {
-    out.textContent = result.error;
+    const err = result.error;
+    out.textContent = err.code ? errorText(err.code, err.params, err.original) : String(err.message ?? err);
   } else {
     const verdict = result.same_top_k
-      ? t("precisionSame")
+      ? t("page.precision.same")
       : result.same_top_k_set
-        ? t("precisionReordered")
-        : t("precisionChanged");
-    out.textContent =
-      t("precisionResult", {
-        delta: minus(result.max_abs_delta_logit.toPrecision(3)),
-        tokens: result.tokens,
-        reference: result.reference,
-        k: result.top_k,
-        verdict,
-      }) +
-      (result.top1_changed_positions ? t("precisionTop1", { n: result.top1_changed_positions }) : "");
+        ? t("page.precision.reordered")
+        : t("page.precision.changed");
+    out.textContent = t("page.precision.result", {
+      delta: minus(result.max_abs_delta_logit.toPrecision(3)),
+      tokens: result.tokens,
+      reference: result.reference,
+      k: result.top_k,
+      verdict,
+      changed: result.top1_changed_positions ?? 0,
+    });
   }
   line.append(" · ", out);
 }
@@ -86,7 +60,7 @@ async function measure(line) {
   try {
     result = await postJSON("/api/precision", { text, top_k: 5 });
   } catch (err) {
-    result = { error: String(err.message ?? err) };
+    result = { error: err };
   }
   render(line);
 }
@@ -105,8 +79,8 @@ async function start() {
       render(line);
     }
   });
-  // the page switches language on this button; redraw in the new one after it did
-  document.getElementById("lang")?.addEventListener("click", () => setTimeout(() => render(line)));
+  // the page switched language: say it again in the new one
+  document.addEventListener("lmscope:lang", () => render(line));
   dtype = (await getJSON("/api/model")).dtype ?? "float32";
   render(line);
 }

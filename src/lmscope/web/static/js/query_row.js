@@ -3,8 +3,7 @@
 // position order) with the full table one click away, never a small scroll box.
 
 import { columnFormat, el } from "./draw.js";
-import { t } from "./i18n.js";
-import "./i18n_picture.js";
+import { t } from "./catalog.js";
 
 const FULL = 16; // keys shown in full without folding
 const STRONGEST = 12;
@@ -20,7 +19,7 @@ function table(head, rows, testid) {
 
 // tokenText(j): the readable text of the token at position j
 export function queryRowTable(a, position, tokenText) {
-  const head = [t("key"), t("token"), "QKᵀ", "/√d", t("maskCol"), "softmax"];
+  const head = [t("page.key"), t("page.token"), "QKᵀ", "/√d", t("page.mask-col"), "softmax"];
   const seen = Array.from({ length: Math.min(position + 1, a.row.raw.length) }, (_, j) => j);
   // each column in one style over the keys the query sees (0.4430 above 0.0078, not 0.443)
   const stages = ["raw", "scaled", "masked", "pattern"];
@@ -30,7 +29,7 @@ export function queryRowTable(a, position, tokenText) {
     cells: [j, `“${tokenText(j)}”`, ...stages.map((s, i) => formats[i](a.row[s][j]))],
   });
   const after = a.row.raw.length - seen.length;
-  const masked = after > 0 ? [{ cls: "tail", cells: ["", t("maskedKeys", { a: position + 1, b: a.row.raw.length - 1 }), "", "", "−∞", "0"] }] : [];
+  const masked = after > 0 ? [{ cls: "tail", cells: ["", t("page.picture.masked-keys", { a: position + 1, b: a.row.raw.length - 1 }), "", "", "−∞", "0"] }] : [];
   if (seen.length <= FULL) return table(head, seen.map(row).concat(masked), "query-row");
   const strongest = seen
     .slice()
@@ -40,12 +39,12 @@ export function queryRowTable(a, position, tokenText) {
   return el(
     "div",
     {},
-    el("p", { class: "hint", text: t("strongestKeys", { n: STRONGEST, of: seen.length }) }),
+    el("p", { class: "hint", text: t("page.picture.strongest-keys", { n: STRONGEST, of: seen.length }) }),
     table(head, strongest.map(row), "query-row"),
     el(
       "details",
       { class: "all-keys" },
-      el("summary", { text: t("allKeys", { n: seen.length }) }),
+      el("summary", { text: t("page.picture.all-keys", { n: seen.length }) }),
       table(head, seen.map(row).concat(masked), "query-row-all"),
     ),
   );

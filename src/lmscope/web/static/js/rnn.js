@@ -6,8 +6,7 @@
 import { ApiError, getJSON, postJSON } from "./api.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { el, fmt, pct, svg } from "./draw.js";
-import { colon, lang, setLang, t } from "./i18n.js";
-import "./i18n_rnn.js";
+import { applyStatic, colon, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
 import { renderTimeline, showTimeline, topUnit } from "./rnn_timeline.js";
 
 const EXAMPLES = [
@@ -26,6 +25,18 @@ const MAX_SAMPLE = 2000;
 const MAX_SEED = 2 ** 53 - 1;
 const n0 = (n) => n.toLocaleString("en-US");
 const SIGMOID = new Set(["i", "f", "o", "r", "z"]);
+// What each kind of unit is called, by the letter the model's state uses.
+const KINDS = {
+  h: "page.rnn.kind-h",
+  c: "page.rnn.kind-c",
+  i: "page.rnn.kind-i",
+  f: "page.rnn.kind-f",
+  g: "page.rnn.kind-g",
+  o: "page.rnn.kind-o",
+  r: "page.rnn.kind-r",
+  z: "page.rnn.kind-z",
+  n: "page.rnn.kind-n",
+};
 const RED = [214, 39, 40];
 const BLUE = [31, 119, 180];
 const PAD = 0.1; // a gate chart's margin above 1 and below 0, in units of the gate (rnn.css)
@@ -68,7 +79,7 @@ function shown(ch) {
 // --- errors and status --------------------------------------------------------------------
 
 function showError(message) {
-  $("error").textContent = `${t("error")}${colon()}${message}`;
+  $("error").textContent = `${t("page.error")}${colon()}${message}`;
   $("error").hidden = false;
 }
 
@@ -83,11 +94,11 @@ function message(err) {
 // The server's lines this page can cause, in the page's language; the rest as errors.js says
 // them (its generic line in Chinese would hide the reason: "invalid_input").
 const SERVER_LINES = [
-  [/none of the text's characters is in the model's vocabulary/, () => t("rnnErrNoKnown")],
-  [/the finder needs at least (\d+) characters of text, got (\d+)/, (m) => t("rnnFindShort", { min: m[1], n: m[2] })],
-  [/(?:text|prompt): String should have at most ([\d,]+) characters/, (m) => t("rnnErrTooLong", { max: n0(Number(m[1])) })],
-  [/^n: Input should be/, () => t("rnnBadLength", { max: n0(MAX_SAMPLE) })],
-  [/^seed: Input should be/, () => t("rnnBadSeed", { max: n0(MAX_SEED) })],
+  [/none of the text's characters is in the model's vocabulary/, () => t("page.rnn.err-no-known")],
+  [/the finder needs at least (\d+) characters of text, got (\d+)/, (m) => t("page.rnn.find-short", { min: m[1], n: m[2] })],
+  [/(?:text|prompt): String should have at most ([\d,]+) characters/, (m) => t("page.rnn.err-too-long", { max: n0(Number(m[1])) })],
+  [/^n: Input should be/, () => t("page.rnn.bad-length", { max: n0(MAX_SAMPLE) })],
+  [/^seed: Input should be/, () => t("page.rnn.bad-seed", { max: n0(MAX_SEED) })],
 ];
 
 function errorLine(err) {
@@ -111,8 +122,8 @@ function sayAt(id, words) {
 
 function showCount() {
   const len = $("rnn-input").value.length;
-  const typed = t("rnnTyped", { len: n0(len), max: n0(MAX_TEXT) });
-  const read = state.view ? `${t("rnnCount", { n: n0(state.view.values.length) })} · ` : "";
+  const typed = t("page.rnn.typed", { len: n0(len), max: n0(MAX_TEXT) });
+  const read = state.view ? `${t("page.rnn.count", { n: n0(state.view.values.length) })} · ` : "";
   $("rnn-count").textContent = read + typed;
 }
 
@@ -124,10 +135,10 @@ async function refresh() {
   if (!state.model) return;
   if (!text) {
     clearView();
-    sayAt("rnn-text-error", () => t("rnnEmpty"));
+    sayAt("rnn-text-error", () => t("page.rnn.empty"));
     return;
   }
-  $("rnn-timing").textContent = t("loading");
+  $("rnn-timing").textContent = t("page.loading");
   const started = performance.now();
   let view;
   try {
@@ -150,7 +161,7 @@ async function refresh() {
   state.view = view;
   if (state.pinned !== null && state.pinned >= view.values.length) state.pinned = null;
   state.ms = Math.round(performance.now() - started);
-  $("rnn-timing").textContent = t("traced", { ms: state.ms });
+  $("rnn-timing").textContent = t("page.traced", { ms: state.ms });
   renderView();
   document.body.dataset.ready = "1";
 }
@@ -188,10 +199,10 @@ function renderView() {
   note.hidden = !v.skipped.length;
   if (v.skipped.length) {
     const n = v.slots.filter((s) => s === null).length;
-    note.textContent = t("rnnSkipped", { n, chars: v.skipped.map((c) => `“${shown(c)}”`).join(" ") });
+    note.textContent = t("page.rnn.skipped", { n, chars: v.skipped.map((c) => `“${shown(c)}”`).join(" ") });
   }
-  $("rnn-title").textContent = t("rnnTitle", { layer: v.layer, unit: v.unit, kind: t(`kind_${v.kind}`) });
-  const legendKey = v.kind === "c" ? "rnnLegendC" : SIGMOID.has(v.kind) ? "rnnLegendGate" : "rnnLegendH";
+  $("rnn-title").textContent = t("page.rnn.title", { layer: v.layer, unit: v.unit, kind: t(KINDS[v.kind]) });
+  const legendKey = v.kind === "c" ? "page.rnn.legend-c" : SIGMOID.has(v.kind) ? "page.rnn.legend-gate" : "page.rnn.legend-h";
   $("rnn-legend-text").textContent = t(legendKey);
   renderLegend(v.kind);
   renderColored(v);
@@ -241,7 +252,7 @@ function renderGates(v) {
   const box = $("rnn-gates");
   const names = Object.keys(v.gates);
   if (!names.length) {
-    box.replaceChildren(el("p", { class: "muted", text: t("rnnNoGates") }));
+    box.replaceChildren(el("p", { class: "muted", text: t("page.rnn.no-gates") }));
     return;
   }
   const n = v.values.length;
@@ -267,10 +278,10 @@ function renderGates(v) {
     const scale = el(
       "div",
       { class: "gate-scale", "aria-hidden": "true" },
-      el("span", { "data-value": "1", text: "1", title: t("rnnGateOpen") }),
-      el("span", { "data-value": "0", text: "0", title: t("rnnGateClosed") }),
+      el("span", { "data-value": "1", text: "1", title: t("page.rnn.gate-open") }),
+      el("span", { "data-value": "0", text: "0", title: t("page.rnn.gate-closed") }),
     );
-    return el("div", { class: "gate-row" }, el("span", { class: "gate-name", text: t(`kind_${g}`) }), scale, chart);
+    return el("div", { class: "gate-row" }, el("span", { class: "gate-name", text: t(KINDS[g]) }), scale, chart);
   });
   box.replaceChildren(...rows);
 }
@@ -288,14 +299,14 @@ function renderReadout(step) {
   const box = $("rnn-readout");
   moveCursor(step);
   if (!v || step === null || step === undefined || step >= v.values.length) {
-    box.replaceChildren(el("p", { class: "muted", text: t("rnnHoverHint") }));
+    box.replaceChildren(el("p", { class: "muted", text: t("page.rnn.hover-hint") }));
     return;
   }
   const index = v.slots.indexOf(step);
   const ch = v.text[index];
   const rows = [
     // the character's place in the text, counted from 1 (a step skips unknown characters)
-    el("div", { class: "ro-head", "data-testid": "readout-char" }, t("rnnAfter", { ch: shown(ch), i: n0(index + 1), n: n0(v.text.length) })),
+    el("div", { class: "ro-head", "data-testid": "readout-char" }, t("page.rnn.after", { ch: shown(ch), i: n0(index + 1), n: n0(v.text.length) })),
     el(
       "div",
       { class: "ro-values" },
@@ -304,7 +315,7 @@ function renderReadout(step) {
         el("span", { class: "ro-kind" }, `${g} = `, el("b", { text: fmt(values[step], 3) })),
       ),
     ),
-    el("div", { class: "ro-sub", text: t("rnnNext") }),
+    el("div", { class: "ro-sub", text: t("page.rnn.next") }),
   ];
   const top = v.top[step];
   const best = top.length ? top[0].prob : 1;
@@ -319,7 +330,7 @@ function renderReadout(step) {
       ),
     );
   }
-  if (v.next_prob[step] !== null) rows.push(el("div", { class: "muted small-text", text: t("rnnActual", { p: pct(v.next_prob[step]) }) }));
+  if (v.next_prob[step] !== null) rows.push(el("div", { class: "muted small-text", text: t("page.rnn.actual", { p: pct(v.next_prob[step]) }) }));
   box.replaceChildren(...rows);
 }
 
@@ -331,10 +342,10 @@ async function findCells(useText) {
   sayAt("rnn-cells-error", null);
   const typed = $("rnn-input").value.length;
   if (useText && typed < MIN_FIND_TEXT) {
-    sayAt("rnn-cells-error", () => t("rnnFindShort", { min: MIN_FIND_TEXT, n: n0(typed) }));
+    sayAt("rnn-cells-error", () => t("page.rnn.find-short", { min: MIN_FIND_TEXT, n: n0(typed) }));
     return;
   }
-  status.textContent = t("rnnFinding", { source: sourceLabel() });
+  status.textContent = t("page.rnn.finding", { source: sourceLabel() });
   $("find-corpus").disabled = $("find-text").disabled = true;
   try {
     const body = { model: state.model.name, top: 3 };
@@ -353,7 +364,7 @@ async function findCells(useText) {
 function renderCells() {
   const r = state.cells;
   if (!r) return;
-  $("rnn-cells-status").textContent = t("rnnFound", {
+  $("rnn-cells-status").textContent = t("page.rnn.found", {
     source: sourceLabel(),
     a: r.select_chars.toLocaleString("en-US"),
     b: r.heldout_chars.toLocaleString("en-US"),
@@ -367,7 +378,7 @@ function renderCells() {
       el("code", { class: "muted", text: f.name }),
     );
     if (f.note) {
-      const note = el("div", { class: "muted small-text", text: t("rnnNotScored", { note: noteText(f) }) });
+      const note = el("div", { class: "muted small-text", text: t("page.rnn.not-scored", { note: noteText(f) }) });
       return el("div", { class: "cf-group" }, head, note);
     }
     const rows = f.best.map((u) => {
@@ -377,8 +388,8 @@ function renderCells() {
           : `r ${fmt(u.r, 3)}`;
       const tip =
         f.kind === "binary"
-          ? t("rnnRule", { rule: `${u.direction} ${fmt(u.threshold, 3)}`, p: fmt(u.precision, 3), r: fmt(u.recall, 3) })
-          : t("rnnRSelect", { r: fmt(u.r_select, 3) });
+          ? t("page.rnn.rule", { rule: `${u.direction} ${fmt(u.threshold, 3)}`, p: fmt(u.precision, 3), r: fmt(u.recall, 3) })
+          : t("page.rnn.r-select", { r: fmt(u.r_select, 3) });
       return el(
         "button",
         {
@@ -399,16 +410,16 @@ function renderCells() {
 }
 
 function sourceLabel() {
-  return state.cellsFromText ? t("rnnSourceText") : t("rnnSourceCorpus", { corpus: state.model.corpus || "" });
+  return state.cellsFromText ? t("page.rnn.source-text") : t("page.rnn.source-corpus", { corpus: state.model.corpus || "" });
 }
 
 // The server's note as data, so it reads in the page's language.
 function noteText(f) {
   const d = f.note_data;
   if (!d) return f.note;
-  const part = t(d.part === "selection" ? "rnnPartSelection" : "rnnPartHeld-out");
-  if (d.code === "rare") return t("rnnNoteRare", { part, positives: n0(d.positives), total: n0(d.total) });
-  if (d.code === "constant") return t("rnnNoteConstant", { part, value: fmt(d.value, 4) });
+  const part = t(d.part === "selection" ? "page.rnn.part-selection" : "rnnPartHeld-out");
+  if (d.code === "rare") return t("page.rnn.note-rare", { part, positives: n0(d.positives), total: n0(d.total) });
+  if (d.code === "constant") return t("page.rnn.note-constant", { part, value: fmt(d.value, 4) });
   return f.note;
 }
 
@@ -443,13 +454,13 @@ async function sample() {
   const seed = seedRaw === "" ? null : wholeIn("rnn-seed", 0, MAX_SEED);
   const temperature = Number($("rnn-temp").value);
   let refusal = null;
-  if (n === null) refusal = () => t("rnnBadLength", { max: n0(MAX_SAMPLE) });
-  else if (seedRaw !== "" && seed === null) refusal = () => t("rnnBadSeed", { max: n0(MAX_SEED) });
-  else if (!(temperature >= 0 && temperature <= 2)) refusal = () => t("rnnBadTemp");
+  if (n === null) refusal = () => t("page.rnn.bad-length", { max: n0(MAX_SAMPLE) });
+  else if (seedRaw !== "" && seed === null) refusal = () => t("page.rnn.bad-seed", { max: n0(MAX_SEED) });
+  else if (!(temperature >= 0 && temperature <= 2)) refusal = () => t("page.rnn.bad-temp");
   sayAt("rnn-sample-error", refusal);
   if (refusal) return;
   const mine = ++sampleSeq;
-  out.textContent = t("rnnSampling");
+  out.textContent = t("page.rnn.sampling");
   $("rnn-sample-go").disabled = true; // one sample at a time
   $("rnn-sample-use").disabled = true;
   const text = $("rnn-input").value;
@@ -492,7 +503,7 @@ function renderSampleSeed() {
   const note = $("rnn-sample-seed");
   const seed = state.randomSeed;
   note.hidden = seed === null || seed === undefined;
-  note.textContent = note.hidden ? "" : t("rnnRandomSeed", { seed: String(seed) });
+  note.textContent = note.hidden ? "" : t("page.rnn.random-seed", { seed: String(seed) });
 }
 
 // --- controls -----------------------------------------------------------------------------
@@ -503,7 +514,7 @@ function syncControls() {
     ...Array.from({ length: m.layers }, (_, i) => el("option", { value: i, text: String(i), selected: i === state.layer })),
   );
   $("rnn-kind").replaceChildren(
-    ...m.kinds.map((k) => el("option", { value: k, text: t(`kind_${k}`), selected: k === state.kind })),
+    ...m.kinds.map((k) => el("option", { value: k, text: t(KINDS[k]), selected: k === state.kind })),
   );
   $("rnn-unit").max = m.hidden - 1;
   $("rnn-unit").value = state.unit;
@@ -517,10 +528,10 @@ function renderFacts() {
   $("facts").replaceChildren(
     fact("", m.name),
     fact("", m.arch.toUpperCase()),
-    fact(t("layers"), String(m.layers)),
-    fact(t("rnnHidden"), String(m.hidden)),
-    fact(t("vocab"), String(m.vocab_size)),
-    fact(t("params"), m.n_params.toLocaleString("en-US")),
+    fact(t("page.layers"), String(m.layers)),
+    fact(t("page.rnn.hidden"), String(m.hidden)),
+    fact(t("page.vocab"), String(m.vocab_size)),
+    fact(t("page.params"), m.n_params.toLocaleString("en-US")),
   );
 }
 
@@ -546,24 +557,24 @@ function chooseModel(name) {
 function nameModels() {
   for (const option of $("rnn-model").options) {
     const m = state.models.find((x) => x.name === option.value);
-    option.textContent = m?.features === "code" ? t("rnnCodeModel", { name: m.name }) : option.value;
+    option.textContent = m?.features === "code" ? t("page.rnn.code-model", { name: m.name }) : option.value;
   }
 }
 
 function renderLanguage() {
-  document.querySelectorAll("[data-i18n]").forEach((node) => (node.textContent = t(node.dataset.i18n)));
-  $("unit-prev").setAttribute("aria-label", t("rnnUnitPrev"));
-  $("unit-next").setAttribute("aria-label", t("rnnUnitNext"));
+  applyStatic();
+  $("unit-prev").setAttribute("aria-label", t("page.rnn.unit-prev"));
+  $("unit-next").setAttribute("aria-label", t("page.rnn.unit-next"));
   nameModels();
-  $("rnn-input").placeholder = t("rnnPlaceholder");
+  $("rnn-input").placeholder = t("page.rnn.placeholder");
   showCount();
   for (const [id, words] of Object.entries(refusals)) sayAt(id, words); // in the new language
-  $("lang").textContent = lang() === "zh" ? "English" : "中文";
+  labelLanguageToggle($("lang"));
   if (state.model) {
     renderFacts();
     syncControls();
   }
-  if (state.ms !== undefined) $("rnn-timing").textContent = t("traced", { ms: state.ms });
+  if (state.ms !== undefined) $("rnn-timing").textContent = t("page.traced", { ms: state.ms });
   renderView();
   renderCells();
   renderTimeline();
@@ -603,7 +614,7 @@ function wire() {
     // the box keeps MAX_TEXT characters: say so when a paste is cut there
     const pasted = e.clipboardData?.getData("text") ?? "";
     const room = MAX_TEXT - (input.value.length - (input.selectionEnd - input.selectionStart));
-    sayAt("rnn-text-error", pasted.length > room ? () => t("rnnTextCut", { max: n0(MAX_TEXT) }) : null);
+    sayAt("rnn-text-error", pasted.length > room ? () => t("page.rnn.text-cut", { max: n0(MAX_TEXT) }) : null);
   });
   $("rnn-model").addEventListener("change", (e) => {
     // refusals about the other model (its units, its sample, its finder) no longer apply
@@ -627,7 +638,7 @@ function wire() {
     const shownValue = raw === "" ? "" : raw;
     const range = Number.isInteger(u) && raw !== "";
     e.target.value = state.unit;
-    sayAt("rnn-unit-error", () => (range ? t("rnnUnitRange", { value: shownValue, last }) : t("rnnUnitWhole", { last })));
+    sayAt("rnn-unit-error", () => (range ? t("page.rnn.unit-range", { value: shownValue, last }) : t("page.rnn.unit-whole", { last })));
   });
   $("unit-prev").addEventListener("click", () => selectUnit(state.layer, Math.max(0, state.unit - 1), state.kind));
   $("unit-next").addEventListener("click", () =>
@@ -662,14 +673,13 @@ function wire() {
     setText(state.sample);
     refresh();
   });
-  $("lang").addEventListener("click", () => {
-    setLang(lang() === "zh" ? "en" : "zh");
+  $("lang").addEventListener("click", async () => {
+    await setLang(nextLang());
     renderLanguage();
   });
 }
 
 async function boot() {
-  setLang(lang());
   wire();
   buildExamples();
   renderLanguage();
@@ -680,7 +690,7 @@ async function boot() {
     return;
   }
   if (!state.models.length) {
-    showError(t("rnnNoModel"));
+    showError(t("page.rnn.no-model"));
     document.body.dataset.ready = "1";
     return;
   }
@@ -716,7 +726,7 @@ function sayTopUnit() {
   if (!note || !u) return;
   const feature = state.cells?.features.find((f) => f.name === u.feature);
   const name = feature ? feature.description[lang()] || feature.description.en : u.feature;
-  note.textContent = t("rnnTopUnit", { feature: name, l: u.layer, u: u.unit, kind: u.kind });
+  note.textContent = t("page.picture.rnn-top-unit", { feature: name, l: u.layer, u: u.unit, kind: u.kind });
   note.hidden = false;
 }
 

@@ -5,9 +5,7 @@
 
 import { getJSON } from "./api.js";
 import { el, fmt } from "./draw.js";
-import { t } from "./i18n.js";
-import "./i18n_picture.js";
-import "./i18n_why.js";
+import { t } from "./catalog.js";
 
 // The unit the finder ranks first: the best unit of the first feature that has one.
 export function topUnit(report) {
@@ -43,24 +41,24 @@ export function renderTimeline() {
     step: 1,
     value: samples.length - 1,
     "data-testid": "rnn-timeline-slider",
-    "aria-label": t("tlSlider"),
+    "aria-label": t("page.picture.tl-slider"),
     style: { width: "100%" },
   });
   const label = el("div", { class: "muted small-text", "data-testid": "rnn-timeline-label" });
   const text = el("pre", { class: "rnn-sample-out", "data-testid": "rnn-timeline-text" });
   const show = () => {
     const s = samples[Number(slider.value)];
-    const loss = s.train_loss !== null ? ` · ${t("tlLoss", { loss: fmt(s.train_loss, 4) })}` : "";
+    const loss = s.train_loss !== null ? ` · ${t("page.picture.tl-loss", { loss: fmt(s.train_loss, 4) })}` : "";
     // the held-out loss where the run measured one: a gap to the train loss is over-fitting
-    const val = s.val_loss !== null ? ` · ${t("tlValLoss", { loss: fmt(s.val_loss, 4) })}` : "";
-    label.textContent = `${t("tlIteration", { i: s.iteration.toLocaleString("en-US") })}${loss}${val}`;
+    const val = s.val_loss !== null ? ` · ${t("page.rnn.tl-val-loss", { loss: fmt(s.val_loss, 4) })}` : "";
+    label.textContent = `${t("page.picture.tl-iteration", { i: s.iteration.toLocaleString("en-US") })}${loss}${val}`;
     text.textContent = s.text;
     panel.dataset.iteration = s.iteration;
   };
   slider.addEventListener("input", show);
   panel.replaceChildren(
-    el("h2", { text: t("tlTitle") }),
-    el("p", { class: "muted small-text", text: t("tlNote", { seed: timeline.seed, n: timeline.length, corpus: timeline.corpus ?? "" }) }),
+    el("h2", { text: t("page.picture.tl-title") }),
+    el("p", { class: "muted small-text", text: t("page.picture.tl-note", { seed: timeline.seed, n: timeline.length, corpus: timeline.corpus ?? "" }) }),
     slider,
     label,
     text,

@@ -6,9 +6,8 @@
 
 import { stepInfo } from "./catalogue.js";
 import { el, pct, visible } from "./draw.js";
-import { t } from "./i18n.js";
+import { t } from "./catalog.js";
 import { quotedToken } from "./chars.js";
-import "./i18n_interpret.js";
 
 let tintSeq = 0;
 
@@ -55,8 +54,8 @@ export function updateScrubber(state, { post, tokenText, promptTexts }) {
   slider.max = String(Math.max(0, n - 1));
   slider.value = String(p);
   slider.disabled = n < 2 || state.busy;
-  document.getElementById("scrub-label").textContent = `${t("scrub")} ${p} / ${n - 1}`;
-  slider.title = t("scrubHintLong");
+  document.getElementById("scrub-label").textContent = `${t("page.interpret.scrub")} ${p} / ${n - 1}`;
+  slider.title = t("page.interpret.scrub-hint-long");
   updateReadout(state, { tokenText, promptTexts });
   tintChips(state, post);
 }
@@ -75,12 +74,12 @@ export function updateReadout(state, { tokenText, promptTexts }) {
   const pred = state.trace.predictions[p];
   const word = (id) => `“${visible(tokenText(id))}”`;
   const parts = [quotedToken(promptTexts(p))];
-  if (p + 1 < n) parts.push(t("scrubNext", { tok: word(state.ids[p + 1]), p: pct(pred.next_prob) }));
-  else parts.push(t("scrubLast"));
-  parts.push(t("scrubTop", { tok: word(pred.top_ids[0]), p: pct(pred.top_probs[0]) }));
-  const own = samplingChanges(state.sampling) ? t("scrubOwn") : "";
+  if (p + 1 < n) parts.push(t("page.interpret.scrub-next", { tok: word(state.ids[p + 1]), p: pct(pred.next_prob) }));
+  else parts.push(t("page.interpret.scrub-last"));
+  parts.push(t("page.interpret.scrub-top", { tok: word(pred.top_ids[0]), p: pct(pred.top_probs[0]) }));
+  const own = samplingChanges(state.sampling) ? t("page.interpret.scrub-own") : "";
   readout.textContent = parts.join(" · ") + own;
-  readout.title = t("scrubOwnLong");
+  readout.title = t("page.interpret.scrub-own-long");
   readout.dataset.position = String(p);
 }
 
@@ -99,13 +98,13 @@ async function tintChips(state, post) {
   const note = document.getElementById("scrub-note");
   if (!stepInfo(state.step)?.head) {  // an attention step shows one head
     clearTint(tokens);
-    note.textContent = t("scrubHint");
-    note.title = t("scrubHintLong");
+    note.textContent = t("page.interpret.scrub-hint");
+    note.title = t("page.interpret.scrub-hint-long");
     return;
   }
   const { layer, head, position } = state;
-  note.textContent = t("attnTint", { p: position, l: layer, h: head });
-  note.title = `${t("attnTintLong", { p: position, l: layer, h: head })} ${t("scrubHintLong")}`;
+  note.textContent = t("page.interpret.attn-tint", { p: position, l: layer, h: head });
+  note.title = `${t("page.interpret.attn-tint-long", { p: position, l: layer, h: head })} ${t("page.interpret.scrub-hint-long")}`;
   // same body (and key order) as the step's own request: the memo answers it
   const body = { ids: state.ids, layer, head, position };
   let a;

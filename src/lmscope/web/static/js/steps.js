@@ -22,9 +22,9 @@ import {
   focusedControl,
   refocus,
 } from "./draw.js";
-import { stepInfo, stepKeys } from "./catalogue.js";
-import { colon, paren, stepText, t } from "./i18n.js";
-import { familyView } from "./modern.js";
+import { stepInfo, stepKeys, stepText } from "./catalogue.js";
+import { colon, paren, t } from "./catalog.js";
+import { LN_WORDS, familyView } from "./modern.js";
 import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
 import { groupChips, readableText, tokenizerNote } from "./chars.js";
@@ -48,7 +48,7 @@ function op(symbol) {
 function vec(label, v, extra = {}) {
   return strip(v.values ?? v, {
     label,
-    meta: v.norm !== undefined ? `${v.values.length} · ${t("norm")} ${fmt(v.norm, 4)} · ${t("mean")} ${fmt(v.mean, 3)} · ${t("std")} ${fmt(v.std, 3)}` : undefined,
+    meta: v.norm !== undefined ? `${v.values.length} · ${t("page.norm")} ${fmt(v.norm, 4)} · ${t("page.mean")} ${fmt(v.mean, 3)} · ${t("page.std")} ${fmt(v.std, 3)}` : undefined,
     ...extra,
   });
 }
@@ -98,18 +98,18 @@ export async function renderStep(container, key, ctx) {
   const text = stepText(key);
   const controls = el("div", { class: "step-controls" });
   if (info.layer) {
-    controls.append(selectBox(t("layer"), state.model.n_layer, state.layer, ctx.setLayer, "layer-select"));
+    controls.append(selectBox(t("page.layer"), state.model.n_layer, state.layer, ctx.setLayer, "layer-select"));
   }
   if (info.head) {
-    controls.append(selectBox(t("head"), state.model.n_head, state.head, ctx.setHead, "head-select"));
+    controls.append(selectBox(t("page.head"), state.model.n_head, state.head, ctx.setHead, "head-select"));
   }
   controls.append(
     el(
       "span",
       { class: "position-label", "data-testid": "position-label" },
-      `${t("position")} ${state.position}${colon()}`,
+      `${t("page.position")} ${state.position}${colon()}`,
       el("code", { text: `“${tokenLabel(ctx, state.position)}”` }),
-      el("span", { class: "hint", text: ` — ${t("clickPosition")}` }),
+      el("span", { class: "hint", text: ` — ${t("page.click-position")}` }),
     ),
   );
   const body = el("div", { class: "step-body", "data-step": key });
@@ -117,9 +117,9 @@ export async function renderStep(container, key, ctx) {
   const nav = el(
     "div",
     { class: "tour" },
-    el("button", { "data-testid": "tour-prev", disabled: number === 1, text: t("prev"), onclick: () => ctx.openStep(keys[number - 2]) }),
+    el("button", { "data-testid": "tour-prev", disabled: number === 1, text: t("page.prev"), onclick: () => ctx.openStep(keys[number - 2]) }),
     el("span", { class: "tour-pos", text: `${number} / ${keys.length}` }),
-    el("button", { "data-testid": "tour-next", disabled: number === keys.length, text: t("next"), onclick: () => ctx.openStep(keys[number]) }),
+    el("button", { "data-testid": "tour-next", disabled: number === keys.length, text: t("page.next"), onclick: () => ctx.openStep(keys[number]) }),
   );
   const focus = focusedControl(container);
   container.replaceChildren(
@@ -132,7 +132,7 @@ export async function renderStep(container, key, ctx) {
     el("p", { class: "explain", "data-testid": "step-explain", text: text.body }),
     controls,
     body,
-    el("div", { class: "probes" }, `${t("probes")}${colon()}`, probes.map((p) => el("code", { text: p }))),
+    el("div", { class: "probes" }, `${t("page.probes")}${colon()}`, probes.map((p) => el("code", { text: p }))),
   );
   refocus(container, focus);
   body.classList.add("loading");
@@ -146,7 +146,7 @@ export async function renderStep(container, key, ctx) {
   } catch (err) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
-    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("error")}${colon()}${err.message}` }));
+    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("page.error")}${colon()}${err.message}` }));
   }
 }
 
@@ -177,7 +177,7 @@ function predictionBars(ctx, probs, tokenIds, n = 5) {
 
 function factsTable(m) {
   return table(
-    [t("modelFacts"), ""],
+    [t("page.model-facts"), ""],
     [
       ["name", m.name],
       ["n_layer", m.n_layer],
@@ -189,7 +189,7 @@ function factsTable(m) {
       ["n_ctx", m.n_ctx.toLocaleString("en-US")],
       ["params", m.n_params.toLocaleString("en-US")],
       ["activation", m.activation],
-      ["tokenizer", m.tokenizer ?? t("noTokenizer")],
+      ["tokenizer", m.tokenizer ?? t("page.no-tokenizer")],
     ],
     { "data-testid": "model-facts-table" },
   );
@@ -201,7 +201,7 @@ const RENDER = {
     const p = state.trace.predictions[state.position];
     return [
       section(
-        t("predictedNext"),
+        t("page.predicted-next"),
         el(
           "div",
           { class: "big-prediction" },
@@ -226,13 +226,13 @@ const RENDER = {
           i,
           `“${tokenLabel(ctx, i)}”`,
           `“${visible(ctx.tokenText(p.top_ids[0]))}” ${pct(p.top_probs[0])}`,
-          next === undefined ? t("noNext") : `“${visible(ctx.tokenText(next))}” ${pct(p.next_prob)}`,
+          next === undefined ? t("page.no-next") : `“${visible(ctx.tokenText(next))}” ${pct(p.next_prob)}`,
         ],
       };
     });
-    const tbl = table([t("position"), t("token"), t("topPrediction"), t("nextProb")], rows);
+    const tbl = table([t("page.position"), t("page.token"), t("page.top-prediction"), t("page.next-prob")], rows);
     tbl.querySelectorAll("tbody tr").forEach((tr, i) => tr.addEventListener("click", () => ctx.selectPosition(i)));
-    return [section(t("loop", { n: state.model.n_layer })), el("div", { class: "scroll" }, tbl)];
+    return [section(t("page.loop", { n: state.model.n_layer })), el("div", { class: "scroll" }, tbl)];
   },
 
   architecture(ctx) {
@@ -242,16 +242,16 @@ const RENDER = {
     const norms = state.trace.resid_norms.map((row) => row[state.position]);
     return [
       section(
-        t("shapes"),
+        t("page.shapes"),
         table(
-          [t("embedding"), t("blocksN", { n: m.n_layer }), t("finalLn"), t("logits"), t("probabilities")],
+          [t("page.embedding"), t("page.blocks-n", { n: m.n_layer }), t("page.final-ln"), t("page.logits"), t("page.probabilities")],
           [[`[${T}, ${m.d_model}]`, `[${T}, ${m.d_model}] → [${T}, ${m.d_model}]`, `[${T}, ${m.d_model}]`, `[${T}, ${m.vocab_size}]`, `[${m.vocab_size}]`]],
         ),
       ),
       lineChart(
         norms.map((_, i) => i),
         [{ name: "|x|", values: norms, colour: "#7c3aed" }],
-        { title: t("residNormChart"), points: true, xStart: t("embedding"), xEnd: t("blockN", { l: m.n_layer - 1 }) },
+        { title: t("page.resid-norm-chart"), points: true, xStart: t("page.embedding"), xEnd: t("page.block-n", { l: m.n_layer - 1 }) },
       ),
     ];
   },
@@ -259,14 +259,14 @@ const RENDER = {
   async embedding(ctx) {
     const d = await embeddingData(ctx);
     return section(
-      `${t("position")} ${d.position}${colon()}“${visible(d.token.text)}”${paren(`id ${d.token.id}`)}`,
-      vec(t("tokenEmb", { id: d.token.id }), d.token_embedding, { testid: "embedding-strip" }),
+      `${t("page.position")} ${d.position}${colon()}“${visible(d.token.text)}”${paren(`id ${d.token.id}`)}`,
+      vec(t("page.token-emb", { id: d.token.id }), d.token_embedding, { testid: "embedding-strip" }),
       // a model without learned positions (rotary ones act inside attention) adds nothing here
       d.position_embedding && op("+"),
-      d.position_embedding && vec(t("posEmb", { p: d.position }), d.position_embedding),
+      d.position_embedding && vec(t("page.pos-emb", { p: d.position }), d.position_embedding),
       op("="),
-      vec(t("sum"), d.sum),
-      el("p", { class: "hint", text: [`W_E ${d.embedding_matrix.join(" × ")}`, d.position_matrix && `W_P ${d.position_matrix.join(" × ")}`, t("hoverHint")].filter(Boolean).join(" · ") }),
+      vec(t("page.sum"), d.sum),
+      el("p", { class: "hint", text: [`W_E ${d.embedding_matrix.join(" × ")}`, d.position_matrix && `W_P ${d.position_matrix.join(" × ")}`, t("page.hover-hint")].filter(Boolean).join(" · ") }),
       neighboursSection(ctx),
     );
   },
@@ -305,22 +305,22 @@ const RENDER = {
               el("code", { text: visible(m.right) }),
               " → ",
               el("code", { class: "res", text: visible(m.result) }),
-              el("span", { class: "rank", text: ` ${t("rank")} ${m.rank}` }),
+              el("span", { class: "rank", text: ` ${t("page.rank")} ${m.rank}` }),
             ),
           ),
         )
-      : el("p", { class: "hint", text: tok.note ?? t("noMerges") });
+      : el("p", { class: "hint", text: tok.note ?? t("page.no-merges") });
     // a character tokenizer merges nothing: say which character the token is instead
     const vocab = state.model.vocab_size.toLocaleString("en-US");
     const built =
       state.model.tokenizer_kind === "chars"
         ? section(
-            t("charToken", { tok: visible(tok.token.text), id: tok.token.id }),
-            el("p", { class: "hint", text: t("charTokenHint", { id: tok.token.id, vocab }) }),
+            t("page.char-token", { tok: visible(tok.token.text), id: tok.token.id }),
+            el("p", { class: "hint", text: t("page.char-token-hint", { id: tok.token.id, vocab }) }),
           )
         : section(
-            `${t("merges")}${colon()}“${visible(tok.token.text)}”${paren(`id ${tok.token.id}`)}`,
-            tok.pretoken !== null ? el("p", { class: "hint" }, `${t("pretoken")}${colon()}`, el("code", { text: visible(tok.pretoken) })) : null,
+            `${t("page.merges")}${colon()}“${visible(tok.token.text)}”${paren(`id ${tok.token.id}`)}`,
+            tok.pretoken !== null ? el("p", { class: "hint" }, `${t("page.pretoken")}${colon()}`, el("code", { text: visible(tok.pretoken) })) : null,
             merges,
             tok.note && tok.merges.length ? el("p", { class: "hint", text: tok.note }) : null,
           );
@@ -330,7 +330,7 @@ const RENDER = {
       built,
       section(
         "",
-        vec(`${t("tokenEmb", { id: tok.token.id })} — W_E ${emb.embedding_matrix.join(" × ")}`, emb.token_embedding),
+        vec(`${t("page.token-emb", { id: tok.token.id })} — W_E ${emb.embedding_matrix.join(" × ")}`, emb.token_embedding),
       ),
     ];
   },
@@ -339,12 +339,12 @@ const RENDER = {
     const d = await embeddingData(ctx);
     const cos = d.position_cosine_previous;
     return [
-      d.position_embedding && section("", vec(t("posEmb", { p: d.position }), d.position_embedding)),
+      d.position_embedding && section("", vec(t("page.pos-emb", { p: d.position }), d.position_embedding)),
       cos.length
         ? lineChart(
             cos.map((_, i) => i + 1),
             [{ name: "cos", values: cos, colour: "#0891b2" }],
-            { title: t("cosPrev"), marker: d.position, xLabel: "p", points: cos.length <= 64 },
+            { title: t("page.cos-prev"), marker: d.position, xLabel: "p", points: cos.length <= 64 },
           )
         : null,
     ];
@@ -356,24 +356,24 @@ const RENDER = {
     const items = [];
     for (let l = 0; l < state.model.n_layer; l++) {
       items.push({
-        name: t("blockN", { l }),
+        name: t("page.block-n", { l }),
         value: norms[l + 1],
         active: l === state.layer,
-        title: `${t("residIn")} ${fmt(norms[l], 5)} → ${t("residOut")} ${fmt(norms[l + 1], 5)}`,
+        title: `${t("page.resid-in")} ${fmt(norms[l], 5)} → ${t("page.resid-out")} ${fmt(norms[l + 1], 5)}`,
         onClick: () => ctx.setLayer(l),
       });
     }
     return [
-      section(`|${t("residOut")}| · ${t("embedding")}${colon()}${fmt(norms[0], 5)}`, barList(items)),
+      section(`|${t("page.resid-out")}| · ${t("page.embedding")}${colon()}${fmt(norms[0], 5)}`, barList(items)),
       lineChart(
         norms.map((_, i) => i),
         [{ name: "|x|", values: norms, colour: "#7c3aed" }],
         {
-          title: t("residNormChart"),
+          title: t("page.resid-norm-chart"),
           points: true,
           marker: state.layer + 1,
-          xStart: t("embedding"),
-          xEnd: t("blockN", { l: state.model.n_layer - 1 }),
+          xStart: t("page.embedding"),
+          xEnd: t("page.block-n", { l: state.model.n_layer - 1 }),
         },
       ),
     ];
@@ -391,7 +391,7 @@ const RENDER = {
         "div",
         { class: "attn-layout" },
         heatmap(a.pattern, {
-          title: `${t("softmaxScores")} · L${a.layer} H${a.head} · ${t("window", { a: a.start, b: a.start + a.size - 1 })}`,
+          title: `${t("page.softmax-scores")} · L${a.layer} H${a.head} · ${t("page.window", { a: a.start, b: a.start + a.size - 1 })}`,
           kind: "sequential",
           scale: 1,
           rowLabels: labels,
@@ -404,10 +404,10 @@ const RENDER = {
         headsGrid(ctx, a),
       ),
       section(
-        t("attendsTo", { p: state.position }),
+        t("page.attends-to", { p: state.position }),
         barList(order.map(([w, j]) => ({ name: `${j}${colon()}“${tokenLabel(ctx, j)}”`, value: w })), { colour: "#4c1d95" }),
       ),
-      section("", vec(t("attnOut"), layer.attn_out)),
+      section("", vec(t("page.attn-out"), layer.attn_out)),
     ];
   },
 
@@ -422,23 +422,23 @@ const RENDER = {
     const kv = Math.floor((h * nKv) / state.model.n_head);
     const shared = nKv < state.model.n_head;
     const groups = (word) => ({ groups: dh, indexLabel: (i) => `${word} ${Math.floor(i / dh)}, [${i % dh}]` });
-    const kvGroups = groups(shared ? t("kvHead") : t("head"));
+    const kvGroups = groups(shared ? t("page.kv-head") : t("page.head"));
     const span = { a: a.start, b: a.start + a.size - 1, h, k: kv };
     const labels = windowLabels(ctx, a);
     const rowHeight = a.size <= 24 ? 12 : undefined; // rows tall enough to label each position
     return [
-      section("", vec(`${t("lnOutput")}${paren("ln1")} → ${t("qkvWeights")}`, layer.ln1.output)),
+      section("", vec(`${t("page.ln-output")}${paren("ln1")} → ${t("page.qkv-weights")}`, layer.ln1.output)),
       section(
-        t(shared ? "qkvAllGqa" : "qkvAll", { n_head: state.model.n_head, n_kv: nKv, d_head: dh }),
-        strip(layer.q.flat(), { label: `${t("qVec")}${paren(`${t("head")} ${h}${colon()}[${h * dh}, ${(h + 1) * dh})`)}`, ...groups(t("head")) }),
-        strip(layer.k.flat(), { label: t("kVec"), ...kvGroups }),
-        strip(layer.v.flat(), { label: t("vVec"), ...kvGroups }),
+        t(shared ? "page.qkv-all-gqa" : "page.qkv-all", { n_head: state.model.n_head, n_kv: nKv, d_head: dh }),
+        strip(layer.q.flat(), { label: `${t("page.q-vec")}${paren(`${t("page.head")} ${h}${colon()}[${h * dh}, ${(h + 1) * dh})`)}`, ...groups(t("page.head")) }),
+        strip(layer.k.flat(), { label: t("page.k-vec"), ...kvGroups }),
+        strip(layer.v.flat(), { label: t("page.v-vec"), ...kvGroups }),
       ),
       el(
         "div",
         { class: "pair" },
-        heatmap(a.k, { title: t(shared ? "kWindowKv" : "kWindow", span), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `k[${a.start + r}][${c}]` }),
-        heatmap(a.v, { title: t(shared ? "vWindowKv" : "vWindow", span), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `v[${a.start + r}][${c}]` }),
+        heatmap(a.k, { title: t(shared ? "page.k-window-kv" : "page.k-window", span), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `k[${a.start + r}][${c}]` }),
+        heatmap(a.v, { title: t(shared ? "page.v-window-kv" : "page.v-window", span), rowLabels: labels, size: 260, cellWidth: Math.max(2, Math.floor(260 / dh)), cellHeight: rowHeight, describe: (r, c) => `v[${a.start + r}][${c}]` }),
       ),
     ];
   },
@@ -447,7 +447,7 @@ const RENDER = {
     const { state } = ctx;
     const layer = await layerData(ctx);
     const dh = state.model.d_head;
-    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("head")} ${i}`);
+    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("page.head")} ${i}`);
     const opts = (name) => ({
       title: `${name}: ${state.model.n_head} × ${dh}`,
       rowLabels: heads,
@@ -455,14 +455,14 @@ const RENDER = {
       size: 180,
       cellWidth: Math.max(2, Math.floor(180 / dh)),
       cellHeight: 14,
-      describe: (r, c) => `${name} ${t("head")} ${r} [${c}]`,
+      describe: (r, c) => `${name} ${t("page.head")} ${r} [${c}]`,
       onClick: (r) => ctx.setHead(r),
     });
     const norm = (rows) => rows.map((r) => Math.sqrt(r.reduce((s, x) => s + x * x, 0)));
     return [
       el("div", { class: "triple" }, heatmap(layer.q, opts("q")), heatmap(layer.k, opts("k")), heatmap(layer.v, opts("v"))),
       section(
-        `|q| ${t("head")}`,
+        `|q| ${t("page.head")}`,
         barList(norm(layer.q).map((v, i) => ({ name: heads[i], value: v, active: i === state.head, onClick: () => ctx.setHead(i) }))),
       ),
     ];
@@ -488,16 +488,16 @@ const RENDER = {
       el(
         "div",
         { class: "stages" },
-        common("raw", t("rawScores"), "diverging"),
+        common("raw", t("page.raw-scores"), "diverging"),
         op("→"),
-        common("scaled", `${t("scaledScores")} = ${fmt(a.scale, 4)}`, "diverging"),
+        common("scaled", `${t("page.scaled-scores")} = ${fmt(a.scale, 4)}`, "diverging"),
         op("→"),
-        common("masked", t("maskedScores"), "diverging"),
+        common("masked", t("page.masked-scores"), "diverging"),
         op("→"),
-        common("pattern", t("softmaxScores"), "sequential", 1),
+        common("pattern", t("page.softmax-scores"), "sequential", 1),
       ),
       section(
-        t("queryRow", { p: state.position }),
+        t("page.query-row", { p: state.position }),
         queryRowTable(a, state.position, (j) => tokenLabel(ctx, j)),
       ),
     ];
@@ -507,21 +507,21 @@ const RENDER = {
     const { state } = ctx;
     const layer = await layerData(ctx);
     const dh = state.model.d_head;
-    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("head")} ${i}`);
+    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("page.head")} ${i}`);
     return [
       heatmap(layer.z, {
-        title: `${t("zHeads")}${paren(`${state.model.n_head} × ${dh}`)}`,
+        title: `${t("page.z-heads")}${paren(`${state.model.n_head} × ${dh}`)}`,
         rowLabels: heads,
         highlightRow: state.head,
         size: 420,
         cellWidth: Math.max(2, Math.floor(420 / dh)),
         cellHeight: 14,
-        describe: (r, c) => `z ${t("head")} ${r} [${c}]`,
+        describe: (r, c) => `z ${t("page.head")} ${r} [${c}]`,
         onClick: (r) => ctx.setHead(r),
       }),
-      section("", strip(layer.z.flat(), { label: t("concat", { d: state.model.d_model }), groups: dh, indexLabel: (i) => `${t("head")} ${Math.floor(i / dh)}, [${i % dh}]` })),
-      section(t("headResults"), barList(layer.head_results.map((r, i) => ({ name: heads[i], value: r.norm, active: i === state.head, onClick: () => ctx.setHead(i) })))),
-      section("", layer.attn_bias && strip(layer.attn_bias, { label: t("attnBias") }), layer.attn_bias && op("→"), vec(t("attnOut"), layer.attn_out)),
+      section("", strip(layer.z.flat(), { label: t("page.concat", { d: state.model.d_model }), groups: dh, indexLabel: (i) => `${t("page.head")} ${Math.floor(i / dh)}, [${i % dh}]` })),
+      section(t("page.head-results"), barList(layer.head_results.map((r, i) => ({ name: heads[i], value: r.norm, active: i === state.head, onClick: () => ctx.setHead(i) })))),
+      section("", layer.attn_bias && strip(layer.attn_bias, { label: t("page.attn-bias") }), layer.attn_bias && op("→"), vec(t("page.attn-out"), layer.attn_out)),
     ];
   },
 
@@ -531,21 +531,21 @@ const RENDER = {
     const m = state.model;
     const act = curveOf(layer.activation_curve);
     return [
-      section("", vec(t("mlpIn", { d: m.d_model }), layer.ln2.output), op("↓"), vec(t("mlpPre", { d_mlp: m.d_mlp }), layer.mlp_pre)),
+      section("", vec(t("page.mlp-in", { d: m.d_model }), layer.ln2.output), op("↓"), vec(t("page.mlp-pre", { d_mlp: m.d_mlp }), layer.mlp_pre)),
       el(
         "div",
         { class: "pair" },
         curveScatter(layer.mlp_pre.values, layer.mlp_post.values, act, {
-          title: t("geluScatter", { act: layer.activation, n: layer.mlp_pre.values.length }),
+          title: t("page.gelu-scatter", { act: layer.activation, n: layer.mlp_pre.values.length }),
         }),
         el(
           "div",
           {},
-          histogram(layer.mlp_pre_stats.histogram, { title: `${t("histPre")} · ${t("fracPos", { pct: pct(layer.mlp_pre_stats.fraction_positive) })}` }),
-          histogram(layer.mlp_post_stats.histogram, { title: `${t("histPost")} · ${t("fracPos", { pct: pct(layer.mlp_post_stats.fraction_positive) })}` }),
+          histogram(layer.mlp_pre_stats.histogram, { title: `${t("page.hist-pre")} · ${t("page.frac-pos", { pct: pct(layer.mlp_pre_stats.fraction_positive) })}` }),
+          histogram(layer.mlp_post_stats.histogram, { title: `${t("page.hist-post")} · ${t("page.frac-pos", { pct: pct(layer.mlp_post_stats.fraction_positive) })}` }),
         ),
       ),
-      section("", vec(t("mlpPost", { d_mlp: m.d_mlp }), layer.mlp_post), op("↓"), vec(t("mlpOut", { d: m.d_model }), layer.mlp_out)),
+      section("", vec(t("page.mlp-post", { d_mlp: m.d_mlp }), layer.mlp_post), op("↓"), vec(t("page.mlp-out", { d: m.d_model }), layer.mlp_out)),
     ];
   },
 
@@ -556,17 +556,17 @@ const RENDER = {
     const top = view.ids.slice(0, 15).map((id, i) => ({ name: `“${visible(d.vocab[id] ?? ctx.tokenText(id))}”`, value: view.logits[i] }));
     return [
       section(
-        t("finalLnTitle", { p: state.position }),
-        vec(`${t("lnInput")}${paren(`blocks.${state.model.n_layer - 1}.hook_resid_post`)}`, d.ln_final.input),
-        el("p", { class: "hint", text: `${t("mean")} ${fmt(d.ln_final.mean, 5)} · ${t("std")} ${fmt(d.ln_final.std, 5)}` }),
-        vec(`${t("lnOutput")}${paren("ln_final.hook_out")} · W_Eᵀ`, d.ln_final.output),
+        t("page.final-ln-title", { p: state.position }),
+        vec(`${t("page.ln-input")}${paren(`blocks.${state.model.n_layer - 1}.hook_resid_post`)}`, d.ln_final.input),
+        el("p", { class: "hint", text: `${t("page.mean")} ${fmt(d.ln_final.mean, 5)} · ${t("page.std")} ${fmt(d.ln_final.std, 5)}` }),
+        vec(`${t("page.ln-output")}${paren("ln_final.hook_out")} · W_Eᵀ`, d.ln_final.output),
       ),
       el(
         "div",
         { class: "pair" },
-        section(t("logitsTop", { vocab: state.model.vocab_size.toLocaleString("en-US") }), barList(top, { colour: "#0f766e" })),
+        section(t("page.logits-top", { vocab: state.model.vocab_size.toLocaleString("en-US") }), barList(top, { colour: "#0f766e" })),
         histogram(d.logit_stats.histogram, {
-          title: `${t("logitsHist", { vocab: state.model.vocab_size.toLocaleString("en-US") })} · ${t("mean")} ${fmt(d.logit_stats.mean, 4)} · ${t("std")} ${fmt(d.logit_stats.std, 4)}`,
+          title: `${t("page.logits-hist", { vocab: state.model.vocab_size.toLocaleString("en-US") })} · ${t("page.mean")} ${fmt(d.logit_stats.mean, 4)} · ${t("page.std")} ${fmt(d.logit_stats.std, 4)}`,
           colour: "#0f766e",
           width: 300,
         }),
@@ -576,7 +576,7 @@ const RENDER = {
 
   probabilities(ctx) {
     const view = ctx.logitsView();
-    if (!view) return el("p", { class: "hint", text: t("loading") });
+    if (!view) return el("p", { class: "hint", text: t("page.loading") });
     const max = view.logits[0];
     const logits = view.logits.slice(0, 20);
     const exps = logits.map((z) => Math.exp(z - max));
@@ -589,16 +589,16 @@ const RENDER = {
       pct(Math.exp(view.logits[i] - view.lse)),
     ]);
     const shown = view.logits.slice(0, 20).reduce((s, z) => s + Math.exp(z - view.lse), 0);
-    rows.push({ class: "tail", cells: ["", t("others", { n: (view.ids.length - 20 + view.tail_count).toLocaleString("en-US") }), "", "", pct(Math.max(0, 1 - shown))] });
+    rows.push({ class: "tail", cells: ["", t("page.others", { n: (view.ids.length - 20 + view.tail_count).toLocaleString("en-US") }), "", "", pct(Math.max(0, 1 - shown))] });
     return section(
-      t("softmaxTable", { vocab: ctx.state.model.vocab_size.toLocaleString("en-US"), lse: fmt(view.lse, 6) }),
-      table(["#", t("token"), t("logit"), t("expCol"), t("prob")], rows, { "data-testid": "softmax-table" }),
+      t("page.softmax-table", { vocab: ctx.state.model.vocab_size.toLocaleString("en-US"), lse: fmt(view.lse, 6) }),
+      table(["#", t("page.token"), t("page.logit"), t("page.exp-col"), t("page.prob")], rows, { "data-testid": "softmax-table" }),
     );
   },
 
   temperature(ctx) {
     const view = ctx.logitsView();
-    if (!view) return el("p", { class: "hint", text: t("loading") });
+    if (!view) return el("p", { class: "hint", text: t("page.loading") });
     const count = Math.min(6, view.ids.length);
     const curves = temperatureCurves(view, count);
     const series = Array.from({ length: count }, (_, i) => ({
@@ -613,21 +613,21 @@ const RENDER = {
       const cells = [`“${visible(ctx.tokenText(r.id))}”`, pct(Math.exp(r.logit - view.lse))];
       return one ? cells : [...cells, pct(r.prob)];
     });
-    const head = [t("token"), t("atT1"), ...(one ? [] : [t("atT", { t: T.toFixed(2) })])];
+    const head = [t("page.token"), t("page.at-t1"), ...(one ? [] : [t("page.at-t", { t: T.toFixed(2) })])];
     return [
-      lineChart(view.temperatures, series, { title: t("tempCurve"), marker: T, xLabel: "T", ymin: 0 }),
+      lineChart(view.temperatures, series, { title: t("page.temp-curve"), marker: T, xLabel: "T", ymin: 0 }),
       table(head, rows, { "data-testid": "temperature-table" }),
-      one ? el("p", { class: "hint", "data-testid": "temperature-hint", text: t("tempHint") }) : null,
+      one ? el("p", { class: "hint", "data-testid": "temperature-hint", text: t("page.temp-hint") }) : null,
     ].filter(Boolean);
   },
 
   sampling(ctx) {
     const pool = ctx.currentPool();
-    if (!pool) return el("p", { class: "hint", text: t("loading") });
+    if (!pool) return el("p", { class: "hint", text: t("page.loading") });
     const s = pool.stages;
     const stages = pool.greedy
-      ? [[t("stageVocab"), s.vocab], [t("stageGreedy"), 1]]
-      : [[t("stageVocab"), s.vocab], [t("stageTopK"), s.top_k], [t("stageTopP"), s.top_p], [t("stageMinP"), s.min_p]];
+      ? [[t("page.stage-vocab"), s.vocab], [t("page.stage-greedy"), 1]]
+      : [[t("page.stage-vocab"), s.vocab], [t("page.stage-top-k"), s.top_k], [t("page.stage-top-p"), s.top_p], [t("page.stage-min-p"), s.min_p]];
     const max = Math.log(s.vocab + 1);
     const funnel = el(
       "div",
@@ -644,9 +644,9 @@ const RENDER = {
     );
     const kept = pool.rows.filter((r) => r.survives).slice(0, 12);
     return [
-      section(t("stages"), funnel),
+      section(t("page.stages"), funnel),
       section(
-        t("pool", { n: pool.poolSize.toLocaleString("en-US"), vocab: s.vocab.toLocaleString("en-US") }),
+        t("page.pool", { n: pool.poolSize.toLocaleString("en-US"), vocab: s.vocab.toLocaleString("en-US") }),
         barList(kept.map((r) => ({ name: `“${visible(ctx.tokenText(r.id))}”`, value: r.poolProb })), { colour: "#7c3aed", format: pct }),
       ),
     ];
@@ -657,19 +657,19 @@ const RENDER = {
     const diff = (a, b, c) => Math.max(...a.values.map((x, i) => Math.abs(x + b.values[i] - c.values[i])));
     return [
       section(
-        `x + Attention(${t("lnShort")}(x)) · max |Δ| = ${fmt(diff(layer.resid_pre, layer.attn_out, layer.resid_mid), 2)}`,
-        vec(t("residPre"), layer.resid_pre),
+        `x + Attention(${t("page.modern.ln-short")}(x)) · max |Δ| = ${fmt(diff(layer.resid_pre, layer.attn_out, layer.resid_mid), 2)}`,
+        vec(t("page.resid-pre"), layer.resid_pre),
         op("+"),
-        vec(t("attnOutShort"), layer.attn_out),
+        vec(t("page.attn-out-short"), layer.attn_out),
         op("="),
-        vec(t("residMid"), layer.resid_mid),
+        vec(t("page.resid-mid"), layer.resid_mid),
       ),
       section(
-        `x + MLP(${t("lnShort")}(x)) · max |Δ| = ${fmt(diff(layer.resid_mid, layer.mlp_out, layer.resid_post), 2)}`,
+        `x + MLP(${t("page.modern.ln-short")}(x)) · max |Δ| = ${fmt(diff(layer.resid_mid, layer.mlp_out, layer.resid_post), 2)}`,
         op("+"),
-        vec(t("mlpOutShort"), layer.mlp_out),
+        vec(t("page.mlp-out-short"), layer.mlp_out),
         op("="),
-        vec(t("residPost"), layer.resid_post),
+        vec(t("page.resid-post"), layer.resid_post),
       ),
     ];
   },
@@ -682,21 +682,21 @@ const RENDER = {
       "div",
       { class: "segmented", "data-testid": "ln-select" },
       ["ln1", "ln2", "final"].map((w) =>
-        el("button", { class: w === which ? "active" : "", text: t(w === "final" ? "lnf" : w), onclick: () => ctx.setLn(w) }),
+        el("button", { class: w === which ? "active" : "", text: t(LN_WORDS[w]), onclick: () => ctx.setLn(w) }),
       ),
     );
     return [
       picker,
       section(
         "",
-        vec(t("lnInput"), ln.input),
-        el("p", { class: "formula", text: `${t("mean")} = ${fmt(ln.mean, 6)} · ${t("std")} = √(var + ${minus(String(ln.eps))}) = ${fmt(ln.std, 6)}` }),
-        vec(t("normalized"), ln.normalized),
+        vec(t("page.ln-input"), ln.input),
+        el("p", { class: "formula", text: `${t("page.mean")} = ${fmt(ln.mean, 6)} · ${t("page.std")} = √(var + ${minus(String(ln.eps))}) = ${fmt(ln.std, 6)}` }),
+        vec(t("page.normalized"), ln.normalized),
         op("× γ + β"),
-        strip(ln.gamma, { label: t("gamma"), centre: 1 }),
-        ln.beta && strip(ln.beta, { label: t("beta") }),  // RMSNorm has no β
+        strip(ln.gamma, { label: t("page.gamma"), centre: 1 }),
+        ln.beta && strip(ln.beta, { label: t("page.beta") }),  // RMSNorm has no β
         op("="),
-        vec(t("lnOutput"), ln.output),
+        vec(t("page.ln-output"), ln.output),
       ),
     ];
   },
@@ -707,13 +707,13 @@ const RENDER = {
     const n = d.after.length;
     const scale = Math.max(...d.after.map(Math.abs), 1e-12);
     return [
-      el("p", { class: "hint", text: t("modelRate", { r: d.model_rate }) }),
+      el("p", { class: "hint", text: t("page.model-rate", { r: d.model_rate }) }),
       // one colour scale for all three, so the 1/(1 - p) scaling is visible
       section(
         "",
-        vec(t("dropBefore"), layer.attn_out, { scale }),
-        strip(layer.attn_out.values, { label: t("dropMask", { p: d.example_rate, z: d.zeroed.length, n }), marks: d.zeroed, scale }),
-        strip(d.after, { label: t("dropAfter"), scale }),
+        vec(t("page.drop-before"), layer.attn_out, { scale }),
+        strip(layer.attn_out.values, { label: t("page.drop-mask", { p: d.example_rate, z: d.zeroed.length, n }), marks: d.zeroed, scale }),
+        strip(d.after, { label: t("page.drop-after"), scale }),
       ),
     ];
   },
@@ -738,7 +738,7 @@ function windowLabels(ctx, a) {
 }
 
 function describer(ctx, a) {
-  return (r, c) => `${t("query")} ${a.start + r} “${tokenLabel(ctx, a.start + r)}” → ${t("key")} ${a.start + c} “${tokenLabel(ctx, a.start + c)}”`;
+  return (r, c) => `${t("page.query")} ${a.start + r} “${tokenLabel(ctx, a.start + r)}” → ${t("page.key")} ${a.start + c} “${tokenLabel(ctx, a.start + c)}”`;
 }
 
 // Every head's pattern as a small thumbnail (bytes 0..255 from the server); click selects.
@@ -763,9 +763,9 @@ function headsGrid(ctx, a) {
       canvas,
       el("span", { text: `H${h}` }),
     );
-    cell.addEventListener("mousemove", (e) => showTip(e, `${t("head")} ${h}`));
+    cell.addEventListener("mousemove", (e) => showTip(e, `${t("page.head")} ${h}`));
     cell.addEventListener("mouseleave", hideTip);
     grid.append(cell);
   });
-  return el("figure", { class: "heads" }, el("figcaption", { text: t("allHeads", { l: a.layer }) }), grid);
+  return el("figure", { class: "heads" }, el("figcaption", { text: t("page.all-heads", { l: a.layer }) }), grid);
 }

@@ -4,8 +4,7 @@
 
 import { getJSON } from "./api.js";
 import { el, minus } from "./draw.js";
-import { lang, setLang, t } from "./i18n.js";
-import "./i18n_why.js";
+import { labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
 import { cellText, header, machineText, setWords } from "./why_zh.js";
 
 const LONG_TABLE = 12; // rows; longer tables start folded so the figures stay close together
@@ -22,7 +21,7 @@ const q = (params) => new URLSearchParams(params).toString();
 
 function showError(message) {
   const box = $("error");
-  box.textContent = `${t("error")}: ${message}`;
+  box.textContent = `${t("page.error")}: ${message}`;
   box.hidden = false;
 }
 
@@ -62,7 +61,7 @@ export function formatBytes(v) {
 export function formatCell(value, kind) {
   if (value === null || value === undefined) return "—";
   if (typeof value !== "number") {
-    if (kind === "bool") return value ? t("whyYes") : t("whyNo");
+    if (kind === "bool") return value ? t("page.why.yes") : t("page.why.no");
     return cellText(String(value));
   }
   const grouped = (v, digits = 0) =>
@@ -117,7 +116,7 @@ function table(section) {
     el("table", { class: "why-table", "data-testid": "why-table" }, el("thead", {}, head), el("tbody", {}, body)),
   );
   if (section.rows.length <= LONG_TABLE) return wrap;
-  return el("details", {}, el("summary", { text: t("whyTable", { n: section.rows.length }) }), wrap);
+  return el("details", {}, el("summary", { text: t("page.why.table", { n: section.rows.length }) }), wrap);
 }
 
 // A figure of two or more panels is too wide to share a row: it takes the full width and
@@ -149,7 +148,7 @@ function figure(name, source, section, figures) {
       { href: png, target: "_blank", rel: "noopener" },
       el("img", {
         src: png,
-        alt: t("whyPlotAlt", { title }),
+        alt: t("page.why.plot-alt", { title }),
         "data-testid": "why-plot",
         onload: widen,
       }),
@@ -195,8 +194,8 @@ function sectionView(name, source, section, figures) {
 async function copy(command, button) {
   try {
     await navigator.clipboard.writeText(command);
-    button.textContent = t("whyCopied");
-    setTimeout(() => (button.textContent = t("whyCopy")), 1500);
+    button.textContent = t("page.why.copied");
+    setTimeout(() => (button.textContent = t("page.why.copy")), 1500);
   } catch {
     // no clipboard (an insecure origin, or permission refused): select it for Ctrl+C instead
     const code = button.parentElement.querySelector("code");
@@ -215,7 +214,7 @@ function commandWords(command) {
 
 function rerun(entry, open) {
   const rows = entry.commands.map((c) => {
-    const button = el("button", { type: "button", text: t("whyCopy") });
+    const button = el("button", { type: "button", text: t("page.why.copy") });
     button.addEventListener("click", () => copy(c.command, button));
     return el(
       "div",
@@ -229,13 +228,13 @@ function rerun(entry, open) {
   return el(
     "details",
     { class: "why-rerun", open: open || null },
-    el("summary", { text: t("whyRerun") }),
+    el("summary", { text: t("page.why.rerun") }),
     rows,
   );
 }
 
 function sourceSwitch(entry, shown) {
-  const label = (s) => (s === "local" ? t("whyLocal") : t("whyShipped"));
+  const label = (s) => (s === "local" ? t("page.why.local") : t("page.why.shipped"));
   if (entry.sources.length < 2) return shown ? el("span", { text: label(shown) }) : null;
   return el(
     "span",
@@ -252,10 +251,18 @@ function sourceSwitch(entry, shown) {
   );
 }
 
+// the lesson's claim each experiment tests, by the experiment's name
+const CLAIMS = {
+  "serial-depth": "page.why.claim-serial-depth",
+  "memory-wall": "page.why.claim-memory-wall",
+  race: "page.why.claim-race",
+  "gradient-flow": "page.why.claim-gradient-flow",
+  recall: "page.why.claim-recall",
+};
+
 function claimText(name) {
-  const k = `claim_${name.replace(/-/g, "_")}`;
-  const text = t(k);
-  return text === k ? null : text;
+  const id = CLAIMS[name.replace(/_/g, "-")];
+  return id ? t(id) : null;
 }
 
 function experimentView(entry) {
@@ -280,14 +287,14 @@ function experimentView(entry) {
           "div",
           { class: "why-meta", "data-testid": "why-hardware" },
           sourceSwitch(entry, source),
-          el("span", { text: t("whyMeasured", { machine: machineText(info.machine) }) }),
-          info.created ? el("span", { text: t("whyCreated", { date: info.created.slice(0, 10) }) }) : null,
+          el("span", { text: t("page.why.measured", { machine: machineText(info.machine) }) }),
+          info.created ? el("span", { text: t("page.why.created", { date: info.created.slice(0, 10) }) }) : null,
         )
       : null,
     rerun(entry, !doc),
     doc
       ? doc.sections.map((s) => sectionView(entry.name, source, s, info?.figures))
-      : el("p", { class: "why-empty", text: t("whyNotYet") }),
+      : el("p", { class: "why-empty", text: t("page.why.not-yet") }),
   );
 }
 
@@ -308,9 +315,8 @@ function renderAll() {
   document.querySelectorAll("[data-i18n]").forEach((node) => {
     node.textContent = t(node.dataset.i18n, { dir: `${dir}/<name>` });
   });
-  document.title = `lmscope · ${t("whyTitle")}`;
-  $("lang").textContent = lang() === "zh" ? "English" : "中文";
-  $("lang").title = lang() === "zh" ? "Switch to English" : "切换到中文";
+  document.title = t("page.why.title-page");
+  labelLanguageToggle($("lang"));
   if (!state.index) return;
   renderToc();
   $("why-results").replaceChildren(...state.index.results.map(experimentView));
@@ -335,9 +341,8 @@ async function choose(entry, source) {
 }
 
 async function boot() {
-  setLang(lang());
-  $("lang").addEventListener("click", () => {
-    setLang(lang() === "zh" ? "en" : "zh");
+  $("lang").addEventListener("click", async () => {
+    await setLang(nextLang());
     renderAll();
   });
   renderAll();

@@ -3,7 +3,7 @@
 // explanations, verdicts and titles are bilingual in the files themselves. A header missing
 // from zh_words.json would stay English: tests/commands check every shipped header has one.
 
-import { lang } from "./i18n.js";
+import { lang } from "./catalog.js";
 
 // The words come with /api/lab from src/lmscope/lab/zh_words.json, the file the terminal's
 // `lmscope lab show --lang zh` reads too: one source for both.
