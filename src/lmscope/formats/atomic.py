@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 
 OLD_SUFFIX = ".old"
 TMP_INFIX = ".tmp-"
@@ -93,29 +94,31 @@ def writing(path: str | os.PathLike):
         raise InvalidInputError("error.write.cannot-write", file=str(path), why=why) from None
 
 
-def cannot_write(directory: str | os.PathLike) -> str | None:
+def cannot_write(directory: str | os.PathLike) -> Message | None:
     """Why ``write_folder(directory)`` would fail for want of a place to write (a file where a
     folder must be, a folder that cannot be written in), or None: asked before long work. The
     new folder is made next to ``directory``, so that is where writing must work."""
     directory = Path(directory)
     if directory.exists() and not directory.is_dir():
-        return f"{directory} is a file, not a folder"
+        return Message("error.write.file-not-folder", path=str(directory))
     return cannot_write_in(directory.parent)
 
 
-def cannot_write_in(folder: str | os.PathLike) -> str | None:
+def cannot_write_in(folder: str | os.PathLike) -> Message | None:
     """Why files could not be written in ``folder`` (made with its parents where missing), or
-    None."""
+    None: a catalog message, its ``path`` the file found where a folder must be."""
     existing = Path(folder)
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent  # the folder that mkdir would create the rest in
     if not existing.is_dir():
-        return f"{existing} is a file, not a folder"
+        return Message("error.write.file-not-folder", path=str(existing))
     try:  # the one sure test of "can write here" (permissions, read-only disks, root)
         with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as err:
-        return f"cannot write in {existing}: {err.strerror or err}"
+        return Message(
+            "error.write.cannot-write-in", folder=str(existing), why=str(err.strerror or err)
+        )
     return None
 
 

@@ -43,6 +43,7 @@ from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.transformer import LanguageModel
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import text
 from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.models.rnn import CharRNN, CharRNNConfig
 from lmscope.train.config import TrainConfig
@@ -91,7 +92,7 @@ class ModelAdapter(ABC):
         return tokenizer.decode(list(prompt_ids) + [t.id for t in stream])
 
     def describe(self, cfg: TrainConfig) -> str:
-        return f"{_count(cfg.layers, 'layer')}, {_count(cfg.heads, 'head')}, {cfg.dim} dims"
+        return text("report.training.shape", layers=cfg.layers, heads=cfg.heads, dim=str(cfg.dim))
 
 
 class FamilyAdapter(ModelAdapter):
@@ -169,7 +170,12 @@ class CharRNNAdapter(FamilyAdapter):
         return model.initial_state(batch, device)
 
     def describe(self, cfg: TrainConfig) -> str:
-        return f"{_count(cfg.layers, 'layer')}, hidden {cfg.dim}, chunks of {cfg.context}"
+        return text(
+            "report.training.shape-rnn",
+            layers=cfg.layers,
+            hidden=str(cfg.dim),
+            context=str(cfg.context),
+        )
 
 
 class RNNAdapter(CharRNNAdapter):
@@ -195,11 +201,9 @@ def register_arch(adapter: ModelAdapter) -> ModelAdapter:
     return adapter
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def get_adapter(arch: str) -> ModelAdapter:
     if arch in ARCHS:
         return ARCHS[arch]
-    raise InvalidInputError(f"unknown --arch {arch!r}; available: {', '.join(sorted(ARCHS))}")
+    raise InvalidInputError(
+        "error.training.unknown-arch", arch=f"{arch!r:.40}", known=", ".join(sorted(ARCHS))
+    )

@@ -62,8 +62,7 @@ class RandomSource(BatchSource):
         _check_kind(state, self.kind)
         if state.get("seed") != self.seed:
             raise CheckpointError(
-                f"the checkpoint's batches were drawn with seed {state.get('seed')}, "
-                f"not {self.seed}"
+                "error.training.batches-seed", saved=str(state.get("seed")), seed=str(self.seed)
             )
         # Every process restores the position (the step) but keeps its own per-rank seed.
         loader_state = dict(state["loader"], seed=self.loader.seed)
@@ -92,14 +91,17 @@ class StreamSource(BatchSource):
 def _check_kind(state: dict, kind: str) -> None:
     if not isinstance(state, dict) or state.get("kind") != kind or "loader" not in state:
         found = state.get("kind") if isinstance(state, dict) else None
-        raise CheckpointError(f"the checkpoint holds {found!r} batches, this run uses {kind!r}")
+        raise CheckpointError(
+            "error.training.batches-kind", found=f"{found!r:.40}", kind=repr(kind)
+        )
 
 
 def _load(loader, state: dict) -> None:
     try:
         loader.load_state_dict(state)
     except (InvalidInputError, KeyError, TypeError, ValueError) as err:
-        raise CheckpointError(f"cannot restore the batch position: {err}") from None
+        why = err if isinstance(err, InvalidInputError) else str(err)
+        raise CheckpointError("error.training.batches-restore", why=why) from None
 
 
 def make_batches(
@@ -109,7 +111,7 @@ def make_batches(
         return RandomSource(data, batch, context, seed, rank, world)
     if kind == "stream":
         return StreamSource(data, batch, context, rank, world)
-    raise InvalidInputError(f"unknown batch kind {kind!r}; use random or stream")
+    raise InvalidInputError("error.training.batch-kind", kind=f"{kind!r:.40}")
 
 
 def eval_batches(

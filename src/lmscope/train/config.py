@@ -91,7 +91,9 @@ class TrainConfig(JsonConfig):
     def with_overrides(self, **changes) -> TrainConfig:
         unknown = sorted(set(changes) - {f.name for f in fields(self)})
         if unknown:
-            raise InvalidInputError(f"unknown training setting(s): {', '.join(unknown)}")
+            raise InvalidInputError(
+                "error.training.unknown-settings", n=len(unknown), names=", ".join(unknown)
+            )
         return replace(self, **changes)
 
     @property
@@ -112,27 +114,32 @@ class TrainConfig(JsonConfig):
         if not isinstance(self.sample_at, (list, tuple)) or any(
             isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in self.sample_at
         ):
-            raise InvalidInputError(
-                f"--sample-at must list whole numbers >= 0 (e.g. 100,300,1000), "
-                f"got {self.sample_at!r}"
-            )
+            raise InvalidInputError("error.training.sample-at", got=f"{self.sample_at!r:.60}")
         # One message for every bad --lr (0, negative, nan), not one per way to be wrong.
         if not _is_number(self.lr) or not math.isfinite(self.lr) or self.lr <= 0:
-            raise InvalidInputError(f"--lr must be a number above 0, got {self.lr!r}")
+            raise InvalidInputError(
+                "error.value.number-above", name="--lr", low=0, got=repr(self.lr)
+            )
         for name in ("min_lr", "weight_decay", "grad_clip"):
             value = getattr(self, name)
             if not _is_number(value) or not math.isfinite(value) or value < 0:
-                raise InvalidInputError(f"--{_flag(name)} must be a number >= 0, got {value!r}")
+                raise InvalidInputError(
+                    "error.value.number-at-least", name=f"--{_flag(name)}", low=0, got=repr(value)
+                )
         if self.min_lr > self.lr:
-            raise InvalidInputError(f"--min-lr ({self.min_lr}) must not exceed --lr ({self.lr})")
+            raise InvalidInputError("error.training.min-lr", min=str(self.min_lr), lr=str(self.lr))
         for name in ("beta1", "beta2"):
             value = getattr(self, name)
             if not _is_number(value) or not 0 <= value < 1:
-                raise InvalidInputError(f"--{name} must be in [0, 1), got {value!r}")
+                raise InvalidInputError("error.value.fraction", name=f"--{name}", got=repr(value))
         if not _is_number(self.dropout) or not 0 <= self.dropout < 1:
-            raise InvalidInputError(f"--dropout must be in [0, 1), got {self.dropout!r}")
+            raise InvalidInputError(
+                "error.value.fraction", name="--dropout", got=repr(self.dropout)
+            )
         if not _is_number(self.val_fraction) or not 0 < self.val_fraction < 1:
-            raise InvalidInputError(f"val_fraction must be in (0, 1), got {self.val_fraction!r}")
+            raise InvalidInputError(
+                "error.value.open-fraction", name="val_fraction", got=repr(self.val_fraction)
+            )
         _choice(self, "optimizer", OPTIMIZERS)
         _choice(self, "device", DEVICES)
         _choice(self, "dtype", DTYPES)
@@ -140,9 +147,9 @@ class TrainConfig(JsonConfig):
             _choice(self, "batches", BATCH_KINDS)
         parse_tokenizer_spec(self.tokenizer)
         if not isinstance(self.data, str) or not self.data.strip():
-            raise InvalidInputError("--data is empty; name a bundled corpus or a text file")
+            raise InvalidInputError("error.training.data-empty")
         if not isinstance(self.out, str) or not self.out.strip():
-            raise InvalidInputError("--out is empty; give a folder for the checkpoint")
+            raise InvalidInputError("error.training.out-empty")
         return self
 
 
@@ -155,13 +162,8 @@ def parse_tokenizer_spec(spec: str) -> tuple[str, int | None]:
         size = text[4:]
         if size.isdigit() and int(size) >= 257:
             return "bpe", int(size)
-        raise InvalidInputError(
-            f"--tokenizer {spec!r}: the BPE vocabulary size must be a whole number >= 257 "
-            "(256 bytes + <|endoftext|>), e.g. bpe:2048"
-        )
-    raise InvalidInputError(
-        f"unknown --tokenizer {spec!r}; use char, bpe:N (e.g. bpe:2048) or gpt2"
-    )
+        raise InvalidInputError("error.training.bpe-size", spec=repr(spec))
+    raise InvalidInputError("error.training.unknown-tokenizer", spec=f"{spec!r:.60}")
 
 
 def _flag(name: str) -> str:
@@ -175,19 +177,28 @@ def _is_number(value) -> bool:
 def _positive_int(cfg: TrainConfig, name: str) -> None:
     value = getattr(cfg, name)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"--{_flag(name)} must be a whole number >= 1, got {value!r}")
+        raise InvalidInputError(
+            "error.value.whole-at-least", name=f"--{_flag(name)}", low=1, got=f"{value!r:.40}"
+        )
 
 
 def _non_negative_int(cfg: TrainConfig, name: str) -> None:
     value = getattr(cfg, name)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInputError(f"--{_flag(name)} must be a whole number >= 0, got {value!r}")
+        raise InvalidInputError(
+            "error.value.whole-at-least", name=f"--{_flag(name)}", low=0, got=f"{value!r:.40}"
+        )
 
 
 def _choice(cfg: TrainConfig, name: str, allowed: tuple[str, ...]) -> None:
     value = getattr(cfg, name)
     if value not in allowed:
-        raise InvalidInputError(f"--{_flag(name)} {value!r} is not one of {', '.join(allowed)}")
+        raise InvalidInputError(
+            "error.value.not-one-of",
+            name=f"--{_flag(name)}",
+            got=f"{value!r:.40}",
+            known=", ".join(allowed),
+        )
 
 
 def same_data(saved: str, given: str) -> bool:
@@ -209,6 +220,9 @@ def check_resumable(saved: TrainConfig, wanted: TrainConfig, where: str) -> None
             continue
         if before != now:
             raise CheckpointError(
-                f"cannot resume {where} with --{_flag(name)} {now}: it was trained with "
-                f"--{_flag(name)} {before}; keep that setting or start a new run in another --out"
+                "error.training.resume-setting",
+                where=where,
+                flag=f"--{_flag(name)}",
+                now=str(now),
+                before=str(before),
             )

@@ -39,7 +39,7 @@ def world_from_env() -> DistInfo:
         rank = int(os.environ.get("RANK", "0"))
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     except ValueError:
-        raise InvalidInputError("WORLD_SIZE, RANK and LOCAL_RANK must be whole numbers") from None
+        raise InvalidInputError("error.training.world-env") from None
     return DistInfo(rank, world, local_rank)
 
 

@@ -23,6 +23,7 @@ from lmscope.engine import machine_memory
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
 from lmscope.formats import atomic, checkpoints
 from lmscope.formats.weights import read_json
+from lmscope.i18n import Message, text
 from lmscope.models.state import load_checked
 from lmscope.tokenizers import CharTokenizer, gpt2_tokenizer, load_tokenizer, train_bpe
 from lmscope.tokenizers.gpt2 import BPETokenizer
@@ -88,16 +89,11 @@ def resume_config(out: str | Path, **overrides) -> TrainConfig:
     checkpoints.recover(out)
     state = checkpoints.folder_state(out)
     if state in ("missing", "empty"):
-        raise CheckpointError(
-            f"{out} holds no lmscope checkpoint to resume; drop --resume to start a new run there"
-        )
+        raise CheckpointError("error.training.nothing-to-resume", out=str(out))
     if out.exists() and not out.is_dir():
-        raise CheckpointError(f"{out} is a file, not a folder; --out names a run's folder")
+        raise CheckpointError("error.training.out-file", out=str(out))
     if state == "other":  # a new run there is refused too: do not suggest one
-        raise CheckpointError(
-            f"{out} holds no lmscope checkpoint to resume, only other files; give --resume "
-            "the --out of an earlier run, or start a new run in another --out"
-        )
+        raise CheckpointError("error.training.resume-other-files", out=str(out))
     saved = TrainConfig.from_dict(read_json(out / checkpoints.TRAINER_FILE).get("config"))
     if "data" in overrides and same_data(saved.data, overrides["data"]):
         del overrides["data"]  # the same file named another way: keep the path it trained on
@@ -109,10 +105,7 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name == "cuda":
         if not torch.cuda.is_available():
-            raise InvalidInputError(
-                f"--device cuda: PyTorch {torch.__version__} sees no CUDA GPU here; "
-                "use --device cpu"
-            )
+            raise InvalidInputError("error.training.no-cuda", version=str(torch.__version__))
         return torch.device("cuda", local_rank)
     return torch.device("cpu")
 
@@ -145,7 +138,7 @@ class Trainer:
         self.device = resolve_device(cfg.device, self.dist.local_rank)
         self.out = Path(cfg.out)
         self.reporter: Reporter | None = None
-        self.notices: list[str] = []  # said after the banner
+        self.notices: list[Message] = []  # said after the banner
 
     # --- running ------------------------------------------------------------------------------
 
@@ -166,9 +159,10 @@ class Trainer:
         result.wall_s = time.perf_counter() - started
         return result
 
-    def _say(self, text: str) -> None:
+    def _say(self, line: object) -> None:
+        """Show a line (a Message is said in the current language)."""
         if self.reporter is not None:
-            self.reporter.message(text)
+            self.reporter.message(str(line))
 
     # --- set-up -------------------------------------------------------------------------------
 
@@ -178,8 +172,11 @@ class Trainer:
         if later := sorted({i for i in cfg.sample_at if i > cfg.iters}):
             # allowed (a run trained in parts plans its whole timeline), but not silently
             self.notices.append(
-                f"--sample-at {', '.join(map(str, later))} lies past --iters {cfg.iters}: "
-                "drawn only if the run is resumed that far"
+                Message(
+                    "report.training.sample-at-past",
+                    later=", ".join(map(str, later)),
+                    iters=str(cfg.iters),
+                )
             )
         corpus = load_corpus(cfg.data)
         self.corpus_name = corpus.name
@@ -194,8 +191,7 @@ class Trainer:
         self.data_key = encoded.key
         if ck is not None and ck.trainer.get("data_key") != encoded.key:
             raise CheckpointError(
-                f"the corpus {cfg.data!r} or its tokenizer differs from the one {self.out} was "
-                "trained on; resume with the same data, or start a new run in another --out"
+                "error.training.data-differs", data=repr(cfg.data), out=str(self.out)
             )
         self._check_sizes(len(encoded.train), len(encoded.val))
 
@@ -235,8 +231,7 @@ class Trainer:
             self._say(notice)
         if self.iteration >= cfg.iters:
             self._say(
-                f"{self.out} is already at iteration {self.iteration}; nothing to do. "
-                "Pass a larger --iters to train on"
+                Message("report.training.nothing-to-do", out=str(self.out), i=str(self.iteration))
             )
         if ck is None:
             self._save()  # claims the folder and keeps the tokenizer (a trained BPE) from now on
@@ -252,31 +247,32 @@ class Trainer:
         state = checkpoints.folder_state(self.out)
         problem = atomic.cannot_write(self.out)
         if problem is not None:  # said now, not after the minutes before the first save
-            said = problem if problem.startswith(f"{self.out} ") else f"{self.out}: {problem}"
-            raise InvalidInputError(f"--out {said}; choose another folder")
+            if problem.values.get("path") == str(self.out):  # not "--out x: x is a file"
+                raise InvalidInputError("error.training.out-is-file", out=str(self.out))
+            raise InvalidInputError(
+                "error.training.out-problem", out=str(self.out), problem=problem
+            )
         if self.resume:
             ck = checkpoints.load_checkpoint(self.out, recover_first=self.dist.is_main)
             saved = TrainConfig.from_dict(ck.trainer["config"])
             check_resumable(saved, self.cfg, str(self.out))
             if saved.lr != self.cfg.lr:  # allowed, unlike the settings above, but said aloud
                 self.notices.append(
-                    f"the learning rate changed from {saved.lr:g} to {self.cfg.lr:g} "
-                    f"(--lr) at iteration {ck.iteration}"
+                    Message(
+                        "report.training.lr-changed",
+                        before=f"{saved.lr:g}",
+                        now=f"{self.cfg.lr:g}",
+                        i=str(ck.iteration),
+                    )
                 )
             return ck
         if state == "other":
-            raise InvalidInputError(
-                f"{self.out} holds files that are not an lmscope checkpoint; refusing to "
-                "overwrite them. Choose another --out"
-            )
+            raise InvalidInputError("error.training.foreign-files", out=str(self.out))
         if self.cfg.iters == 0:  # a new run of no steps would write an untrained checkpoint
-            raise InvalidInputError("--iters 0 trains nothing; give --iters 1 or more")
+            raise InvalidInputError("error.training.zero-iters")
         if state == "checkpoint" and not self.overwrite:
             done = checkpoints.checkpoint_iteration(self.out)
-            raise InvalidInputError(
-                f"{self.out} already holds a checkpoint (iteration {done}); pass --resume to "
-                "continue it or --overwrite to start again"
-            )
+            raise InvalidInputError("error.training.has-checkpoint", out=str(self.out), i=str(done))
         distributed.barrier(self.dist)  # every process has looked before rank 0 writes
         return None
 
@@ -285,7 +281,7 @@ class Trainer:
             try:
                 return load_tokenizer(self.out)
             except LmscopeError as err:
-                raise CheckpointError(f"the checkpoint's tokenizer is unusable: {err}") from None
+                raise CheckpointError("error.training.tokenizer-unusable", why=err) from None
         kind, size = parse_tokenizer_spec(self.cfg.tokenizer)
         if kind == "char":
             return CharTokenizer.from_text(corpus.text)
@@ -299,14 +295,21 @@ class Trainer:
     def _check_sizes(self, n_train: int, n_val: int) -> None:
         cfg = self.cfg
         need = min_tokens(self.batch_kind, cfg.batch, cfg.context, self.dist.world)
-        splits = [("training", n_train)] + ([("validation", n_val)] if cfg.eval_every else [])
+        splits = [("error.training.part.training", n_train)]
+        splits += [("error.training.part.validation", n_val)] if cfg.eval_every else []
         flag = "--seq" if self.adapter.stateful else "--context"  # the char-RNNs' own name
         for split, have in splits:
             if have < need:
                 raise InvalidInputError(
-                    f"{flag} {cfg.context} needs at least {need:,} tokens in the {split} split "
-                    f"of {cfg.data!r}, which has {have:,}; use a shorter {flag}"
-                    f"{' or --batch' if self.batch_kind == 'stream' else ''} or a bigger corpus"
+                    "error.training.split-too-small-stream"
+                    if self.batch_kind == "stream"
+                    else "error.training.split-too-small",
+                    flag=flag,
+                    context=str(cfg.context),
+                    need=need,
+                    split=Message(split),
+                    data=repr(cfg.data),
+                    have=have,
                 )
 
     def _check_memory(self) -> None:
@@ -321,12 +324,17 @@ class Trainer:
         have = available_memory(self.device)
         if have is None:
             return
-        where = "GPU memory" if self.device.type == "cuda" else "memory"
+        gpu = self.device.type == "cuda"
+        where = Message("error.training.part.gpu-memory" if gpu else "error.training.part.memory")
         if need > have:
             raise InvalidInputError(
-                f"a {self.cfg.arch} model of {params:,} parameters needs about {_size(need)} "
-                f"for its weights, gradients and {self.cfg.optimizer} state, more than the "
-                f"{_size(have)} of {where} available; use fewer --layers or a smaller --dim"
+                "error.training.model-memory",
+                arch=self.cfg.arch,
+                params=params,
+                need=_size(need),
+                optimizer=self.cfg.optimizer,
+                have=_size(have),
+                where=where,
             )
         cfg = self.cfg
         act, quadratic = activation_bytes(self.adapter, cfg, self.tokenizer.vocab_size, self.device)
@@ -334,17 +342,19 @@ class Trainer:
             act *= self.dist.world
         if need + act > have:
             flag = "--seq" if self.adapter.stateful else "--context"  # the char-RNNs' own name
-            why = (
-                f" (with --dropout {cfg.dropout:g} on the CPU attention keeps every head's "
-                f"{flag} x {flag} weights)"
-                if quadratic
-                else ""
-            )
             raise InvalidInputError(
-                f"a micro-batch of --batch {cfg.batch} x {flag} {cfg.context} needs about "
-                f"{_size(act)} for the activations kept for the backward pass{why}, besides "
-                f"{_size(need)} for the weights, gradients and {cfg.optimizer} state: more than "
-                f"the {_size(have)} of {where} available; use a smaller {flag} or --batch"
+                "error.training.batch-memory-dropout"
+                if quadratic
+                else "error.training.batch-memory",
+                batch=str(cfg.batch),
+                flag=flag,
+                context=str(cfg.context),
+                act=_size(act),
+                dropout=f"{cfg.dropout:g}",
+                need=_size(need),
+                optimizer=cfg.optimizer,
+                have=_size(have),
+                where=where,
             )
 
     def _build_model(self, ck) -> nn.Module:
@@ -354,7 +364,10 @@ class Trainer:
         if ck is not None:
             if ck.meta.get("arch") != self.cfg.arch:
                 raise CheckpointError(
-                    f"{self.out} holds a {ck.meta.get('arch')!r} model, not {self.cfg.arch!r}"
+                    "error.training.arch-mismatch",
+                    out=str(self.out),
+                    found=f"{ck.meta.get('arch')!r:.40}",
+                    arch=repr(self.cfg.arch),
                 )
             load_checked(model, ck.weights, str(self.out))
         return model.to(self.device).train()
@@ -376,15 +389,17 @@ class Trainer:
         self.timeline = list(history.get("timeline", []))
         if len(self.losses) != self.iteration:
             raise CheckpointError(
-                f"{self.out}: the loss history has {len(self.losses)} entries for iteration "
-                f"{self.iteration}; the checkpoint is damaged"
+                "error.training.history-damaged",
+                out=str(self.out),
+                n=len(self.losses),
+                i=str(self.iteration),
             )
         if self.dist.is_main:
             # Only rank 0's generators were saved; other processes start from fresh seeds.
             try:
                 checkpoints.restore_rng(ck.rng)
             except (RuntimeError, ValueError, TypeError, KeyError) as err:
-                raise CheckpointError(f"cannot restore the random generators: {err}") from None
+                raise CheckpointError("error.training.rng", why=str(err)) from None
             self.state = _to_device(ck.carry, self.device)
         else:
             seed = self.cfg.seed + 7919 * self.dist.rank + self.iteration
@@ -401,14 +416,28 @@ class Trainer:
     def _announce(self, n_train: int, n_val: int, resumed: bool) -> None:
         cfg = self.cfg
         params = sum(p.numel() for p in self.model.parameters())
-        where = f"resuming {self.out} at iteration {self.iteration}" if resumed else str(self.out)
-        procs = f", {self.dist.world} processes" if self.dist.enabled else ""
+        where: object = str(self.out)
+        if resumed:
+            where = Message("report.training.resuming", out=str(self.out), i=str(self.iteration))
+        procs: object = ""
+        if self.dist.enabled:
+            procs = Message("report.training.processes", n=self.dist.world)
         count = f"{params / 1e6:.2f}M" if params >= 1e6 else f"{params:,}"  # never "0.00M"
         self._say(
-            f"{cfg.arch}: {count} parameters, {self.adapter.describe(cfg)}; "
-            f"{self.corpus_name}: {n_train:,} train / {n_val:,} val tokens "
-            f"({self.tokenizer.name}, vocab {self.tokenizer.vocab_size:,}); "
-            f"{self.device}{procs}; -> {where}"
+            Message(
+                "report.training.announce",
+                arch=cfg.arch,
+                count=count,
+                shape=self.adapter.describe(cfg),
+                corpus=self.corpus_name,
+                train=n_train,
+                val=n_val,
+                tokenizer=self.tokenizer.name,
+                vocab=self.tokenizer.vocab_size,
+                device=str(self.device),
+                procs=procs,
+                where=where,
+            )
         )
 
     # --- the loop -----------------------------------------------------------------------------
@@ -487,20 +516,34 @@ class Trainer:
         grad_norm = None
         if cfg.grad_clip > 0:
             grad_norm = float(nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip))
-        bad = None if math.isfinite(mean) else f"the training loss became {mean}"
-        if bad is None and grad_norm is not None and not math.isfinite(grad_norm):
-            bad = f"the gradient norm became {grad_norm}"
+        bad = None
+        if not math.isfinite(mean):
+            bad = Message("error.training.part.loss-became", value=str(mean))
+        elif grad_norm is not None and not math.isfinite(grad_norm):
+            bad = Message("error.training.part.grad-became", value=str(grad_norm))
         if bad is not None:
             self.optimizer.zero_grad(set_to_none=True)
             # only advice that applies: clipping to turn on, a precision to raise
-            tips = "a lower --lr or --grad-clip"
+            low_precision = cfg.dtype != "float32"
             if cfg.grad_clip <= 0:
-                tips = "a lower --lr, or --grad-clip 1.0 (clipping is off)"
-            if cfg.dtype != "float32":
-                tips += ", or --dtype float32"
+                tips = (
+                    "error.training.tips-no-clip-dtype"
+                    if low_precision
+                    else "error.training.tips-no-clip"
+                )
+            else:
+                tips = (
+                    "error.training.tips-clip-dtype"
+                    if low_precision
+                    else "error.training.tips-clip"
+                )
             raise TrainingDiverged(
-                f"{bad} at iteration {it + 1}; training stopped and the last good checkpoint "
-                f"(iteration {self.saved_iteration}) in {self.out} is kept. Try {tips}"
+                "error.training.diverged",
+                bad=bad,
+                i=str(it + 1),
+                saved=str(self.saved_iteration),
+                out=str(self.out),
+                tips=Message(tips),
             )
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
@@ -524,14 +567,19 @@ class Trainer:
         losses = {split: self._estimate(batches) for split, batches in self.eval_sets.items()}
         self.evals.append({"iteration": self.iteration, **losses})
         self._say(
-            f"iter {self.iteration}: train loss {losses['train']:.4f}, val loss {losses['val']:.4f}"
+            Message(
+                "report.training.eval",
+                i=str(self.iteration),
+                train=f"{losses['train']:.4f}",
+                val=f"{losses['val']:.4f}",
+            )
         )
 
     def _sample(self) -> str | None:
         if not self.dist.is_main:
             return None
         try:
-            text = self.adapter.sample(
+            sample = self.adapter.sample(
                 self.model,
                 self.tokenizer,
                 self.prompt_ids,
@@ -540,28 +588,30 @@ class Trainer:
             )
         finally:
             self.model.train()
-        if text is not None:
-            self._say(f"--- sample at iteration {self.iteration} ---\n{text}\n---")
-        return text
+        if sample is not None:
+            header = text("report.training.sample", i=str(self.iteration))
+            self._say(f"--- {header} ---\n{sample}\n---")
+        return sample
 
     def _timeline_sample(self) -> None:
         """A sample for the timeline: always the run's seed and prime, so only weights differ."""
         if not self.dist.is_main:
             return
         try:
-            text = self.adapter.sample(
+            sample = self.adapter.sample(
                 self.model, self.tokenizer, self.prompt_ids, self.cfg.sample_length, self.cfg.seed
             )
         finally:
             self.model.train()
-        if text is None:
+        if sample is None:
             return
         last_eval = self.evals[-1] if self.evals else {}
         val = last_eval.get("val") if last_eval.get("iteration") == self.iteration else None
         train_loss = self.losses[-1] if self.losses else None
-        new = timeline.entry(self.iteration, text, train_loss, val)
+        new = timeline.entry(self.iteration, sample, train_loss, val)
         self.timeline = timeline.add(self.timeline, new)
-        self._say(f"--- timeline sample at iteration {self.iteration} ---\n{text}\n---")
+        header = text("report.training.timeline-sample", i=str(self.iteration))
+        self._say(f"--- {header} ---\n{sample}\n---")
 
     def _timeline_files(self) -> dict[str, bytes]:
         if not self.timeline:
@@ -587,8 +637,7 @@ class Trainer:
                 failure = err
         if distributed.main_says(failure is not None, self.dist, self.device):
             raise failure or LmscopeError(
-                f"rank 0 could not write the checkpoint of iteration {self.iteration} to "
-                f"{self.out}; its own line says why"
+                "error.training.rank0-failed", i=str(self.iteration), out=str(self.out)
             )
         self.saved_iteration = self.iteration
 
@@ -616,15 +665,17 @@ class Trainer:
         try:
             self._write_checkpoint(trainer_state, meta)
         except OSError as err:  # a full disk, a folder taken away: the last checkpoint stands
-            kept = "nothing was saved"
+            kept = Message("error.training.part.nothing-saved")
             if checkpoints.is_checkpoint(self.out):
-                kept = (
-                    f"the checkpoint of iteration {self.saved_iteration} is kept (continue "
-                    f"with: lmscope train --resume --out {self.out})"
+                kept = Message(
+                    "error.training.part.kept", i=str(self.saved_iteration), out=str(self.out)
                 )
             raise LmscopeError(
-                f"cannot write the checkpoint of iteration {self.iteration} to {self.out}: "
-                f"{err.strerror or err}; {kept}"
+                "error.training.cannot-save",
+                i=str(self.iteration),
+                out=str(self.out),
+                why=str(err.strerror or err),
+                kept=kept,
             ) from None
 
     def _write_checkpoint(self, trainer_state: dict, meta: dict) -> None:

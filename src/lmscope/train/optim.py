@@ -38,7 +38,7 @@ def make_optimizer(model: nn.Module, cfg: TrainConfig, device_type: str) -> torc
         return torch.optim.Adam(groups, lr=cfg.lr, betas=betas)
     if cfg.optimizer == "rmsprop":
         return torch.optim.RMSprop(groups, lr=cfg.lr, alpha=cfg.beta2, eps=1e-8)
-    raise InvalidInputError(f"unknown --optimizer {cfg.optimizer!r}; use adamw, adam or rmsprop")
+    raise InvalidInputError("error.training.unknown-optimizer", name=f"{cfg.optimizer!r:.40}")
 
 
 def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
@@ -47,7 +47,7 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
         optimizer.load_state_dict(state)
     except (ValueError, KeyError, RuntimeError, TypeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise CheckpointError(f"the optimizer state does not fit this model: {first}") from None
+        raise CheckpointError("error.training.optimizer-fit", why=first) from None
     for group, flags in zip(optimizer.param_groups, chosen, strict=True):
         group.update(flags)
     # A mismatch in shapes only shows when the state meets the parameters; check it now.
@@ -56,8 +56,10 @@ def load_optimizer_state(optimizer: torch.optim.Optimizer, state: dict) -> None:
             for name, value in optimizer.state.get(p, {}).items():
                 if isinstance(value, torch.Tensor) and value.dim() and value.shape != p.shape:
                     raise CheckpointError(
-                        f"the optimizer's {name} has shape {tuple(value.shape)} for a parameter "
-                        f"of shape {tuple(p.shape)}; the checkpoint belongs to another model"
+                        "error.training.optimizer-shape",
+                        name=name,
+                        shape=str(tuple(value.shape)),
+                        param=str(tuple(p.shape)),
                     )
 
 

@@ -20,6 +20,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from lmscope.i18n import text
+
 
 class Reporter:
     def __init__(
@@ -38,13 +40,13 @@ class Reporter:
         self.progress = None
         if show_bar:
             self.progress = Progress(
-                TextColumn("[bold]train"),
+                TextColumn("[bold]" + text("report.training.bar-train")),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("loss {task.fields[loss]}"),
-                TextColumn("{task.fields[speed]} tok/s"),
+                TextColumn(text("report.training.bar-loss", loss="{task.fields[loss]}")),
+                TextColumn(text("report.training.bar-speed", speed="{task.fields[speed]}")),
                 TimeElapsedColumn(),
-                TextColumn("ETA"),
+                TextColumn(text("report.training.bar-eta")),
                 TimeRemainingColumn(),
                 console=self.console,
             )
@@ -53,14 +55,14 @@ class Reporter:
             )
             self.progress.start()
 
-    def _print(self, text: str) -> None:
+    def _print(self, line: str) -> None:
         if self.progress is not None:
-            self.progress.console.print(text, markup=False, highlight=False)
+            self.progress.console.print(line, markup=False, highlight=False)
         else:
-            print(text, file=sys.stderr, flush=True)
+            print(line, file=sys.stderr, flush=True)
 
-    def message(self, text: str) -> None:
-        self._log(text)
+    def message(self, line: str) -> None:
+        self._log(line)
 
     def step(self, iteration: int, loss: float, lr: float, tokens_per_s: float) -> None:
         if self.progress is not None:
@@ -69,8 +71,14 @@ class Reporter:
             )
         elif self.log_every and (iteration % self.log_every == 0 or iteration == self.total):
             self._log(
-                f"iter {iteration}/{self.total}  loss {loss:.4f}  lr {lr:.2e}  "
-                f"{tokens_per_s:,.0f} tok/s"
+                text(
+                    "report.training.step",
+                    i=str(iteration),
+                    total=str(self.total),
+                    loss=f"{loss:.4f}",
+                    lr=f"{lr:.2e}",
+                    speed=f"{tokens_per_s:,.0f}",
+                )
             )
 
     def close(self) -> None:

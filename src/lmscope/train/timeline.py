@@ -112,7 +112,7 @@ def read(folder: Path) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise CheckpointError(f"{path} is not a readable timeline: {err}") from None
+        raise CheckpointError("error.timeline.unreadable", path=str(path), why=str(err)) from None
     if not isinstance(data, dict) or data.get("format") != "lmscope-timeline":
-        raise CheckpointError(f"{path} is not an lmscope timeline (format lmscope-timeline)")
+        raise CheckpointError("error.timeline.not-timeline", path=str(path))
     return data
