@@ -134,7 +134,14 @@ def test_explain_help_in_chinese_with_lang_before_the_command(en, capsys):
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("  --temperature"))
     assert CJK.search(lines[at] + lines[at + 1]), lines[at : at + 2]  # its help: same or next line
-    for kept in ("--top-k", "--chat", "--step", "{en,zh}", "smollm2", "SmolLM2-135M-Instruct"):
+    for kept in (
+        "--top-k",
+        "--chat",
+        "--step",
+        "{en,zh,pseudo}",
+        "smollm2",
+        "SmolLM2-135M-Instruct",
+    ):
         assert kept in out
     assert "show this help" not in out and "options:" not in out
 

@@ -15,10 +15,12 @@ from typing import TYPE_CHECKING
 import lmscope
 from lmscope import i18n
 from lmscope.errors import InvalidInputError, LmscopeError
+from lmscope.i18n import Message
 
 LANG_ENV = "LMSCOPE_LANG"
-# the languages --lang offers: the catalog's, but the pseudo-language tests use
-LANGS = tuple(code for code in i18n.LANGUAGES if code != "pseudo")
+# the languages --lang offers: the catalog's, the pseudo-language included (it shows any text
+# that does not come from the catalog)
+LANGS = tuple(i18n.LANGUAGES)
 
 if TYPE_CHECKING:
     from lmscope.engine.sampling import SamplingParams
@@ -45,7 +47,9 @@ def use_lang(args) -> str:
         except i18n.UnknownLanguageError:
             lang = None
         if lang not in LANGS:
-            raise InvalidInputError(f"{LANG_ENV}={env!r} is not a language lmscope speaks: en, zh")
+            raise InvalidInputError(
+                "error.cli.unknown-language", name=LANG_ENV, value=repr(env), known=", ".join(LANGS)
+            )
     return i18n.speak(lang)
 
 
@@ -111,7 +115,7 @@ def _whole_number(text: str, flag: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise OptionError(f"{flag} must be a whole number, got {text!r}") from None
+        raise OptionError("error.option.whole-number", flag=flag, got=repr(text)) from None
 
 
 def at_least(low: int, flag: str):
@@ -120,7 +124,7 @@ def at_least(low: int, flag: str):
     def parse(text: str) -> int:
         value = _whole_number(text, flag)
         if value < low:
-            raise OptionError(f"{flag} must be at least {low}, got {value}")
+            raise OptionError("error.option.at-least", flag=flag, low=str(low), got=str(value))
         return value
 
     return parse
@@ -130,7 +134,9 @@ def seed_value(text: str) -> int:
     """An argparse type: a seed torch's generator takes (0 <= seed < 2**64)."""
     value = _whole_number(text, "--seed")
     if not 0 <= value < 2**64:
-        raise OptionError(f"--seed must be between 0 and 2**64-1, got {value}")
+        raise OptionError(
+            "error.option.between", flag="--seed", low="0", high="2**64-1", got=str(value)
+        )
     return value
 
 
@@ -139,15 +145,17 @@ def run_seed_value(text: str) -> int:
     seed torch with seed + a step or a rank, and torch's generator takes at most 2**64-1."""
     value = _whole_number(text, "--seed")
     if not 0 <= value < 2**63:
-        raise OptionError(f"--seed must be between 0 and 2**63-1, got {value}")
+        raise OptionError(
+            "error.option.between", flag="--seed", low="0", high="2**63-1", got=str(value)
+        )
     return value
 
 
-def not_empty(value: str, flag: str, advice: str) -> str:
+def not_empty(value: str, flag: str, advice: Message | str) -> str:
     """``value`` of ``flag``, refused when empty or blank: an empty path is the current folder
-    (``Path("")`` is "."), which no one means."""
+    (``Path("")`` is "."), which no one means. ``advice`` says what to give instead."""
     if not value.strip():
-        raise InvalidInputError(f"{flag} is empty; {advice}")
+        raise InvalidInputError("error.option.empty", flag=flag, advice=advice)
     return value
 
 
@@ -156,41 +164,41 @@ def read_stdin() -> str:
     try:
         return sys.stdin.read()
     except UnicodeDecodeError:
-        raise InvalidInputError("standard input is not UTF-8 text") from None
+        raise InvalidInputError("error.cli.stdin-not-utf8") from None
 
 
 def _number(text: str, flag: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise OptionError(f"{flag} must be a number, got {text!r}") from None
+        raise OptionError("error.option.number", flag=flag, got=repr(text)) from None
 
 
 def temperature_value(text: str) -> float:
     value = _number(text, "--temperature")
     if not math.isfinite(value) or value < 0:
-        raise OptionError(f"--temperature must be a finite number >= 0, got {text}")
+        raise OptionError("error.option.finite-at-least", flag="--temperature", low="0", got=text)
     return value
 
 
 def top_p_value(text: str) -> float:
     value = _number(text, "--top-p")
     if not 0 < value <= 1:  # NaN fails too
-        raise OptionError(f"--top-p must be in (0, 1] (leave it out for off), got {text}")
+        raise OptionError("error.option.top-p", flag="--top-p", got=text)
     return value
 
 
 def min_p_value(text: str) -> float:
     value = _number(text, "--min-p")
     if not 0 <= value <= 1:
-        raise OptionError(f"--min-p must be in [0, 1] (0 or left out: off), got {text}")
+        raise OptionError("error.option.min-p", flag="--min-p", got=text)
     return value
 
 
 def top_k_value(text: str) -> int:
     value = _whole_number(text, "--top-k")
     if value < 0:
-        raise OptionError(f"--top-k must be 0 (off) or more, got {value}")
+        raise OptionError("error.option.top-k", flag="--top-k", got=str(value))
     return value
 
 
@@ -309,13 +317,14 @@ def load_model(args, *, any_family: bool = False):
 
         note = default_model_note()
         if note:
-            print(f"lmscope: {note}", file=sys.stderr)
+            print(i18n.text("report.cli.note", note=note), file=sys.stderr)
     model = lmscope.load(args.model, allow_nonfinite=getattr(args, "allow_nonfinite", False))
     if not any_family and not model.capabilities.trace:
         raise InvalidInputError(
-            f"{model.name} is a char-{model.capabilities.family.upper()}; 'lmscope "
-            f"{getattr(args, 'command', '')}' needs a Transformer (char-RNNs work with "
-            "generate, sample and compare)"
+            "error.cli.needs-transformer",
+            name=model.name,
+            arch=model.capabilities.family.upper(),
+            command=getattr(args, "command", ""),
         )
     return model
 

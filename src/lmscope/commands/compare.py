@@ -55,25 +55,25 @@ def read_text(path: str, max_chars: int | None = None) -> str:
     if path == "-":
         text = read_stdin()
         if not text.strip():
-            raise InvalidInputError("standard input is empty; pipe some text in")
+            raise InvalidInputError("error.cli.stdin-empty")
         return text[:max_chars]
     file = Path(path)
     # a device (/dev/zero, /dev/urandom) never ends: refused before reading; a pipe
     # (--text <(command)) is read
     if file.exists() and not (file.is_file() or file.is_dir() or file.is_fifo()):
-        raise InvalidInputError(f"{path} is not a regular file; give a UTF-8 text file")
+        raise InvalidInputError("error.cli.not-regular-file", path=path)
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InvalidInputError(f"no such text file: {path}") from None
+        raise InvalidInputError("error.cli.no-such-text-file", path=path) from None
     except IsADirectoryError:
-        raise InvalidInputError(f"{path} is a folder, not a text file") from None
+        raise InvalidInputError("error.cli.folder-not-text-file", path=path) from None
     except UnicodeDecodeError:
-        raise InvalidInputError(f"{path} is not a UTF-8 text file") from None
+        raise InvalidInputError("error.cli.not-utf8-file", path=path) from None
     except OSError as err:
-        raise InvalidInputError(f"cannot read {path}: {err.strerror or err}") from None
+        raise InvalidInputError("error.cannot-read", file=path, why=err.strerror or err) from None
     if not text.strip():
-        raise InvalidInputError(f"{path} is empty")
+        raise InvalidInputError("error.cli.empty-file", path=path)
     return text[:max_chars]
 
 
@@ -83,16 +83,16 @@ def _out_folder(text: str) -> Path:
     from lmscope.formats.atomic import cannot_write_in  # lazy: see lmscope.commands
 
     if not text.strip():
-        raise InvalidInputError("--out is empty; name a folder, e.g. --out lmscope-compare")
+        raise InvalidInputError("error.cli.out-empty", example="lmscope-compare")
     out = Path(text)
     if out.exists() and not out.is_dir():
-        raise InvalidInputError(f"{out} is a file, not a folder; choose a folder for --out")
+        raise InvalidInputError("error.cli.out-is-file", path=str(out))
     for parent in out.parents:
         if parent.exists() and not parent.is_dir():
-            raise InvalidInputError(f"cannot create {out}: {parent} is a file, not a folder")
+            raise InvalidInputError("error.cli.cannot-create", out=str(out), where=str(parent))
     problem = cannot_write_in(out)  # tried with a real file: root passes os.access everywhere
     if problem is not None:
-        raise InvalidInputError(f"--out {out}: {problem}")
+        raise InvalidInputError("error.cli.out-problem", out=str(out), problem=problem)
     return out
 
 
@@ -101,7 +101,7 @@ def run(args) -> int:
 
     use_lang(args)
     if len(args.model) != 2:
-        raise InvalidInputError(f"give exactly two --model options, got {len(args.model)}")
+        raise InvalidInputError("error.compare.two-models", n=len(args.model))
     out = _out_folder(args.out)  # before the (slow) model loads
     whole = read_text(args.text)
     text = whole[: args.max_chars]
@@ -126,7 +126,9 @@ def run(args) -> int:
         )
         to_png(result, out / "compare.png", say=say)
     except OSError as err:
-        raise InvalidInputError(f"cannot write in {out}: {err.strerror or err}") from None
+        raise InvalidInputError(
+            "error.cli.cannot-write-in", out=str(out), why=err.strerror or err
+        ) from None
     from rich.console import Console  # lazy: see lmscope.commands
 
     # as wide as the terminal: a long path is folded, not left to overflow

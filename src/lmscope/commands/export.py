@@ -16,9 +16,10 @@ from pathlib import Path
 
 import lmscope
 from lmscope import i18n
-from lmscope.commands.common import not_empty
+from lmscope.commands.common import not_empty, say
 from lmscope.errors import InvalidInputError
 from lmscope.formats.atomic import LMSCOPE_FILES, cannot_write
+from lmscope.i18n import Message
 
 DTYPES = ("bfloat16", "float16", "float32")
 
@@ -50,9 +51,11 @@ def register(sub):
 WRITTEN = LMSCOPE_FILES
 
 
-def _listing(names: list[str], limit: int = 4) -> str:
+def _listing(names: list[str], limit: int = 4) -> str | Message:
     shown = ", ".join(names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+    if len(names) > limit:
+        return Message("error.export.listing-more", names=shown, more=len(names) - limit)
+    return shown
 
 
 def _lmscope_model_name(folder: Path) -> str | None:
@@ -74,41 +77,29 @@ def check_destination(run_dir, out: Path, overwrite: bool = False) -> None:
     if source.exists():
         src, dst = source.resolve(), out.resolve()
         if dst == src:
-            raise InvalidInputError("export needs a different output folder than the run folder")
+            raise InvalidInputError("error.export.same-folder")
         if src in dst.parents:
-            raise InvalidInputError(
-                f"{out} is inside the model being exported ({run_dir}); choose a folder outside it"
-            )
+            raise InvalidInputError("error.export.inside-model", out=str(out), run=str(run_dir))
         if dst in src.parents:
-            raise InvalidInputError(
-                f"{out} contains the model being exported ({run_dir}): writing it would replace "
-                "the model; choose another folder"
-            )
+            raise InvalidInputError("error.export.contains-model", out=str(out), run=str(run_dir))
     if out.exists() and not out.is_dir():
-        raise InvalidInputError(f"{out} is a file, not a folder; choose a folder to export to")
+        raise InvalidInputError("error.export.out-is-file", path=str(out))
     problem = cannot_write(out)  # tried with a real file: root passes os.access everywhere
     if problem:
-        raise InvalidInputError(f"cannot export to {out}: {problem}")
+        raise InvalidInputError("error.export.cannot-export", out=str(out), problem=problem)
     names = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
     if not names:
         return
     model = _lmscope_model_name(out)
     if model is None:
-        raise InvalidInputError(
-            f"{out} is not empty and not an lmscope model (it holds {_listing(names)}); export "
-            "to a new or empty folder (--overwrite replaces only a model lmscope wrote)"
-        )
+        raise InvalidInputError("error.export.not-empty", out=str(out), names=_listing(names))
     foreign = [n for n in names if n not in WRITTEN]
     if foreign:
         raise InvalidInputError(
-            f"{out} holds the lmscope model {model!r} and also {_listing(foreign)}, which lmscope "
-            "did not write; move those out first or export to another folder"
+            "error.export.foreign-files", out=str(out), model=repr(model), names=_listing(foreign)
         )
     if not overwrite:
-        raise InvalidInputError(
-            f"{out} already holds the lmscope model {model!r}; pass --overwrite to replace it "
-            "(atomically), or choose another folder"
-        )
+        raise InvalidInputError("error.export.holds-model", out=str(out), model=repr(model))
 
 
 def export_model(
@@ -138,14 +129,16 @@ def export_model(
     try:
         save_model(model.net, out, tokenizer=model.tokenizer, meta=meta, dtype=weights)
     except OSError as err:  # the folder as it was is kept (an atomic write)
-        raise InvalidInputError(f"cannot write {out}: {err.strerror or err}") from None
+        raise InvalidInputError(
+            "error.write.cannot-write", file=str(out), why=err.strerror or err
+        ) from None
     return out
 
 
 def run(args) -> int:
-    not_empty(args.run_dir, "RUN", "name a model folder or a shipped model to export")
-    not_empty(args.out, "OUT", "name the folder to write, e.g. my-model")
+    not_empty(args.run_dir, "RUN", Message("error.export.advice.run"))
+    not_empty(args.out, "OUT", Message("error.export.advice.out", example="my-model"))
     out = export_model(args.run_dir, args.out, args.dtype, args.name, args.overwrite)
     size = sum(p.stat().st_size for p in out.iterdir()) / 1e6
-    print(f"wrote {out} ({size:.1f} MB)")
+    print(say("report.export.wrote", path=str(out), size=f"{size:.1f}"))
     return 0

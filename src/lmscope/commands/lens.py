@@ -64,13 +64,11 @@ def _positions(spec: str | None, n: int) -> list[int]:
     except ValueError:
         asked = []
     if not asked:  # "" and "," name no position at all
-        raise InvalidInputError(f"--positions must be comma-separated integers, got {spec!r}")
+        raise InvalidInputError("error.lens.positions", got=repr(spec))
     for p in asked:
         if not -n <= p < n:
             raise InvalidInputError(
-                f"--positions: {p} is outside the prompt of {n} {'token' if n == 1 else 'tokens'} "
-                f"(0..{n - 1}, or "
-                f"-{n}..-1 from the end)"
+                "error.lens.position-outside", p=str(p), n=n, last=str(n - 1), first=str(-n)
             )
     # as explain and ablate --position: -1 is the last token
     return [p + n if p < 0 else p for p in asked]

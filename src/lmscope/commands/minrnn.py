@@ -20,6 +20,7 @@ from lmscope.commands.common import (
 )
 from lmscope.data.corpora import corpus_names
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 from lmscope.lab.progress import make_progress
 
 DEFAULT_ITERS = 20_000
@@ -104,22 +105,21 @@ def run(args) -> int:
     if args.hello:  # "hello" is its own four letters: a corpus or chunk length would be ignored
         given = [flag for name, flag in HELLO_IGNORES if getattr(args, name) is not None]
         if given:
-            raise InvalidInputError(
-                say(
-                    "report.minrnn.hello-trains-on-word",
-                    flags=", ".join(given),
-                )
-            )
+            raise InvalidInputError("report.minrnn.hello-trains-on-word", flags=", ".join(given))
     for name, value in DEFAULTS.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
-    not_empty(args.data, "--data", "name a bundled corpus or a text file")
+    not_empty(args.data, "--data", Message("error.option.advice.corpus-or-file"))
     if args.hidden is not None and args.hidden < 1:
-        raise InvalidInputError(f"--hidden must be a whole number >= 1, got {args.hidden}")
+        raise InvalidInputError(
+            "error.option.whole-at-least", flag="--hidden", low="1", got=str(args.hidden)
+        )
     if args.seq < 1:
-        raise InvalidInputError(f"--seq must be a whole number >= 1, got {args.seq}")
+        raise InvalidInputError(
+            "error.option.whole-at-least", flag="--seq", low="1", got=str(args.seq)
+        )
     if args.iters is not None and args.iters < 0:
-        raise InvalidInputError(f"--iters must be 0 or more, got {args.iters}")
+        raise InvalidInputError("error.option.not-negative", flag="--iters", got=str(args.iters))
     if args.hello:
         args.hidden = HELLO_HIDDEN if args.hidden is None else args.hidden
         return _hello(args)
@@ -225,12 +225,11 @@ def _gradcheck(args) -> int:
     from lmscope.models.numpy_rnn import MinCharRNN, Vocab, gradient_check
 
     if args.checks < 0:
-        raise InvalidInputError(f"--checks must be 0 or more, got {args.checks}")
+        raise InvalidInputError("error.option.not-negative", flag="--checks", got=str(args.checks))
     text = _load_text(args.data)
     if len(text) < args.seq + 1:
         raise InvalidInputError(
-            f"--data has {len(text):,} character{'s' if len(text) != 1 else ''}; a chunk of "
-            f"--seq {args.seq:,} needs {args.seq + 1:,}."
+            "error.minrnn.data-too-short", n=len(text), seq=args.seq, need=args.seq + 1
         )
     vocab = Vocab.from_text(text)
     ids = vocab.encode(text[: args.seq + 1])
@@ -297,7 +296,12 @@ def _train(args) -> int:
 
     iters = DEFAULT_ITERS if args.iters is None else args.iters
     if args.sample_length < 1:
-        raise InvalidInputError(f"--sample-length must be >= 1, got {args.sample_length}")
+        raise InvalidInputError(
+            "error.option.at-least-number",
+            flag="--sample-length",
+            low="1",
+            got=str(args.sample_length),
+        )
     text = _load_text(args.data)
     events = train(
         text,

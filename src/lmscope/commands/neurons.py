@@ -30,6 +30,7 @@ from lmscope.commands.common import (
     use_lang,
 )
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 
 VIEW_CHARS = 2000  # default --max-chars when colouring one unit
 FIND_CHARS = 20000  # ... when searching every unit
@@ -43,7 +44,9 @@ def width_value(text: str) -> int:
     """An argparse type: --width, refused in one line before any work."""
     value = at_least(MIN_WIDTH, "--width")(text)
     if value > MAX_WIDTH:
-        raise OptionError(f"--width must be at most {MAX_WIDTH}, got {value}")
+        raise OptionError(
+            "error.option.at-most", flag="--width", high=str(MAX_WIDTH), got=str(value)
+        )
     return value
 
 
@@ -52,9 +55,13 @@ def select_value(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise OptionError(f"--select must be a number between 0 and 1, got {text!r}") from None
+        raise OptionError(
+            "error.option.number-between", flag="--select", low="0", high="1", got=repr(text)
+        ) from None
     if not 0 < value < 1:
-        raise OptionError(f"--select must be between 0 and 1 (exclusive), got {text}")
+        raise OptionError(
+            "error.option.between-exclusive", flag="--select", low="0", high="1", got=text
+        )
     return value
 
 
@@ -123,11 +130,15 @@ def _text(args) -> tuple[str, str]:
         args.max_chars if args.max_chars is not None else (FIND_CHARS if args.find else VIEW_CHARS)
     )
     if limit < 1:
-        raise InvalidInputError(f"--max-chars must be at least 1, got {limit}")
+        raise InvalidInputError(
+            "error.option.at-least", flag="--max-chars", low="1", got=str(limit)
+        )
     if args.text is not None:
         return read_text(args.text, limit), str(args.text)
     # from a line start (a code corpus: from a file's start), so line positions are whole
-    return validation_text(args.corpus, limit), f"{args.corpus} (validation split)"
+    return validation_text(args.corpus, limit), say(
+        "report.neurons.validation-split", corpus=args.corpus
+    )
 
 
 def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
@@ -137,15 +148,17 @@ def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
     else:
         path = Path(path)
         if not path.is_file():
-            raise InvalidInputError(f"no text file at {path}")
+            raise InvalidInputError("error.neurons.no-text-file", path=str(path))
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
-            raise InvalidInputError(f"{path} is not UTF-8 text") from None
+            raise InvalidInputError("error.neurons.not-utf8", path=str(path)) from None
         except OSError as err:
-            raise InvalidInputError(f"cannot read {path}: {err.strerror}") from None
+            raise InvalidInputError(
+                "error.cannot-read", file=str(path), why=err.strerror or err
+            ) from None
     if not text:
-        raise InvalidInputError(f"{path} is empty; give a file with some text")
+        raise InvalidInputError("error.neurons.empty-file", path=str(path))
     return text[:max_chars] if max_chars else text
 
 
@@ -154,18 +167,19 @@ def run(args) -> int:
 
     use_lang(args)
     if not args.find and args.cell is None:
-        raise InvalidInputError(
-            "say what to show: --cell LAYER:UNIT colours the text by one unit, --find searches "
-            "every unit"
-        )
+        raise InvalidInputError("error.neurons.what-to-show")
     if args.find and args.cell is not None:
-        raise InvalidInputError("--find and --cell do different things; use one of them")
+        raise InvalidInputError("error.neurons.find-or-cell")
     if args.text is not None:
-        not_empty(args.text, "--text", "name a UTF-8 text file, or '-' for standard input")
+        not_empty(args.text, "--text", Message("error.option.advice.text-file"))
     if args.corpus is not None:
-        not_empty(args.corpus, "--corpus", "name a bundled corpus, e.g. warpeace-novel")
+        not_empty(
+            args.corpus, "--corpus", Message("error.option.advice.corpus", example="warpeace-novel")
+        )
     if args.out is not None and not args.find and args.out.suffix.lower() not in OUT_SUFFIXES:
-        raise InvalidInputError(f"--out {args.out}: the name must end in {', '.join(OUT_SUFFIXES)}")
+        raise InvalidInputError(
+            "error.neurons.out-suffix", out=str(args.out), suffixes=", ".join(OUT_SUFFIXES)
+        )
     if args.out is not None or args.find:
         _check_out(args.out or FIND_OUT)
     if args.features is not None:  # before the model runs, naming the flag
@@ -174,7 +188,9 @@ def run(args) -> int:
         try:
             resolve_features(args.features)
         except InvalidInputError as err:
-            raise InvalidInputError(f"--features: {err}") from None
+            raise InvalidInputError(
+                "error.neurons.features", flag="--features", error=err
+            ) from None
     model = load_char_model(args.model)
     text, source = _text(args)
     return _find(model, text, source, args) if args.find else _view(model, text, args)
@@ -185,10 +201,10 @@ def _check_out(out: Path) -> None:
     the file would go, a file where its folder must be, a folder that cannot be written in."""
     from lmscope.formats.atomic import cannot_write_in  # lazy: see lmscope.commands
 
-    problem = "it is a folder; name the file to write" if out.is_dir() else None
+    problem = Message("error.neurons.out-is-folder") if out.is_dir() else None
     problem = problem or cannot_write_in(out.parent)
     if problem is not None:
-        raise InvalidInputError(f"--out {out}: {problem}")
+        raise InvalidInputError("error.cli.out-problem", out=str(out), problem=problem)
 
 
 def _note(run) -> None:
@@ -200,7 +216,7 @@ def _note(run) -> None:
             n=len(run.skipped),
             shown=shown,
         )
-        print(f"lmscope: note: {note}", file=sys.stderr)
+        print(say("report.neurons.note", note=note), file=sys.stderr)
 
 
 def _view(model, text: str, args) -> int:
@@ -231,7 +247,7 @@ def _view(model, text: str, args) -> int:
         view.save_html(out)
     else:
         out.write_text(json.dumps(view.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"lmscope: {say('report.neurons.wrote', path=out)}", file=sys.stderr)
+    print(say("report.cli.note", note=say("report.neurons.wrote", path=out)), file=sys.stderr)
     return 0
 
 

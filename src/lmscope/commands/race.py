@@ -14,9 +14,10 @@ from __future__ import annotations
 from lmscope import i18n
 from lmscope.commands.common import listed, run_seed_value
 from lmscope.commands.lab import common as lab_common
+from lmscope.i18n import Message
 from lmscope.lab.configs import RACE_MODELS, RaceConfig
 
-ONE_DEVICE = "the race runs on one device: --device cpu or --device cuda"
+ONE_DEVICE = Message("error.race.one-device")
 
 
 def register(sub):

@@ -14,10 +14,10 @@ from lmscope.commands.common import (
     current_lang,
     print_stream,
     sampling_params,
-    say,
     use_lang,
 )
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 
 DEFAULT_PROMPT, DEFAULT_LENGTH = "\n", 500  # None in args: --timeline refuses given ones
 
@@ -67,22 +67,18 @@ def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:
     if not isinstance(tokenizer, CharTokenizer):
         return model.to_ids(text, truncate=True)
     if not text:
-        raise InvalidInputError(say("report.sample.prompt-is-empty-type"))
+        raise InvalidInputError("report.sample.prompt-is-empty-type")
     known = set(tokenizer.chars)
     unknown = [c for c in dict.fromkeys(text) if c not in known]
     if unknown and not skip_unknown:
         shown = ", ".join(repr(c) for c in unknown[:8])
         more = f" … (+{len(unknown) - 8})" if len(unknown) > 8 else ""
         raise InvalidInputError(
-            say(
-                "report.sample.prompt-has-character-s",
-                n=len(unknown),
-                shown=shown + more,
-            )
+            "report.sample.prompt-has-character-s", n=len(unknown), shown=shown + more
         )
     kept = "".join(c for c in text if c in known)
     if not kept:
-        raise InvalidInputError(say("report.sample.no-character-of-prompt"))
+        raise InvalidInputError("report.sample.no-character-of-prompt")
     return model.to_ids(kept, truncate=True)
 
 
@@ -91,10 +87,10 @@ def print_timeline(name: str) -> int:
     from lmscope.train import timeline  # lazy: see lmscope.commands
 
     if not name.strip():  # Path("") is the current folder
-        raise InvalidInputError("model name is empty")
+        raise InvalidInputError("error.sample.empty-name")
     folder = timeline.folder_of(name)
     if folder is None:
-        raise InvalidInputError(say("report.sample.no-model-folder-or", name=repr(name)))
+        raise InvalidInputError("report.sample.no-model-folder-or", name=repr(name))
     data = timeline.read(folder)
     if data is None:
         raise InvalidInputError(_no_timeline(folder))
@@ -104,7 +100,7 @@ def print_timeline(name: str) -> int:
     return 0
 
 
-def _no_timeline(folder) -> str:
+def _no_timeline(folder) -> Message:
     """Why a folder has no timeline: a run told to sample that stopped before its first sample
     point should not be told to pass --sample-at (trainer.json keeps what was asked)."""
     import json
@@ -117,17 +113,14 @@ def _no_timeline(folder) -> str:
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         points, reached = [], None  # not a run of lmscope train (or unreadable): say it plainly
     if points and reached is not None and reached < points[0]:
-        return say(
+        return Message(
             "report.sample.keeps-no-sample-timeline-training",
-            folder=folder,
-            reached=f"{reached:,}",
-            first=f"{points[0]:,}",
-            needed=f"{points[0]:,}",
+            folder=str(folder),
+            reached=reached,
+            first=points[0],
+            needed=points[0],
         )
-    return say(
-        "report.sample.keeps-no-sample-timeline",
-        folder=folder,
-    )
+    return Message("report.sample.keeps-no-sample-timeline", folder=str(folder))
 
 
 def run(args) -> int:
@@ -143,10 +136,7 @@ def run(args) -> int:
         ]
         if given:
             raise InvalidInputError(
-                say(
-                    "report.sample.timeline-prints-samples-kept",
-                    flags=", ".join(given),
-                )
+                "report.sample.timeline-prints-samples-kept", flags=", ".join(given)
             )
         return print_timeline(args.dir)
     args.length = DEFAULT_LENGTH if args.length is None else args.length

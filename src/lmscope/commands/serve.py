@@ -10,8 +10,9 @@ import threading
 import webbrowser
 
 from lmscope import i18n
-from lmscope.commands.common import add_model_option, load_model, not_empty
+from lmscope.commands.common import add_model_option, load_model, not_empty, say
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
@@ -75,7 +76,7 @@ def register(sub):
 
 
 # the two hosts people mean, said wherever a --host cannot be used
-HOSTS = "use 127.0.0.1 (this machine only) or 0.0.0.0 (every network interface)"
+HOSTS = Message("error.serve.hosts")
 
 
 def _check_free(host: str, port: int) -> None:
@@ -87,34 +88,45 @@ def _check_free(host: str, port: int) -> None:
             probe.bind((host, port))
         except (TypeError, ValueError) as err:  # a NUL character, an empty label ("a..b")
             raise InvalidInputError(
-                f"--host {host!r} is not a host name or an address ({err}); {HOSTS}"
+                "error.serve.bad-host", host=repr(host), why=str(err), advice=HOSTS
             ) from None
         except OSError as err:
             raise InvalidInputError(
-                f"cannot listen on {host}:{port} ({err.strerror}); {_bind_advice(host, err)}"
+                "error.serve.cannot-listen",
+                where=f"{host}:{port}",
+                why=err.strerror or err,
+                advice=_bind_advice(host, err),
             ) from None
 
 
-def _bind_advice(host: str, err: OSError) -> str:
+def _bind_advice(host: str, err: OSError) -> Message:
     """What to change when binding failed: the host when it is no address of this machine (a
     name that does not resolve, an address no interface has), else the port."""
     if isinstance(err, socket.gaierror) or err.errno == errno.EADDRNOTAVAIL:
-        return f"--host {host} is not an address of this machine; {HOSTS}"
-    return "pick another --port"
+        return Message("error.serve.not-an-address", host=host, advice=HOSTS)
+    return Message("error.serve.another-port")
 
 
 def _check_options(args) -> None:
     not_empty(args.host, "--host", HOSTS)  # bind("") would listen on every interface, unasked
     if not 0 <= args.port <= 65535:
-        raise InvalidInputError(f"port must be in 0..65535, got {args.port}")
+        raise InvalidInputError("error.serve.port", got=str(args.port))
     if args.cache_mb < 1:
-        raise InvalidInputError(f"--cache-mb must be at least 1, got {args.cache_mb}")
+        raise InvalidInputError(
+            "error.option.at-least", flag="--cache-mb", low="1", got=str(args.cache_mb)
+        )
     if args.threads is not None and args.threads < 1:
-        raise InvalidInputError(f"--threads must be at least 1, got {args.threads}")
+        raise InvalidInputError(
+            "error.option.at-least", flag="--threads", low="1", got=str(args.threads)
+        )
     if args.workers < 1:
-        raise InvalidInputError(f"--workers must be at least 1, got {args.workers}")
+        raise InvalidInputError(
+            "error.option.at-least", flag="--workers", low="1", got=str(args.workers)
+        )
     if not args.max_wait > 0:
-        raise InvalidInputError(f"--max-wait must be more than 0 seconds, got {args.max_wait}")
+        raise InvalidInputError(
+            "error.option.more-than-seconds", flag="--max-wait", low="0", got=str(args.max_wait)
+        )
 
 
 def run(args) -> int:
@@ -130,11 +142,7 @@ def run(args) -> int:
     max_trace_tokens()  # a limit set wrong is said now, not by every page request
     _check_free(args.host, args.port)  # first: no warning about a host that cannot be bound
     if args.host not in LOOPBACK:
-        print(
-            f"lmscope: warning: binding {args.host} makes the app reachable from other "
-            "machines; it has no authentication",
-            file=sys.stderr,
-        )
+        print(say("report.serve.reachable", host=args.host), file=sys.stderr)
     threads = args.threads
     if threads is None and args.workers > 1:  # the cores shared out, not each worker all
         threads = max(1, (os.cpu_count() or 1) // args.workers)
@@ -148,26 +156,33 @@ def run(args) -> int:
     model = load_model(args, any_family=True)  # with --workers too: one line, said once
     if not model.capabilities.trace:  # a char-RNN has its own page: say how to open it
         raise InvalidInputError(
-            f"{model.name} is a char-{model.capabilities.family.upper()}; 'lmscope serve "
-            "--model' needs a Transformer. Char-RNNs have the neurons page: "
-            f"lmscope serve --rnn {args.model}"
+            "error.serve.needs-transformer",
+            name=model.name,
+            arch=model.capabilities.family.upper(),
+            command=f"lmscope serve --rnn {args.model}",
         )
     if args.dtype != "float32":
         model.to_precision(args.dtype)
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{host}:{args.port}/"
-    shown = model.name if args.dtype == "float32" else f"{model.name} in {args.dtype}"
+    shown = model.name
+    if args.dtype != "float32":
+        shown = say("report.serve.model-in-dtype", model=model.name, dtype=args.dtype)
     if args.workers > 1:
         del model  # each worker loads its own
         # the other models too, once here: a name that cannot load is one line now, not a
         # traceback in every worker that uvicorn then starts again
         compare, rnn = _names_that_load(args)
         os.environ[ENV] = settings.to_env()
-        print(
-            f"lmscope: serving {shown} at {url} from {args.workers} worker processes, "
-            f"{threads} thread(s) each (API manual at {url}docs)",
-            file=sys.stderr,
+        said = say(
+            "report.serve.serving-workers",
+            model=shown,
+            url=url,
+            workers=args.workers,
+            threads=threads,
+            docs=f"{url}docs",
         )
+        print(said, file=sys.stderr)
         _say_other_pages(url, compare, rnn)
         _open_later(args, url)
         target = "lmscope.web.factory:app_from_env"
@@ -181,7 +196,7 @@ def run(args) -> int:
         )
         return 0
     app = build_app(settings, model)
-    print(f"lmscope: serving {shown} at {url} (API manual at {url}docs)", file=sys.stderr)
+    print(say("report.serve.serving", model=shown, url=url, docs=f"{url}docs"), file=sys.stderr)
     _say_other_pages(url, list(app.state.compare), list(app.state.rnn))
     _open_later(args, url)
     settle()
@@ -203,10 +218,10 @@ def _names_that_load(args) -> tuple[list[str], list[str]]:
 def _say_other_pages(url: str, compare: list[str], rnn: list[str]) -> None:
     """What the page can compare with, /rnn's models, and /why (served whatever the model)."""
     if compare:
-        print(f"lmscope: the page can compare it with {', '.join(compare)}", file=sys.stderr)
+        print(say("report.serve.compare-with", names=", ".join(compare)), file=sys.stderr)
     if rnn:
-        print(f"lmscope: char-RNN neurons of {', '.join(rnn)} at {url}rnn", file=sys.stderr)
-    print(f"lmscope: why Transformers replaced RNNs, measured, at {url}why", file=sys.stderr)
+        print(say("report.serve.rnn-page", names=", ".join(rnn), url=f"{url}rnn"), file=sys.stderr)
+    print(say("report.serve.why-page", url=f"{url}why"), file=sys.stderr)
 
 
 def _open_later(args, url: str) -> None:

@@ -113,9 +113,11 @@ def config_from_args(args) -> TrainConfig:
         if value is None:
             continue
         if value < 1:
-            raise InvalidInputError(f"--{alias} must be a whole number >= 1, got {value}")
+            raise InvalidInputError(
+                "error.option.whole-at-least", flag=f"--{alias}", low="1", got=str(value)
+            )
         if given.get(field, value) != value:
-            raise InvalidInputError(f"--{alias} and --{field} name one setting; give one of them")
+            raise InvalidInputError("error.train.same-setting", a=f"--{alias}", b=f"--{field}")
         given[field] = value
     if "sample_at" in given:
         given["sample_at"] = _iterations(given["sample_at"])
@@ -130,14 +132,9 @@ def config_from_args(args) -> TrainConfig:
     adapter = get_adapter(arch)
     # A setting the family does not have would be ignored without a word.
     if adapter.stateful and "heads" in given:
-        raise InvalidInputError(
-            f"--heads is a GPT setting; an {arch} has no attention heads (drop --heads)"
-        )
+        raise InvalidInputError("error.train.heads-gpt-only", arch=arch.upper())
     if not adapter.stateful and "embed" in given:
-        raise InvalidInputError(
-            f"--embed is a char-RNN setting; a {arch} has no separate input embedding width "
-            "(its embedding is --dim wide; drop --embed)"
-        )
+        raise InvalidInputError("error.train.embed-rnn-only", arch=arch.upper())
     # Settings left out come from the model family's defaults, then from TrainConfig's.
     return TrainConfig(**{**adapter.defaults, **given})
 
@@ -146,9 +143,7 @@ def _iterations(text: str) -> list[int]:
     """'100,300,1000' -> [100, 300, 1000]."""
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if not parts or not all(p.isdigit() for p in parts):
-        raise InvalidInputError(
-            f"--sample-at takes iterations separated by commas (e.g. 100,300,1000), got {text!r}"
-        )
+        raise InvalidInputError("error.train.sample-at", got=repr(text))
     return sorted({int(p) for p in parts})
 
 
@@ -175,26 +170,43 @@ def run(args) -> int:
     except (MemoryError, RuntimeError) as err:
         if not is_out_of_memory(err):
             raise
-        kept = " (the last checkpoint is kept)" if checkpoints.is_checkpoint(cfg.out) else ""
+        if checkpoints.is_checkpoint(cfg.out):
+            raise InvalidInputError(
+                "error.train.out-of-memory-kept", batch=str(cfg.batch), context=str(cfg.context)
+            ) from None
         raise InvalidInputError(
-            f"a batch of {cfg.batch} x {cfg.context} tokens does not fit in memory{kept}; "
-            "lower --batch or --context (use --accum to keep the effective batch)"
+            "error.train.out-of-memory", batch=str(cfg.batch), context=str(cfg.context)
         ) from None
     except KeyboardInterrupt:
         if world_from_env().is_main and checkpoints.is_checkpoint(cfg.out):
             done = checkpoints.checkpoint_iteration(cfg.out)
-            print(
-                f"stopped; the checkpoint in {cfg.out} (iteration {done}) is kept. Continue "
-                f"with: lmscope train --resume --out {cfg.out}",
-                file=sys.stderr,
+            said = i18n.text(
+                "report.train.stopped",
+                out=str(cfg.out),
+                i=str(done),
+                command=f"lmscope train --resume --out {cfg.out}",
             )
+            print(said, file=sys.stderr)
             return 130  # that line says it all; no second "interrupted" line from the CLI
         raise
     if not world_from_env().is_main:
         return 0  # under torchrun, rank 0 speaks for everyone
     val = result.final_val_loss
-    summary = f"done: {result.iteration} iterations"
+    command = f"lmscope sample {result.out}"
     if val is not None:
-        summary += f", val loss {val:.4f}"
-    print(f"{summary}; checkpoint in {result.out} (try: lmscope sample {result.out})")
+        print(
+            i18n.text(
+                "report.train.done-val",
+                n=str(result.iteration),
+                loss=f"{val:.4f}",
+                out=str(result.out),
+                command=command,
+            )
+        )
+    else:
+        print(
+            i18n.text(
+                "report.train.done", n=str(result.iteration), out=str(result.out), command=command
+            )
+        )
     return 0

@@ -65,7 +65,7 @@ def in_api_words(error: LmscopeError) -> LmscopeError:
     layers=, names=, unknown=) as what an API client can do; the Python API keeps its own
     wording. An error still raised as an English line is reworded in English."""
     if error.code is not None:
-        return error
+        return advice.in_front_words(error, "api")
     message = advice.TRUNCATE_PATTERN.sub(". Shorten it", str(error))
     for python_words in (advice.UNKNOWN_CHARS, advice.UNKNOWN_CHARS_TOKENIZER):
         message = message.replace(python_words, "; remove them from the text")

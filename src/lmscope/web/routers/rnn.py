@@ -95,8 +95,8 @@ async def activations(req: s.ActivationsRequest, served: Serving):
             kind=repr(kind),
             known=", ".join(KINDS[model.arch]),
         )
-    checks.index(req.layer, model.config.layers, "layer", "this model has layers")
-    checks.index(req.unit, model.config.hidden, "unit", "each layer has units")
+    checks.index(req.layer, model.config.layers, "layer")
+    checks.index(req.unit, model.config.hidden, "unit")
     run = await _run(served, name, model, req.text)
     return await served.view(activations_view, name, run, req.layer, req.unit, kind)
 
