@@ -4,9 +4,12 @@ and texts in English and Chinese, per architecture, and the page reads them from
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fastapi.testclient import TestClient
 
+from lmscope import i18n
 from lmscope.engine import checks
 from lmscope.engine.steps import STEPS, STEPS_BY_KEY
 from lmscope.errors import InvalidInputError
@@ -14,7 +17,6 @@ from lmscope.explain import catalogue as cat
 
 
 def test_every_step_has_titles_and_texts_in_both_languages():
-    assert list(cat.TEXTS) == [s.key for s in STEPS]
     for doc in cat.catalogue("gpt2").steps:
         assert doc.title["en"] and doc.title["zh"] and doc.summary
         assert len(doc.text["en"]) > 100 and len(doc.text["zh"]) > 50, doc.key
@@ -24,13 +26,15 @@ def test_every_step_has_titles_and_texts_in_both_languages():
 
 
 def test_an_architecture_can_say_a_step_differently(monkeypatch):
-    variant = cat.Variant(title={"zh": "旋转位置编码"}, text={"en": "Rotations, not vectors."})
-    monkeypatch.setitem(cat.VARIANTS, "llama", {"positional-encoding": variant})
+    monkeypatch.setitem(
+        cat.VARIANTS, "llama", {"positional-encoding": cat.Variant(frozenset({"text"}))}
+    )
     llama = {d.key: d for d in cat.catalogue("llama").steps}["positional-encoding"]
     gpt2 = {d.key: d for d in cat.catalogue("gpt2").steps}["positional-encoding"]
-    assert llama.title == {"en": "Positional encoding", "zh": "旋转位置编码"}
-    assert llama.text["en"] == "Rotations, not vectors." and llama.text["zh"] == gpt2.text["zh"]
-    assert llama.summary == gpt2.summary
+    assert llama.texts["text"].id == "step.positional-encoding.text.llama"
+    assert llama.text["zh"] == i18n.catalog("zh")["step.positional-encoding.text.llama"]
+    assert llama.texts["title"] == gpt2.texts["title"] and llama.title == gpt2.title
+    assert llama.summary == gpt2.summary and (llama.layer, llama.head) == (False, False)
     assert llama.probes == list(STEPS_BY_KEY["positional-encoding"].probes_for("llama"))
     assert cat.catalogue("llama").family == "llama"
 
@@ -41,7 +45,16 @@ def test_the_page_reads_the_steps_from_the_api(tiny_model):
     with TestClient(create_app(tiny_model)) as client:
         served = client.get("/api/steps").json()
         model = client.get("/api/model").json()
-    assert served == cat.catalogue("gpt2").model_dump(mode="json")
+        chinese = client.get("/api/steps?lang=zh").json()
+        assert client.get("/api/steps?lang=fr").status_code == 422
+    facts = cat.step_values(tiny_model)
+    assert served == cat.catalogue("gpt2", values=facts).model_dump(mode="json")
+    assert chinese == cat.catalogue("gpt2", values=facts, lang="zh").model_dump(mode="json")
+    mask = chinese["steps"][10]
+    assert mask["texts"]["title"] == {"id": "step.masked-attention.title", "values": {}}
+    assert mask["said"]["title"] == "带掩码的自注意力" and served["steps"][10]["said"] is None
+    blocks = served["steps"][6]["texts"]["text"]
+    assert blocks["values"]["n_layer"] == tiny_model.config.n_layer
     assert [s["key"] for s in served["steps"]] == [s.key for s in STEPS]
     assert served["steps"][10]["title"]["zh"] == "带掩码的自注意力"
     assert [(s["key"], s["title"]) for s in model["steps"]] == [
@@ -79,3 +92,34 @@ def test_chinese_texts_call_a_block_a_layer_as_the_page_does(family):
         for text in (doc.title["zh"], doc.text["zh"]):
             assert "block" not in text.lower(), (doc.key, text)
             assert not re.search(r"层 [\u4e00-\u9fff]", text), (doc.key, text)  # no stray space
+
+
+def test_every_step_of_every_variant_is_said_whole_in_every_language():
+    """Each text, for every architecture and tokenizer variant, renders in English, Chinese
+    and the pseudo-language with every placeholder filled; the Chinese is not the English,
+    and the pseudo text is all catalog text (bracketed, no plain Latin word but the values)."""
+    from types import SimpleNamespace
+
+    from lmscope.engine.transformer import ModelInfo
+    from lmscope.i18n.pseudo import CLOSE, OPEN
+
+    info = ModelInfo("SmolLM2-135M", "", 30, 9, 576, 64, 1536, 49152, 8192, 134_515_008, "bpe")
+    info.n_kv_head = 3
+    values = cat.step_values(SimpleNamespace(info=lambda: info))
+    assert values["kv_group"] == 3 and values["vocab"] == 49152 and values["scale"] == "0.125"
+    shown = {str(v) for v in values.values()} | {"49,152", "8,192"}
+    said = 0
+    for family in (None, *cat.VARIANTS):
+        for kind in (None, *cat.TOKENIZER_VARIANTS):
+            for s in STEPS:
+                for field, texts in cat.step_text(s.key, family, kind).fields().items():
+                    en, zh, fake = (texts.say(lang, **values) for lang in ("en", "zh", "pseudo"))
+                    where = (family, kind, s.key, field)
+                    assert "{" not in en + zh + fake and "}" not in en + zh + fake, where
+                    assert zh != en and re.search(r"[\u4e00-\u9fff]", zh), where
+                    assert fake.startswith(OPEN) and fake.endswith(CLOSE), where
+                    for value in sorted(shown, key=len, reverse=True):
+                        fake = fake.replace(value, "")
+                    assert not re.search(r"[a-z]{2,}", fake), (where, fake)
+                    said += 1
+    assert said == 4 * 20 * 3

@@ -32,7 +32,7 @@ def test_catalogue_has_a_character_variant_of_step_5():
     text = step_text("token-embedding", "gpt2", tokenizer="chars")
     assert not any(w in text.text["en"] for w in BPE_WORDS) and "character" in text.text["en"]
     assert "BPE" not in text.text["zh"] and "字符" in text.text["zh"]
-    assert "subword" not in text.summary and "character" in text.summary
+    assert "subword" not in text.summary["en"] and "character" in text.summary["en"]
     # BPE models keep the byte-level text; the catalogue says it per tokenizer
     assert "BPE" in step_text("token-embedding", "gpt2").text["en"]
     doc = catalogue("gpt2", tokenizer="chars").steps[4]

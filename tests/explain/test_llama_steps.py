@@ -218,12 +218,12 @@ def test_every_llama_variant_says_what_gpt2_does_in_both_languages():
     assert list(variants) == [s.key for s in STEPS]  # all 20 steps
     for key, v in variants.items():
         text = cat.step_text(key, "llama")
-        assert len(v.text["en"]) > 200 and len(v.text["zh"]) > 100, key
-        assert "GPT-2" in v.text["en"] and "GPT-2" in v.text["zh"], key
-        assert set(v.title) in (set(), {"en", "zh"}), key  # a title changes in both or neither
-        assert text.title["en"] and text.title["zh"] and text.summary, key
+        assert "text" in v.fields and text.text.id == f"step.{key}.text.llama", key
+        assert len(text.text["en"]) > 200 and len(text.text["zh"]) > 100, key
+        assert "GPT-2" in text.text["en"] and "GPT-2" in text.text["zh"], key
+        assert text.title["en"] and text.title["zh"] and text.summary["en"], key
         for lang in ("en", "zh"):
-            assert set(re.findall(r"\{(\w+)\}", v.text[lang])) <= PAGE_FACTS, (key, lang)
+            assert set(re.findall(r"\{(\w+)\}", text.text[lang])) <= PAGE_FACTS, (key, lang)
         assert all("pos_embed" not in p for p in cat.step_probes(key, "llama")), key
     docs = {d.key: d for d in cat.catalogue("llama").steps}
     assert "blocks.{L}.attn.hook_rot_q" in docs["positional-encoding"].probes

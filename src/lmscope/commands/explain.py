@@ -110,9 +110,10 @@ def run(args) -> int:
     family, kind = model.capabilities.family, tokenizer_kind(model)
     for step in result.steps:
         body = explain_render.render(step.data)
-        title = step_text(step.key, family, kind).title.get(lang, step.title)
+        said = step_text(step.key, family, kind)
+        title = said.title.say(lang)
         probes = ", ".join(step.probes[:3]) or None
-        parts = [Text(say(summary_id(step.key, family, kind)), style="italic"), body]
+        parts = [Text(said.summary.say(lang), style="italic"), body]
         # a footer longer than the box's border is cut ("blocks.0.ln1.hook_normali─╯"): then
         # the probes are the box's last line, which wraps
         if probes and cell_len(probes) + 6 > width:
@@ -152,48 +153,3 @@ def __getattr__(name: str):
         return getattr(explain_render, name)
     except AttributeError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-
-
-# each step's one-line summary (explain.catalogue's, English), by step and by the variant that
-# changes it (a model family, a tokenizer)
-SUMMARY_IDS = {
-    ("transformer", None): "report.summary.transformer",
-    ("transformer", "llama"): "report.summary.transformer.llama",
-    ("how-it-works", None): "report.summary.how-it-works",
-    ("architecture", None): "report.summary.architecture",
-    ("architecture", "llama"): "report.summary.architecture.llama",
-    ("embedding", None): "report.summary.embedding",
-    ("embedding", "llama"): "report.summary.embedding.llama",
-    ("token-embedding", None): "report.summary.token-embedding",
-    ("token-embedding", "chars"): "report.summary.token-embedding.chars",
-    ("positional-encoding", None): "report.summary.positional-encoding",
-    ("positional-encoding", "llama"): "report.summary.positional-encoding.llama",
-    ("blocks", None): "report.summary.blocks",
-    ("self-attention", None): "report.summary.self-attention",
-    ("qkv", None): "report.summary.qkv",
-    ("qkv", "llama"): "report.summary.qkv.llama",
-    ("multi-head", None): "report.summary.multi-head",
-    ("multi-head", "llama"): "report.summary.multi-head.llama",
-    ("masked-attention", None): "report.summary.masked-attention",
-    ("attention-output", None): "report.summary.attention-output",
-    ("mlp", None): "report.summary.mlp",
-    ("mlp", "llama"): "report.summary.mlp.llama",
-    ("logits", None): "report.summary.logits",
-    ("logits", "llama"): "report.summary.logits.llama",
-    ("probabilities", None): "report.summary.probabilities",
-    ("temperature", None): "report.summary.temperature",
-    ("sampling", None): "report.summary.sampling",
-    ("residual", None): "report.summary.residual",
-    ("residual", "llama"): "report.summary.residual.llama",
-    ("layernorm", None): "report.summary.layernorm",
-    ("layernorm", "llama"): "report.summary.layernorm.llama",
-    ("dropout", None): "report.summary.dropout",
-}
-
-
-def summary_id(key: str, family: str | None, tokenizer: str | None) -> str:
-    """The catalog id of a step's summary for a model of ``family`` with ``tokenizer``."""
-    for variant in (tokenizer, family):
-        if variant is not None and (key, variant) in SUMMARY_IDS:
-            return SUMMARY_IDS[(key, variant)]
-    return SUMMARY_IDS[(key, None)]

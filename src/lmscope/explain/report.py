@@ -121,8 +121,8 @@ def report(
             StepReport(
                 number=s.number,
                 key=s.key,
-                title=step_text(s.key, family, kind).title["en"],
-                summary=step_text(s.key, family, kind).summary,
+                title=step_text(s.key, family, kind).title.say("en"),
+                summary=step_text(s.key, family, kind).summary.say("en"),
                 probes=probe_names(s.key, family, layer),
                 data=build(s.key, context),
             )

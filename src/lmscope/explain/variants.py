@@ -3,42 +3,62 @@
 ``LLAMA`` covers the Llama family (Llama, SmolLM2, Qwen2, Mistral), every one of the 20 steps:
 each text says what GPT-2 does and what this model does instead (or that it does the same).
 ``CHARS`` is a tokenizer's variant (a character vocabulary), applied over the architecture's.
-The texts are in ``variants.json`` (package data). Placeholders such as ``{n_kv_head}`` are
-filled by the page from the served model's facts.
+
+A variant names the fields it tells its own way; their texts are in the catalog
+(``lmscope.i18n``) as ``step.<key>.<field>.<variant>`` beside the default
+``step.<key>.<field>``. Placeholders such as ``{n_kv_head}`` are the served model's facts.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
-from importlib import resources
+from dataclasses import dataclass
 
-Lang = dict[str, str]  # language ("en", "zh") -> text
+FIELDS = ("title", "summary", "text")  # what a step says: a title, one line, the explanation
 
 
 @dataclass(frozen=True)
 class Variant:
-    """What one architecture says differently about a step; None/empty keeps the default."""
+    """What one architecture says differently about a step; None keeps the default."""
 
-    title: Lang = field(default_factory=dict)
-    summary: str | None = None
-    text: Lang = field(default_factory=dict)
+    fields: frozenset[str]  # of FIELDS: the ones this variant has its own texts for
     layer: bool | None = None  # the step shows one layer here (None: as the default says)
     head: bool | None = None  # ... and one attention head
 
 
-def _read_variants(family: str) -> dict[str, Variant]:
-    # Texts are data, so they live in variants.json (package data) beside the default texts
-    # in steps.json; the probes an architecture reads are engine.steps.FAMILY_PROBES.
-    raw = json.loads(resources.files(__package__).joinpath("variants.json").read_text("utf-8"))
-    return {key: _variant(fields) for key, fields in raw[family].items()}
+def retold(*fields: str, layer: bool | None = None, head: bool | None = None) -> Variant:
+    unknown = set(fields) - set(FIELDS)
+    if unknown:
+        raise ValueError(f"a step has no field {sorted(unknown)}: {FIELDS}")
+    return Variant(frozenset(fields), layer, head)
 
 
-def _variant(fields: dict) -> Variant:
-    return Variant(**fields)
+ALL = FIELDS
+TEXT = ("text",)
+SUMMARY_TEXT = ("summary", "text")
 
-
-LLAMA: dict[str, Variant] = _read_variants("llama")
+LLAMA: dict[str, Variant] = {
+    "transformer": retold(*ALL),
+    "how-it-works": retold(*TEXT),
+    "architecture": retold(*SUMMARY_TEXT),
+    "embedding": retold(*SUMMARY_TEXT),
+    "token-embedding": retold(*TEXT),
+    # RoPE rotates each head's queries and keys in every layer: the step shows one of each
+    "positional-encoding": retold(*ALL, layer=True, head=True),
+    "blocks": retold(*TEXT),
+    "self-attention": retold(*TEXT),
+    "qkv": retold(*SUMMARY_TEXT),
+    "multi-head": retold(*ALL),
+    "masked-attention": retold(*TEXT),
+    "attention-output": retold(*TEXT),
+    "mlp": retold(*ALL),
+    "logits": retold(*SUMMARY_TEXT),
+    "probabilities": retold(*TEXT),
+    "temperature": retold(*TEXT),
+    "sampling": retold(*TEXT),
+    "residual": retold(*SUMMARY_TEXT),
+    "layernorm": retold(*ALL),
+    "dropout": retold(*TEXT),
+}
 # a character tokenizer (`lmscope train --tokenizer char`) tells step 5 its own way: one token
 # per character, no merges; keyed by the tokenizer's ``kind``, not by an architecture
-CHARS: dict[str, Variant] = _read_variants("chars")
+CHARS: dict[str, Variant] = {"token-embedding": retold(*ALL)}

@@ -6,6 +6,8 @@ cheap routes are plain ``def`` functions in FastAPI's threadpool, which nothing 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter
 
 from lmscope.engine.chat import apply_chat_template
@@ -18,6 +20,7 @@ from lmscope.explain.catalogue import (
     catalogue,
     step_probes,
     step_text,
+    step_values,
     tokenizer_kind,
 )
 from lmscope.explain.embedding import EmbeddingResponse, embedding_view
@@ -47,8 +50,8 @@ def model_info(served: Serving):
         schemas.StepInfo(
             number=s.number,
             key=s.key,
-            title=step_text(s.key, family, kind).title["en"],
-            summary=step_text(s.key, family, kind).summary,
+            title=step_text(s.key, family, kind).title.say("en"),
+            summary=step_text(s.key, family, kind).summary.say("en"),
             probes=list(step_probes(s.key, family)),
         )
         for s in STEPS
@@ -64,12 +67,24 @@ def model_info(served: Serving):
 
 
 @router.get("/api/steps", response_model=StepCatalogue, tags=["model"])
-def steps(served: Serving):
-    """The 20 steps in order: key, titles and explanations (English and Chinese) for the
-    served model's architecture, the probes each reads, and whether it shows one layer or
-    head. The page builds its navigation from this. A character tokenizer's model gets its
-    own step 5."""
-    return catalogue(served.model.capabilities.family, tokenizer_kind(served.model))
+def steps(served: Serving, lang: Literal["en", "zh", "pseudo"] | None = None):
+    """The 20 steps in order for the served model's architecture (a character tokenizer's
+    model gets its own step 5): key, number, the probes each reads, whether it shows one
+    layer or head, and what it says. The page builds its navigation from this.
+
+    Each step's ``texts`` names its three texts by catalog id (``GET`` the catalog to render
+    them, in any language) with the values that fill them in, the served model's facts:
+    ``{"title": {"id": "step.qkv.title", "values": {}}, "summary": {...}, "text": {"id":
+    "step.qkv.text.llama", "values": {"n_head": 9, "n_kv_head": 3, "d_head": "64"}}}``.
+    With ``?lang=`` (en, zh, pseudo) each step's ``said`` holds the three rendered in that
+    language: ``{"title": "...", "summary": "...", "text": "..."}`` (else null).
+
+    The older fields stay for now: ``title`` and ``text`` map en and zh to the catalog's
+    texts with their ``{placeholders}`` unfilled, ``summary`` is the English line."""
+    model = served.model
+    return catalogue(
+        model.capabilities.family, tokenizer_kind(model), values=step_values(model), lang=lang
+    )
 
 
 @router.post("/api/trace", response_model=TraceResponse, responses=ERRORS, tags=["trace"])
