@@ -350,7 +350,7 @@ def test_random_batches_cover_the_last_window_and_accept_memmaps(tmp_path):
 
 
 def test_random_batches_refuse_bad_settings():
-    with pytest.raises(InvalidInputError, match="context 1000 needs at least 1001 tokens"):
+    with pytest.raises(InvalidInputError, match="context 1,000 needs at least 1,001 tokens"):
         RandomBatches(DATA, 2, 1000)
     with pytest.raises(InvalidInputError, match="batch_size"):
         RandomBatches(DATA, 0, 8)

@@ -22,16 +22,13 @@ def _as_ids(data: object) -> np.ndarray:
         data = data.detach().cpu().numpy()
     array = np.asarray(data)
     if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
-        raise InvalidInputError(
-            f"Batches need a 1-D array of integer token ids, got shape {array.shape} "
-            f"of {array.dtype}; pass EncodedCorpus.train or .val."
-        )
+        raise InvalidInputError("error.batches.ids", shape=str(array.shape), dtype=str(array.dtype))
     return array
 
 
 def _positive(value: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidInputError(f"{what} must be a positive whole number, got {value!r}.")
+        raise InvalidInputError("error.batches.positive", name=what, got=f"{value!r:.40}")
     return int(value)
 
 
@@ -46,8 +43,10 @@ def _check_state(state: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
     for name, value in expected.items():
         if state.get(name) != value:
             raise InvalidInputError(
-                f"Batch state was saved with {name}={state.get(name)!r} but this loader has "
-                f"{name}={value!r}; resume with the same data and settings."
+                "error.batches.state-mismatch",
+                name=name,
+                saved=f"{state.get(name)!r:.40}",
+                value=f"{value!r:.40}",
             )
 
 
@@ -85,11 +84,13 @@ class RandomBatches(_Batches):
         self.context = _positive(context, "context")
         if self.context >= len(self.data):
             raise InvalidInputError(
-                f"context {self.context} needs at least {self.context + 1} tokens but the data "
-                f"has {len(self.data)}; use a shorter context or a bigger corpus."
+                "error.batches.context",
+                context=self.context,
+                need=self.context + 1,
+                have=len(self.data),
             )
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise InvalidInputError(f"seed must be a whole number of 0 or more, got {seed!r}.")
+            raise InvalidInputError("error.batches.seed", got=f"{seed!r:.40}")
         self.seed = int(seed)
         self.step = 0
 
@@ -128,8 +129,11 @@ class StreamBatches(_Batches):
         need = self.batch_size * (self.seq_len + 1)
         if len(self.data) < need:
             raise InvalidInputError(
-                f"{self.batch_size} streams of seq_len {self.seq_len} need at least {need} "
-                f"tokens but the data has {len(self.data)}; use smaller batches or more text."
+                "error.batches.streams",
+                n=self.batch_size,
+                seq=self.seq_len,
+                need=need,
+                have=len(self.data),
             )
         # Each stream keeps one id past its last chunk, as the target of that chunk's last input.
         self.stream_len = len(self.data) // self.batch_size
@@ -164,8 +168,7 @@ class StreamBatches(_Batches):
         chunk = int(state["chunk"])
         if not 0 <= chunk < self.chunks_per_epoch:
             raise InvalidInputError(
-                f"Batch state chunk {chunk} is outside 0..{self.chunks_per_epoch - 1}; "
-                "it was not saved by this loader."
+                "error.batches.chunk", chunk=str(chunk), last=str(self.chunks_per_epoch - 1)
             )
         self.epoch, self.chunk = int(state["epoch"]), chunk
         self.new_epoch = bool(state["new_epoch"])

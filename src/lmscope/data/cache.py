@@ -81,10 +81,7 @@ def hash_saved_files(tokenizer: object, digest):
     ``tokenizer.save(dir)`` writes, in name order; returned for ``.hexdigest()``."""
     save = getattr(tokenizer, "save", None)
     if not callable(save):
-        raise InvalidInputError(
-            f"Tokenizer {_name(tokenizer)!r} has no save() to identify it by; pass "
-            "tokenizer_key=... instead."
-        )
+        raise InvalidInputError("error.corpus.tokenizer-no-save", name=repr(_name(tokenizer)))
     with tempfile.TemporaryDirectory(prefix="lmscope-tok-") as tmp:
         save(tmp)
         for path in sorted(Path(tmp).rglob("*")):
@@ -130,7 +127,7 @@ def encode_corpus(
     """
     vocab_size = int(tokenizer.vocab_size)
     if vocab_size <= 0 or vocab_size > 2**32:
-        raise InvalidInputError(f"Tokenizer vocab_size {vocab_size} is not usable; check it.")
+        raise InvalidInputError("error.corpus.vocab-size", size=str(vocab_size))
     tok_key = tokenizer_key if tokenizer_key is not None else tokenizer_identity(tokenizer)
     key = _cache_key(corpus, tok_key, vocab_size, val_fraction)
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
@@ -178,12 +175,11 @@ def _build_entry(
         _write_entry(entry, ids, meta)
     except OSError as err:
         raise InvalidInputError(
-            f"Cannot write the corpus cache at {str(entry)!r} ({err.strerror}); "
-            f"pass cache_dir=... or set {CACHE_ENV} to a writable folder."
+            "error.corpus.cache-write", path=repr(str(entry)), why=str(err.strerror), env=CACHE_ENV
         ) from None
     arrays = _load_entry(entry, key, dtype)
     if arrays is None:  # only if something else damaged the files as we wrote them
-        raise InvalidInputError(f"The corpus cache at {str(entry)!r} is unusable; delete it.")
+        raise InvalidInputError("error.corpus.cache-unusable", path=repr(str(entry)))
     return arrays
 
 
@@ -191,10 +187,7 @@ def _encode(tokenizer: Tokenizer, text: str, vocab_size: int, dtype: np.dtype) -
     ids = np.asarray(tokenizer.encode(text) if text else [], dtype=np.int64)
     if ids.size and (ids.min() < 0 or ids.max() >= vocab_size):
         bad = int(ids.min() if ids.min() < 0 else ids.max())
-        raise TokenizerError(
-            f"Tokenizer produced id {bad}, outside its vocab_size {vocab_size}; "
-            "fix the tokenizer or its vocab_size."
-        )
+        raise TokenizerError("error.corpus.id-outside", id=str(bad), size=str(vocab_size))
     return ids.astype(dtype)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 
 # Bundled corpora: canonical name -> (asset folder, human description).
 _BUNDLED = {
@@ -77,9 +78,7 @@ def train_val_split(seq: _Seq, val_fraction: float = 0.1) -> tuple[_Seq, _Seq]:
     unseen stretch, as in nanoGPT's shakespeare_char preparation.
     """
     if not 0.0 <= val_fraction < 1.0:
-        raise InvalidInputError(
-            f"val_fraction must be at least 0 and below 1, got {val_fraction}; try 0.1."
-        )
+        raise InvalidInputError("error.corpus.val-fraction", got=str(val_fraction))
     cut = int(len(seq) * (1.0 - val_fraction))
     return seq[:cut], seq[cut:]
 
@@ -93,10 +92,7 @@ def load_corpus(
     """
     if isinstance(name_or_path, str):
         if not name_or_path.strip():  # Path("") is the current folder: never read it unasked
-            raise InvalidInputError(
-                f"the corpus name is empty; use one of: {', '.join(corpus_names())}, "
-                "or a path to a text file or folder."
-            )
+            raise InvalidInputError("error.corpus.empty-name", names=", ".join(corpus_names()))
         key = name_or_path.strip().lower()
         key = _ALIASES.get(key, key)
         if key in _BUNDLED:
@@ -110,22 +106,22 @@ def load_corpus(
         return _load_folder(path)
     if path.is_file():
         return _load_file(path)
-    raise InvalidInputError(_not_found_message(name_or_path))
+    raise _not_found(name_or_path)
 
 
-def _not_found_message(name_or_path: str | os.PathLike[str]) -> str:
+def _not_found(name_or_path: str | os.PathLike[str]) -> InvalidInputError:
     known = ", ".join(corpus_names())
     text = os.fspath(name_or_path)
     looks_like_path = not isinstance(name_or_path, str) or "/" in text or os.sep in text
     if looks_like_path or Path(text).suffix:
-        return f"No file or folder at {text!r}; check the path, or use one of: {known}."
-    return f"Unknown corpus {text!r}; use one of: {known}, or a path to a text file or folder."
+        return InvalidInputError("error.corpus.no-file", name=repr(text), known=known)
+    return InvalidInputError("error.corpus.unknown", name=repr(text), known=known)
 
 
 def _load_bundled(name: str) -> Corpus:
     folder, description = _BUNDLED[name]
     asset = resources.files("lmscope") / "assets" / "corpora" / folder / "input.txt"
-    text = decode_text(asset.read_bytes(), f"bundled corpus {name!r}")
+    text = decode_text(asset.read_bytes(), Message("error.corpus.part.bundled", name=repr(name)))
     return Corpus(name=name, text=text, source=f"{description}: assets/corpora/{folder}/input.txt")
 
 
@@ -134,27 +130,27 @@ def _load_variant(name: str) -> Corpus:
     text = _load_bundled(base).text
     cut = text.find("\n" + first_dropped)
     if cut < 0:  # the shipped file changed; better to fail than to train on the wrong text
-        raise InvalidInputError(f"corpus {name!r}: the bundled {base!r} text lacks its known tail")
+        raise InvalidInputError("error.corpus.variant-tail", name=repr(name), base=repr(base))
     folder = _BUNDLED[base][0]
     source = f"{description}: assets/corpora/{folder}/input.txt, first {cut + 1:,} characters"
     return Corpus(name=name, text=text[: cut + 1], source=source)
 
 
-def decode_text(raw: bytes, what: str) -> str:
-    """Bytes -> text the corpus way (UTF-8, no BOM, LF line ends); binary data is refused."""
+def decode_text(raw: bytes, what: object) -> str:
+    """Bytes -> text the corpus way (UTF-8, no BOM, LF line ends); binary data is refused.
+    ``what`` names the bytes in the error (a path, or a Message)."""
     if b"\x00" in raw:
-        raise InvalidInputError(f"{what} looks binary (it contains NUL bytes); give a text file.")
+        raise InvalidInputError("error.corpus.nul-bytes", what=what)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        byte = f"byte 0x{raw[err.start]:02X} at offset {err.start}"
+        byte, offset = f"0x{raw[err.start]:02X}", str(err.start)
         if _reads_as_text(raw):  # Latin-1, Windows-1252...: text, just not UTF-8
             raise InvalidInputError(
-                f"{what} is not UTF-8 text: {byte} (another encoding, such as Latin-1?); "
-                "convert it first, e.g. iconv -f latin1 -t utf-8."
+                "error.corpus.not-utf8", what=what, byte=byte, offset=offset
             ) from None
         raise InvalidInputError(
-            f"{what} looks binary (not UTF-8 text: {byte}); give a UTF-8 text file."
+            "error.corpus.binary", what=what, byte=byte, offset=offset
         ) from None
     return text.removeprefix("\ufeff").replace("\r\n", "\n")
 
@@ -170,13 +166,15 @@ def _read_text_file(path: Path) -> str:
     try:
         raw = path.read_bytes()
     except OSError as err:
-        raise InvalidInputError(f"Cannot read {str(path)!r} ({err.strerror}); check it.") from None
+        raise InvalidInputError(
+            "error.corpus.cannot-read", path=repr(str(path)), why=str(err.strerror)
+        ) from None
     return decode_text(raw, str(path))
 
 
-def _require_text(text: str, what: str) -> str:
+def _require_text(text: str, what: object) -> str:
     if not text.strip():
-        raise InvalidInputError(f"{what} is empty; give a corpus with some text in it.")
+        raise InvalidInputError("error.corpus.empty", what=what)
     return text
 
 
@@ -205,9 +203,10 @@ def _load_folder(folder: Path) -> Corpus:
         pieces.append(_with_final_newline(text))
     text = "".join(pieces)
     if not text.strip():
-        extra = f" ({skipped} non-text file(s) skipped)" if skipped else ""
         raise InvalidInputError(
-            f"Folder {str(folder)!r} has no UTF-8 text{extra}; give a folder of text files."
+            "error.corpus.folder-no-text-skipped" if skipped else "error.corpus.folder-no-text",
+            folder=repr(str(folder)),
+            n=skipped,
         )
     source = f"folder {folder.resolve()}: {len(pieces)} text file(s), {skipped} skipped"
     return Corpus(name=folder.name, text=text, source=source)
@@ -240,13 +239,10 @@ def load_python_stdlib(max_chars: int | None = DEFAULT_STDLIB_MAX_CHARS) -> Corp
     same Python always yields the same corpus.
     """
     if max_chars is not None and max_chars <= 0:
-        raise InvalidInputError(f"max_chars must be positive or None, got {max_chars}.")
+        raise InvalidInputError("error.corpus.max-chars", got=str(max_chars))
     root = stdlib_root()
     if not root.is_dir():
-        raise InvalidInputError(
-            f"This Python has no standard-library source folder at {str(root)!r}; "
-            "use another corpus."
-        )
+        raise InvalidInputError("error.corpus.no-stdlib", folder=repr(str(root)))
     pieces, size, count = [], 0, 0
     for rel in _stdlib_files(root):
         if max_chars is not None and size >= max_chars:
@@ -265,4 +261,8 @@ def load_python_stdlib(max_chars: int | None = DEFAULT_STDLIB_MAX_CHARS) -> Corp
     version = ".".join(map(str, sys.version_info[:3]))
     cap = "no cap" if max_chars is None else f"capped at {max_chars:,} chars"
     source = f"Python {version} standard library at {root}: {count} files, {cap}"
-    return Corpus(name=STDLIB_NAME, text=_require_text(text, "The stdlib corpus"), source=source)
+    return Corpus(
+        name=STDLIB_NAME,
+        text=_require_text(text, Message("error.corpus.part.stdlib")),
+        source=source,
+    )
