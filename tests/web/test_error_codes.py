@@ -186,3 +186,27 @@ def test_params_are_json_values():
     assert body["error"] == "an LSTM has no 'z' values; use one of h, c"
     assert error_body(error, "zh")["error"] == "LSTM 没有 'z' 值；请用 h, c 之一"
     assert body["params"]["arch"] == {"code": "error.web.part.an-lstm", "params": {}}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("get", "/nothing/here", None),
+        ("post", "/missing", None),
+        ("get", "/bug", None),
+        ("get", "/busy", None),
+        ("get", "/query?k=0", None),
+        ("post", "/body", {"text": "", "extra": 1}),
+        ("post", "/trace", {}),
+    ],
+)
+def test_every_http_error_is_said_in_the_pseudo_language(client, method, path, body):
+    """Under ?lang=pseudo a Latin word outside the brackets is a text outside the catalog;
+    names (the path, the field, the method, the error's class) stay as they are."""
+    sep = "&" if "?" in path else "?"
+    kwargs = {} if body is None else {"json": body}
+    said = getattr(client, method)(f"{path}{sep}lang=pseudo", **kwargs).json()["error"]
+    while re.search(f"{OPEN}[^{OPEN}{CLOSE}]*{CLOSE}", said):
+        said = re.sub(f"{OPEN}[^{OPEN}{CLOSE}]*{CLOSE}", " ", said)
+    names = {"nothing", "here", "POST", "missing", "ZeroDivisionError", "text", "query", "k"}
+    assert [w for w in re.findall(r"[A-Za-z]{2,}", said) if w not in names] == [], said
