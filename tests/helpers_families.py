@@ -125,6 +125,10 @@ def gguf_tensors(state: dict[str, np.ndarray], config) -> dict[str, np.ndarray]:
     return out
 
 
+# A byte-level vocabulary for short English prompts: "Ġ" is the space, "hi" the one merge.
+TOKENS = ["Ġ", "hi", *"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.,!?"]
+
+
 def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path:
     """The weights of a saved random model (``save_random``) as a GGUF file of its family's
     llama.cpp architecture (``hf`` the model, ``folder`` where it was saved), with a tiny
@@ -160,8 +164,8 @@ def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path
     w.add_file_type(0 if qtype == Q.F32 else 7)
     w.add_tokenizer_model("gpt2")
     w.add_tokenizer_pre("qwen2")
-    w.add_token_list([f"t{i}" for i in range(config.vocab_size)])
-    w.add_token_merges(["t 1", "t 2"])
+    w.add_token_list(TOKENS[: config.vocab_size])
+    w.add_token_merges(["h i"])
     w.add_token_types([1] * config.vocab_size)
     w.add_add_bos_token(False)
     for name, value in gguf_tensors(state, config).items():

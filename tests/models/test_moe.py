@@ -18,6 +18,7 @@ from helpers_families import (
 )
 from lmscope.engine.loading import save_model
 from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.explain.report import report
 from lmscope.models.moe import MoE, MoEConfig
 
 CASES = {
@@ -127,3 +128,33 @@ def test_bad_moe_configs_are_one_line():
     with pytest.raises(CheckpointError, match="num_experts_per_tok") as err:
         MoEConfig.from_hf(hf)
     assert "\n" not in str(err.value)
+
+
+def test_the_explainer_shows_the_routing(moe):
+    """The 20 steps build on a mixture of experts; its MLP step shows the expert the router
+    weighs most for the token (its SwiGLU adding up), and the routing of every token."""
+    name, hf, loaded = moe
+    model = loaded[-1]
+    layer = model.net.config.n_layer - 1
+    ids = random_ids(hf.config.vocab_size, 9, batch=1)[0].tolist()
+    r = report(model, ids, layer=layer)
+    assert [s.number for s in r.steps] == list(range(1, 21))
+    mlp = next(s.data for s in r.steps if s.key == "mlp")
+    trace = model.trace(ids)
+    chosen = trace[f"blocks.{layer}.mlp.hook_expert_indices"]
+    assert mlp.routing.chosen == chosen[-1].tolist()
+    assert mlp.routing.shown == mlp.routing.chosen[0]
+    assert sum(mlp.routing.tokens_per_expert) == chosen.numel()
+    assert mlp.down_max_error < 1e-5 and mlp.product_max_error < 1e-5
+    assert mlp.d_mlp == model.net.config.d_expert
+
+
+def test_lmscope_explain_runs_on_a_moe_gguf(moe, tmp_path, monkeypatch, capsys):
+    name, hf, loaded = moe
+    if name != "mixtral":
+        pytest.skip("one file is enough for the command")
+    monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
+    from lmscope.cli import main
+
+    assert main(["explain", "--model", str(loaded[1].source), "hi there"]) == 0
+    assert "Step 13/20" in capsys.readouterr().out

@@ -19,6 +19,7 @@ from helpers_families import (
 )
 from lmscope.engine.loading import save_model
 from lmscope.errors import CheckpointError
+from lmscope.explain.report import report
 from lmscope.models.phi3 import Phi3, Phi3Config
 
 WINDOW = 6
@@ -88,3 +89,14 @@ def test_unsupported_phi3_variants_are_one_line():
         with pytest.raises(CheckpointError) as err:
             Phi3Config.from_hf({**hf, **changes})
         assert "\n" not in str(err.value)
+
+
+def test_the_explainer_runs(phi3):
+    """The 20 steps build on Phi-3 (from its GGUF, with its tokenizer); the MLP step's SwiGLU
+    adds up with the gate and up read from the fused matrix."""
+    _, _, model = phi3
+    r = report(model, "hi there", layer=1)
+    assert [s.number for s in r.steps] == list(range(1, 21))
+    mlp = next(s.data for s in r.steps if s.key == "mlp")
+    assert (mlp.W_gate, mlp.W_down) == ([32, 48], [48, 32])
+    assert mlp.down_max_error < 1e-5 and mlp.product_max_error < 1e-5

@@ -18,6 +18,7 @@ from helpers_families import (
 )
 from lmscope.engine.loading import save_model
 from lmscope.errors import CheckpointError
+from lmscope.explain.report import report
 from lmscope.models.qwen3 import Qwen3, Qwen3Config
 
 
@@ -84,3 +85,13 @@ def test_unsupported_qwen3_variants_are_one_line():
     assert "\n" not in str(err.value)
     with pytest.raises(CheckpointError, match="describes a 'llama' model"):
         Qwen3Config.from_hf({**hf, "model_type": "llama"})
+
+
+def test_the_explainer_runs(qwen3):
+    _, _, model = qwen3
+    """The 20 steps build on Qwen3 (from its GGUF, with its tokenizer), every probe they name
+    one the model records (logits aside: a trace keeps only the last row)."""
+    r = report(model, "hi there", layer=1, head=3)
+    assert [s.number for s in r.steps] == list(range(1, 21))
+    trace = model.trace("hi there")
+    assert all(p in trace for s in r.steps for p in s.probes if p != "logits")

@@ -348,6 +348,22 @@ class GatedFeature(BaseModel):
     post: float
 
 
+class ExpertRouting(BaseModel):
+    """Where a mixture of experts' router sent the token: the view's gate, up, post and output
+    are those of the expert it weighs most (``shown``); ``mixed_output`` is the weighted sum of
+    all its chosen experts' outputs, the probe hook_mlp_out."""
+
+    n_expert: int
+    probs: Vector = Field(..., description="the router's probability of every expert")
+    chosen: list[int] = Field(..., description="the experts the token goes through, best first")
+    weights: list[float] = Field(..., description="their weights in the mix")
+    shown: int = Field(..., description="the expert whose numbers the view shows")
+    tokens_per_expert: list[int] = Field(
+        ..., description="how many of the prompt's tokens each expert was chosen for"
+    )
+    mixed_output: Vector = Field(..., description="the probe hook_mlp_out")
+
+
 class SwiGLUStep(BaseModel):
     kind: Literal["swiglu"] = "swiglu"
     d_model: int
@@ -368,22 +384,28 @@ class SwiGLUStep(BaseModel):
     strongest: list[GatedFeature] = Field(..., description="the features with the largest |post|")
     product_max_error: float = Field(..., description="max |SiLU(gate) × up - post|")
     down_max_error: float = Field(..., description="max |post · W_down - mlp_out|")
+    routing: ExpertRouting | None = Field(None, description="a mixture of experts' choice")
 
 
 def swiglu_view(model, trace: Trace, layer: int, position: int) -> SwiGLUStep:
     p = f"blocks.{layer}"
-    gate = trace[f"{p}.mlp.hook_pre"][position].float()
-    up = trace[f"{p}.mlp.hook_pre_linear"][position].float()
-    post = trace[f"{p}.mlp.hook_post"][position].float()
-    out = trace[f"{p}.hook_mlp_out"][position].float()
     mlp = model.net.h[layer].mlp
+    routing = None
+    if hasattr(mlp, "experts"):  # a mixture of experts: its first expert's numbers
+        gate, up, post, out, mlp, routing = _first_expert(trace, p, mlp, position)
+    else:
+        gate = trace[f"{p}.mlp.hook_pre"][position].float()
+        up = trace[f"{p}.mlp.hook_pre_linear"][position].float()
+        post = trace[f"{p}.mlp.hook_post"][position].float()
+        out = trace[f"{p}.hook_mlp_out"][position].float()
     silu = F.silu(gate)
+    d_model, d_mlp = mlp.down_proj.weight.shape  # gate and up may be one matrix (Phi-3)
     with torch.no_grad():
         down = F.linear(post, mlp.down_proj.weight.float(), _float(mlp.down_proj.bias))
     order = post.abs().argsort(descending=True)[:TOP_FEATURES].tolist()
     return SwiGLUStep(
-        d_model=model.config.n_embd,
-        d_mlp=model.config.d_mlp,
+        d_model=d_model,
+        d_mlp=d_mlp,
         input=vector(trace[f"{p}.ln2.hook_out"][position]),
         gate=vector(gate),
         up=vector(up),
@@ -394,9 +416,9 @@ def swiglu_view(model, trace: Trace, layer: int, position: int) -> SwiGLUStep:
         up_stats=stats(up),
         post_stats=stats(post),
         curve=activation_curve("silu", gate),  # type: ignore[arg-type]  # silu: a known one
-        W_gate=list(mlp.gate_proj.weight.T.shape),
-        W_up=list(mlp.up_proj.weight.T.shape),
-        W_down=list(mlp.down_proj.weight.T.shape),
+        W_gate=[d_model, d_mlp],
+        W_up=[d_model, d_mlp],
+        W_down=[d_mlp, d_model],
         strongest=[
             GatedFeature(
                 index=i,
@@ -409,7 +431,32 @@ def swiglu_view(model, trace: Trace, layer: int, position: int) -> SwiGLUStep:
         ],
         product_max_error=float((silu * up - post).abs().max()),
         down_max_error=float((down - out).abs().max()),
+        routing=routing,
     )
+
+
+@torch.no_grad()
+def _first_expert(trace: Trace, p: str, moe, position: int):
+    """gate, up, post and output of the expert the router weighs most for the token at
+    ``position`` (computed with its weights from the recorded MLP input), that expert, and the
+    routing."""
+    chosen = trace[f"{p}.mlp.hook_expert_indices"]
+    weights = trace[f"{p}.mlp.hook_expert_weights"][position]
+    expert = moe.experts[int(chosen[position, 0])]
+    x = trace[f"{p}.ln2.hook_out"][position]
+    gate, up = expert.gate_proj(x), expert.up_proj(x)
+    post = F.silu(gate) * up
+    out = expert.down_proj(post)
+    routing = ExpertRouting(
+        n_expert=len(moe.experts),
+        probs=vector(trace[f"{p}.mlp.hook_router_probs"][position]),
+        chosen=[int(e) for e in chosen[position]],
+        weights=[float(w) for w in weights],
+        shown=int(chosen[position, 0]),
+        tokens_per_expert=torch.bincount(chosen.flatten(), minlength=len(moe.experts)).tolist(),
+        mixed_output=vector(trace[f"{p}.hook_mlp_out"][position]),
+    )
+    return gate.float(), up.float(), post.float(), out.float(), expert, routing
 
 
 def _float(t: torch.Tensor | None) -> torch.Tensor | None:
