@@ -22,9 +22,12 @@ def test_an_ablation_of_a_part_that_does_not_exist_names_it(client, spec, what, 
     model = client.get("/api/model").json()
     last = model["n_layer"] - 1 if what == "layer" else model["n_head"] - 1
     body = ablate(client, spec)
-    assert f"{spec!r}: {what} {value} does not exist (0..{last})" == body["error"]
+    assert body["code"] == f"error.ablation.no-{what}"
+    assert body["params"] == {"spec": repr(spec), "value": value, "last": str(last)}
+    assert body["error"] == f"{spec!r}: {what} {value} does not exist (0..{last})"
 
 
 def test_an_ablation_the_parser_cannot_read_is_named(client):
     body = ablate(client, "foo")
+    assert body["code"] == "error.ablation.unreadable" and body["params"] == {"spec": "'foo'"}
     assert body["error"].startswith("cannot read ablation 'foo'")

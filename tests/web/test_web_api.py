@@ -572,6 +572,8 @@ def test_a_too_long_prompt_is_told_what_the_api_can_do(client):
         said = r.json()["error"]
         assert r.status_code == 400 and said.endswith("Shorten it"), (path, said)
         assert "truncate" not in said
+        assert r.json()["code"] == "error.prompt.too-long"
+        assert r.json()["params"]["advice"]["code"] == "error.advice.shorten"
 
 
 def test_nan_and_infinity_are_refused_as_what_they_are(client):
