@@ -13,6 +13,8 @@ _KINDS = {
     "layer": ("error.check.layer-type", "error.check.no-layer"),
     "head": ("error.check.head-type", "error.check.no-head"),
     "position": ("error.check.position-type", "error.check.no-position"),
+    "unit": ("error.check.unit-type", "error.check.no-unit"),
+    "width": ("error.check.width-type", "error.check.no-width"),
 }
 
 

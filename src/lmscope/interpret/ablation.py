@@ -52,8 +52,9 @@ def ablation_effect(
     """Next-token distribution at ``position`` with and without the ablations."""
     if not model.capabilities.trace:
         raise InvalidInputError(
-            f"{model.name} is a char-{model.capabilities.family.upper()}: it has no attention "
-            "heads or MLP layers to switch off"
+            "error.ablation.char-model",
+            name=str(model.name),
+            arch=model.capabilities.family.upper(),
         )
     k = min(checks.at_least_one(k, "k"), model.vocab_size)
     ablations = parse_ablations(ablate, model.config)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lmscope import i18n
 from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.formats.atomic import writing
 from lmscope.interpret.features import FEATURES, compute_features, feature_set_for
@@ -57,7 +58,7 @@ class UnitScore:
 class FeatureResult:
     name: str
     kind: str  # binary | continuous
-    description: dict[str, str]
+    description: dict[str, str]  # in every language of the catalog: en, zh, pseudo...
     stats: dict  # positives (binary) or mean and spread (continuous) in each part
     best: list[UnitScore] = field(default_factory=list)  # ranked on the selection part
     strongest_r: UnitScore | None = None  # the unit with the largest |r_select|
@@ -83,7 +84,7 @@ class CellReport:
         for f in self.features:
             if f.name == name:
                 return f
-        raise InvalidInputError(f"the report has no feature {name!r}")
+        raise InvalidInputError("error.cells.no-feature", name=repr(name))
 
     def to_dict(self) -> dict:
         body = asdict(self)
@@ -253,7 +254,8 @@ def rank_features(
                 "mean_heldout": float(yh.mean()),
                 "std_heldout": float(yh.std()),
             }
-        result = FeatureResult(name, meta.kind, {"en": meta.en, "zh": meta.zh}, stats)
+        said = {lang: i18n.text(meta.message, lang) for lang in i18n.LANGUAGES}
+        result = FeatureResult(name, meta.kind, said, stats)
         results.append(result)
         why = _part_note(meta.kind, ys, "selection") or _part_note(meta.kind, yh, "held-out")
         if why:
@@ -310,21 +312,21 @@ def find_cells(
     ``features``: a set (``prose``, ``code``), names, or None for the set that suits the
     model's training corpus (``code`` for python-stdlib, else ``prose``)."""
     if not isinstance(run, NeuronRun):
-        raise InvalidInputError(
-            f"find_cells reads a NeuronRun (neuron_activations(model, text)), got "
-            f"{type(run).__name__}"
-        )
+        raise InvalidInputError("error.cells.run-type", type=type(run).__name__)
     if not 0 < select_fraction < 1:
-        raise InvalidInputError(f"select_fraction must be in (0, 1), got {select_fraction}")
+        raise InvalidInputError(
+            "error.value.open-fraction", name="select_fraction", got=str(select_fraction)
+        )
     if top < 1:
-        raise InvalidInputError(f"top must be at least 1, got {top}")
+        raise InvalidInputError("error.value.at-least", name="top", low=1, got=str(top))
     split = int(round(len(run) * select_fraction))
     if split < MIN_SIDE or len(run) - split < MIN_SIDE:
         raise InvalidInputError(
-            f"the finder needs a longer text: {len(run):,} characters read, at least "
-            f"{shortest_text(select_fraction):,} ({MIN_SIDE} to choose units on and {MIN_SIDE} "
-            f"held out to score them, with {select_fraction:g} of it choosing; a few thousand give "
-            "steadier scores)"
+            "error.cells.text-too-short",
+            n=len(run),
+            need=shortest_text(select_fraction),
+            side=MIN_SIDE,
+            fraction=f"{select_fraction:g}",
         )
     acts, labels = run.matrix(kinds)
     # features describe the original text; keep the characters the model read

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lmscope import i18n
 from lmscope.engine import checks
 from lmscope.errors import InvalidInputError
 from lmscope.formats.atomic import writing
@@ -111,9 +112,9 @@ class CellText:
         """A matplotlib Figure: the text on a grid of coloured cells, wrapped at ``width``."""
         from matplotlib.figure import Figure  # here: notebooks and the web app draw HTML only
 
-        checks.index(width, 10_000, "width", "a line holds characters")  # 0: nothing to show
+        checks.index(width, 10_000, "width")  # 0: nothing to show
         if width == 0:
-            raise InvalidInputError("width must be at least 1 character")
+            raise InvalidInputError("error.cells.width-zero")
         grid = _layout(self.text, width, max_lines)
         rows = max(1, max(r for r, _, _ in grid) + 1 if grid else 1)
         colours = np.ones((rows, width, 3))
@@ -212,8 +213,8 @@ def _legend(fig, kind: str, rect, lang: str = "en") -> None:
     ax.imshow(ramp, aspect="auto", extent=(-1, 1, 0, 1))
     ax.set_yticks([])
     if kind in SIGMOID_KINDS:
-        closed, opened = ("关闭", "打开") if lang == "zh" else ("closed", "open")
-        ends = (f"{kind} = 0 ({closed})", "0.5", f"1 ({opened})")
+        closed = i18n.text("report.cells.legend-closed", lang, kind=kind)
+        ends = (closed, "0.5", i18n.text("report.cells.legend-open", lang))
     elif kind == "c":
         ends = ("tanh(c) = −1", "0", "+1")
     else:

@@ -52,15 +52,15 @@ class TokenLosses:
 def token_losses(model, text: str) -> TokenLosses:
     if not hasattr(model, "tokenizer") or not hasattr(model, "logits"):
         raise InvalidInputError(
-            f"compare needs models from lmscope.load, got {type(model).__name__} {model!r:.40}"
+            "error.compare.model-type", type=type(model).__name__, got=f"{model!r:.40}"
         )
     if not isinstance(text, str):
-        raise InvalidInputError(f"the text to compare must be a str, got {type(text).__name__}")
+        raise InvalidInputError("error.compare.text-type", type=type(text).__name__)
     if not text:
-        raise InvalidInputError("the text to compare is empty")
+        raise InvalidInputError("error.compare.empty-text")
     tok = model.tokenizer
     if tok is None:
-        raise InvalidInputError(f"model {model.name} has no tokenizer")
+        raise InvalidInputError("error.compare.no-tokenizer", name=str(model.name))
     ids = tok.encode(text, allow_special=False)  # a literal "<|endoftext|>" is just text here
     # A model whose tokenizer puts a BOS first (Llama 2's <s>, Llama 3's <|begin_of_text|>)
     # sees that before a document; GPT-2 models see <|endoftext|>. Either way even the first
@@ -146,9 +146,7 @@ def compare(model_a, model_b, text: str) -> Comparison:
             "token", (a.model, b.model), a.pieces, a.losses, b.losses, a.mean(), b.mean()
         )
     if a.text != b.text:
-        raise InvalidInputError(
-            "the two models decode the text differently, so their losses cannot be aligned"
-        )
+        raise InvalidInputError("error.compare.unaligned")
     chars_a, chars_b = a.per_char(), b.per_char()
     note = i18n.text("report.compare.models-split-text", "en")  # the CLI says it in --lang
     mean_a = _mean(chars_a, chars_b)

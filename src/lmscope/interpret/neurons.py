@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from lmscope import i18n
 from lmscope.engine import checks
 from lmscope.errors import InvalidInputError, checked_keywords
+from lmscope.i18n import Message
 from lmscope.interpret.cell_views import CellText, shade
 
 KINDS = {"lstm": ("h", "c", "i", "f", "g", "o"), "gru": ("h", "r", "z", "n"), "rnn": ("h",)}
@@ -46,9 +48,13 @@ TOP_K = 5
 CHUNK = 2048  # characters per stepwise pass
 
 
-def a_model(arch: str) -> str:
+def a_model(arch: str) -> Message:
     """'an LSTM', 'a GRU', 'an RNN': for messages."""
-    return {"lstm": "an LSTM", "gru": "a GRU", "rnn": "an RNN"}[arch]
+    return Message(
+        {"lstm": "error.neurons.part.an-lstm", "gru": "error.neurons.part.a-gru"}.get(
+            arch, "error.neurons.part.an-rnn"
+        )
+    )
 
 
 def default_kind(arch: str) -> str:
@@ -100,10 +106,9 @@ class NeuronRun:
         if not self.skipped:
             return None
         shown = ", ".join(repr(c) for c in self.skipped_chars[:8])
-        more = " ..." if len(self.skipped_chars) > 8 else ""
-        return (
-            f"skipped {len(self.skipped)} character(s) outside the model's vocabulary "
-            f"({shown}{more}); the model read the rest as if they were not there"
+        shown += " ..." if len(self.skipped_chars) > 8 else ""
+        return i18n.text(
+            "report.neurons.skipped-character-s-outside", n=len(self.skipped), shown=shown
         )
 
     def check(self, layer: int, unit: int, kind: str) -> None:
@@ -111,12 +116,15 @@ class NeuronRun:
         kinds = KINDS[self.arch]
         if kind not in kinds:
             raise InvalidInputError(
-                f"{a_model(self.arch)} has no {kind!r} values; use one of {', '.join(kinds)}"
+                "error.neurons.no-kind",
+                model=a_model(self.arch),
+                kind=repr(kind),
+                known=", ".join(kinds),
             )
         if kind not in self.values:
-            raise InvalidInputError(f"this run did not record {kind!r}; ask for it in kinds=")
-        checks.index(layer, self.layers, "layer", "this model has layers")
-        checks.index(unit, self.hidden, "unit", "each layer has units")
+            raise InvalidInputError("error.neurons.not-recorded-ask", kind=repr(kind))
+        checks.index(layer, self.layers, "layer")
+        checks.index(unit, self.hidden, "unit")
 
     @checked_keywords
     def unit(self, layer: int, unit: int, kind: str | None = None) -> np.ndarray:
@@ -139,7 +147,7 @@ class NeuronRun:
         blocks, labels = [], []
         for kind in kinds:
             if kind not in self.values:
-                raise InvalidInputError(f"this run did not record {kind!r}")
+                raise InvalidInputError("error.neurons.not-recorded", kind=repr(kind))
             for layer in range(self.layers):
                 blocks.append(self.values[kind][layer])
                 labels += [(kind, layer, u) for u in range(self.hidden)]
@@ -161,15 +169,10 @@ class NeuronRun:
 def char_vocab(model) -> tuple[str, ...]:
     """The characters a char model reads (one token each), or a readable refusal."""
     if not model.capabilities.activations:
-        raise InvalidInputError(
-            f"{model.name} is not a char-RNN/LSTM/GRU; neuron views "
-            "read one recurrent state per character"
-        )
+        raise InvalidInputError("error.load.not-char-model", name=str(model.name))
     chars = getattr(model.tokenizer, "chars", None)
     if chars is None:
-        raise InvalidInputError(
-            f"{model.name} has no character vocabulary (chars.json); neuron views need one"
-        )
+        raise InvalidInputError("error.neurons.no-chars", name=str(model.name))
     return tuple(chars)
 
 
@@ -191,18 +194,19 @@ def neuron_activations(
     bad = [k for k in kinds if k not in KINDS[arch]]
     if bad:
         raise InvalidInputError(
-            f"{a_model(arch)} has no {bad[0]!r} values; use one of {', '.join(KINDS[arch])}"
+            "error.neurons.no-kind",
+            model=a_model(arch),
+            kind=repr(bad[0]),
+            known=", ".join(KINDS[arch]),
         )
     if not isinstance(text, str):
-        raise InvalidInputError(f"the text must be a str, got {type(text).__name__}")
+        raise InvalidInputError("error.neurons.text-type", type=type(text).__name__)
     if not text:
-        raise InvalidInputError("the text is empty; give at least one character")
+        raise InvalidInputError("error.neurons.empty-text")
     index = {ch: i for i, ch in enumerate(vocab)}
     kept = [t for t, ch in enumerate(text) if ch in index]
     if not kept:
-        raise InvalidInputError(
-            "none of the text's characters is in the model's vocabulary; nothing to read"
-        )
+        raise InvalidInputError("error.neurons.no-known-char")
     skipped = [t for t, ch in enumerate(text) if ch not in index]
     ids = np.array([index[text[t]] for t in kept], dtype=np.int64)
     k = max(1, min(top_k, len(vocab)))
@@ -265,7 +269,5 @@ def parse_cell(spec: str) -> tuple[int, int]:
     """'1:42' -> (layer 1, unit 42)."""
     layer, sep, unit = str(spec).partition(":")
     if not sep or not layer.strip().isdigit() or not unit.strip().isdigit():
-        raise InvalidInputError(
-            f"--cell {spec!r}: write LAYER:UNIT with whole numbers, e.g. 0:42 (layer 0, unit 42)"
-        )
+        raise InvalidInputError("error.neurons.cell-spec", spec=f"{spec!r:.40}")
     return int(layer), int(unit)

@@ -27,9 +27,9 @@ def plant_quote_cell(net, quote_id: int, unit: int = 0) -> None:
     """Make ``unit`` of layer 0 of ``net`` (a one-hot ``CharRNN`` LSTM) a quote toggle."""
     c = net.config
     if c.cell != "lstm" or c.embed:
-        raise InvalidInputError("a quote cell can be planted in a one-hot LSTM only")
+        raise InvalidInputError("error.neurons.plant-lstm")
     if not 0 <= unit < c.hidden or not 0 <= quote_id < c.vocab_size:
-        raise InvalidInputError("the unit or the quote's id is out of range")
+        raise InvalidInputError("error.neurons.plant-range")
     w_ih, w_hh = net.rnn.weight_ih_l0, net.rnn.weight_hh_l0
     b_ih, b_hh = net.rnn.bias_ih_l0, net.rnn.bias_hh_l0
     row = {gate: k * c.hidden + unit for k, gate in enumerate("ifgo")}  # PyTorch's gate order
