@@ -137,9 +137,7 @@ def _step(text: str) -> int:
         return find_step(text).number
     except KeyError:
         keys = ", ".join(s.key for s in STEPS)
-        raise InvalidInputError(
-            f"--step {text!r} is not a step: give a number 1-20 or a key ({keys})"
-        ) from None
+        raise InvalidInputError("error.explain.step", text=repr(text), keys=keys) from None
 
 
 def __getattr__(name: str):
