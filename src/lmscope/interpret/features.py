@@ -56,8 +56,7 @@ class Feature:
     name: str
     kind: str  # "binary" or "continuous"
     compute: Callable[[str], np.ndarray]
-    en: str  # one line each, for tables and the page
-    zh: str
+    message: str  # the catalog's one line saying what it is, for tables and the page
 
 
 def inside_quotes(text: str) -> np.ndarray:
@@ -157,57 +156,25 @@ def word_start(text: str) -> np.ndarray:
 FEATURES = {
     f.name: f
     for f in (
-        Feature("inside_quotes", "binary", inside_quotes, "inside double quotes", "在双引号之内"),
-        Feature(
-            "line_position",
-            "continuous",
-            line_position,
-            "characters since the last newline",
-            "距上一个换行符的字符数（行内位置）",
-        ),
-        Feature(
-            "bracket_depth",
-            "continuous",
-            bracket_depth,
-            "open brackets and parentheses",
-            "尚未闭合的括号层数",
-        ),
-        Feature("inside_url", "binary", inside_url, "inside a URL", "在网址（URL）之内"),
-        Feature(
-            "indent_level",
-            "continuous",
-            indent_level,
-            "indentation of the line, in columns",
-            "当前行的缩进列数",
-        ),
-        Feature(
-            "inside_comment",
-            "binary",
-            inside_comment,
-            "inside a code comment (#, //, /* */)",
-            "在代码注释之内（#、//、/* */）",
-        ),
-        Feature("word_start", "binary", word_start, "first character of a word", "单词的首字符"),
-        Feature(
-            "inside_string",
-            "binary",
-            inside_string,
-            "inside a Python string literal (quotes, docstrings, f-strings)",
-            "在 Python 字符串字面量之内（引号、文档字符串、f-string）",
-        ),
+        Feature("inside_quotes", "binary", inside_quotes, "report.cells.feature.inside_quotes"),
+        Feature("line_position", "continuous", line_position, "report.cells.feature.line_position"),
+        Feature("bracket_depth", "continuous", bracket_depth, "report.cells.feature.bracket_depth"),
+        Feature("inside_url", "binary", inside_url, "report.cells.feature.inside_url"),
+        Feature("indent_level", "continuous", indent_level, "report.cells.feature.indent_level"),
+        Feature("inside_comment", "binary", inside_comment, "report.cells.feature.inside_comment"),
+        Feature("word_start", "binary", word_start, "report.cells.feature.word_start"),
+        Feature("inside_string", "binary", inside_string, "report.cells.feature.inside_string"),
         Feature(
             "inside_comment_py",
             "binary",
             inside_comment_py,
-            "inside a Python # comment (not a # in a string)",
-            "在 Python 的 # 注释之内（字符串里的 # 不算）",
+            "report.cells.feature.inside_comment_py",
         ),
         Feature(
             "bracket_depth_py",
             "continuous",
             bracket_depth_py,
-            "open brackets in Python code (not in strings or comments)",
-            "Python 代码中尚未闭合的括号层数（字符串和注释里的不算）",
+            "report.cells.feature.bracket_depth_py",
         ),
     )
 }

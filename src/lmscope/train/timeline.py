@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lmscope import i18n
 from lmscope.errors import CheckpointError
 
 TIMELINE_JSON = "timeline.json"
 TIMELINE_MD = "timeline.md"
+LOSSES = ("train_loss", "val_loss")
 
 
 def entry(iteration: int, text: str, train_loss: float | None, val_loss: float | None) -> dict:
@@ -39,56 +41,35 @@ def files(entries: list[dict], info: dict) -> dict[str, bytes]:
     }
 
 
-# The words of timeline.md in each language; the layout is the same.
-_WORDS = {
-    "en": {
-        "title": "# Samples over training",
-        "intro": "{arch} on {corpus}: {length} tokens after the prime {prime!r}, seed {seed}, "
-        "drawn the same way at every iteration listed, so only the weights differ.",
-        "model": "model",
-        "heading": "## Iteration {iteration:,}",
-        "losses": " ({losses})",
-        "join": ", ",
-        "train": "train loss",
-        "val": "val loss",
-    },
-    "zh": {
-        "title": "# 训练过程中的采样",
-        "intro": "{arch}，训练于 {corpus}：在开头 {prime!r} 之后生成 {length} 个 token，种子 "
-        "{seed}；下面每次迭代都用同样的方式抽取，所以只有权重不同。",
-        "model": "模型",
-        "heading": "## 第 {iteration:,} 次迭代",
-        "losses": "（{losses}）",
-        "join": "，",
-        "train": "训练损失",
-        "val": "验证损失",
-    },
-}
-
-
 def markdown(entries: list[dict], info: dict, lang: str = "en") -> str:
-    """timeline.md: the run's samples, oldest first (``lang`` "en", as written to the run
-    folder, or "zh")."""
-    words = _WORDS[lang]
-    intro = words["intro"].format(
-        arch=info.get("arch", words["model"]),
+    """timeline.md: the run's samples, oldest first, in ``lang`` (English, as written to the
+    run folder, or any language of the catalog)."""
+
+    def say(message_id: str, **values) -> str:
+        return i18n.text(message_id, lang, **values)
+
+    intro = say(
+        "report.timeline.intro",
+        arch=info["arch"] if "arch" in info else say("report.timeline.model"),
         corpus=info.get("corpus", "?"),
         length=info.get("length"),
-        prime=info.get("prime", ""),
-        seed=info.get("seed"),
+        prime=repr(info.get("prime", "")),
+        seed=str(info.get("seed")),
     )
-    lines = [words["title"], "", intro]
+    lines = [f"# {say('report.timeline.title')}", "", intro]
     for e in entries:
-        losses = [
-            f"{words[name]} {e[key]:.3f}"
-            for name, key in (("train", "train_loss"), ("val", "val_loss"))
-            if e.get(key) is not None
-        ]
-        heading = words["heading"].format(iteration=e["iteration"])
-        if losses:
-            heading += words["losses"].format(losses=words["join"].join(losses))
+        i = e["iteration"]
+        train, val = (None if e.get(k) is None else f"{e[k]:.3f}" for k in LOSSES)
+        if train is not None and val is not None:
+            heading = say("report.timeline.iteration-losses", i=i, train=train, val=val)
+        elif train is not None:
+            heading = say("report.timeline.iteration-train", i=i, train=train)
+        elif val is not None:
+            heading = say("report.timeline.iteration-val", i=i, val=val)
+        else:
+            heading = say("report.timeline.iteration", i=i)
         fence = "~~~~" if "```" in e["text"] else "```"
-        lines += ["", heading, "", f"{fence}text", e["text"], fence]
+        lines += ["", f"## {heading}", "", f"{fence}text", e["text"], fence]
     return "\n".join(lines) + "\n"
 
 
