@@ -18,6 +18,7 @@ from lmscope.engine.steps import STEPS, find_step
 from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.explain.catalogue import probe_names, step_text, tokenizer_kind
 from lmscope.explain.step_data import StepContext, build
+from lmscope.i18n import Message
 
 
 class StepReport(BaseModel):
@@ -63,15 +64,12 @@ def chosen_steps(steps: Iterable[int | str] | int | str | None):
     if isinstance(steps, int | str):
         steps = [steps]
     if not isinstance(steps, Iterable):
-        raise InvalidInputError(f"steps must be a list of step numbers or keys, got {steps!r:.40}")
+        raise InvalidInputError("error.explain.steps-type", got=f"{steps!r:.40}")
     wanted = set()
     for step in steps:
-        try:
-            wanted.add(find_step(step).number)
-        except KeyError as err:
-            raise InvalidInputError(err.args[0]) from None
+        wanted.add(find_step(step).number)  # an UnknownStepError names the steps
     if not wanted:
-        raise InvalidInputError(f"steps is empty; name at least one (1-{len(STEPS)}) or pass None")
+        raise InvalidInputError("error.explain.steps-empty", last=str(len(STEPS)))
     return [s for s in STEPS if s.number in wanted]
 
 
@@ -93,14 +91,12 @@ def report(
     next token)."""
     capabilities = getattr(model, "capabilities", None)
     if not getattr(capabilities, "trace", False):
-        raise InvalidInputError(
-            f"the 20 steps need a Transformer from lmscope.load, got {_what(model)}"
-        )
+        raise InvalidInputError("error.explain.needs-transformer", got=_what(model))
     checks.layer(model.config, layer)
     checks.head(model.config, head)
     chosen = chosen_steps(steps)
     if params is not None and not isinstance(params, SamplingParams):
-        raise InvalidInputError(f"params must be SamplingParams, got {type(params).__name__}")
+        raise InvalidInputError("error.sampling.params-type", type=type(params).__name__)
     if isinstance(ablate, str | Ablation):
         ablate = [ablate]
     specs = list(ablate) if isinstance(ablate, Iterable) else ablate  # else refused just below
@@ -131,10 +127,14 @@ def report(
     )
 
 
-def _what(model) -> str:
+def _what(model) -> object:
     capabilities = getattr(model, "capabilities", None)
     if capabilities is not None:  # a char-RNN: name what it is
-        return f"{getattr(model, 'name', '?')}, a char-{capabilities.family.upper()}"
+        return Message(
+            "error.explain.part.char-model",
+            name=str(getattr(model, "name", "?")),
+            arch=capabilities.family.upper(),
+        )
     return type(model).__name__
 
 
