@@ -302,7 +302,6 @@ def test_english_is_never_rewritten():
         ("argument --x: invalid Path value: 'y'", "参数 --x：'y' 不是有效的路径"),
         ("argument --x: invalid Fraction value: 'y'", "参数 --x：'y' 不是有效的 Fraction 值"),
         ("argument --x: invalid parse value: 'y'", "参数 --x：'y' 不是有效的值"),
-        ("argument --n: --n must be at least 1, got 0", "参数 --n：--n 至少为 1，收到 0"),
     ],
 )
 def test_the_rest_of_argparse_s_messages(message, chinese):

@@ -8,9 +8,10 @@ error messages (``argument --temperature/-t: invalid float value: 'abc'``). Thei
 argparse's; the catalog has each as a ``parser.…`` id whose English text is argparse's words (a
 message's values as placeholders), so one catalog text both recognises argparse's line and says
 it in another language. Option names, values and the usage block stay as typed: they are what the
-user types. A line no catalog text matches is an option type function's (``error_words``), else
-it stays English. English help is argparse's own, byte for byte; in Chinese the lines wrap by
-columns (a Chinese character takes two).
+user types. A line no catalog text matches stays English (lmscope's own option checks raise
+catalog errors, ``commands.common.OptionError``, which never reach argparse). English help is
+argparse's own, byte for byte; in Chinese the lines wrap by columns (a Chinese character takes
+two).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import re
 import unicodedata
 
 from lmscope import i18n
-from lmscope.commands.error_words import in_lang
 from lmscope.i18n import message_format
 
 # argparse's own words in --help: their English catalog text is argparse's (Python 3.10+)
@@ -78,7 +78,7 @@ def _said(message: str, lang: str) -> str:
             if "type" in values:
                 values["type"] = _type_words(str(values["type"]), lang)
             return i18n.text(message_id, lang, **values)
-    return in_lang(message, lang)  # an option's type function said it (lmscope's own words)
+    return message
 
 
 def _type_words(name: str, lang: str) -> str:
