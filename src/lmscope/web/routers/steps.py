@@ -112,7 +112,7 @@ def _prompt_ids(served: Served, req: schemas.TraceRequest) -> tuple[int, ...]:
     if not req.chat:
         return served.prompt_ids(req)
     if req.text is None:
-        raise InvalidInputError("chat mode wraps a text prompt; send 'text', not 'ids'")
+        raise InvalidInputError("error.web.chat-needs-text")
     return tuple(served.model.encode(apply_chat_template(served.model, req.text)))
 
 
