@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from lmscope import i18n
 from lmscope.errors import CheckpointError, ModelNotFoundError
 from lmscope.i18n import Message
 
@@ -865,8 +866,9 @@ def load_gguf(
     problem = weight_cache.write_entry(entry, meta, model.tensors)
     if problem is not None:
         print(
-            f"lmscope: warning: cannot write the weight cache in {root} ({problem}); "
-            f"{path.name} will be dequantized again next time",
+            i18n.text(
+                "report.gguf.cache-not-written", folder=str(root), why=problem, file=path.name
+            ),
             file=sys.stderr,
         )
     return model
