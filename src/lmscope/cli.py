@@ -130,7 +130,8 @@ def _main(argv: list[str] | None) -> int:
     except LmscopeError as err:
         from lmscope.engine.advice import in_front_words  # light: no torch
 
-        _print_error(in_cli_words(in_front_words(err, "cli", vars(args)), args))
+        # the engine's advice in the command line's words (--truncate for truncate=...)
+        _print_error(in_front_words(err, "cli", vars(args)))
         return 2
     except OSError as err:  # the system refused (a file, a folder, a socket): its reason
         _print_error(system_error(err))
@@ -192,47 +193,6 @@ def system_error(err: OSError) -> LmscopeError:
     if err.filename is not None:
         return LmscopeError("error.cli.system-file", file=str(err.filename), why=reason)
     return LmscopeError("error.cli.system", why=reason)
-
-
-def in_cli_words(error: LmscopeError, args) -> LmscopeError:
-    """``error`` as the command line says it. A catalog error's advice is already the command
-    line's (``engine.advice.in_front_words``); an error still raised as an English line has
-    the engine's advice with Python arguments (truncate=, layers=, names=, unknown=,
-    allow_nonfinite=) replaced by what this command has. The Python API keeps its own."""
-    if error.code is not None:
-        return error
-    return LmscopeError(_english_in_cli_words(str(error), args))
-
-
-def _english_in_cli_words(message: str, args) -> str:
-    from lmscope.engine import advice  # light: no torch
-
-    if hasattr(args, "truncate"):
-        truncate = r". Shorten it or use --truncate to keep the last \1"
-        message = advice.TRUNCATE_PATTERN.sub(truncate, message)
-    else:
-        message = advice.TRUNCATE_PATTERN.sub(". Shorten it", message)
-    # unseen characters: sample drops them with --skip-unknown; elsewhere the text must change
-    skip = ", or pass --skip-unknown to drop them" if hasattr(args, "skip_unknown") else ""
-    for python_words in (advice.UNKNOWN_CHARS, advice.UNKNOWN_CHARS_TOKENIZER):
-        message = message.replace(python_words, "; remove them from the text" + skip)
-    if hasattr(args, "allow_nonfinite"):
-        nonfinite = ". Pass --allow-nonfinite to study a broken model anyway"
-    else:  # serve, export...: the commands that look inside one take the flag
-        nonfinite = ". 'lmscope explain', 'generate', 'lens' and 'sample' study a broken model "
-        nonfinite += "with --allow-nonfinite"
-    message = message.replace(advice.NONFINITE, nonfinite)
-    # the command line reads text only: the folder needs its tokenizer
-    message = message.replace(
-        advice.NO_TOKENIZER,
-        "; the command line reads text, so put the tokenizer's files (tokenizer.json, or "
-        "vocab.json and merges.txt) in the model's folder",
-    )
-    return message.replace(
-        advice.TRACE_LIMIT,
-        "Shorten the prompt, or raise the limit with the environment variable "
-        "LMSCOPE_MAX_TRACE_TOKENS",
-    )
 
 
 def _raise_broken_pipe(console) -> None:

@@ -62,18 +62,9 @@ def error_response(status: int, error: LmscopeError, scope=None, headers=None) -
 
 def in_api_words(error: LmscopeError) -> LmscopeError:
     """The engine's advice with Python arguments the JSON API does not have (truncate=,
-    layers=, names=, unknown=) as what an API client can do; the Python API keeps its own
-    wording. An error still raised as an English line is reworded in English."""
-    if error.code is not None:
-        return advice.in_front_words(error, "api")
-    message = advice.TRUNCATE_PATTERN.sub(". Shorten it", str(error))
-    for python_words in (advice.UNKNOWN_CHARS, advice.UNKNOWN_CHARS_TOKENIZER):
-        message = message.replace(python_words, "; remove them from the text")
-    message = message.replace(
-        advice.TRACE_LIMIT,
-        "Shorten the prompt, or (on the server) raise the limit with LMSCOPE_MAX_TRACE_TOKENS",
-    )
-    return LmscopeError(message)
+    layers=, names=, unknown=) as what an API client can do (``engine.advice``); the Python
+    API keeps its own wording."""
+    return advice.in_front_words(error, "api")
 
 
 def validation_error(exc: RequestValidationError) -> LmscopeError:
