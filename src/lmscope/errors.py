@@ -113,9 +113,14 @@ def unknown_keyword(function: str, name: str, valid) -> ArgumentError:
     close += [v for v in difflib.get_close_matches(name, valid, n=2) if v not in close]
     if len(name) >= 3:  # the start of one: skip for skip_unknown
         close += [v for v in valid if v.startswith(name) and v not in close]
-    hint = f"; did you mean {' or '.join(close[:2])}?" if close else ""
-    listed = ", ".join(valid) if valid else "none"
-    return ArgumentError(f"unknown option {name!r} for {function}(){hint} (its options: {listed})")
+    listed = ", ".join(valid) if valid else Message("error.args.part.none")
+    values = {"name": repr(name), "function": function, "options": listed}
+    if not close:
+        return ArgumentError("error.args.unknown-option", **values)
+    meant: object = close[0]
+    if len(close) > 1:
+        meant = Message("error.config.part.or", first=close[0], second=close[1])
+    return ArgumentError("error.args.unknown-option-close", close=meant, **values)
 
 
 def checked_keywords(function=None, *, like=None):
@@ -158,11 +163,13 @@ def checked_keywords(function=None, *, like=None):
         if most is not None and len(args) > most:
             taken = positional[1:] if own else positional
             others = [k for k in shown if k not in taken]
-            rest = f"; pass {', '.join(others)} by keyword" if others else ""
             raise ArgumentError(
-                f"{label}() takes at most {len(taken)} positional argument"
-                f"{'s' if len(taken) != 1 else ''} ({', '.join(taken) or 'none'}), "
-                f"got {len(args) - own}{rest}"
+                "error.args.positional-keywords" if others else "error.args.positional",
+                function=label,
+                n=len(taken),
+                names=", ".join(taken) or Message("error.args.part.none"),
+                got=str(len(args) - own),
+                others=", ".join(others),
             )
         return function(*args, **kwargs)
 

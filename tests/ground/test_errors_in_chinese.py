@@ -1,5 +1,5 @@
-"""A representative error of every lower package (models, engine, train, data, interpret,
-explain, tokenizers, formats), raised by the real function with bad input: it is a catalog id
+"""A representative error of every lower package (errors, models, engine, train, data,
+interpret, explain, tokenizers), raised by the real function with bad input: it is a catalog id
 with JSON-safe values, reads as before in English, is Chinese in Chinese (no English words but
 names and values), and is all pseudo-text under the pseudo-language (no plain Latin word
 outside its values), nested messages included."""
@@ -107,8 +107,20 @@ def minrnn_diverged():
     raise _diverged(Message("error.minrnn.part.scores-overflowed"), 12, 5.0)
 
 
+def mistyped_keyword():
+    import lmscope
+
+    lmscope.load(dvice="cpu")
+
+
 # (raise it, the English line, words the Chinese line may keep besides the values)
 CASES = {
+    "errors": (
+        mistyped_keyword,
+        "unknown option 'dvice' for load(); did you mean device? (its options: name_or_path, "
+        "device, dtype, allow_nonfinite)",
+        set(),
+    ),
     "models": (models_config, "n_embd (10) must be divisible by n_head (3)", set()),
     "models-field": (
         models_field,
