@@ -110,7 +110,7 @@ def test_the_tokenizer_ends_with_the_advice_the_front_doors_reword():
 
     with pytest.raises(TokenizerError) as caught:
         CharTokenizer("ab").encode("abc")
-    assert str(caught.value).endswith(advice.UNKNOWN_CHARS_TOKENIZER)
+    assert caught.value.values["advice"].id == advice.ADVICE_UNKNOWN_CHARS_TOKENIZER
 
 
 @pytest.mark.parametrize(

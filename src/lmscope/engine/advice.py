@@ -1,48 +1,31 @@
-"""The advice that ends some of the engine's errors, named here so that a front door without
-the Python argument it mentions (the CLI, the JSON API) can put its own words in its place.
+"""The advice that ends some of the engine's errors: a Message in the error's value
+``advice``, in the Python API's words (the ids below); a front door without the Python
+argument it names (the CLI, the JSON API) says its own in its place (``in_front_words``), in
+whatever language the error is shown in.
 
 No torch: the CLI reads this while it reports an error.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Container
 
 from lmscope.errors import LmscopeError
 from lmscope.i18n import Message
 
 # a prompt longer than the context: ``truncate=True`` keeps its last ``limit`` tokens
-TRUNCATE = ". Shorten it or use truncate to keep the last {limit:,}"
-TRUNCATE_PATTERN = re.compile(r"\. Shorten it or use truncate to keep the last ([\d,]+)$")
-
+ADVICE_TRUNCATE = "error.advice.truncate"  # {limit}
 # a full trace over the token limit (LMSCOPE_MAX_TRACE_TOKENS)
-TRACE_LIMIT = (
-    "Trace fewer layers or probes (layers=, names=), or raise the limit with "
-    "LMSCOPE_MAX_TRACE_TOKENS"
-)
-
+ADVICE_TRACE_LIMIT = "error.advice.trace-limit"
 # characters outside a character vocabulary: what tokenizers/chars.py ends its error with (the
 # ground layer cannot import this module; a test keeps the two equal) ...
-UNKNOWN_CHARS_TOKENIZER = "; rebuild it from text that has them, or use unknown='skip'"
+ADVICE_UNKNOWN_CHARS_TOKENIZER = "error.advice.unknown-chars-tokenizer"  # tokenizers/chars.py's
 # ... and what a model's encode says instead: unknown= is the tokenizer's constructor argument,
 # which a loaded model's user no longer calls
-UNKNOWN_CHARS = "; remove them from the text, or drop them with model.tokenizer.unknown = 'skip'"
-
-# weights with NaN or infinity (models/state.py writes it, as above)
-NONFINITE = ". Load it with allow_nonfinite=True to study a broken model anyway"
-
-# a model without tokenizer files asked to read text (text_model.py): Python can pass ids
-NO_TOKENIZER = "; pass token ids instead of text"
-
-# -- the same advice in the catalog ------------------------------------------------------------
-# An error raised with a catalog id ends with its advice as a Message in its value ``advice``,
-# in the Python API's words (the ids below); ``in_front_words`` says a front door's instead.
-ADVICE_TRUNCATE = "error.advice.truncate"  # {limit}
-ADVICE_TRACE_LIMIT = "error.advice.trace-limit"
-ADVICE_UNKNOWN_CHARS_TOKENIZER = "error.advice.unknown-chars-tokenizer"  # tokenizers/chars.py's
 ADVICE_UNKNOWN_CHARS = "error.advice.unknown-chars"
+# weights with NaN or infinity (models/state.py writes it, as above)
 ADVICE_NONFINITE = "error.advice.allow-nonfinite"  # models/state.py's
+# a model without tokenizer files asked to read text (text_model.py): Python can pass ids
 ADVICE_NO_TOKENIZER = "error.advice.pass-ids"
 
 
