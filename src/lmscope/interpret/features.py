@@ -229,10 +229,10 @@ def resolve_features(spec: str | list[str] | None) -> list[str]:
         elif item:
             sets = ", ".join([*FEATURE_SETS, "all"])
             raise InvalidInputError(
-                f"unknown feature {item!r}; known: {', '.join(FEATURES)} (or a set: {sets})"
+                "error.cells.unknown-feature", name=repr(item), known=", ".join(FEATURES), sets=sets
             )
     if not names:
-        raise InvalidInputError("no features named; give a set (prose, code) or feature names")
+        raise InvalidInputError("error.cells.no-features")
     return list(dict.fromkeys(names))
 
 
