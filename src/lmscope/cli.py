@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "lab",
     "race",
     "neurons",
+    "circuits",
 )
 SIGPIPE_STATUS = 141  # what a shell reports for a writer that a closed pipe stopped (128 + 13)
 

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field
 import torch
 
 from lmscope.errors import InvalidInputError, checked_keywords
-from lmscope.interpret.circuits.common import floats, pieces, token_id, transformer, unembedding
+from lmscope.interpret.circuits.common import (
+    floats,
+    listed,
+    pieces,
+    token_id,
+    transformer,
+    unembedding,
+)
 from lmscope.models.gpt2 import LayerNorm
 from lmscope.models.llama import RMSNorm
 
@@ -113,7 +120,7 @@ def attribute(
     target = token_id(model, token, "token")
     other = None if versus is None else token_id(model, versus, "versus")
     if other == target:
-        raise InvalidInputError("error.circuits.same-answer", token=pieces(model, [target])[0])
+        raise InvalidInputError("error.circuits.same-answer", token=listed(pieces(model, [target])))
     net, config = model.net, model.config
     trace = model.trace(ids[: position + 1], names=_names(config.n_layer), keep_logits="all")
     t = trace.tensors

@@ -43,12 +43,15 @@ def token_id(model, token: int | str, what: str) -> int:
         raise InvalidInputError("error.circuits.token-kind", what=what, value=repr(token)[:40])
     tokenizer = model.tokenizer
     if tokenizer is None:
-        raise InvalidInputError("error.circuits.token-needs-id", what=what, token=token)
+        raise InvalidInputError("error.circuits.token-needs-id", what=what, token=repr(token))
     ids = tokenizer.encode(token)
     if len(ids) != 1:
-        shown = " | ".join(piece(model, i) for i in ids)
         raise InvalidInputError(
-            "error.circuits.not-one-token", what=what, token=token, n=len(ids), pieces=shown
+            "error.circuits.not-one-token",
+            what=what,
+            token=repr(token),
+            n=len(ids),
+            pieces=listed(pieces(model, ids)),
         )
     return ids[0]
 
@@ -61,6 +64,12 @@ def piece(model, token: int) -> str:
 
 def pieces(model, ids: Sequence[int]) -> list[str]:
     return [piece(model, i) for i in ids]
+
+
+def listed(texts: Sequence[str], most: int = 12) -> str:
+    """Tokens as Python writes them (their spaces seen), for an error line: at most ``most``."""
+    shown = ", ".join(repr(t) for t in texts[:most])
+    return shown + (", …" if len(texts) > most else "")
 
 
 def checked_layers(n_layer: int, layers) -> list[int]:

@@ -36,6 +36,7 @@ from lmscope.interpret.circuits.common import (
     Grid,
     checked_layers,
     floats,
+    listed,
     pieces,
     token_id,
     transformer,
@@ -219,12 +220,14 @@ def patch(
             "error.circuits.lengths-differ",
             clean=len(clean_ids),
             corrupt=len(corrupt_ids),
-            clean_tokens=" | ".join(pieces(model, clean_ids)),
-            corrupt_tokens=" | ".join(pieces(model, corrupt_ids)),
+            clean_tokens=listed(pieces(model, clean_ids)),
+            corrupt_tokens=listed(pieces(model, corrupt_ids)),
         )
     right_id, wrong_id = token_id(model, right, "right"), token_id(model, wrong, "wrong")
     if right_id == wrong_id:
-        raise InvalidInputError("error.circuits.same-answer", token=pieces(model, [right_id])[0])
+        raise InvalidInputError(
+            "error.circuits.same-answer", token=listed(pieces(model, [right_id]))
+        )
     chosen = checked_layers(model.config.n_layer, layers)
     config = model.config
     names = _probes(config.n_layer)

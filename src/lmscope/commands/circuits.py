@@ -1,0 +1,295 @@
+"""``lmscope circuits induction|patch|attribute``: which parts of a Transformer produce its
+answer. Readable tables by default (grids with the strongest cells marked), the results'
+``to_json()`` with --json (their shape: docs/circuits.md)."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from lmscope import i18n
+from lmscope.commands.common import (
+    abbreviate,
+    add_lang_option,
+    add_model_option,
+    add_nonfinite_option,
+    at_least,
+    load_model,
+    say,
+    seed_value,
+    terminal_width,
+    use_lang,
+)
+
+SPARK = "▁▂▃▄▅▆▇█"
+TOP = 5  # heads named under a grid
+
+
+def register(sub):
+    p = sub.add_parser(
+        "circuits",
+        help=i18n.text("help.circuits.summary"),
+        description=i18n.text("help.circuits.description"),
+    )
+    p.set_defaults(run=lambda args: _help(p))
+    experiments = p.add_subparsers(dest="circuits_command", metavar="EXPERIMENT")
+
+    ind = experiments.add_parser(
+        "induction",
+        help=i18n.text("help.circuits.induction.summary"),
+        description=i18n.text("help.circuits.induction.description"),
+    )
+    ind.add_argument(
+        "--length",
+        type=at_least(2, "--length"),
+        default=50,
+        metavar="T",
+        help=i18n.text("help.circuits.induction.option.length"),
+    )
+    ind.add_argument(
+        "--seed", type=seed_value, default=0, help=i18n.text("help.circuits.induction.option.seed")
+    )
+    _common(ind, run_induction)
+
+    pat = experiments.add_parser(
+        "patch",
+        help=i18n.text("help.circuits.patch.summary"),
+        description=i18n.text("help.circuits.patch.description"),
+    )
+    for flag, metavar, help_id in (
+        ("--clean", "TEXT", "help.circuits.patch.option.clean"),
+        ("--corrupt", "TEXT", "help.circuits.patch.option.corrupt"),
+        ("--right", "TOKEN", "help.circuits.patch.option.right"),
+        ("--wrong", "TOKEN", "help.circuits.patch.option.wrong"),
+    ):
+        pat.add_argument(flag, required=True, metavar=metavar, help=i18n.text(help_id))
+    _common(pat, run_patch)
+
+    att = experiments.add_parser(
+        "attribute",
+        help=i18n.text("help.circuits.attribute.summary"),
+        description=i18n.text("help.circuits.attribute.description"),
+    )
+    att.add_argument("text", help=i18n.text("help.shared.argument.text"))
+    att.add_argument(
+        "--token",
+        required=True,
+        metavar="TOKEN",
+        help=i18n.text("help.circuits.attribute.option.token"),
+    )
+    att.add_argument(
+        "--versus", metavar="TOKEN", help=i18n.text("help.circuits.attribute.option.versus")
+    )
+    att.add_argument(
+        "--position",
+        type=int,
+        default=-1,
+        help=i18n.text("help.circuits.attribute.option.position"),
+    )
+    att.add_argument(
+        "--top",
+        "-k",
+        type=at_least(1, "--top"),
+        default=12,
+        metavar="K",
+        help=i18n.text("help.circuits.attribute.option.top"),
+    )
+    _common(att, run_attribute)
+
+
+def _common(parser, run) -> None:
+    add_model_option(parser)
+    add_nonfinite_option(parser)
+    parser.add_argument("--json", action="store_true", help=i18n.text("help.circuits.option.json"))
+    add_lang_option(parser)
+    parser.set_defaults(run=run)
+
+
+def _help(parser) -> int:
+    parser.print_help()
+    return 0
+
+
+def _answer(text: str) -> int | str:
+    """A --right/--wrong/--token/--versus value: a token id when it is digits, else text."""
+    return int(text) if text.strip().isdigit() else text
+
+
+def _shade(value: float, low: float, high: float) -> str:
+    """A rich style for a cell: stronger the nearer ``value`` is to ``high``."""
+    if high <= low:
+        return ""
+    level = (value - low) / (high - low)
+    if level >= 0.75:
+        return "bold reverse"
+    if level >= 0.5:
+        return "bold"
+    return "" if level >= 0.2 else "dim"
+
+
+def _grid(
+    title: str, rows: list[str], cols: list[str], values, fmt: str = "{:.2f}", signed=False
+) -> Group:
+    """A table of numbers, rows x cols, the larger ones marked (``signed``: the larger in
+    size, of either sign), under its title (a line of its own: a table's title wraps to the
+    table's width mid-phrase)."""
+    flat = [abs(v) if signed else v for row in values for v in row]
+    low, high = (0.0 if signed else min(flat, default=0.0)), max(flat, default=0.0)
+    table = Table(padding=(0, 1))
+    table.add_column("", justify="right", style="dim")
+    for col in cols:
+        table.add_column(col, justify="right")
+    for label, row in zip(rows, values, strict=True):
+        cells = [Text(fmt.format(v), style=_shade(abs(v) if signed else v, low, high)) for v in row]
+        table.add_row(label, *cells)
+    return Group(Text(title, style="italic"), table)
+
+
+def _sparkline(values: list[float]) -> str:
+    top = max(values, default=0.0) or 1.0
+    return "".join(SPARK[min(len(SPARK) - 1, int(len(SPARK) * max(v, 0.0) / top))] for v in values)
+
+
+def run_induction(args) -> int:
+    from lmscope.interpret.circuits import induction_scores  # lazy: see lmscope.commands
+
+    use_lang(args)
+    model = load_model(args)
+    result = induction_scores(model, length=args.length, seed=args.seed)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+        return 0
+    console = Console(width=terminal_width())
+    first, second = result.copy_losses()
+    n_layer, n_head = result.scores.shape
+    heading = say(
+        "report.circuits.induction.heading",
+        model=model.name,
+        length=result.length,
+        seed=result.seed,
+    )
+    console.print(Text(heading, style="bold"))
+    console.print(
+        say("report.circuits.induction.bos" if result.bos else "report.circuits.induction.no-bos")
+    )
+    console.print(
+        say("report.circuits.induction.loss", first=f"{first:.2f}", second=f"{second:.2f}")
+    )
+    losses = result.loss.tolist()
+    console.print(say("report.circuits.induction.loss-curve"), _sparkline(losses))
+    for key, previous in (
+        ("report.circuits.induction.top-induction", False),
+        ("report.circuits.induction.top-previous", True),
+    ):
+        named = ", ".join(
+            f"{head} {score:.2f}" for head, score in result.top(TOP, previous=previous)
+        )
+        console.print(say(key, heads=named))
+    rows = [f"L{layer}" for layer in range(n_layer)]
+    cols = [f"H{head}" for head in range(n_head)]
+    console.print(_grid(say("report.circuits.induction.grid"), rows, cols, result.scores.tolist()))
+    console.print(
+        _grid(
+            say("report.circuits.induction.grid-previous"),
+            rows,
+            cols,
+            result.previous_token.tolist(),
+        )
+    )
+    return 0
+
+
+def run_patch(args) -> int:
+    from lmscope.interpret.circuits import patch  # lazy: see lmscope.commands
+
+    use_lang(args)
+    model = load_model(args)
+    result = patch(model, args.clean, args.corrupt, _answer(args.right), _answer(args.wrong))
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+        return 0
+    console = Console(width=terminal_width())
+    right, wrong = abbreviate(result.right_token, 16), abbreviate(result.wrong_token, 16)
+    for key, diff in (
+        ("report.circuits.patch.clean", result.clean_diff),
+        ("report.circuits.patch.corrupt", result.corrupt_diff),
+    ):
+        console.print(say(key, right=right, wrong=wrong, diff=f"{diff:+.3f}"))
+    console.print(Text(say("report.circuits.patch.fraction"), style="italic"))
+    resid = result.sites["resid_pre"]
+    rows = [f"L{layer}" for layer in resid.rows]
+    tokens = [abbreviate(t, 8) for t in result.clean_tokens]
+    console.print(
+        _grid(say("report.circuits.patch.resid-grid"), rows, tokens, resid.values.tolist())
+    )
+    heads, mlps = result.sites["attn_head"], result.sites["mlp_out"]
+    cols = [f"H{head}" for head in heads.cols] + ["mlp"]
+    values = [h + m for h, m in zip(heads.values.tolist(), mlps.values.tolist(), strict=True)]
+    console.print(_grid(say("report.circuits.patch.head-grid"), rows, cols, values))
+    return 0
+
+
+def run_attribute(args) -> int:
+    from lmscope.interpret.circuits import attribute  # lazy: see lmscope.commands
+
+    use_lang(args)
+    model = load_model(args)
+    versus = None if args.versus is None else _answer(args.versus)
+    result = attribute(model, args.text, _answer(args.token), versus, position=args.position)
+    if args.json:
+        print(json.dumps(result.to_json(), ensure_ascii=False))
+        return 0
+    console = Console(width=terminal_width())
+    token = abbreviate(result.token_text, 16)
+    after = abbreviate(result.tokens[result.position], 16)
+    if result.versus_text is None:
+        line = say(
+            "report.circuits.attribute.logit",
+            token=token,
+            position=result.position,
+            after=after,
+            logit=f"{result.logit:.3f}",
+        )
+    else:
+        line = say(
+            "report.circuits.attribute.logit-versus",
+            token=token,
+            versus=abbreviate(result.versus_text, 16),
+            position=result.position,
+            after=after,
+            logit=f"{result.logit:.3f}",
+        )
+    console.print(Text(line, style="bold"))
+    console.print(Text(say("report.circuits.attribute.frozen"), style="italic"))
+    largest = result.largest(args.top)
+    widest = max((abs(v) for _, v in largest), default=0.0) or 1.0
+    bar_width = max(4, min(30, terminal_width() - 30))
+    console.print(Text(say("report.circuits.attribute.largest"), style="italic"))
+    table = Table()
+    table.add_column(say("report.circuits.attribute.part"))
+    table.add_column(say("report.circuits.attribute.value"), justify="right")
+    table.add_column("")
+    for name, value in largest:
+        bar = ("+" if value > 0 else "-") * round(bar_width * abs(value) / widest)
+        table.add_row(name, f"{value:+.3f}", bar)
+    console.print(table)
+    for name, value in result.remainder.items():
+        console.print(say("report.circuits.attribute.remainder", name=name, value=f"{value:+.3f}"))
+    console.print(
+        say(
+            "report.circuits.attribute.total",
+            total=f"{result.total:.3f}",
+            logit=f"{result.logit:.3f}",
+        )
+    )
+    n_layer, n_head = result.heads.shape
+    rows = [f"L{layer}" for layer in range(n_layer)]
+    cols = [f"H{head}" for head in range(n_head)] + ["mlp"]
+    values = [h + [m] for h, m in zip(result.heads.tolist(), result.mlps.tolist(), strict=True)]
+    console.print(
+        _grid(say("report.circuits.attribute.grid"), rows, cols, values, "{:+.2f}", signed=True)
+    )
+    return 0
