@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 import torch
 
 from lmscope.cli import main
-from lmscope.lab.results import read_result, shipped_dir, shipped_experiments
+from lmscope.lab.results import (
+    SCHEMA,
+    cell_text,
+    column_label,
+    read_result,
+    shipped_dir,
+    shipped_experiments,
+    shown,
+)
 
 
 def run(capsys, *argv):
@@ -131,8 +140,8 @@ def test_shipped_results_are_complete():
         for section in doc["sections"]:
             assert section["rows"]
             for lang in ("en", "zh"):
-                assert section["title"][lang] and section["explain"][lang]
-                assert section["verdict"][lang]
+                assert shown(section["title"], lang) and shown(section["explain"], lang)
+                assert shown(section["verdict"], lang)
             if section["plot"]:
                 for kind in ("png", "svg"):
                     assert (Path(folder) / section["plot"][kind]).stat().st_size > 5_000
@@ -203,22 +212,128 @@ def test_show_in_chinese_has_chinese_headers_and_cells(capsys, name):
         assert "循环深度" in out
 
 
-def test_every_shipped_header_has_one_chinese_source():
-    from lmscope.lab.texts import zh_cell, zh_header
-
+def test_every_shipped_header_and_text_cell_comes_from_the_catalog():
+    """A header is a catalog text, or a symbol or code name that reads the same everywhere; a
+    text cell that is words (a model, a shape, why a run stopped) is a catalog text too."""
+    names = {"N", "a", "d_model", "x.sum()", "sum/len"}
     for name in shipped_experiments():
-        for section in read_result(shipped_dir(name))["sections"]:
+        doc = read_result(shipped_dir(name))
+        assert doc["schema"] == SCHEMA
+        for section in doc["sections"]:
             for col in section["columns"]:
-                label = col["label"]
-                assert (
-                    zh_header(label) != label
-                    or label in ("N", "a", "d_model", "x.sum()", "sum/len")
-                    or label.startswith("k=")
-                ), label
-    assert zh_header("spread %") != "spread %"
-    assert zh_header("step-time spread %") != "step-time spread %"
-    assert zh_cell("vanilla RNN") == "朴素 RNN"
-    assert zh_cell("2 layers, hidden 255") == "2 层，隐藏层 255"
+                label = column_label(section["key"], col)
+                assert isinstance(label, dict) or label in names or label.startswith("k="), label
+                for row in section["rows"]:
+                    cell = cell_text(row.get(col["key"]), col)
+                    if col["kind"] == "text" and isinstance(cell, str):
+                        # one token: a name or code (LSTM, gpt2-medium, float32), or a number
+                        assert re.fullmatch(r"[\w.:%\[\]–-]+( \[[\d–%]+\])?", cell), cell
+
+
+# A word of the pseudo-language is bracketed (⟦…⟧); outside the brackets a line may hold
+# numbers, units, names and code, never an English word.
+PSEUDO_NAMES = {
+    "LSTM",
+    "GRU",
+    "GPT",
+    "d_model",
+    "float64",
+    "float32",
+    "float16",
+    "sum",
+    "len",
+    "ms",
+    "ns",
+}
+PSEUDO_NAMES |= {"KiB", "MiB", "GiB", "gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"}
+
+
+def _outside_brackets(text: str) -> str:
+    depth, out = 0, []
+    for ch in text:
+        depth += ch == "⟦"
+        if depth == 0:
+            out.append(ch)
+        depth -= ch == "⟧" and depth > 0
+    return "".join(out)
+
+
+def _shown_wide(name: str, lang: str) -> str:
+    """``lmscope lab show NAME --lang LANG`` on a console too wide to wrap or cut a text."""
+    import io
+
+    from rich.console import Console
+
+    from lmscope.commands.lab import common as lab_common
+
+    folder, buffer = shipped_dir(name), io.StringIO()
+    lab_common.render(read_result(folder), Console(file=buffer, width=100_000), lang, folder)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race", "recall", "gradient-flow"])
+def test_show_of_every_shipped_result_in_the_pseudo_language_is_all_catalog(capsys, name):
+    code, out, _ = run(capsys, "lab", "show", name, "--lang", "pseudo")
+    assert code == 0 and "⟦" in out
+    shown_wide = _shown_wide(name, "pseudo")
+    assert shown_wide.count("⟦") == shown_wide.count("⟧") > 10  # no text cut short
+    for line in _outside_brackets(shown_wide).splitlines():
+        line = re.sub(r"[\w-]+\.png|\d\.?\d*e[+-]\d+", "", line)  # plot files, 2.1e-16
+        words = set(re.findall(r"[A-Za-z][\w-]*\w", line))
+        assert words <= PSEUDO_NAMES, (words - PSEUDO_NAMES, line)
+
+
+def test_a_result_written_before_the_catalog_still_reads_in_its_languages(tmp_path):
+    """Schema /1 kept each text as an {en, zh} pair and headers in English: the pair is shown
+    in its language, a header by its table's catalog id, in the terminal and on the page."""
+    from lmscope.web.lab import LabResults
+
+    old = {
+        "schema": "lmscope.lab.result/1",
+        "experiment": "memory-wall",
+        "title": {"en": "The wall", "zh": "显存墙"},
+        "hardware": {"cpu": "x86", "cpu_cores": 2, "torch": "2.13", "date": "2026-11-30"},
+        "sections": [
+            {
+                "key": "limits",
+                "title": {"en": "Limits", "zh": "极限"},
+                "explain": {"en": "What fit.", "zh": "放得下的。"},
+                "verdict": {"en": "naive stopped.", "zh": "朴素注意力停止了。"},
+                "columns": [{"key": "reason", "label": "why it stopped", "kind": "text"}],
+                "rows": [{"reason": "all sizes fit"}],
+                "plot": None,
+            }
+        ],
+    }
+    (tmp_path / "memory-wall").mkdir()
+    (tmp_path / "memory-wall" / "result.json").write_text(json.dumps(old), encoding="utf-8")
+    zh = _render(tmp_path / "memory-wall", "zh")
+    assert "显存墙" in zh and "停止原因" in zh and "朴素注意力停止了。" in zh and "2 核" in zh
+    assert "The wall" in _render(tmp_path / "memory-wall", "en")
+    doc = LabResults(results_dir=tmp_path).read("memory-wall", "local")
+    assert shown(doc["sections"][0]["columns"][0]["label"], "zh") == "停止原因"
+
+
+def _render(folder: Path, lang: str) -> str:
+    import io
+
+    from rich.console import Console
+
+    from lmscope.commands.lab import common as lab_common
+
+    buffer = io.StringIO()
+    lab_common.render(read_result(folder), Console(file=buffer, width=300), lang, folder)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race", "recall", "gradient-flow"])
+def test_show_of_every_shipped_result_in_chinese_has_no_english_sentence(capsys, name):
+    code, out, _ = run(capsys, "lab", "show", name, "--lang", "zh")
+    assert code == 0
+    # three English words in a row would be a sentence (names stand alone, or in pairs)
+    assert not re.search(r"[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}", out), re.search(
+        r".{30}[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}.{30}", out
+    )
 
 
 # --- help texts ------------------------------------------------------------------------------

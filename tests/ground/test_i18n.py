@@ -241,7 +241,10 @@ def catalog_file(lang: str) -> dict[str, str]:
 # Ids made at run time (one per step, per lab table...) cannot be found as literals: each
 # module that makes them names them all in a function listed here ("module:function", no
 # arguments, returning an iterable of ids).
-RUNTIME_IDS: list[str] = ["lmscope.explain.catalogue:message_ids"]
+RUNTIME_IDS: list[str] = [
+    "lmscope.explain.catalogue:message_ids",
+    "lmscope.lab.catalog_ids:runtime_ids",
+]
 
 
 def ids_in_code() -> set[str]:

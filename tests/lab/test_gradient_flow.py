@@ -20,7 +20,7 @@ from lmscope.lab.gradient_flow import (
     run_gradient_flow,
     sample_sequences,
 )
-from lmscope.lab.results import read_result, shipped_dir
+from lmscope.lab.results import read_result, shipped_dir, shown
 from lmscope.models.rnn import param_count
 
 SMALL = dict(max_k=24, embed=16, gpt_layers=2, gpt_heads=2, batches=2, batch_size=3)
@@ -102,8 +102,10 @@ def test_run_writes_the_result_and_its_plots(tmp_path, corpus_file):
         assert section["data"]["k"] == list(range(1, 25))
         assert set(section["data"]["norm"]) == {"gru", "gpt"}
         assert all(np.isfinite(section["data"]["norm"]["gru"]))
-        assert section["explain"]["en"] and section["explain"]["zh"]
-        assert "k = 24" in section["verdict"]["en"] and "k = 24" in section["verdict"]["zh"]
+        assert shown(section["explain"], "en") and shown(section["explain"], "zh")
+        assert "k = 24" in shown(section["verdict"], "en") and "k = 24" in shown(
+            section["verdict"], "zh"
+        )
         for name in section["plot"].values():
             assert (tmp_path / name).stat().st_size > 1000
     assert doc["params"]["train_iters"] == 2
@@ -154,5 +156,5 @@ def test_the_factor_per_step_reads_the_same_in_the_verdict_and_the_table():
     ]
     said = verdict(rows, 256)
     for r in rows:
-        shown = format_cell(r["per_step"], "float")  # as the table shows it
-        assert f"×{shown} per step" in said["en"] and f"每步 ×{shown}" in said["zh"]
+        tabled = format_cell(r["per_step"], "float")  # as the table shows it
+        assert f"×{tabled} per step" in shown(said, "en") and f"每步 ×{tabled}" in shown(said, "zh")

@@ -8,7 +8,7 @@ import json
 from importlib.resources import files
 
 from lmscope.lab import texts
-from lmscope.lab.plots import cell_words
+from lmscope.lab.results import shown
 
 
 def _shipped(experiment: str) -> dict:
@@ -28,9 +28,13 @@ def test_the_torch_sweep_verdict_names_the_device_as_its_table_does():
         torch["rows"], torch["data"]["curve_shapes"], params["a"], params["clock"]
     )["verdict"]
     device = params["devices"][0]
-    assert said["en"].startswith(f"On {cell_words(device, 'en')}:"), said["en"][:40]
-    assert said["zh"].startswith(f"在 {cell_words(device, 'zh')} 上："), said["zh"][:40]
-    assert "在 cpu 上" not in said["zh"]
+    assert shown(said, "en").startswith(f"On {shown(texts.device_name(device), 'en')}:"), shown(
+        said, "en"
+    )[:40]
+    assert shown(said, "zh").startswith(f"在 {shown(texts.device_name(device), 'zh')} 上："), shown(
+        said, "zh"
+    )[:40]
+    assert "在 cpu 上" not in shown(said, "zh")
     # the shipped result says what the code now writes
     assert torch["verdict"] == said
 
@@ -40,5 +44,7 @@ def test_the_memory_wall_explanation_names_the_device_as_tables_do():
     attention = _sections(doc)["attention"]
     limits = _sections(doc)["limits"]["rows"]
     explain = texts.attention(attention["rows"], doc["params"], limits)["explain"]
-    assert "设备 CPU" in explain["zh"] and "设备 cpu" not in explain["zh"], explain["zh"][:80]
+    assert "设备 CPU" in shown(explain, "zh") and "设备 cpu" not in shown(explain, "zh"), shown(
+        explain, "zh"
+    )[:80]
     assert attention["explain"] == explain

@@ -20,7 +20,7 @@ from lmscope.lab.memory_wall import (
     scores_bytes,
 )
 from lmscope.lab.memory_worker import describe_oom, naive_attention, sdpa_attention
-from lmscope.lab.results import read_result
+from lmscope.lab.results import read_result, shown
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="CPU peak memory is read from Linux's /proc"
@@ -95,9 +95,9 @@ def test_oom_messages_are_one_readable_line():
         "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate "
         "memory: you tried to allocate 201326592 bytes. Error code 12"
     )
-    assert describe_oom(cpu) == "out of memory: could not allocate 192 MiB more"
+    assert shown(describe_oom(cpu), "en") == "out of memory: could not allocate 192 MiB more"
     gpu = RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total")
-    assert describe_oom(gpu) == "out of memory: could not allocate 2.00 GiB more"
+    assert shown(describe_oom(gpu), "en") == "out of memory: could not allocate 2.00 GiB more"
 
 
 def test_a_dying_measuring_process_is_reported_not_raised(monkeypatch):
@@ -119,7 +119,7 @@ def test_a_dying_measuring_process_is_reported_not_raised(monkeypatch):
     cfg = MemoryWallConfig(min_n=256, max_n=2048)
     found = measure_method(cfg, "naive", 10**9, lambda detail=None: steps.append(detail))
     assert list(found["points"]) == [256]
-    assert found["stopped_at"] == 512 and "signal 9" in found["reason"]
+    assert found["stopped_at"] == 512 and "signal 9" in shown(found["reason"], "en")
     assert len(steps) == 4  # the progress bar still completes
 
 
@@ -151,8 +151,8 @@ def test_tiny_run_stops_at_the_budget_and_reports_it(tmp_path):
     assert rows[256]["naive_peak"] >= rows[256]["theory_bytes"]  # at least one score matrix
     assert rows[512]["naive_peak"] is None
     assert rows[2048]["sdpa_peak"] < rows[2048]["theory_bytes"] / 10
-    assert "512" in sections["attention"]["verdict"]["en"]
-    assert "512" in sections["limits"]["verdict"]["zh"]
+    assert "512" in shown(sections["attention"]["verdict"], "en")
+    assert "512" in shown(sections["limits"]["verdict"], "zh")
     assert (tmp_path / "memory-wall.png").stat().st_size > 10_000
     assert (tmp_path / "memory-wall.svg").read_text().lstrip().startswith("<?xml")
     assert result.to_dict()["sections"][2]["rows"][0]["per_token_float32"] == 73_728
@@ -185,19 +185,19 @@ def test_too_few_repeats_is_said_as_the_cause_not_a_noisy_machine():
     from lmscope.lab import texts
 
     verdict = texts.attention([_lstm_row(2, None)], _params(), [])["verdict"]
-    assert "too noisy" not in verdict["en"] and "机器太忙" not in verdict["zh"]
-    assert "only 2 repeats" in verdict["en"] and "--repeats 3" in verdict["en"]
-    assert "只有 2 次重复" in verdict["zh"] and "--repeats 3" in verdict["zh"]
-    noisy = texts.attention([_lstm_row(5, 0.4)], _params(), [])["verdict"]["en"]
-    assert "Times: the machine was too noisy" in noisy  # no capital after the colon
+    assert "too noisy" not in shown(verdict, "en") and "机器太忙" not in shown(verdict, "zh")
+    assert "only 2 repeats" in shown(verdict, "en") and "--repeats 3" in shown(verdict, "en")
+    assert "只有 2 次重复" in shown(verdict, "zh") and "--repeats 3" in shown(verdict, "zh")
+    noisy = shown(texts.attention([_lstm_row(5, 0.4)], _params(), [])["verdict"], "en")
+    assert "Times: The machine was too noisy" in noisy  # no capital after the colon
 
 
 def test_how_the_peak_was_measured_is_said_in_chinese():
     from lmscope.lab import texts
 
     explain = texts.attention([_lstm_row(5, 0.01)], _params(), [])["explain"]
-    assert "VmHWM" in explain["en"] and "resident set" in explain["en"]
-    assert "resident set" not in explain["zh"] and "常驻内存峰值" in explain["zh"]
+    assert "VmHWM" in shown(explain, "en") and "resident set" in shown(explain, "en")
+    assert "resident set" not in shown(explain, "zh") and "常驻内存峰值" in shown(explain, "zh")
 
 
 def test_a_method_with_no_size_that_fit_says_so():
@@ -205,6 +205,6 @@ def test_a_method_with_no_size_that_fit_says_so():
 
     rows = [{"method": "naive", "largest_fit": None, "first_not_fit": 256, "reason": "oom"}]
     verdict = texts.limits(rows, 1024)["verdict"]
-    assert verdict["en"] == "naive: not even N = 256 fit; it stopped there."
-    assert "none" not in verdict["en"] and "无，" not in verdict["zh"]
-    assert "连 N = 256 都放不下" in verdict["zh"]
+    assert shown(verdict, "en") == "naive attention: not even N = 256 fit; it stopped there."
+    assert "none" not in shown(verdict, "en") and "无，" not in shown(verdict, "zh")
+    assert "连 N = 256 都放不下" in shown(verdict, "zh")

@@ -13,7 +13,7 @@ import pytest
 from lmscope.commands.lab import common as lab_common
 from lmscope.lab import texts, timing
 from lmscope.lab.configs import SerialDepthConfig
-from lmscope.lab.results import read_result
+from lmscope.lab.results import read_result, shown
 from lmscope.lab.serial_depth import run_serial_depth
 from lmscope.lab.timing import MAX_REPEATS, Timing, measure, spread, steadiness
 from lmscope.lab.torch_sweep import curve_shape
@@ -74,17 +74,17 @@ def test_a_noisy_machine_gets_no_verdict_in_the_output_or_the_result_file(noisy_
     sections = {s["key"]: s for s in doc["sections"]}
     for key in ("python", "vector", "torch"):
         section = sections[key]
-        assert NOISY in section["verdict"]["en"], key
-        assert NOISY_ZH in section["verdict"]["zh"], key
+        assert NOISY in shown(section["verdict"], "en"), key
+        assert NOISY_ZH in shown(section["verdict"], "zh"), key
         assert all(r["steady"] is False for r in section["rows"]), key
         assert all(r["spread_pct"] is None or r["spread_pct"] > 10 for r in section["rows"])
         assert "spread_pct" in {c["key"] for c in section["columns"]}
     # numbers are quoted only where they are stable: no speed-up, no slope from noise
-    assert "faster (" not in sections["python"]["verdict"]["en"]
-    assert "log-log slope" not in sections["torch"]["verdict"]["en"]
-    assert "双对数斜率" not in sections["torch"]["verdict"]["zh"]
+    assert "faster (" not in shown(sections["python"]["verdict"], "en")
+    assert "log-log slope" not in shown(sections["torch"]["verdict"], "en")
+    assert "双对数斜率" not in shown(sections["torch"]["verdict"], "zh")
     # what is not a timing still gets its verdict
-    assert NOISY not in sections["depth"]["verdict"]["en"]
+    assert NOISY not in shown(sections["depth"]["verdict"], "en")
     json.dumps(doc, allow_nan=False)  # an infinite spread is written as null
 
 
@@ -113,13 +113,15 @@ def _sweep_rows(noisy: set[tuple[int, str]] = frozenset()):
 def test_the_sweep_quotes_a_slope_only_from_steady_points():
     rows, shapes = _sweep_rows()
     calm = texts.torch_sweep(rows, shapes, 0.9)["verdict"]
-    assert "log-log slope" in calm["en"] and NOISY not in calm["en"]
+    assert "log-log slope" in shown(calm, "en") and NOISY not in shown(calm, "en")
     rows, shapes = _sweep_rows({(65536, "loop"), (16384, "loop")})
     noisy = texts.torch_sweep(rows, shapes, 0.9)["verdict"]
-    assert "the loop grows" not in noisy["en"] and "slower than x.sum()" not in noisy["en"]
-    assert f"{NOISY} at N = 16,384, 65,536 (the loop)" in noisy["en"]
-    assert "x.sum() starts on a floor" in noisy["en"]  # its points were steady
-    assert "N = 16,384, 65,536（循环）" in noisy["zh"] and NOISY_ZH in noisy["zh"]
+    assert "the loop grows" not in shown(noisy, "en") and "slower than x.sum()" not in shown(
+        noisy, "en"
+    )
+    assert f"{NOISY} at N = 16,384, 65,536 (the loop)" in shown(noisy, "en")
+    assert "x.sum() starts on a floor" in shown(noisy, "en")  # its points were steady
+    assert "N = 16,384, 65,536（循环）" in shown(noisy, "zh") and NOISY_ZH in shown(noisy, "zh")
 
 
 def test_memory_wall_and_race_withhold_noisy_times():
@@ -129,8 +131,8 @@ def test_memory_wall_and_race_withhold_noisy_times():
     row |= {"sdpa_s": 0.0123, "lstm_peak": None, "spread_pct": 40.0, "steady": False}
     row["timings"] = {"sdpa": {"steady": False}}
     verdict = texts.attention([row], params, [])["verdict"]
-    assert "12.3 ms" not in verdict["en"] and NOISY in verdict["en"]
-    assert "--clock cpu" not in verdict["en"]  # it already was: only a quieter machine helps
+    assert "12.3 ms" not in shown(verdict, "en") and NOISY in shown(verdict, "en")
+    assert "--clock cpu" not in shown(verdict, "en")  # it already was: only a quieter machine helps
 
     rows = [
         {"arch": "lstm", "model": "LSTM", "epoch_s": 60.0, "flops_per_token": 100},
@@ -141,9 +143,11 @@ def test_memory_wall_and_race_withhold_noisy_times():
     s = {"rival": "lstm", "ratio": 6.0, "claim": [5.0, 10.0], "clock": "wall", "held": "yes"}
     s |= {"context": 512, "epoch_tokens": 1000, "where": "CPU", "steady": False}
     verdict = texts.race_speed(rows, s)["verdict"]
-    assert "No verdict on the claim" in verdict["en"] and "held on" not in verdict["en"]
-    assert "6.00×" not in verdict["en"] and "31%" in verdict["en"]
-    assert "不能对课程的说法下结论" in verdict["zh"]
+    assert "No verdict on the claim" in shown(verdict, "en") and "held on" not in shown(
+        verdict, "en"
+    )
+    assert "6.00×" not in shown(verdict, "en") and "31%" in shown(verdict, "en")
+    assert "不能对课程的说法下结论" in shown(verdict, "zh")
 
 
 @pytest.mark.parametrize(

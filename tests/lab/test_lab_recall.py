@@ -33,7 +33,7 @@ from lmscope.lab.recall.task import (
     tokens_read,
     wilson,
 )
-from lmscope.lab.results import SCHEMA, read_result
+from lmscope.lab.results import SCHEMA, read_result, shown
 from tiers import slow_work
 
 # A test-only setting: one tiny size, a short task, a few steps; seconds, not minutes.
@@ -187,22 +187,24 @@ def test_overlapping_intervals_are_too_close_to_call():
     s = _fake({"gpt": (0.55, 0.48, 0.62), "lstm": (0.50, 0.43, 0.57), "gru": (0.2, 0.15, 0.25)})
     assert s["distance"]["32"]["gpt_vs"] == {"lstm": "too close to call", "gru": "ahead"}
     verdict = texts.distance_section([], s)["verdict"]
-    assert "the LSTM 50% [43–57%] (too close to call)" in verdict["en"]
-    assert "the GRU 20% [15–25%] (the GPT is ahead)" in verdict["en"]
-    assert verdict["en"].startswith("Mixed at the longest distance")
-    assert "难分高下" in verdict["zh"]
+    assert "the LSTM 50% [43–57%] (too close to call)" in shown(verdict, "en")
+    assert "the GRU 20% [15–25%] (the GPT is ahead)" in shown(verdict, "en")
+    assert shown(verdict, "en").startswith("Mixed at the longest distance")
+    assert "难分高下" in shown(verdict, "zh")
 
 
 def test_a_clear_win_and_a_tie_everywhere():
     s = _fake({"gpt": (1.0, 0.99, 1.0), "lstm": (0.3, 0.25, 0.35), "gru": (0.02, 0.01, 0.05)})
-    verdict = texts.distance_section([], s)["verdict"]["en"]
+    verdict = shown(texts.distance_section([], s)["verdict"], "en")
     assert verdict.startswith("At the longest distance, the GPT recalled more than every")
     assert "no better than chance" in verdict  # the GRU's interval reaches 1/26
     assert "the LSTM fell (90% → 30%)" in verdict and "GPT grew from" in verdict
     tie = _fake({a: (0.5, 0.45, 0.55) for a in ("gpt", "lstm", "gru")}, key="amount")
     verdict = texts.amount_section([], tie)["verdict"]
-    assert verdict["en"].startswith("With the longest list, the GPT and the recurrent models are")
-    assert "too close to call" in verdict["en"] and "难分高下" in verdict["zh"]
+    assert shown(verdict, "en").startswith(
+        "With the longest list, the GPT and the recurrent models are"
+    )
+    assert "too close to call" in shown(verdict, "en") and "难分高下" in shown(verdict, "zh")
 
 
 def test_models_verdict_names_the_memory_and_a_model_the_budget_stopped():
@@ -212,13 +214,13 @@ def test_models_verdict_names_the_memory_and_a_model_the_budget_stopped():
     plans[0]["state_bytes"], plans[1]["state_bytes"] = 480, 284
     verdict = texts.models_section(plans, s)["verdict"]
     # RecallConfig's longest example: 8 symbols, 32 filler, "?" and the digit: 42 characters
-    assert "the LSTM holds 480 B, the GRU holds 284 B whatever it has read" in verdict["en"]
-    assert "to 21 KiB (45× the larger state) at the longest example" in verdict["en"]
-    assert verdict["en"].startswith("Every model trained 1,500 steps of 32 examples")
+    assert "the LSTM holds 480 B, the GRU holds 284 B whatever it has read" in shown(verdict, "en")
+    assert "to 21 KiB (45× the larger state) at the longest example" in shown(verdict, "en")
+    assert shown(verdict, "en").startswith("Every model trained 1,500 steps of 32 examples")
     s["cut_short"] = [{"size": 32, "arch": "gru", "steps": 900}]
     verdict = texts.models_section(plans, s)["verdict"]
-    assert "the time budget stopped the GRU d32 after 900" in verdict["en"]
-    assert "第 900 步" in verdict["zh"]
+    assert "the time budget stopped the GRU d32 after 900" in shown(verdict, "en")
+    assert "第 900 步" in shown(verdict, "zh")
 
 
 def test_compare_is_symmetric():
@@ -313,7 +315,7 @@ def test_quick_run_writes_a_well_formed_result(recalled):
         for r in section["rows"]:
             assert r["total"] == 24 and 0 <= r["low"] <= r["accuracy"] <= r["high"] <= 1
             assert r["shown"].endswith("%]") and r["memory_bytes"] > 0
-        assert section["verdict"]["en"] and section["verdict"]["zh"]
+        assert shown(section["verdict"], "en") and shown(section["verdict"], "zh")
         for file in section["plot"].values():
             assert (out / file).stat().st_size > 1000
     assert (out / "recall-distance.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -323,8 +325,8 @@ def test_quick_run_writes_a_well_formed_result(recalled):
 def test_lab_show_prints_a_saved_recall_result(recalled, capsys):
     _, _, out = recalled
     assert main(["lab", "show", str(out), "--lang", "zh"]) == 0
-    shown = capsys.readouterr().out
-    assert "回忆" in shown and "准确率 [95% 区间]" in shown  # headers in Chinese too
+    printed = capsys.readouterr().out
+    assert "回忆" in printed and "准确率 [95% 区间]" in printed  # headers in Chinese too
 
 
 @pytest.mark.slow
@@ -344,8 +346,8 @@ def test_the_shipped_result_is_complete_and_shows(capsys):
         for kind in ("png", "svg"):
             assert (folder / section["plot"][kind]).stat().st_size > 5_000
     assert main(["lab", "show", "recall"]) == 0
-    shown = capsys.readouterr().out
-    assert "Recall after a distance" in shown and "memory at the answer" in shown
+    printed = capsys.readouterr().out
+    assert "Recall after a distance" in printed and "memory at the answer" in printed
 
 
 BAD = [

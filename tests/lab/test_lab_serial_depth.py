@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lmscope.errors import InvalidInputError
-from lmscope.lab.results import SCHEMA, read_result
+from lmscope.lab.results import SCHEMA, read_result, shown
 from lmscope.lab.serial_depth import (
     SerialDepthConfig,
     depth_section,
@@ -83,7 +83,10 @@ def test_small_run_writes_result_and_plots(tmp_path):
     assert keys == ["depth", "python", "equivalence", "vector", "scans", "torch", "stability"]
     for section in doc["sections"]:
         for field in ("title", "explain", "verdict"):
-            assert section[field]["en"] and section[field]["zh"], (section["key"], field)
+            assert shown(section[field], "en") and shown(section[field], "zh"), (
+                section["key"],
+                field,
+            )
         assert section["rows"], section["key"]
         for row in section["rows"]:
             assert {c["key"] for c in section["columns"]} <= set(row)
@@ -132,17 +135,18 @@ def test_the_ratio_range_says_it_leaves_out_the_noisy_sizes():
 
     rows = [_py_row(1000, 7.45), _py_row(10_000, 8.82, steady=False), _py_row(100_000, 7.39)]
     verdict = texts.python_timing(rows, 0.9)["verdict"]
-    assert "across the steady sizes the ratio stays between 7.39× and 7.45×" in verdict["en"]
-    assert "在各个稳定的规模上" in verdict["zh"]
+    assert "across the steady sizes the ratio stays between 7.39× and 7.45×" in shown(verdict, "en")
+    assert "在各个稳定的规模上" in shown(verdict, "zh")
     calm = texts.python_timing([rows[0], rows[2]], 0.9)["verdict"]
-    assert "across sizes the ratio" in calm["en"]
+    assert "across sizes the ratio" in shown(calm, "en")
 
 
 def test_a_curve_that_leaves_its_floor_at_the_last_size_has_no_after_that():
     from lmscope.lab import texts
 
     shape = {"knee_n": 65_536, "slope_after_knee": None, "floor_s": 1e-6, "marginal_s": None}
-    en, zh = texts._leaves_floor(shape, 65_536)
+    said = texts._leaves_floor(shape, 65_536)
+    en, zh = shown(said, "en"), shown(said, "zh")
     assert "after" not in en and "then" not in en and "此后" not in zh
     assert "65,536" in en and "largest size measured" in en and "最大规模" in zh
 
@@ -151,14 +155,16 @@ def test_small_sizes_and_ratios_below_one_are_said_right():
     from lmscope.lab import texts
 
     depth = {"n": 1, "recurrence_depth": 1, "tree_depth": 0, "ratio": 1.0, "work": 0}
-    said = texts.depth([depth])["verdict"]["en"]
+    said = shown(texts.depth([depth])["verdict"], "en")
     assert "1 dependent step deep" in said and "1× shallower" not in said
     slower = texts.python_timing([_py_row(1, 0.668)], 0.9)["verdict"]
-    assert "sum()/len 1 µs, 1.50× slower" in slower["en"] and "faster" not in slower["en"]
-    assert "慢 1.50 倍" in slower["zh"] and "快" not in slower["zh"]
+    assert "sum()/len 1 µs, 1.50× slower" in shown(slower, "en") and "faster" not in shown(
+        slower, "en"
+    )
+    assert "慢 1.50 倍" in shown(slower, "zh") and "快" not in shown(slower, "zh")
     eq = {"n": 1, "a": 0.9, "serial_steps": 1, "hillis_steele_rounds": 0}
     eq |= {"blelloch_rounds": 0, "hillis_steele_rel_diff": 0.0, "blelloch_rel_diff": 0.0}
-    assert "needs 1 step." in texts.equivalence([eq | {"equal": True}])["verdict"]["en"]
+    assert "needs 1 step." in shown(texts.equivalence([eq | {"equal": True}])["verdict"], "en")
 
 
 def test_ratios_keep_three_significant_digits_in_one_column():
@@ -183,6 +189,8 @@ def test_a_loop_faster_than_the_chunked_scan_is_not_called_0x_slower():
     shapes = {"cpu": {"loop": {"slope_all": 0.0, "per_item_s": 4.7e-5}, "sum": flat}}
     shapes["cpu"]["chunked"] = flat | {"floor_s": 2.6e-4}
     verdict = texts.torch_sweep([row], shapes, 0.9)["verdict"]
-    assert "10.5× slower than x.sum() and 5.46× faster than the chunked scan" in verdict["en"]
-    assert "the same 1 state (" in verdict["en"]
-    assert "比 x.sum() 慢 10.5 倍，比分块扫描快 5.46 倍" in verdict["zh"]
+    assert "10.5× slower than x.sum() and 5.46× faster than the chunked scan" in shown(
+        verdict, "en"
+    )
+    assert "the same 1 state (" in shown(verdict, "en")
+    assert "比 x.sum() 慢 10.5 倍，比分块扫描快 5.46 倍" in shown(verdict, "zh")

@@ -9,12 +9,12 @@ import html
 import inspect
 import re
 import shutil
-import string
 import warnings
 from pathlib import Path
 
 import pytest
 
+from lmscope import i18n
 from lmscope.cli import main
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import SerialDepthConfig
@@ -23,12 +23,12 @@ from lmscope.lab.replot import PLOTTERS, replot
 from lmscope.lab.results import (
     LANGS,
     RESULT_FILE,
-    package_json,
     plot_name,
     read_result,
     shipped_dir,
     shipped_experiments,
 )
+from lmscope.lab.serial_depth import plot_depth
 from tiers import slow_work
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -202,19 +202,27 @@ def test_a_plot_name_in_chinese():
     assert plot_name("race-speed.png", "en") == "race-speed.png"
 
 
-def test_every_figure_text_has_both_languages_with_the_same_placeholders():
-    words = package_json("plot_texts.json")
-    fields = string.Formatter()
-    for experiment, texts in words.items():
-        if experiment.startswith("_"):
-            continue
-        for key, text in texts.items():
-            assert set(text) == {"en", "zh"}, (experiment, key)
-            names = [{f[1] for f in fields.parse(text[lang]) if f[1]} for lang in ("en", "zh")]
-            assert names[0] == names[1], (experiment, key)
-            assert WIDE.search(text["zh"]) or text["zh"] == text["en"], (experiment, key)
-    say = plot_words("race", "zh")
-    assert say("training_time", clock=say("clock_cpu")) == "训练用时（CPU 时间）"
+def test_every_figure_text_is_in_the_catalog_and_chinese_in_chinese():
+    english, chinese = i18n.catalog("en"), i18n.catalog("zh")
+    plot_ids = [key for key in english if key.startswith("lab.plot.")]
+    assert len(plot_ids) > 50
+    for key in plot_ids:
+        assert WIDE.search(chinese[key]), key
+    say = plot_words("zh")
+    assert say("lab.plot.race.training-time", clock=say("lab.plot.clock-cpu")) == (
+        "训练用时（CPU 时间）"
+    )
+
+
+def test_a_figure_in_the_pseudo_language_draws_every_letter(tmp_path):
+    """The pseudo-language's accented Latin letters are in the figure's fonts: no box."""
+    doc = read_result(shipped_dir("serial-depth"))
+    rows = next(s["rows"] for s in doc["sections"] if s["key"] == "depth")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plot_depth(rows, tmp_path, "pseudo")
+    assert not [w for w in caught if "missing from font" in str(w.message)]
+    assert (tmp_path / plot_name("depth.png", "pseudo")).stat().st_size > 1000
 
 
 def test_the_footnote_names_the_machine_as_the_page_does():
@@ -231,7 +239,7 @@ def test_the_footnote_names_the_machine_as_the_page_does():
         "torch 2.13.0+cpu (1 thread), 2026-11-30"
     )
     assert machine_words(hw, "zh") == (
-        "Intel(R) Xeon(R) Processor (系列 6 型号 207，AVX-512)，2 核，torch 2.13.0+cpu（1 线程），"
+        "Intel(R) Xeon(R) Processor（系列 6 型号 207，AVX-512），2 核，torch 2.13.0+cpu（1 线程），"
         "2026-11-30"
     )
 

@@ -13,7 +13,7 @@ import torch
 
 from lmscope.cli import main
 from lmscope.lab import race
-from lmscope.lab.results import SCHEMA, read_result
+from lmscope.lab.results import SCHEMA, read_result, shown
 from tiers import slow_work
 
 TINY = ["--gpt-layers", "1", "--gpt-heads", "2", "--gpt-dim", "32", "--rnn-layers", "1"]
@@ -88,8 +88,8 @@ def test_short_race_writes_a_well_formed_result(raced):
     assert data["rival"] == "lstm" and data["held"] in ("yes", "partly", "no")
     assert data["ratio"] == pytest.approx(rows["lstm"]["epoch_s"] / rows["gpt"]["epoch_s"])
     for section in (speed, loss):
-        assert section["verdict"]["en"] and section["verdict"]["zh"]
-        assert section["explain"]["zh"] and "CPU" in section["explain"]["en"]
+        assert shown(section["verdict"], "en") and shown(section["verdict"], "zh")
+        assert shown(section["explain"], "zh") and "CPU" in shown(section["explain"], "en")
         for file in section["plot"].values():
             assert (out / file).stat().st_size > 1000
     assert (out / "race-speed.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -164,9 +164,11 @@ def test_verdict_follows_the_measured_ratio(lstm_epoch, held):
     s["epoch_tokens"] = 1000
     assert s["held"] == held and s["ratio"] == pytest.approx(lstm_epoch / 10)
     verdict = texts.race_speed(rows, s)["verdict"]
-    assert {"yes": "held on", "partly": "only in part", "no": "did not hold"}[held] in verdict["en"]
-    assert "课程" in verdict["zh"]
-    assert "the GPT does 1.50× the LSTM's work" in verdict["en"]
+    assert {"yes": "held on", "partly": "only in part", "no": "did not hold"}[held] in shown(
+        verdict, "en"
+    )
+    assert "课程" in shown(verdict, "zh")
+    assert "the GPT does 1.50× the LSTM's work" in shown(verdict, "en")
 
 
 BAD = [
@@ -236,23 +238,27 @@ def _race_texts(vals, epochs=None):
 
 def test_a_gap_smaller_than_the_curves_own_movement_names_no_winner():
     _, loss = _race_texts({"lstm": 3.40, "gru": 3.295, "rnn": 3.5, "gpt": 3.293})
-    assert "too close to call" in loss["en"] and "ahead at equal time" not in loss["en"]
-    assert "难分高下" in loss["zh"] and "领先" not in loss["zh"]
+    assert "too close to call" in shown(loss, "en") and "ahead at equal time" not in shown(
+        loss, "en"
+    )
+    assert "难分高下" in shown(loss, "zh") and "领先" not in shown(loss, "zh")
     # the equal-tokens sentence names every model that ran, in both languages
-    same = loss["en"].split("At the same")[1]
+    same = shown(loss, "en").split("At the same")[1]
     for name in ("LSTM", "GRU", "vanilla RNN", "GPT"):
         assert name in same
-    assert "朴素 RNN" in loss["zh"] and "vanilla" not in loss["zh"]
+    assert "朴素 RNN" in shown(loss, "zh") and "vanilla" not in shown(loss, "zh")
     _, loss = _race_texts({"lstm": 1.9, "gpt": 2.5})
-    assert "the LSTM is ahead at equal time" in loss["en"] and "LSTM 领先" in loss["zh"]
+    assert "the LSTM is ahead at equal time" in shown(loss, "en") and "LSTM 领先" in shown(
+        loss, "zh"
+    )
 
 
 def test_race_verdict_in_chinese_says_cpu_once_and_one_unit():
     speed, _ = _race_texts({"rnn": 2.0, "gpt": 2.1}, {"rnn": 83.9, "gpt": 144.0})
-    assert "CPU 时间，CPU" not in speed["zh"] and "CPU 时间，1 个线程" in speed["zh"]
-    assert "朴素 RNN" in speed["zh"] and "vanilla" not in speed["zh"]
-    assert "83.9 s and the GPT 144 s" in speed["en"]  # one unit in one sentence
-    assert "83.9 秒，GPT 需要 144 秒" in speed["zh"]
+    assert "CPU 时间，CPU" not in shown(speed, "zh") and "CPU 时间，1 个线程" in shown(speed, "zh")
+    assert "朴素 RNN" in shown(speed, "zh") and "vanilla" not in shown(speed, "zh")
+    assert "83.9 s and the GPT 144 s" in shown(speed, "en")  # one unit in one sentence
+    assert "83.9 秒，GPT 需要 144 秒" in shown(speed, "zh")
 
 
 def test_the_shipped_race_says_what_this_code_says_about_its_numbers():
@@ -267,4 +273,4 @@ def test_the_shipped_race_says_what_this_code_says_about_its_numbers():
     summary = speed["data"] | {"val_margin": race.val_margin(curves)}
     assert speed["verdict"] == texts.race_speed(speed["rows"], summary)["verdict"]
     assert loss["verdict"] == texts.race_loss(speed["rows"], summary)["verdict"]
-    assert "CPU 时间，CPU" not in speed["verdict"]["zh"]
+    assert "CPU 时间，CPU" not in shown(speed["verdict"], "zh")

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from lmscope.lab import texts
+from lmscope.lab.results import shown
 from lmscope.lab.serial_depth import SerialDepthConfig, vector_section
 from lmscope.lab.torch_sweep import curve_shape, stability_section
 
@@ -36,16 +37,20 @@ def test_one_measured_size_claims_no_slope_or_growth():
     assert shapes["cpu"]["loop"]["slope_all"] is None
     verdict = texts.torch_sweep(rows, shapes, 0.9, "cpu")["verdict"]
     for lang in ("en", "zh"):
-        assert "0.00" not in verdict[lang], verdict[lang]
-    assert "grows" not in verdict["en"] and "one size" in verdict["en"], verdict["en"]
-    assert "增长" not in verdict["zh"] and "只测了一个规模" in verdict["zh"], verdict["zh"]
-    assert "1.73 ms" in verdict["en"] or "1.7 ms" in verdict["en"]
+        assert "0.00" not in shown(verdict, lang), shown(verdict, lang)
+    assert "grows" not in shown(verdict, "en") and "one size" in shown(verdict, "en"), shown(
+        verdict, "en"
+    )
+    assert "增长" not in shown(verdict, "zh") and "只测了一个规模" in shown(verdict, "zh"), shown(
+        verdict, "zh"
+    )
+    assert "1.73 ms" in shown(verdict, "en") or "1.7 ms" in shown(verdict, "en")
 
 
 def test_two_sizes_still_give_the_slope():
     rows = [_sweep_row(64, 1.7e-3), _sweep_row(128, 3.4e-3)]
     shapes = {"cpu": {k: curve_shape(rows, f"{k}_s") for k in ("loop", "sum", "chunked", "assoc")}}
-    verdict = texts.torch_sweep(rows, shapes, 0.9, "cpu")["verdict"]["en"]
+    verdict = shown(texts.torch_sweep(rows, shapes, 0.9, "cpu")["verdict"], "en")
     assert "linearly from the smallest size (log-log slope 1.00" in verdict
 
 
@@ -63,12 +68,16 @@ def test_the_stability_verdict_speaks_of_the_users_a(a, en, zh):
     a = 0.99 instead, a value the learner never chose."""
     section = stability_section(a)
     verdict = section.verdict
-    assert verdict["en"].startswith(en) and "0.99" not in verdict["en"], verdict["en"]
-    assert verdict["zh"].startswith(zh) and "0.99" not in verdict["zh"], verdict["zh"]
+    assert shown(verdict, "en").startswith(en) and "0.99" not in shown(verdict, "en"), shown(
+        verdict, "en"
+    )
+    assert shown(verdict, "zh").startswith(zh) and "0.99" not in shown(verdict, "zh"), shown(
+        verdict, "zh"
+    )
     if a == 0:
-        assert "divides by" in verdict["en"] and "h_t = x_t" in verdict["en"]
+        assert "divides by" in shown(verdict, "en") and "h_t = x_t" in shown(verdict, "en")
     else:
-        assert "never overflows" in verdict["en"] and "cumsum" in verdict["en"]
+        assert "never overflows" in shown(verdict, "en") and "cumsum" in shown(verdict, "en")
 
 
 @pytest.mark.slow
@@ -78,15 +87,19 @@ def test_a_closed_form_that_never_breaks_is_not_said_to_break_at_zero():
     section = stability_section(0.9999)
     row = next(r for r in section.rows if r["a"] == 0.9999 and r["dtype"] == "float64")
     assert row["breaks_at"] is None
-    assert "With a = 0.9999 in float32" in section.verdict["en"]
+    assert "With a = 0.9999 in float32" in shown(section.verdict, "en")
 
 
 @pytest.mark.slow
 def test_the_users_a_never_breaking_in_float32_is_said_so():
     section = stability_section(0.99999)
-    assert section.verdict["en"].startswith("With a = 0.99999 in float32 the one-line closed")
-    assert "stays finite" in section.verdict["en"] and "1,048,576" in section.verdict["en"]
-    assert "1,048,576" in section.verdict["zh"]
+    assert shown(section.verdict, "en").startswith(
+        "With a = 0.99999 in float32 the one-line closed"
+    )
+    assert "stays finite" in shown(section.verdict, "en") and "1,048,576" in shown(
+        section.verdict, "en"
+    )
+    assert "1,048,576" in shown(section.verdict, "zh")
 
 
 def test_the_64_wide_exercise_names_the_decay_that_was_run():
@@ -94,9 +107,9 @@ def test_the_64_wide_exercise_names_the_decay_that_was_run():
     h ← 0.9·h + x_t."""
     cfg = SerialDepthConfig(a=0.5, max_n=64, repeats=1, quick=True)
     section = vector_section(cfg)
-    assert "h ← 0.5·h + x_t" in section.explain["en"], section.explain["en"]
-    assert "h ← 0.5·h + x_t" in section.explain["zh"], section.explain["zh"]
-    assert "0.9" not in section.explain["en"]
+    assert "h ← 0.5·h + x_t" in shown(section.explain, "en"), shown(section.explain, "en")
+    assert "h ← 0.5·h + x_t" in shown(section.explain, "zh"), shown(section.explain, "zh")
+    assert "0.9" not in shown(section.explain, "en")
 
 
 def test_long_times_are_whole_seconds_not_scientific_notation():
@@ -135,10 +148,10 @@ def test_one_model_is_not_ranked_against_itself():
 
     said = verdict([_flow_row("gpt", 1.031)], 8)
     for words in ("Fastest", "flattest", "textbook"):
-        assert words not in said["en"], said["en"]
-    assert "only one model" in said["en"].lower() and "1.031" in said["en"]
-    assert "最快" not in said["zh"] and "教科书" not in said["zh"]
-    assert "只测了一个模型" in said["zh"]
+        assert words not in shown(said, "en"), shown(said, "en")
+    assert "only one model" in shown(said, "en").lower() and "1.031" in shown(said, "en")
+    assert "最快" not in shown(said, "zh") and "教科书" not in shown(said, "zh")
+    assert "只测了一个模型" in shown(said, "zh")
 
 
 def test_the_textbook_order_is_judged_only_when_both_its_ends_were_measured():
@@ -147,10 +160,12 @@ def test_the_textbook_order_is_judged_only_when_both_its_ends_were_measured():
     from lmscope.lab.gradient_flow import verdict
 
     said = verdict([_flow_row("lstm", 0.9), _flow_row("gpt", 1.0)], 8)
-    assert "Fastest fall: LSTM" in said["en"] and "textbook" not in said["en"], said["en"]
-    assert "教科书" not in said["zh"]
+    assert "Fastest fall: LSTM" in shown(said, "en") and "textbook" not in shown(said, "en"), shown(
+        said, "en"
+    )
+    assert "教科书" not in shown(said, "zh")
     full = verdict([_flow_row("rnn", 0.6), _flow_row("lstm", 0.9), _flow_row("gpt", 1.0)], 8)
-    assert "This is the textbook order." in full["en"]
+    assert "This is the textbook order." in shown(full, "en")
 
 
 def test_a_noisy_lstm_time_still_reads_as_a_sentence():
@@ -185,9 +200,11 @@ def test_a_noisy_lstm_time_still_reads_as_a_sentence():
         "peak_method": "peak resident set size, VmHWM, reset through /proc/self/clear_refs",
     }
     said = texts.attention([row], params, [])["verdict"]
-    assert "had to go" not in said["en"], said["en"]
-    assert "but it still had to run, one step after another." in said["en"], said["en"]
-    assert "但仍要走 32 步" in said["zh"], said["zh"]
+    assert "had to go" not in shown(said, "en"), shown(said, "en")
+    assert "but it still had to run its 32 steps, one step after another." in shown(said, "en"), (
+        shown(said, "en")
+    )
+    assert "但仍要走 32 步" in shown(said, "zh"), shown(said, "zh")
 
 
 def _shipped_memory_wall() -> dict:
@@ -205,11 +222,13 @@ def test_the_memory_wall_names_its_methods_in_words_not_code_names():
     limits = sections["limits"]["rows"]
     rows = sections["attention"]["rows"]
     verdict = texts.attention(rows, doc["params"], limits)["verdict"]
-    assert "Naive attention stopped at N = 8,192" in verdict["en"]
-    assert "朴素注意力在 N = 8,192 处停止" in verdict["zh"] and "naive" not in verdict["zh"]
+    assert "Stopped at N = 8,192: naive attention did not fit" in shown(verdict, "en")
+    assert "朴素注意力 在 N = 8,192 处停止" in shown(verdict, "zh") and "naive" not in shown(
+        verdict, "zh"
+    )
     listed = texts.limits(limits, doc["params"]["budget_bytes"])["verdict"]
-    assert "naive" not in listed["zh"] and "lstm" not in listed["zh"]
-    assert listed["zh"].startswith("朴素注意力：能放下的最大 N 为 4,096")
+    assert "naive" not in shown(listed, "zh") and "lstm" not in shown(listed, "zh")
+    assert shown(listed, "zh").startswith("朴素注意力：能放下的最大 N 为 4,096")
     # the shipped result says what the code now writes
     assert sections["attention"]["verdict"] == verdict
     assert sections["limits"]["verdict"] == listed

@@ -40,9 +40,11 @@ from lmscope.lab.results import (
     Column,
     Result,
     Section,
-    bilingual,
     format_cell,
     hardware_info,
+    say,
+    sentences,
+    shown,
 )
 from lmscope.lab.sizes import matched_hidden
 from lmscope.models.gpt2 import GPT, GPTConfig
@@ -51,8 +53,13 @@ from lmscope.tokenizers import CharTokenizer
 from lmscope.train import TrainConfig, train
 from lmscope.train.adapters import RNN_DEFAULTS
 
-LABELS = {"rnn": "vanilla RNN", "lstm": "LSTM", "gru": "GRU", "gpt": "Transformer (char GPT)"}
-LABELS_ZH = {"rnn": "朴素 RNN", "lstm": "LSTM", "gru": "GRU", "gpt": "Transformer（字符级 GPT）"}
+# the models as tables, verdicts and figures name them: a catalog text, or a name
+LABELS = {
+    "rnn": say("lab.model.vanilla-rnn"),
+    "lstm": "LSTM",
+    "gru": "GRU",
+    "gpt": say("lab.model.char-gpt"),
+}
 COLORS = {"rnn": "#d62728", "lstm": "#1f77b4", "gru": "#2ca02c", "gpt": "#9467bd"}
 TABLE_KS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 EXPERIMENT = "gradient-flow"
@@ -269,11 +276,11 @@ def flow_section(state: str, curves: dict, counts: dict, sizes: dict, cfg) -> Se
             row[f"k{k}"] = float(curve[k - 1])
         rows.append(row)
     columns = [
-        Column("model", "model", "text"),
-        Column("params", "parameters", "int"),
+        Column("model", say("lab.column.model"), "text"),
+        Column("params", say("lab.column.params"), "int"),
         *[Column(f"k{k}", f"k={k}", "sci") for k in shown_ks],
         Column("last_over_first", f"k={cfg.max_k} / k=1", "sci"),
-        Column("per_step", "factor per step", "float"),
+        Column("per_step", say("lab.column.per-step"), "float"),
     ]
     data = {
         "k": ks,
@@ -307,12 +314,12 @@ def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> Non
 def plot_section(section: dict, hw: dict, out_dir: Path, lang: str = "en") -> None:
     """One state's figure: the norms, and the norms relative to k = 1 (``section``: as the
     result document keeps it)."""
-    say = plot_words("gradient-flow", lang)
+    say = plot_words(lang)
     data = section["data"]
     ks = data["k"]
 
     def label(arch: str) -> str:
-        return LABELS_ZH.get(arch, data["labels"][arch]) if lang == "zh" else data["labels"][arch]
+        return shown(LABELS.get(arch, data["labels"][arch]), lang)
 
     def series(key: str) -> list:
         out = []
@@ -336,21 +343,21 @@ def plot_section(section: dict, hw: dict, out_dir: Path, lang: str = "en") -> No
         section["plot"]["png"].removesuffix(".png"),
         [
             Panel(
-                title=say("norm_title"),
-                xlabel=say("norm_x"),
-                ylabel=say("norm_y"),
+                title=say("lab.plot.gradient-flow.norm-title"),
+                xlabel=say("lab.plot.gradient-flow.norm-x"),
+                ylabel=say("lab.plot.gradient-flow.norm-y"),
                 series=series("norm"),
                 **axes,
             ),
             Panel(
-                title=say("relative_title"),
-                xlabel=say("relative_x"),
-                ylabel=say("relative_y"),
+                title=say("lab.plot.gradient-flow.relative-title"),
+                xlabel=say("lab.plot.gradient-flow.relative-x"),
+                ylabel="norm(k) / norm(1)",
                 series=series("relative"),
                 **axes,
             ),
         ],
-        suptitle=say("title", state=STATE_TITLES[state][lang]),
+        suptitle=say("lab.plot.gradient-flow.title", state=STATE_TITLES[state]),
         footnote=machine_words(hw, lang),
         lang=lang,
     )
@@ -358,105 +365,70 @@ def plot_section(section: dict, hw: dict, out_dir: Path, lang: str = "en") -> No
 
 # --- texts --------------------------------------------------------------------------------------
 
-TITLE = bilingual(
-    "Why Transformers: how gradients fade with distance in RNNs, LSTMs, GRUs and a Transformer",
-    "为什么是 Transformer：梯度如何随距离衰减——RNN、LSTM、GRU 与 Transformer",
-)
+TITLE = say("lab.gradient-flow.title")
 STATE_TITLES = {
-    "init": bilingual("at initialisation", "初始化时"),
-    "trained": bilingual("after a short training run", "短暂训练之后"),
+    "init": say("lab.gradient-flow.init"),
+    "trained": say("lab.gradient-flow.trained"),
 }
 
 
-def explain(state: str, cfg) -> dict:
-    common_en = (
-        f"The norm of the gradient of the loss at the last position with respect to the input "
-        f"embedding k steps back, k = 1..{cfg.max_k}, averaged over "
-        f"{cfg.batches * cfg.batch_size} windows of {cfg.data} (float64). The four models have "
-        f"the same embedding width ({cfg.embed}) and about the same number of parameters. In "
-        "a recurrent model the gradient from k steps back is a product of k step Jacobians: a "
-        "vanilla RNN multiplies by W_hh and tanh' every step, so it shrinks by a roughly "
-        "constant factor (a straight line on this log scale); an LSTM's cell path multiplies "
-        "by its forget gate and a GRU's by its update gate, which can learn to stay near 1. "
-        "In the Transformer every position reaches the last one through attention: the path "
-        "has the same length whatever k is, so the curve stays flat (it rises a little at the "
-        "very first position of the window, which every later position reads)."
-    )
-    common_zh = (
-        f"纵轴是最后一个位置的损失对 k 步之前输入嵌入的梯度范数，k = 1..{cfg.max_k}，"
-        f"在 {cfg.data} 的 {cfg.batches * cfg.batch_size} 个窗口上取平均（float64）。"
-        f"四个模型的嵌入宽度相同（{cfg.embed}），参数量大致相同。循环模型中，来自 k 步之前的梯度"
-        "是 k 个单步雅可比矩阵的乘积：朴素 RNN 每一步都乘以 W_hh 和 tanh'，因此按近似恒定的比例"
-        "缩小（在对数坐标上是一条直线）；LSTM 的细胞通路每步乘以遗忘门，GRU 乘以更新门，"
-        "它们可以学会保持在 1 附近。Transformer 中每个位置都通过注意力直接连到最后一个位置："
-        "无论 k 多大，路径长度都一样，所以曲线保持平坦（在窗口的第一个位置略有上升，"
-        "因为之后的每个位置都会读取它）。"
+def explain(state: str, cfg) -> list:
+    common = say(
+        "lab.gradient-flow.explain",
+        max_k=cfg.max_k,
+        windows=cfg.batches * cfg.batch_size,
+        data=cfg.data,
+        embed=cfg.embed,
     )
     if state == "init":
-        en = (
-            " These models are fresh, as lmscope initialises them: the LSTM's forget gates "
-            "start near sigmoid(1) ≈ 0.73 and the GRU's update gates near 0.5, so before "
-            "training their gates forget quickly; the advantage of gating appears only once "
-            "training has pushed some gates towards 1."
-        )
-        zh = (
-            "这里的模型是刚初始化的：LSTM 的遗忘门起始约为 sigmoid(1) ≈ 0.73，GRU 的更新门约为 "
-            "0.5，所以训练之前它们遗忘得很快；门控的优势要等训练把一部分门推向 1 之后才会显现。"
-        )
-    else:
-        en = (
-            f" Each model was first trained for {cfg.train_iters} steps on {cfg.data} with "
-            "lmscope's trainer (recurrent models: Adam, chunks of 50 characters, truncated "
-            f"backpropagation; the GPT: AdamW on windows of {cfg.max_k + 1} characters)."
-        )
-        zh = (
-            f"每个模型先用 lmscope 的训练器在 {cfg.data} 上训练 {cfg.train_iters} 步"
-            "（循环模型：Adam、每段 50 个字符、截断反向传播；GPT：AdamW、"
-            f"{cfg.max_k + 1} 个字符的窗口）。"
-        )
-    return bilingual(common_en + en, common_zh + zh)
+        return sentences(common, say("lab.gradient-flow.explain-init"))
+    trained = say(
+        "lab.gradient-flow.explain-trained",
+        steps=cfg.train_iters,
+        data=cfg.data,
+        window=cfg.max_k + 1,
+    )
+    return sentences(common, trained)
 
 
-def verdict(rows: list[dict], max_k: int) -> dict:
+def verdict(rows: list[dict], max_k: int) -> list:
     """Which curve falls fastest and which stays flattest, from the measured numbers."""
     ranked = sorted(rows, key=lambda r: r["per_step"] if r["per_step"] == r["per_step"] else 0)
     fastest, flattest = ranked[0], ranked[-1]
     fast, flat = (format_cell(r["per_step"], "float") for r in (fastest, flattest))  # as tabled
-    parts_en, parts_zh = [], []
+    kept = None
     for r in rows:
         ratio = r["last_over_first"]
-        ratio_text = f"{ratio:.1e}" if ratio is not None else "0"
-        parts_en.append(f"{r['model']} {ratio_text}")
-        parts_zh.append(f"{LABELS_ZH[r['arch']]} {ratio_text}")
-    order = [r["arch"] for r in ranked]
-    head_en = f"From k = 1 to k = {max_k} the gradient keeps this fraction of its size: " + (
-        "; ".join(parts_en)
-    )
-    head_zh = f"从 k = 1 到 k = {max_k}，梯度保留下来的比例：" + "；".join(parts_zh)
-    if len(rows) == 1:  # --models with one name: nothing to rank it against
-        return bilingual(
-            f"{head_en} (×{fast} per step). Only one model was measured: there is nothing to "
-            "rank it against.",
-            f"{head_zh}（每步 ×{fast}）。只测了一个模型，没有可以与之比较的模型。",
+        part = say(
+            "lab.gradient-flow.kept",
+            model=_name(r),
+            ratio=f"{ratio:.1e}" if ratio is not None else "0",
         )
-    en = (
-        head_en + f". Fastest fall: {fastest['model']} (×{fast} per step); "
-        f"flattest: {flattest['model']} (×{flat} per step)."
-    )
-    zh = (
-        head_zh + f"。衰减最快：{LABELS_ZH[fastest['arch']]}（每步 ×{fast}）；"
-        f"最平坦：{LABELS_ZH[flattest['arch']]}（每步 ×{flat}）。"
-    )
+        kept = part if kept is None else say("lab.and-then", first=kept, then=part)
+    head = say("lab.gradient-flow.head", max_k=max_k, kept=kept)
+    if len(rows) == 1:  # --models with one name: nothing to rank it against
+        return [say("lab.gradient-flow.only-one", head=head, factor=fast)]
+    said = [
+        say(
+            "lab.gradient-flow.ranked",
+            head=head,
+            fastest=_name(fastest),
+            fast=fast,
+            flattest=_name(flattest),
+            flat=flat,
+        )
+    ]
+    order = [r["arch"] for r in ranked]
     # the textbook's order runs from the vanilla RNN to the Transformer: judged only when the
     # run measured both ends
     if {"rnn", "gpt"} <= set(order):
         if order[0] == "rnn" and order[-1] == "gpt":
-            en += " This is the textbook order."
-            zh += "这与教科书中的顺序一致。"
+            said.append(say("lab.gradient-flow.textbook"))
         else:
-            en += (
-                " This is not the textbook order (RNN fastest, Transformer flat): see the "
-                "explanation above."
-            )
-            zh += "这与教科书中的顺序（RNN 最快、Transformer 平坦）不同：见上方说明。"
-    return bilingual(en, zh)
+            said.append(say("lab.gradient-flow.not-textbook"))
+    return said
+
+
+def _name(row: dict):
+    """A row's model as the catalog says it (rows written before it kept English names)."""
+    return LABELS.get(row["arch"], row["model"])

@@ -27,10 +27,10 @@ from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.lab import texts
 from lmscope.lab.configs import DTYPE_BYTES, MEMORY_METHODS, MemoryWallConfig
 from lmscope.lab.plots import (
+    CLOCK_WORDS,
     Mark,
     Panel,
     Series,
-    cell_words,
     machine_words,
     plot_words,
     save_panels,
@@ -41,9 +41,12 @@ from lmscope.lab.results import (
     Column,
     Result,
     Section,
+    cell_text,
     format_bytes,
     hardware_info,
     plot_stem,
+    say,
+    shown,
     table,
 )
 from lmscope.models.gpt2 import GPTConfig
@@ -51,6 +54,11 @@ from lmscope.models.gpt2 import GPTConfig
 BUDGET_FRACTION = 0.25  # default budget: this share of the memory available right now
 CLEAR_REFS = "/proc/self/clear_refs"
 PAGE = 4096  # resident memory is counted in pages: smaller peaks read as 0
+# the methods as the figure's legend names them (sdpa by its function's name)
+METHOD_WORDS = {
+    "naive": "lab.plot.memory-wall.method-naive",
+    "lstm": "lab.plot.memory-wall.method-lstm",
+}
 
 # GPT-2 family shapes (layers, d_model, heads); all have a 1,024-token context.
 GPT2_FAMILY = {
@@ -237,7 +245,10 @@ def measure_method(cfg: MemoryWallConfig, method: str, budget: int, advance) -> 
         for done, n in enumerate(sizes):
             reply = worker.ask({"method": method, "n": n})
             if reply is None:
-                found["stopped_at"], found["reason"] = n, f"process died: {worker.death()}"
+                found["stopped_at"], found["reason"] = (
+                    n,
+                    say("lab.memory-wall.died", detail=worker.death()),
+                )
             elif not reply["ok"]:
                 found["stopped_at"], found["reason"] = n, reply["error"]
             else:
@@ -301,7 +312,7 @@ def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Resu
                 "method": method,
                 "largest_fit": fitted[-1] if fitted else None,
                 "first_not_fit": info["stopped_at"],
-                "reason": info["reason"] or "all sizes fit",
+                "reason": info["reason"] or say("lab.memory-wall.all-fit"),
             }
         )
 
@@ -351,14 +362,18 @@ def limits_section(limits, budget) -> Section:
 def kv_section(dtypes) -> Section:
     rows = kv_cache_rows(dtypes)
     columns = [
-        Column("model", "model", "text"),
-        Column("layers", "layers", "int"),
+        Column("model", say("lab.column.model"), "text"),
+        Column("layers", say("lab.column.layers"), "int"),
         Column("d_model", "d_model", "int"),
     ]
     for dtype in dtypes:
-        columns.append(Column(f"per_token_{dtype}", f"bytes/token, {dtype}", "int"))
+        columns.append(
+            Column(f"per_token_{dtype}", say("lab.column.kv-per-token", dtype=dtype), "int")
+        )
     for dtype in dtypes:
-        columns.append(Column(f"full_{dtype}", f"1,024 tokens, {dtype}", "bytes"))
+        columns.append(
+            Column(f"full_{dtype}", say("lab.column.kv-full", tokens=1024, dtype=dtype), "bytes")
+        )
     return Section(key="kv_cache", columns=columns, rows=rows, **texts.kv_cache(rows, dtypes))
 
 
@@ -372,7 +387,7 @@ def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> Non
 
 
 def plot_memory_wall(rows, limits, params, hw, out_dir: Path, lang: str = "en") -> None:
-    say = plot_words("memory-wall", lang)
+    say = plot_words(lang)
     colors = {"naive": "#d62728", "sdpa": "#1f77b4", "lstm": "#2ca02c"}
     mem, time = [], []
     for method in params["methods"]:
@@ -380,48 +395,68 @@ def plot_memory_wall(rows, limits, params, hw, out_dir: Path, lang: str = "en") 
         if not pts:
             continue
         xs = [r["n"] for r in pts]
-        label = say(f"method_{method}")
+        label = say(METHOD_WORDS[method]) if method in METHOD_WORDS else method
         peaks = [r[f"{method}_peak"] for r in pts]
         if max(peaks) < PAGE:
             # Nothing measurable (RSS moves in pages) cannot sit on a log axis: draw the
             # page size as an upper bound, and say so.
-            bound = Series(say("below_a_page", label=label), xs, [PAGE] * len(xs))
+            bound = Series(
+                say("lab.plot.memory-wall.below-a-page", label=label), xs, [PAGE] * len(xs)
+            )
             bound.color, bound.marker = colors[method], "v"
             mem.append(bound)
         else:
             mem.append(Series(label, xs, [max(p, PAGE) for p in peaks], color=colors[method]))
         time.append(Series(label, xs, [r[f"{method}_s"] for r in pts], color=colors[method]))
     ns = [r["n"] for r in rows]
-    mem.append(Series(say("theory"), ns, [r["theory_bytes"] for r in rows], "#555555", True))
+    mem.append(
+        Series(
+            say("lab.plot.memory-wall.theory"),
+            ns,
+            [r["theory_bytes"] for r in rows],
+            "#555555",
+            True,
+        )
+    )
     if "lstm" in params["methods"]:
         mem.append(
-            Series(say("lstm_state"), ns, [r["lstm_state_bytes"] for r in rows], "#2ca02c", True)
+            Series(
+                say("lab.plot.memory-wall.lstm-state"),
+                ns,
+                [r["lstm_state_bytes"] for r in rows],
+                "#2ca02c",
+                True,
+            )
         )
     marks = [
         Mark(
             lim["first_not_fit"],
             params["budget_bytes"],
-            say("does_not_fit", method=cell_words(lim["method"], lang), n=lim["first_not_fit"]),
+            say(
+                "lab.plot.memory-wall.does-not-fit",
+                method=shown(cell_text(lim["method"], {"cells": texts.METHOD_CELLS}), lang),
+                n=lim["first_not_fit"],
+            ),
         )
         for lim in limits
         if lim["first_not_fit"]
     ]
     shape = say(
-        "shape",
+        "lab.plot.memory-wall.shape",
         heads=params["heads"],
         d_head=params["d_head"],
         batch=params["batch"],
         dtype=params["dtype"],
     )
-    budget = say("budget", size=format_bytes(params["budget_bytes"]))
+    budget = say("lab.plot.memory-wall.budget", size=format_bytes(params["budget_bytes"]))
     save_panels(
         out_dir,
         plot_stem("attention"),
         [
             Panel(
-                title=say("memory_title"),
-                xlabel=say("length_n"),
-                ylabel=say("memory_axis"),
+                title=say("lab.plot.memory-wall.memory-title"),
+                xlabel=say("lab.plot.length-n"),
+                ylabel=say("lab.plot.memory-wall.memory-axis"),
                 y_unit="bytes",
                 series=mem,
                 hlines=[(params["budget_bytes"], budget)],
@@ -429,9 +464,9 @@ def plot_memory_wall(rows, limits, params, hw, out_dir: Path, lang: str = "en") 
                 legend_below=True,
             ),
             Panel(
-                title=say("time_title"),
-                xlabel=say("length_n"),
-                ylabel=say(f"clock_{params['clock']}"),
+                title=say("lab.plot.memory-wall.time-title"),
+                xlabel=say("lab.plot.length-n"),
+                ylabel=say(CLOCK_WORDS[params["clock"]]),
                 y_unit="seconds",
                 series=time,
             ),

@@ -184,16 +184,19 @@ def _mib_or_gib(n: int) -> str:
     return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
 
 
-def describe_oom(err: BaseException) -> str:
-    """One readable line from PyTorch's allocation errors (which carry C++ context)."""
+def describe_oom(err: BaseException) -> dict:
+    """One readable line from PyTorch's allocation errors (which carry C++ context), as a
+    result file's text (a catalog id and values: lmscope.lab.results.say)."""
+    from lmscope.lab.results import say
+
     text = " ".join(str(err).split())
     asked = re.search(r"tried to allocate ([0-9]+ bytes|[0-9.]+ ?[KMGT]i?B)", text, re.I)
     if asked:
         size = asked.group(1)
         if size.endswith(" bytes"):
             size = _mib_or_gib(int(size.split()[0]))
-        return f"out of memory: could not allocate {size} more"
-    return "out of memory: " + (text[:200] or type(err).__name__)
+        return say("lab.memory-wall.oom-size", size=size)
+    return say("lab.memory-wall.oom", detail=text[:200] or type(err).__name__)
 
 
 def _send(payload: dict) -> None:

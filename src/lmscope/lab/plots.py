@@ -2,15 +2,16 @@
 written as PNG for pages and SVG for print. Every experiment draws through ``save_panels`` so
 the figures share one look; the axes know sizes (N), seconds and bytes.
 
-Every figure is drawn in English (``<stem>.png``) and in Chinese (``<stem>.zh.png``): the words
-of both are data, in plot_texts.json (``plot_words``), and a Chinese figure is set in a CJK font
-(``font_rc``) so that its characters are not drawn as boxes."""
+Every figure is drawn in English (``<stem>.png``) and in Chinese (``<stem>.zh.png``), or in
+any language of the catalog: its words are catalog texts (``lab.plot.…``, ``plot_words``), and
+a figure is set in fonts that have every character it draws (``font_rc``: a CJK font for
+Chinese, DejaVu Sans's Latin letters for the pseudo-language), so nothing is drawn as boxes."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,13 +22,14 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from lmscope.interpret.fonts import cjk_fonts as cjk_fonts  # the lab's name for it too
 from lmscope.interpret.fonts import words_fonts
 from lmscope.lab.results import (
+    cell_text,
     format_bytes,
     format_seconds,
     machine_line,
-    package_json,
     plot_name,
+    say,
+    shown,
 )
-from lmscope.lab.texts import zh_cell
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf")
 
@@ -230,38 +232,34 @@ def save_panels(
 
 # --- the words of a figure, in its language ----------------------------------------------------
 def font_rc(lang: str) -> dict:
-    """The fonts a figure in ``lang`` is set in: English as it always was; Chinese in DejaVu
-    Sans, then a CJK font (matplotlib takes each glyph from the first font that has it, so Latin
-    letters, digits and symbols look as in the English figure). The CJK font is the system's or
-    the bundled one: ``lmscope.interpret.fonts`` chooses for every picture lmscope draws."""
+    """The fonts a figure in ``lang`` is set in: English as it always was; any other language
+    in DejaVu Sans, then a CJK font (matplotlib takes each glyph from the first font that has
+    it, so Latin letters, digits and symbols look as in the English figure, and the
+    pseudo-language's accented letters are DejaVu's). The CJK font is the system's or the
+    bundled one: ``lmscope.interpret.fonts`` chooses for every picture lmscope draws."""
     return {} if lang == "en" else {"font.family": words_fonts()}
 
 
-def plot_words(experiment: str, lang: str):
-    """``say(key, **values)``: the figure text ``key`` of ``experiment`` in ``lang``, its
-    {placeholders} filled. Both languages are in plot_texts.json, side by side."""
-    words = package_json("plot_texts.json")
-    texts = {**words["common"], **words[experiment]}
+def plot_words(lang: str) -> Callable[..., str]:
+    """``say(id, **values)``: the catalog text ``id`` (``lab.plot.…``) in ``lang``, filled in
+    (a value may be a result file's text, said in the same language)."""
 
-    def say(key: str, **values) -> str:
-        return texts[key][lang].format(**values)
+    def said(message_id: str, **values) -> str:
+        return shown(say(message_id, **values), lang)
 
-    return say
+    return said
 
 
-def cell_words(text: str, lang: str) -> str:
+# the clocks as axis labels say them (params["clock"])
+CLOCK_WORDS = {"wall": "lab.plot.clock-wall", "cpu": "lab.plot.clock-cpu"}
+
+
+def cell_words(value, lang: str) -> str:
     """A table's text cell as the tables in ``lang`` show it: a model's name (vanilla RNN:
-    朴素 RNN), a device, a method (zh_words.json)."""
-    return zh_cell(text) if lang == "zh" else text
+    朴素 RNN), a device, a method."""
+    return shown(cell_text(value, {}), lang)
 
 
-def machine_words(hw: dict, lang: str, sep: str = ", ") -> str:
-    """The machine line of a footnote; in Chinese as the /why page writes it (why_zh.js's
-    machineText): 2 核, （1 线程）, 系列 6 型号 207, Chinese commas. The CPU's name stays."""
-    line = machine_line(hw, sep)
-    if lang == "en":
-        return line
-    line = re.sub(r"family (\d+) model (\d+)", r"系列 \1 型号 \2", line)
-    line = re.sub(r"(\d+) cores", r"\1 核", line)
-    line = re.sub(r" ?\((\d+) threads?\)", r"（\1 线程）", line)
-    return line.replace(", ", "，")
+def machine_words(hw: dict, lang: str) -> str:
+    """The machine line of a footnote, in ``lang``; the CPU's name stays."""
+    return shown(machine_line(hw), lang)

@@ -32,6 +32,7 @@ from lmscope.errors import InvalidInputError
 from lmscope.lab import texts
 from lmscope.lab.configs import RECURRENT, RaceConfig
 from lmscope.lab.plots import (
+    CLOCK_WORDS,
     Panel,
     Series,
     cell_words,
@@ -46,6 +47,8 @@ from lmscope.lab.results import (
     columns_of,
     format_seconds,
     hardware_info,
+    say,
+    shown,
     table,
 )
 from lmscope.lab.sizes import matched_hidden
@@ -55,7 +58,7 @@ from lmscope.tokenizers import CharTokenizer
 from lmscope.train import TrainConfig, Trainer, get_adapter
 
 EXPERIMENT = "race"
-LABELS = {"lstm": "LSTM", "gru": "GRU", "rnn": "vanilla RNN", "gpt": "GPT"}
+LABELS = texts.MODELS  # the models as tables, verdicts and figures name them
 COLORS = {"lstm": "#1f77b4", "gpt": "#d62728", "gru": "#2ca02c", "rnn": "#9467bd"}
 GATE_ROWS = {"rnn": 1, "lstm": 4, "gru": 3}  # weight rows per hidden unit (PyTorch's layout)
 CLAIM = (5.0, 10.0)  # the lesson's "5-10x faster per epoch"
@@ -131,16 +134,11 @@ def flops_per_token(arch: str, cfg: RaceConfig, vocab: int, hidden: int) -> int:
     return 2 * total
 
 
-def shape_text(arch: str, cfg: RaceConfig, hidden: int) -> str:
+def shape_text(arch: str, cfg: RaceConfig, hidden: int) -> dict:
+    """A model's shape, as its table's cell says it."""
     if arch == "gpt":
-        return (
-            f"{_count(cfg.gpt_layers, 'layer')}, {_count(cfg.gpt_heads, 'head')}, d {cfg.gpt_dim}"
-        )
-    return f"{_count(cfg.rnn_layers, 'layer')}, hidden {hidden}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+        return say("lab.shape.gpt", layers=cfg.gpt_layers, heads=cfg.gpt_heads, width=cfg.gpt_dim)
+    return say("lab.shape.rnn", layers=cfg.rnn_layers, hidden=hidden)
 
 
 def train_config(arch: str, cfg: RaceConfig, hidden: int, out: Path):
@@ -209,7 +207,7 @@ class Stopwatch:
 
 def runcell_words(arch: str, cfg: RaceConfig, hidden: int, progress=None) -> dict:
     """Train one model for the budget; return its step count, time and evaluations."""
-    label = f"{LABELS[arch]} ({shape_text(arch, cfg, hidden)})"
+    label = shown(say("lab.race.progress", model=LABELS[arch], shape=shape_text(arch, cfg, hidden)))
     show = loss_bar(progress, label, cfg.budget_s)
     watch = Stopwatch(cfg.budget_s, cfg.eval_points, cfg.clock, show)
     with tempfile.TemporaryDirectory(prefix="lmscope-race-") as tmp:
@@ -314,8 +312,7 @@ def summarise(rows: list[dict], curves: dict[str, list[dict]], cfg: RaceConfig, 
         "budget_s": cfg.budget_s,
         "clock": cfg.clock,
         "device": cfg.device,
-        "where": where or f"CPU, {threads} thread{'s' if threads != 1 else ''}",
-        "where_zh": where or f"CPU，{threads} 个线程",
+        "where": where or say("lab.race.cpu-threads", threads=threads),
         "epoch_tokens": None,  # filled by the caller
         "val_end": {a: by[a]["val_loss"] for a in by},
         "common_tokens": common,
@@ -347,20 +344,22 @@ def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> Non
 def plot_speed(
     rows, curves, summary: dict, params: dict, hw: dict, out_dir: Path, lang: str = "en"
 ) -> None:
-    say = plot_words("race", lang)
+    say = plot_words(lang)
     low, high = summary["claim"]
     rival = LABELS[summary["rival"]]
     ratio = summary["ratio"]
     faster, by = ("GPT", ratio) if ratio >= 1 else (rival, 1 / ratio)
     # two short lines: the figure is one panel wide
     claim = say(
-        "speed_claim",
-        low=low,
-        high=high,
+        "lab.plot.race.speed-claim",
+        low=f"{low:g}",
+        high=f"{high:g}",
         context=params["context"],
         faster=cell_words(faster, lang),
-        by=by,
-    ) + ("" if summary.get("steady", True) else say("too_noisy"))
+        by=f"{by:.2f}",
+    )
+    if not summary.get("steady", True):
+        claim += "\n" + say("lab.plot.race.too-noisy")
 
     series = []
     for row in rows:
@@ -369,7 +368,7 @@ def plot_speed(
         series.append(
             Series(
                 say(
-                    "speed_series",
+                    "lab.plot.race.speed-series",
                     model=cell_words(row["model"], lang),
                     tokens_per_s=row["tokens_per_s"],
                     epoch=format_seconds(row["epoch_s"]),
@@ -385,9 +384,9 @@ def plot_speed(
         "race-speed",
         [
             Panel(
-                title=say("speed_title", batch=params["batch"]),
-                xlabel=say("training_time", clock=say(f"clock_{params['clock']}")),
-                ylabel=say("tokens_seen"),
+                title=say("lab.plot.race.speed-title", batch=params["batch"]),
+                xlabel=say("lab.plot.race.training-time", clock=say(CLOCK_WORDS[params["clock"]])),
+                ylabel=say("lab.plot.race.tokens-seen"),
                 series=series,
                 x_unit="seconds",
                 y_unit="decimal",
@@ -402,15 +401,15 @@ def plot_speed(
 
 
 def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path, lang: str = "en") -> None:
-    say = plot_words("race", lang)
+    say = plot_words(lang)
 
     def panel(x_key: str, title: str, xlabel: str, x_unit: str) -> Panel:
         series = [
             Series(
                 say(
-                    "loss_series",
+                    "lab.plot.race.loss-series",
                     model=cell_words(row["model"], lang),
-                    millions=row["params"] / 1e6,
+                    millions=f"{row['params'] / 1e6:.2f}",
                 ),
                 [p[x_key] for p in curves[row["arch"]]],
                 [p["val_loss"] for p in curves[row["arch"]]],
@@ -421,7 +420,7 @@ def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path, lang: str = "
         return Panel(
             title=title,
             xlabel=xlabel,
-            ylabel=say("val_loss"),
+            ylabel=say("lab.plot.race.val-loss"),
             series=series,
             x_unit=x_unit,
             logx=False,
@@ -434,14 +433,22 @@ def plot_loss(rows, curves, params: dict, hw: dict, out_dir: Path, lang: str = "
         [
             panel(
                 "seconds",
-                say("loss_vs_time"),
-                say("training_time", clock=say(f"clock_{params['clock']}")),
+                say("lab.plot.race.loss-vs-time"),
+                say("lab.plot.race.training-time", clock=say(CLOCK_WORDS[params["clock"]])),
                 "seconds",
             ),
-            panel("tokens", say("loss_vs_tokens"), say("tokens_seen"), "decimal"),
+            panel(
+                "tokens",
+                say("lab.plot.race.loss-vs-tokens"),
+                say("lab.plot.race.tokens-seen"),
+                "decimal",
+            ),
         ],
         suptitle=say(
-            "loss_title", data=params["data"], batch=params["batch"], context=params["context"]
+            "lab.plot.race.loss-title",
+            data=params["data"],
+            batch=params["batch"],
+            context=params["context"],
         ),
         footnote=machine_words(hw, lang),
         lang=lang,

@@ -3,8 +3,10 @@
 The document is made of sections; each section is one table (named columns, rows as dicts),
 optionally one plot (``<stem>.png`` and ``<stem>.svg`` in the same folder, and the same figure
 in Chinese as ``<stem>.zh.png`` and ``<stem>.zh.svg``: see ``plot_name``), a fixed
-explanation and a verdict computed from the measured numbers, both in English and Chinese.
-The CLI, the web page and the tests all read this same file.
+explanation and a verdict computed from the measured numbers. The file keeps no sentences:
+every text in it is a catalog id with its values (``say``), a list of such texts (sentences
+that follow each other), or a name, and is rendered in the reader's language when shown
+(``shown``). The CLI, the web page and the tests all read this same file.
 """
 
 from __future__ import annotations
@@ -14,24 +16,69 @@ import functools
 import json
 import os
 import platform
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from lmscope import i18n
 from lmscope.engine import machine_memory
 from lmscope.errors import InvalidInputError
 
-SCHEMA = "lmscope.lab.result/1"
+# /2: texts are catalog ids with values; /1 (before the catalog): each text an {en, zh} pair
+SCHEMA = "lmscope.lab.result/2"
+SCHEMAS = ("lmscope.lab.result/1", SCHEMA)
 RESULT_FILE = "result.json"
 LANGS = ("en", "zh")
 # How a column's numbers should be shown; the values themselves stay raw in the JSON.
 KINDS = ("int", "float", "sci", "seconds", "bytes", "ratio", "text", "bool")
 
 
-def bilingual(en: str, zh: str) -> dict[str, str]:
-    return {"en": en, "zh": zh}
+# --- the texts of a result: ids and values, said when shown ----------------------------------
+Said = dict | list | str | None  # say(...), a list of them, a name, or nothing
+
+
+def say(message_id: str, /, **values) -> dict:
+    """A text of a result file: a catalog id and its values (numbers, names, other texts), kept
+    as data and rendered in the reader's language when shown."""
+    if not i18n.has(message_id):
+        raise KeyError(f"no message {message_id!r} in the catalog")
+    return {"id": message_id, "values": values}
+
+
+def shown(text: Said, lang: str | None = None) -> str:
+    """A result file's text in ``lang`` (default: the current language). A list is sentences
+    one after another (a space between them in English, none in Chinese); a string is a name,
+    or the English of a file written before the catalog; an ``{en, zh}`` pair is such a file's
+    text (English where it lacks ``lang``)."""
+    lang = lang or i18n.language()
+    if text is None:
+        return ""
+    if isinstance(text, str):
+        return text
+    if isinstance(text, list):
+        parts = [part for part in (shown(t, lang) for t in text) if part]
+        if not parts:
+            return ""
+        out = parts[0]
+        for part in parts[1:]:
+            out = i18n.text("lab.then", lang, first=out, then=part)
+        return out
+    if "id" in text:
+        values = {k: _value(v, lang) for k, v in (text.get("values") or {}).items()}
+        return i18n.text(text["id"], lang, **values)
+    return text.get(lang) or text.get("en") or ""
+
+
+def _value(value, lang: str):
+    return shown(value, lang) if isinstance(value, dict | list) else value
+
+
+def sentences(*parts: Said) -> list:
+    """Texts that follow each other (empty ones left out)."""
+    return [p for p in parts if p]
 
 
 def plot_name(file: str, lang: str) -> str:
@@ -89,8 +136,9 @@ def format_cell(value, kind: str) -> str:
 @dataclass
 class Column:
     key: str
-    label: str
+    label: Said  # a catalog text (say), or a name shown as it is in every language (N, k=4)
     kind: str = "float"
+    cells: str | None = None  # text cells are codes, each said by the id cells.format(code)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -100,11 +148,11 @@ class Column:
 @dataclass
 class Section:
     key: str
-    title: dict[str, str]
-    explain: dict[str, str]
+    title: Said
+    explain: Said
     columns: list[Column]
     rows: list[dict] = field(default_factory=list)
-    verdict: dict[str, str] | None = None
+    verdict: Said = None
     plot: str | None = None  # file stem: <plot>.png and <plot>.svg beside result.json
     data: dict | None = None  # derived numbers the texts quote (fits, limits), for pages
 
@@ -114,11 +162,16 @@ class Section:
             "title": self.title,
             "explain": self.explain,
             "verdict": self.verdict,
-            "columns": [{"key": c.key, "label": c.label, "kind": c.kind} for c in self.columns],
+            "columns": [_column(c) for c in self.columns],
             "rows": self.rows,
             "plot": {"png": f"{self.plot}.png", "svg": f"{self.plot}.svg"} if self.plot else None,
             "data": self.data,
         }
+
+
+def _column(c: Column) -> dict:
+    out = {"key": c.key, "label": c.label, "kind": c.kind}
+    return out | {"cells": c.cells} if c.cells else out
 
 
 def table(key: str, rows: list[dict], texts: dict, **extra) -> Section:
@@ -135,22 +188,44 @@ def plot_stem(key: str) -> str | None:
 
 
 def columns_of(key: str) -> list[Column]:
-    """The columns of section ``key``'s table, from tables.json."""
-    return [Column(*column) for column in package_json("tables.json")[key]["columns"]]
+    """The columns of section ``key``'s table, from tables.json: [key, kind, header, cells],
+    the header a catalog id (``lab.column.…``) or a name (N, a), ``cells`` the ids that say a
+    text column's codes (optional: ``lab.method.{}``)."""
+    return [_spec_column(*column) for column in package_json("tables.json")[key]["columns"]]
 
 
-def fixed_texts(
-    file: str, key: str, then: dict[str, str] | None = None, **values
-) -> tuple[dict[str, str], dict[str, str]]:
-    """Section ``key``'s title and explanation, per language, from ``file``: the words that do
-    not depend on the measurements are data, reviewed side by side in both languages. ``values``
-    fill the explanation's {placeholders}; ``then`` (a note per language) is appended."""
-    spec = package_json(file)[key]
-    explain = {}
-    for lang, text in spec["explain"].items():
-        text = text.format(**values) if values else text
-        explain[lang] = text + (then[lang] if then else "")
-    return dict(spec["title"]), explain
+def _spec_column(key: str, kind: str, header: str, cells: str | None = None) -> Column:
+    return Column(key, say(header) if i18n.has(header) else header, kind, cells)
+
+
+def table_ids() -> list[str]:
+    """The column headers tables.json names by catalog id."""
+    return [
+        header
+        for spec in package_json("tables.json").values()
+        for _, _, header, *_ in spec["columns"]
+        if i18n.has(header)
+    ]
+
+
+def column_label(section_key: str, column: dict) -> Said:
+    """A column's header as a result file keeps it; a plain string from a file written before
+    the catalog (its English) is said by the table's catalog id where tables.json has one."""
+    label = column.get("label")
+    if isinstance(label, str):
+        spec = package_json("tables.json").get(section_key, {"columns": []})["columns"]
+        for key, _, header, *_ in spec:
+            if key == column.get("key") and i18n.has(header):
+                return say(header)
+    return label
+
+
+def cell_text(value, column: dict) -> Said:
+    """A text cell: a code said by its column's ids (``cells``), a text, or a name."""
+    cells = column.get("cells")  # "lab.method.{}": the id of each code
+    if cells and isinstance(value, str) and i18n.has(cells.format(value)):
+        return say(cells.format(value))
+    return value
 
 
 @functools.cache
@@ -162,7 +237,7 @@ def package_json(name: str) -> dict:
 @dataclass
 class Result:
     experiment: str
-    title: dict[str, str]
+    title: Said
     params: dict
     hardware: dict
     sections: list[Section] = field(default_factory=list)
@@ -211,7 +286,7 @@ def read_result(path: str | os.PathLike) -> dict:
         raise InvalidInputError(f"cannot read {path}: {err.strerror or err}") from None
     except (UnicodeDecodeError, json.JSONDecodeError):  # the parser's words mean nothing here
         raise InvalidInputError(f"{not_ours} (not JSON)") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") not in SCHEMAS:
         raise InvalidInputError(f"{not_ours} (no schema {SCHEMA})")
     return doc
 
@@ -299,19 +374,32 @@ def hardware_info(devices: list[str] | tuple[str, ...] = ("cpu",)) -> dict:
     return info
 
 
-def machine_line(hw: dict, sep: str = ", ") -> str:
-    """One line naming the machine, for plot footnotes and terminal headers."""
-    cpu = hw["cpu"] + (f" ({hw['cpu_detail']})" if hw.get("cpu_detail") else "")
+def machine_line(hw: dict) -> Said:
+    """The machine, for plot footnotes and terminal headers: a text (``shown`` says it)."""
+    cpu = hw["cpu"]
+    detail = hw.get("cpu_detail")
+    if detail:  # "family 6 model 207, AVX2", as _cpu_detail writes it
+        found = re.fullmatch(r"family (\S+) model (\S+)(?:, (.+))?", detail)
+        if found is None:
+            cpu = f"{cpu} ({detail})"
+        elif found.group(3):
+            family, model, units = found.groups()
+            cpu = say("lab.machine.cpu-units", cpu=cpu, family=family, model=model, units=units)
+        else:
+            family, model = found.group(1), found.group(2)
+            cpu = say("lab.machine.cpu", cpu=cpu, family=family, model=model)
     threads = hw.get("torch_threads")
-    parts = [cpu, f"{hw['cpu_cores']} cores"]
+    torch = f"torch {hw['torch']}"
     if threads:
-        parts.append(f"torch {hw['torch']} ({threads} thread{'s' if threads != 1 else ''})")
-    else:
-        parts.append(f"torch {hw['torch']}")
+        torch = say("lab.machine.torch", version=hw["torch"], threads=threads)
+    parts = [cpu, say("lab.machine.cores", n=hw["cpu_cores"]), torch]
     if hw.get("gpu"):
         parts.append(hw["gpu"])
     parts.append(hw["date"])
-    return sep.join(parts)
+    line = parts[0]
+    for part in parts[1:]:
+        line = say("lab.machine.then", first=line, then=part)
+    return line
 
 
 def resolve_devices(spec: str) -> list[str]:

@@ -18,7 +18,7 @@ import numpy as np
 
 from lmscope.lab import texts, torch_sweep
 from lmscope.lab.configs import SerialDepthConfig
-from lmscope.lab.plots import Panel, Series, machine_words, plot_words, save_panels
+from lmscope.lab.plots import CLOCK_WORDS, Panel, Series, machine_words, plot_words, save_panels
 from lmscope.lab.progress import stage
 from lmscope.lab.results import LANGS, Result, Section, hardware_info, plot_stem, table
 from lmscope.lab.scans import (
@@ -264,15 +264,15 @@ def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> Non
 
 
 def plot_depth(rows: list[dict], out_dir: Path, lang: str = "en") -> None:
-    say = plot_words("serial-depth", lang)
+    say = plot_words(lang)
     save_panels(
         out_dir,
         plot_stem("depth"),
         [
             Panel(
-                title=say("depth_title"),
-                xlabel=say("length_n"),
-                ylabel=say("depth_steps"),
+                title=say("lab.plot.serial-depth.depth-title"),
+                xlabel=say("lab.plot.length-n"),
+                ylabel=say("lab.plot.serial-depth.depth-steps"),
                 series=_depth_series(rows, say),
             )
         ],
@@ -285,34 +285,45 @@ def _depth_series(rows: list[dict], say) -> list[Series]:
     tree = [r["tree_depth"] for r in rows]
     hs = [r["hillis_steele_depth"] for r in rows]
     out = [
-        Series(say("recurrence"), n, [r["recurrence_depth"] for r in rows]),
-        Series(say("blelloch"), n, [r["blelloch_depth"] for r in rows], dashed=True),
+        Series(say("lab.plot.serial-depth.recurrence"), n, [r["recurrence_depth"] for r in rows]),
+        Series(
+            say("lab.plot.serial-depth.blelloch"),
+            n,
+            [r["blelloch_depth"] for r in rows],
+            dashed=True,
+        ),
     ]
     if hs == tree:  # equal at powers of two: one line, so neither hides the other
-        out.append(Series(say("tree_and_hillis_steele"), n, tree))
+        out.append(Series(say("lab.plot.serial-depth.tree-and-hillis-steele"), n, tree))
     else:
-        out.append(Series(say("hillis_steele"), n, hs, dashed=True))
-        out.append(Series(say("tree"), n, tree))
+        out.append(Series(say("lab.plot.serial-depth.hillis-steele"), n, hs, dashed=True))
+        out.append(Series(say("lab.plot.serial-depth.tree"), n, tree))
     return out
 
 
 def plot_python(rows: list[dict], out_dir: Path, hardware: dict, clock: str, lang: str = "en"):
-    say = plot_words("serial-depth", lang)
+    say = plot_words(lang)
     n = [r["n"] for r in rows]
     save_panels(
         out_dir,
         plot_stem("python"),
         [
             Panel(
-                title=say("python_title"),
-                xlabel=say("length_n"),
-                ylabel=say("python_time", clock=say(f"clock_{clock}")),
+                title=say("lab.plot.serial-depth.python-title"),
+                xlabel=say("lab.plot.length-n"),
+                ylabel=say("lab.plot.serial-depth.python-time", clock=say(CLOCK_WORDS[clock])),
                 y_unit="seconds",
                 x_unit="decimal",
                 x_base=10,
                 series=[
-                    Series(say("python_loop"), n, [r["recurrence_s"] for r in rows]),
-                    Series(say("python_sum"), n, [r["reduction_s"] for r in rows]),
+                    Series(
+                        say("lab.plot.serial-depth.python-loop"),
+                        n,
+                        [r["recurrence_s"] for r in rows],
+                    ),
+                    Series(
+                        say("lab.plot.serial-depth.python-sum"), n, [r["reduction_s"] for r in rows]
+                    ),
                 ],
             )
         ],

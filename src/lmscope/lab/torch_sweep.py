@@ -19,9 +19,16 @@ from lmscope.lab.linear_scan import (
     recurrence_loop,
     relative_error,
 )
-from lmscope.lab.plots import Panel, Series, cell_words, machine_words, plot_words, save_panels
+from lmscope.lab.plots import (
+    CLOCK_WORDS,
+    Panel,
+    Series,
+    machine_words,
+    plot_words,
+    save_panels,
+)
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Section, format_seconds, plot_stem, table
+from lmscope.lab.results import Section, format_seconds, plot_stem, shown, table
 from lmscope.lab.timing import (
     MAX_REPEATS,
     Timing,
@@ -35,7 +42,14 @@ QUICK_SIZES = [4**k for k in range(3, 9)]  # 64, 256, .. 65,536
 TIMED = ("sum_s", "chunked_s", "assoc_s", "loop_s")
 PROBE = 1 << 20  # the closed form's stability is probed over this many ones
 SETTLE_SECONDS = 20.0  # real time the sweep may spend re-measuring its unsteady points
-METHODS = ("loop", "sum", "chunked", "assoc")  # their names in the figure: plot_texts.json
+METHODS = ("loop", "sum", "chunked", "assoc")
+# their names in the figure
+CURVE_WORDS = {
+    "loop": "lab.plot.torch-sweep.method-loop",
+    "sum": "lab.plot.torch-sweep.method-sum",
+    "chunked": "lab.plot.torch-sweep.method-chunked",
+    "assoc": "lab.plot.torch-sweep.method-assoc",
+}
 
 
 def measure_point(
@@ -195,16 +209,20 @@ def plot_sweep(
     clock: str,
     lang: str = "en",
 ) -> None:
-    say = plot_words("torch-sweep", lang)
+    say = plot_words(lang)
     series = []
     colors = {"loop": "#d62728", "sum": "#1f77b4", "chunked": "#2ca02c", "assoc": "#9467bd"}
     for device in devices:
         mine = [r for r in rows if r["device"] == device]
         for key in METHODS:
-            label = say(f"method_{key}")
+            label = say(CURVE_WORDS[key])
             series.append(
                 Series(
-                    say("on_device", label=label, device=cell_words(device, lang))
+                    say(
+                        "lab.plot.torch-sweep.on-device",
+                        label=label,
+                        device=shown(texts.device_name(device), lang),
+                    )
                     if len(devices) > 1
                     else label,
                     [r["n"] for r in mine],
@@ -218,16 +236,18 @@ def plot_sweep(
     hlines = []
     if first:  # the same floor the verdict quotes: the least of the three smallest sizes
         floor = curve_shape(first, "sum_s")["floor_s"]
-        where = cell_words(devices[0], lang)
-        hlines.append((floor, say("floor", device=where, time=format_seconds(floor))))
+        where = shown(texts.device_name(devices[0]), lang)
+        hlines.append(
+            (floor, say("lab.plot.torch-sweep.floor", device=where, time=format_seconds(floor)))
+        )
     save_panels(
         out_dir,
         plot_stem("torch"),
         [
             Panel(
-                title=say("title", a=a),
-                xlabel=say("length_n"),
-                ylabel=say("time", clock=say(f"clock_{clock}")),
+                title=say("lab.plot.torch-sweep.title", a=f"{a:g}"),
+                xlabel=say("lab.plot.length-n"),
+                ylabel=say("lab.plot.torch-sweep.time", clock=say(CLOCK_WORDS[clock])),
                 y_unit="seconds",
                 series=series,
                 hlines=hlines,

@@ -22,83 +22,74 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from lmscope.errors import InvalidInputError, LmscopeError
-from lmscope.lab.results import RESULT_FILE, machine_line, package_json, plot_name, read_result
+from lmscope.lab.results import (
+    RESULT_FILE,
+    column_label,
+    machine_line,
+    plot_name,
+    read_result,
+    say,
+)
 from lmscope.web.errors import NotFound
 
-# The lesson's order. Each command reproduces the experiment; the first is the quickest.
-EXPERIMENTS: dict[str, list[tuple[str, str, str]]] = {
+# The lesson's order. Each command reproduces the experiment; the first is the quickest. The
+# note says what it takes (a catalog id).
+EXPERIMENTS: dict[str, list[tuple[str, str]]] = {
     "serial-depth": [
-        (
-            "lmscope lab serial-depth --quick",
-            "quick: about 35 s on 2 idle cores",
-            "快速版：2 核空闲时约 35 秒",
-        ),
+        ("lmscope lab serial-depth --quick", "lab.rerun.serial-depth-quick"),
         (
             "lmscope lab serial-depth --threads 1 --clock cpu --repeats 5",
-            "as the shipped example was measured (minutes)",
-            "与随附示例相同的测量方式（需几分钟）",
+            "lab.rerun.serial-depth-shipped",
         ),
     ],
     "memory-wall": [
         (
             "lmscope lab memory-wall --threads 1 --clock cpu --budget 4GiB",
-            "as the shipped example was measured (stops where 4 GiB runs out)",
-            "与随附示例相同的测量方式（在 4 GiB 用完处停止）",
+            "lab.rerun.memory-wall-shipped",
         ),
     ],
     "race": [
-        ("lmscope race", "about 10 min on 2 cores", "2 核约 10 分钟"),
-        (
-            "lmscope race --threads 1 --clock cpu",
-            "as the shipped example was measured: CPU time, steady on a busy machine",
-            "与随附示例相同：按 CPU 时间计，机器繁忙时也稳定",
-        ),
-        ("lmscope race --device cuda --batch 64", "on an NVIDIA GPU", "在 NVIDIA GPU 上"),
+        ("lmscope race", "lab.rerun.race"),
+        ("lmscope race --threads 1 --clock cpu", "lab.rerun.race-shipped"),
+        ("lmscope race --device cuda --batch 64", "lab.rerun.race-gpu"),
     ],
     "gradient-flow": [
-        (
-            "lmscope lab gradients",
-            "quick: gradient norms k steps back, at initialisation only",
-            "快速版：只测刚初始化的模型，k 步之前的梯度范数",
-        ),
+        ("lmscope lab gradients", "lab.rerun.gradients-quick"),
         (
             "lmscope lab gradients --state both --train-iters 500 --threads 1",
-            "as the shipped example was measured: also after 500 training steps per model",
-            "与随附示例相同：每个模型再训练 500 步后也测一次",
+            "lab.rerun.gradients-shipped",
         ),
     ],
     "recall": [
-        (
-            "lmscope lab recall --quick --threads 1",
-            "quick: one size, a shorter task (under 2 minutes on 2 cores)",
-            "快速版：一个规模、较短的任务（2 核不到 2 分钟）",
-        ),
-        (
-            "lmscope lab recall --budget none --threads 1",
-            "as the shipped example was measured: three sizes, every model trains every step "
-            "(about 8 minutes on 2 cores)",
-            "与随附示例相同：三个规模，每个模型都训练满全部步数（2 核约 8 分钟）",
-        ),
+        ("lmscope lab recall --quick --threads 1", "lab.rerun.recall-quick"),
+        ("lmscope lab recall --budget none --threads 1", "lab.rerun.recall-shipped"),
     ],
 }
 SOURCES = ("shipped", "local")
 _PLOT_NAME = re.compile(r"[A-Za-z0-9_.-]+\.(png|svg)")
 
 
+# A text of a result file, as the page gets it: a catalog id and its values ({"id", "values"},
+# values that are texts themselves), a list of such texts (sentences), a name, or, in a file
+# written before the catalog, an {"en", "zh"} pair. The page says it in its language
+# (why.js's said, lmscope.lab.results.shown in Python).
+Said = Any
+
+
 class Command(BaseModel):
     command: str
-    note: dict[str, str]
+    note: Said
 
 
 class SourceInfo(BaseModel):
     source: Literal["shipped", "local"]
     created: str | None
-    machine: str  # the hardware line, as the plots' footnote names it
+    machine: Said  # the hardware, as the plots' footnote names it
     # the languages its figures were drawn in: "zh" when every plot has its <stem>.zh.png and
     # .zh.svg (results made before lmscope drew Chinese figures have only "en")
     figures: list[Literal["en", "zh"]]
@@ -106,24 +97,14 @@ class SourceInfo(BaseModel):
 
 class LabEntry(BaseModel):
     name: str
-    title: dict[str, str]
+    title: Said
     sources: list[SourceInfo]
     commands: list[Command]
-
-
-class ZhWords(BaseModel):
-    """Chinese for the table headers and text cells result files keep in English only: the
-    same file (lab/zh_words.json) ``lmscope lab show --lang zh`` reads."""
-
-    headers: dict[str, str]
-    same_headers: str  # a regular expression: headers that read the same in Chinese
-    cells: list[tuple[str, str, Literal["whole", "all"]]]  # (pattern, Chinese with $1, how)
 
 
 class LabIndex(BaseModel):
     results: list[LabEntry]
     local_dir: str  # where the server looks for the user's own results
-    zh: ZhWords
 
 
 def shipped_root() -> Path:
@@ -154,19 +135,23 @@ class LabResults:
 
     def folder(self, name: str, source: str) -> Path | None:
         if source not in SOURCES:
-            raise InvalidInputError(f"source must be shipped or local, got {source!r}")
+            raise InvalidInputError("error.lab.web.source", source=source)
         if name not in self.names():
             known = ", ".join(self.names())
-            raise NotFound(f"no lab experiment named {name!r}; known: {known}")
+            raise NotFound("error.lab.web.no-experiment", name=name, known=known)
         folder = self.roots[source] / name
         return folder if (folder / RESULT_FILE).is_file() else None
 
     def read(self, name: str, source: str) -> dict:
         folder = self.folder(name, source)
         if folder is None:
-            hint = f"run it with: {EXPERIMENTS[name][0][0]}" if name in EXPERIMENTS else ""
-            raise NotFound(f"no {source} result for {name!r} yet; {hint}".rstrip("; "))
-        return read_result(folder)
+            if name in EXPERIMENTS:
+                command = EXPERIMENTS[name][0][0]
+                raise NotFound(
+                    "error.lab.web.no-result-run", source=source, name=name, command=command
+                )
+            raise NotFound("error.lab.web.no-result", source=source, name=name)
+        return with_headers(read_result(folder))
 
     @staticmethod
     def figure_langs(doc: dict, folder: Path) -> list[str]:
@@ -182,13 +167,13 @@ class LabResults:
         named = _plot_files(self.read(name, source))
         english = {plot_name(f, "zh"): f for f in named} | {f: f for f in named}
         if file not in english:
-            raise NotFound(f"{name} ({source}) has no plot named {file!r}")
+            raise NotFound("error.lab.web.no-plot", name=name, source=source, file=file)
         folder = self.folder(name, source)
         path = folder / file
         if not path.is_file():  # an older result: no Chinese figure, the English one instead
             path = folder / english[file]
         if not path.is_file():
-            raise NotFound(f"{name} ({source}) has no plot named {file!r}")
+            raise NotFound("error.lab.web.no-plot", name=name, source=source, file=file)
         return path
 
     def index(self) -> LabIndex:
@@ -208,29 +193,33 @@ class LabResults:
                     SourceInfo(
                         source=source,
                         created=doc.get("created"),
-                        machine=machine_line(hw) if hw else "unknown",
+                        machine=machine_line(hw) if hw else say("lab.unknown-machine"),
                         figures=self.figure_langs(doc, self.folder(name, source)),
                     )
                 )
             if not sources and name not in EXPERIMENTS:
                 continue
-            commands = [
-                Command(command=c, note={"en": en, "zh": zh})
-                for c, en, zh in EXPERIMENTS.get(name, [])
-            ]
+            commands = [Command(command=c, note=say(note)) for c, note in EXPERIMENTS.get(name, [])]
             entries.append(
                 LabEntry(
                     name=name,
-                    title=title or {"en": name, "zh": name},
+                    title=title or name,
                     sources=sources,
                     commands=commands,
                 )
             )
-        return LabIndex(
-            results=entries,
-            local_dir=str(self.roots["local"].resolve()),
-            zh=ZhWords(**package_json("zh_words.json")),
-        )
+        return LabIndex(results=entries, local_dir=str(self.roots["local"].resolve()))
+
+
+def with_headers(doc: dict) -> dict:
+    """The result with every column header a text the page can say: a file written before the
+    catalog named its headers in English, said now by its table's catalog id."""
+    for section in doc.get("sections") or []:
+        if isinstance(section, dict):
+            for column in section.get("columns") or []:
+                if isinstance(column, dict):
+                    column["label"] = column_label(section.get("key"), column)
+    return doc
 
 
 def _plot_files(doc: dict) -> set[str]:

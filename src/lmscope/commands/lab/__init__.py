@@ -212,25 +212,23 @@ def run_show(args) -> int:
     if args.json:
         lab_common.print_json(doc)
         return 0
-    from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
-
     lang = use_lang(args)
     console = lab_common.make_console()
     plot_dir = folder if folder.is_dir() else folder.parent
     lab_common.check_renders(doc, lang, plot_dir / "result.json" if folder.is_dir() else folder)
     lab_common.render(doc, console, lang, plot_dir)
-    console.print(Text(CLI["plots in"][lang].format(folder=plot_dir), style="dim"))
+    console.print(Text(i18n.text("lab.cli.plots-in", lang, folder=str(plot_dir)), style="dim"))
     return 0
 
 
 def run_replot(args) -> int:
     from lmscope.lab.replot import replot  # lazy: see lmscope.commands
-    from lmscope.lab.texts import CLI
 
     lang = use_lang(args)
     langs = ("en", "zh") if args.figures == "both" else (args.figures,)
     written = replot(args.result, langs)
     folder = written[0].parent if written else Path(args.result)
     console = lab_common.make_console()
-    console.print(Text(CLI["drew"][lang].format(count=len(written), folder=folder), style="green"))
+    drew = i18n.text("lab.cli.drew", lang, count=len(written), folder=str(folder))
+    console.print(Text(drew, style="green"))
     return 0

@@ -16,7 +16,15 @@ from lmscope import i18n
 from lmscope.commands.common import add_lang_option, use_lang
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
-from lmscope.lab.results import format_cell, machine_line, plot_name, resolve_device
+from lmscope.lab.results import (
+    cell_text,
+    column_label,
+    format_cell,
+    machine_line,
+    plot_name,
+    resolve_device,
+    shown,
+)
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -107,6 +115,7 @@ def check_out(out: Path | str) -> Path:
     from lmscope.formats.atomic import cannot_write_in
 
     problem = cannot_write_in(out)
+    problem = None if problem is None else str(problem)  # a Message (formats.atomic)
     if problem is not None:  # "--out x is a file", not "--out x: x is a file"
         said = problem if problem.startswith(f"{out} ") else f"{out}: {problem}"
         raise InvalidInputError(f"--out {said}")
@@ -137,11 +146,9 @@ def finish(doc: dict, args, console: Console) -> int:
     if args.json:
         print_json(doc)
         return 0
-    from lmscope.lab.texts import CLI  # lazy: see lmscope.commands
-
     lang = use_lang(args)
     render(doc, console, lang, Path(args.out))
-    wrote = CLI["wrote"][lang].format(path=Path(args.out) / "result.json")
+    wrote = i18n.text("lab.cli.wrote", lang, path=str(Path(args.out) / "result.json"))
     console.print(Text(wrote, style="green"))
     return 0
 
@@ -169,27 +176,27 @@ def check_renders(doc: dict, lang: str, path: Path) -> None:
 
 
 def render(doc: dict, console: Console, lang: str = "en", folder: Path | None = None) -> None:
-    """The result's tables, explanations and verdicts in ``lang``, and each section's plot: the
-    Chinese figure in Chinese where ``folder`` (the result's) has it, else the English one."""
-    from lmscope.lab.texts import CLI, zh_header  # lazy: see lmscope.commands
-
-    console.print(Text(doc["title"][lang], style="bold"))
-    console.print(Text(machine_line(doc["hardware"], sep=" · "), style="dim"))
+    """The result's tables, explanations and verdicts in ``lang`` (its texts are catalog ids
+    with values, said now: ``lmscope.lab.results.shown``), and each section's plot: the figure
+    drawn in ``lang`` where ``folder`` (the result's) has it, else the English one."""
+    console.print(Text(shown(doc["title"], lang), style="bold"))
+    console.print(Text(shown(machine_line(doc["hardware"]), lang), style="dim"))
     for section in doc["sections"]:
-        table = Table(title=section["title"][lang], title_justify="left", title_style="bold")
+        title = shown(section["title"], lang)
+        table = Table(title=title, title_justify="left", title_style="bold")
         for col in section["columns"]:
-            label = zh_header(col["label"]) if lang == "zh" else col["label"]
+            label = shown(column_label(section["key"], col), lang)
             table.add_column(label, justify="left" if col["kind"] == "text" else "right")
         for row in section["rows"]:
-            table.add_row(*(_cell(row.get(c["key"]), c["kind"], lang) for c in section["columns"]))
+            table.add_row(*(_cell(row.get(c["key"]), c, lang) for c in section["columns"]))
         console.print()
         console.print(table)
-        console.print(Text(section["explain"][lang], style="dim"))
+        console.print(Text(shown(section["explain"], lang), style="dim"))
         if section.get("verdict"):
-            console.print(Text(section["verdict"][lang], style="bold cyan"))
+            console.print(Text(shown(section["verdict"], lang), style="bold cyan"))
         if section.get("plot"):
-            plot = CLI["plot"][lang].format(file=_plot_file(section["plot"]["png"], lang, folder))
-            console.print(Text(plot, style="dim"))
+            file = _plot_file(section["plot"]["png"], lang, folder)
+            console.print(Text(i18n.text("lab.cli.plot", lang, file=file), style="dim"))
 
 
 def _plot_file(file: str, lang: str, folder: Path | None) -> str:
@@ -198,11 +205,10 @@ def _plot_file(file: str, lang: str, folder: Path | None) -> str:
     return translated if folder is not None and (folder / translated).is_file() else file
 
 
-def _cell(value, kind: str, lang: str) -> str:
-    from lmscope.lab.texts import CLI, zh_cell  # lazy: see lmscope.commands
-
+def _cell(value, column: dict, lang: str) -> str:
+    kind = column["kind"]
     if kind == "bool" and value is not None:
-        return CLI["yes" if value else "no"][lang]
-    if kind == "text" and lang == "zh" and isinstance(value, str):
-        return zh_cell(value)
+        return i18n.text("lab.cli.yes" if value else "lab.cli.no", lang)
+    if kind == "text" and value is not None:
+        return format_cell(shown(cell_text(value, column), lang), kind)
     return format_cell(value, kind)

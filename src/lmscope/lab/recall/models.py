@@ -26,6 +26,7 @@ from lmscope.lab.recall.task import (
     rnn_state_bytes,
     tokens_read,
 )
+from lmscope.lab.results import say, shown
 from lmscope.lab.sizes import matched_hidden
 from lmscope.models.gpt2 import GPT, GPTConfig
 from lmscope.tokenizers import CharTokenizer
@@ -127,13 +128,13 @@ def model_shapes(cfg: RecallConfig, vocab: int, context: int) -> list[dict]:
         for arch in cfg.models:
             if arch == "gpt":
                 heads = width // cfg.gpt_head_dim
-                shape = f"{_many(cfg.gpt_layers, 'layer')}, {_many(heads, 'head')}, d {width}"
+                shape = say("lab.shape.gpt", layers=cfg.gpt_layers, heads=heads, width=width)
                 plan = {"dim": width, "layers": cfg.gpt_layers, "heads": heads}
                 plan["kv_bytes_per_token"] = kv_cache_bytes(cfg.gpt_layers, width, 1)
                 plan["state_bytes"] = None
             else:
                 hidden = matched_hidden(arch, vocab, cfg.rnn_layers, target)
-                shape = f"{_many(cfg.rnn_layers, 'layer')}, hidden {hidden}"
+                shape = say("lab.shape.rnn", layers=cfg.rnn_layers, hidden=hidden)
                 plan = {"dim": hidden, "layers": cfg.rnn_layers, "heads": 1}
                 plan["kv_bytes_per_token"] = None
                 plan["state_bytes"] = rnn_state_bytes(arch, hidden, cfg.rnn_layers)
@@ -141,10 +142,6 @@ def model_shapes(cfg: RecallConfig, vocab: int, context: int) -> list[dict]:
                 {"size": width, "arch": arch, "model": LABELS[arch], "shape": shape, **plan}
             )
     return plans
-
-
-def _many(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def memory_at(plan: dict, items: int, distance: int) -> int:
@@ -203,7 +200,10 @@ class StepWatch:
 
 def train_model(cfg, plan, corpus, fraction, context, tmp: Path, progress=None):
     """Train one model; return (model, adapter, what the run did)."""
-    show = loss_bar(progress, f"{plan['model']} d{plan['size']} ({plan['shape']})", cfg.steps)
+    label = say(
+        "lab.recall.progress", model=plan["model"], size=str(plan["size"]), shape=plan["shape"]
+    )
+    show = loss_bar(progress, shown(label), cfg.steps)
     watch = StepWatch(cfg.budget_s, show)
     out = tmp / f"{plan['arch']}-{plan['size']}"
     trainer = Trainer(

@@ -10,7 +10,7 @@ from lmscope.lab.plots import Panel, Series, cell_words, machine_words, plot_wor
 from lmscope.lab.race import COLORS
 from lmscope.lab.recall import texts
 from lmscope.lab.recall.task import CHANCE
-from lmscope.lab.results import LANGS
+from lmscope.lab.results import LANGS, shown
 
 
 # --- plots -------------------------------------------------------------------------------------
@@ -21,24 +21,24 @@ def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> Non
     by_key = {s["key"]: s for s in doc["sections"]}
     hw, p = doc["hardware"], doc["params"]
     for lang in langs:
-        say = plot_words("recall", lang)
+        say = plot_words(lang)
         axes = {
-            "distance": ("distance", say("axis_distance")),
-            "amount": ("items", say("axis_amount")),
+            "distance": ("distance", say("lab.plot.recall.axis-distance")),
+            "amount": ("items", say("lab.plot.recall.axis-amount")),
         }
         for key, (x_key, xlabel) in axes.items():
             rows = by_key[key]["rows"]
             held = (
-                say("held_items", items=rows[0]["items"])
+                say("lab.plot.recall.held-items", items=rows[0]["items"])
                 if key == "distance"
-                else say("held_distance", distance=rows[0]["distance"])
+                else say("lab.plot.recall.held-distance", distance=rows[0]["distance"])
             )
             sizes = dict.fromkeys(r["size"] for r in rows)
             save_panels(
                 out_dir,
                 f"recall-{key}",
                 [accuracy_panel(rows, size, x_key, xlabel, held, lang) for size in sizes],
-                suptitle=texts.plot_title(key, p, lang),
+                suptitle=shown(texts.plot_title(key, p), lang),
                 footnote=machine_words(hw, lang),
                 lang=lang,
             )
@@ -46,7 +46,7 @@ def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> Non
             out_dir,
             "recall-memory",
             [memory_panel(by_key[key]["rows"], *axes[key], lang) for key in axes],
-            suptitle=texts.plot_title("memory", p, lang),
+            suptitle=shown(texts.plot_title("memory", p), lang),
             footnote=machine_words(hw, lang),
             lang=lang,
         )
@@ -65,14 +65,14 @@ def _series(rows: list[dict], x_key: str, y_key: str, label, marker: str = "o") 
 
 
 def accuracy_panel(rows, size: int, x_key: str, xlabel: str, held: str, lang: str = "en") -> Panel:
-    say = plot_words("recall", lang)
+    say = plot_words(lang)
     mine = [r for r in rows if r["size"] == size]
     return Panel(
-        title=say("size_title", size=size, held=held),
+        title=say("lab.plot.recall.size-title", size=size, held=held),
         xlabel=xlabel,
-        ylabel=say("accuracy"),
+        ylabel=say("lab.plot.recall.accuracy"),
         series=_series(mine, x_key, "accuracy", lambda r: cell_words(r["model"], lang)),
-        hlines=[(CHANCE, say("chance", n=round(1 / CHANCE)))],
+        hlines=[(CHANCE, say("lab.plot.recall.chance", n=round(1 / CHANCE)))],
         logx=x_key == "items",  # P doubles: 1, 2, 4, 8; N starts at 0
         logy=False,
     )
@@ -81,7 +81,7 @@ def accuracy_panel(rows, size: int, x_key: str, xlabel: str, held: str, lang: st
 def memory_panel(rows, x_key: str, xlabel: str, lang: str = "en") -> Panel:
     """Bytes held at the answer, every model of every size: flat for a recurrent state,
     growing for a KV cache. Colour names the model, the marker its size."""
-    say = plot_words("recall", lang)
+    say = plot_words(lang)
     series = []
     for n, size in enumerate(dict.fromkeys(r["size"] for r in rows)):
         mine = [r for r in rows if r["size"] == size]
@@ -95,9 +95,9 @@ def memory_panel(rows, x_key: str, xlabel: str, lang: str = "en") -> Panel:
         )
     held = f"P = {rows[0]['items']}" if x_key == "distance" else f"N = {rows[0]['distance']}"
     return Panel(
-        title=say("memory_title", held=held),
+        title=say("lab.plot.recall.memory-title", held=held),
         xlabel=xlabel,
-        ylabel=say("memory_bytes"),
+        ylabel=say("lab.plot.recall.memory-bytes"),
         series=series,
         y_unit="bytes",
         logx=x_key == "items",

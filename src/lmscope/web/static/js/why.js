@@ -1,11 +1,11 @@
 // The "Why Transformers" page: the lab's saved results (/api/lab) as figures beside the
-// lesson's argument, with their tables, in English or Chinese, and the commands that re-run
-// each experiment on the reader's machine. Every number comes from a result file.
+// lesson's argument, with their tables, in the page's language, and the commands that re-run
+// each experiment on the reader's machine. Every number comes from a result file, and every
+// word from the catalog: a result file keeps its texts as catalog ids with values (said).
 
 import { getJSON } from "./api.js";
 import { el, minus } from "./draw.js";
-import { labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
-import { cellText, header, machineText, setWords } from "./why_zh.js";
+import { has, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
 
 const LONG_TABLE = 12; // rows; longer tables start folded so the figures stay close together
 
@@ -23,6 +23,36 @@ function showError(message) {
   const box = $("error");
   box.textContent = `${t("page.error")}: ${message}`;
   box.hidden = false;
+}
+
+// --- a result file's texts (lmscope.lab.results.shown) -------------------------------------
+
+// A text of a result file in the page's language: {id, values} is a catalog text whose values
+// may be texts too; a list is sentences one after another; a string is a name; an {en, zh}
+// pair is the text of a file written before the catalog.
+export function said(text) {
+  if (text === null || text === undefined) return "";
+  if (typeof text === "string" || typeof text === "number") return String(text);
+  if (Array.isArray(text)) {
+    return text
+      .map(said)
+      .filter(Boolean)
+      .reduce((first, then) => t("lab.then", { first, then }));
+  }
+  if (text.id) {
+    const values = Object.fromEntries(
+      Object.entries(text.values ?? {}).map(([k, v]) => [k, typeof v === "object" && v !== null ? said(v) : v]),
+    );
+    return t(text.id, values);
+  }
+  return text[lang()] ?? text.en ?? "";
+}
+
+// A text cell: a code its column says by catalog id (cells: "lab.method.{}"), a text, a name.
+function cellText(value, column) {
+  const id = column?.cells?.replace("{}", value);
+  if (typeof value === "string" && id && has(id)) return t(id);
+  return said(value);
 }
 
 // --- numbers, as the CLI's tables show them (lmscope.commands.lab.format_cell) -------------
@@ -58,11 +88,11 @@ export function formatBytes(v) {
   return `${Math.round(v)} B`;
 }
 
-export function formatCell(value, kind) {
+export function formatCell(value, kind, column = null) {
   if (value === null || value === undefined) return "—";
   if (typeof value !== "number") {
     if (kind === "bool") return value ? t("page.why.yes") : t("page.why.no");
-    return cellText(String(value));
+    return cellText(value, column);
   }
   const grouped = (v, digits = 0) =>
     minus(v.toLocaleString("en-US", { maximumFractionDigits: digits }));
@@ -99,14 +129,14 @@ function table(section) {
   const head = el(
     "tr",
     {},
-    cols.map((c) => el("th", { class: c.kind === "text" ? "text" : null, text: header(c.label) })),
+    cols.map((c) => el("th", { class: c.kind === "text" ? "text" : null, text: said(c.label) })),
   );
   const body = section.rows.map((row) =>
     el(
       "tr",
       {},
       cols.map((c) =>
-        el("td", { class: c.kind === "text" ? "text" : null, text: formatCell(row[c.key], c.kind) }),
+        el("td", { class: c.kind === "text" ? "text" : null, text: formatCell(row[c.key], c.kind, c) }),
       ),
     ),
   );
@@ -136,7 +166,7 @@ function plotFiles(plot, figures, L = lang()) {
 }
 
 function figure(name, source, section, figures) {
-  const title = section.title[lang()] ?? section.title.en;
+  const title = said(section.title);
   const files = plotFiles(section.plot, figures);
   const png = plotUrl(name, source, files.png);
   const svgUrl = plotUrl(name, source, files.svg);
@@ -164,23 +194,18 @@ function figure(name, source, section, figures) {
 }
 
 function sectionView(name, source, section, figures) {
-  const L = lang();
   const text = el(
     "div",
     { class: "why-text" },
-    el("p", { class: "why-explain", text: section.explain?.[L] ?? section.explain?.en ?? "" }),
+    el("p", { class: "why-explain", text: said(section.explain) }),
     section.verdict
-      ? el("p", {
-          class: "why-verdict",
-          "data-testid": "why-verdict",
-          text: section.verdict[L] ?? section.verdict.en,
-        })
+      ? el("p", { class: "why-verdict", "data-testid": "why-verdict", text: said(section.verdict) })
       : null,
   );
   return el(
     "section",
     { class: "why-section", "data-testid": "why-section", "data-key": section.key },
-    el("h3", { text: section.title[L] ?? section.title.en }),
+    el("h3", { text: said(section.title) }),
     el(
       "div",
       { class: section.plot ? "why-row" : "why-row noplot" },
@@ -221,7 +246,7 @@ function rerun(entry, open) {
       { class: "why-cmd", "data-testid": "why-command" },
       el("code", {}, commandWords(c.command)),
       button,
-      el("span", { class: "note", text: c.note[lang()] ?? c.note.en }),
+      el("span", { class: "note", text: said(c.note) }),
     );
   });
   if (!rows.length) return null;
@@ -268,7 +293,6 @@ function claimText(name) {
 function experimentView(entry) {
   const source = state.chosen.get(entry.name);
   const doc = source ? state.docs.get(key(entry.name, source)) : null;
-  const L = lang();
   const info = entry.sources.find((s) => s.source === source);
   const claim = claimText(entry.name);
   return el(
@@ -280,14 +304,14 @@ function experimentView(entry) {
       "data-name": entry.name,
       "data-source": source ?? "",
     },
-    el("h2", { text: (doc ?? entry).title[L] ?? entry.title.en }),
+    el("h2", { text: said((doc ?? entry).title) }),
     claim ? el("p", { class: "why-claim", text: claim }) : null,
     info
       ? el(
           "div",
           { class: "why-meta", "data-testid": "why-hardware" },
           sourceSwitch(entry, source),
-          el("span", { text: t("page.why.measured", { machine: machineText(info.machine) }) }),
+          el("span", { text: t("page.why.measured", { machine: said(info.machine) }) }),
           info.created ? el("span", { text: t("page.why.created", { date: info.created.slice(0, 10) }) }) : null,
         )
       : null,
@@ -304,7 +328,7 @@ function renderToc() {
       el("a", {
         href: `#exp-${entry.name}`,
         class: entry.sources.length ? null : "missing",
-        text: entry.title[lang()] ?? entry.title.en,
+        text: said(entry.title),
       }),
     ),
   );
@@ -348,7 +372,6 @@ async function boot() {
   renderAll();
   try {
     state.index = await getJSON("/api/lab");
-    setWords(state.index.zh);
     // the reader's own result when there is one: that is what they re-ran it for
     const picks = state.index.results
       .filter((e) => e.sources.length)
