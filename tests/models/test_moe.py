@@ -17,6 +17,7 @@ from helpers_families import (
     write_family_gguf,
 )
 from lmscope.engine.loading import save_model
+from lmscope.engine.steps import STEPS
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.explain.report import report
 from lmscope.models.moe import MoE, MoEConfig
@@ -158,3 +159,25 @@ def test_lmscope_explain_runs_on_a_moe_gguf(moe, tmp_path, monkeypatch, capsys):
 
     assert main(["explain", "--model", str(loaded[1].source), "hi there"]) == 0
     assert "Step 13/20" in capsys.readouterr().out
+
+
+def test_the_page_api_runs_on_a_moe(moe):
+    """/api/layer and /api/step (every step) answer for a mixture of experts; the layer's MLP
+    vectors are the first expert's, as in the MLP step."""
+    from fastapi.testclient import TestClient
+
+    from lmscope.web import create_app
+
+    name, hf, loaded = moe
+    if name != "qwen3_moe":
+        pytest.skip("one model is enough for the page's API")
+    model = loaded[1]
+    ids = list(model.to_ids("hi there"))
+    where = {"ids": ids, "position": len(ids) - 1}
+    with TestClient(create_app(model)) as client:
+        layer = client.post("/api/layer", json={**where, "layer": 1})
+        assert layer.status_code == 200, layer.text
+        steps = [client.post("/api/step", json={**where, "key": s.key, "layer": 1}) for s in STEPS]
+    assert [r.status_code for r in steps] == [200] * len(STEPS)
+    mlp = next(r.json()["data"] for r in steps if r.json()["key"] == "mlp")
+    assert layer.json()["mlp_post"] == mlp["post"]

@@ -14,6 +14,7 @@ from lmscope.explain.modern import (
     RMSNormView,
     activation_curve,
     design,
+    mlp_pre_post,
     norm_parts,
     rmsnorm_view,
 )
@@ -140,19 +141,21 @@ def layer_view(model, trace: Trace, layer: int, position: int) -> LayerResponse:
     def at(name: str) -> torch.Tensor:
         return read(trace, f"{p}.{name}")[i]
 
+    pre, post = mlp_pre_post(model, trace, layer, i)  # a mixture of experts: its first expert's
+    mlp = {"mlp_pre": pre, "mlp_post": post}
     return LayerResponse(
         layer=layer,
         position=i,
         # the checker cannot match fields to the keys of a dict
-        **{name: vector(at(probe)) for name, probe in VECTORS.items()},  # type: ignore[arg-type]
+        **{n: vector(mlp[n] if n in mlp else at(probe)) for n, probe in VECTORS.items()},  # type: ignore[arg-type]
         **{name: rounded(at(f"attn.hook_{name}")) for name in ("q", "k", "v", "z")},  # type: ignore[arg-type]
         ln1=norm_view(model, trace, i, "ln1", layer),
         ln2=norm_view(model, trace, i, "ln2", layer),
         head_results=[vector(r) for r in at("attn.hook_result")],
         attn_bias=_rounded_or_none(output_bias(model.net.h[layer].attn)),
-        mlp_pre_stats=stats(at("mlp.hook_pre")),
-        mlp_post_stats=stats(at("mlp.hook_post")),
+        mlp_pre_stats=stats(pre),
+        mlp_post_stats=stats(post),
         activation=model.config.activation,
-        activation_curve=activation_curve(model.config.activation, at("mlp.hook_pre")),
+        activation_curve=activation_curve(model.config.activation, pre),
         dropout=dropout_example(model, trace, layer, i),
     )

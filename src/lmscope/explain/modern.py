@@ -435,6 +435,17 @@ def swiglu_view(model, trace: Trace, layer: int, position: int) -> SwiGLUStep:
     )
 
 
+def mlp_pre_post(model, trace: Trace, layer: int, position: int):
+    """The MLP's pre-activation (GPT-2: before GELU; SwiGLU: the gate) and post-activation at
+    ``position``; in a mixture of experts, those of the expert the router weighs most."""
+    p = f"blocks.{layer}"
+    mlp = model.net.h[layer].mlp
+    if hasattr(mlp, "experts"):
+        gate, _, post, *_ = _first_expert(trace, p, mlp, position)
+        return gate, post
+    return read(trace, f"{p}.mlp.hook_pre")[position], read(trace, f"{p}.mlp.hook_post")[position]
+
+
 @torch.no_grad()
 def _first_expert(trace: Trace, p: str, moe, position: int):
     """gate, up, post and output of the expert the router weighs most for the token at
