@@ -133,7 +133,7 @@ def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path
     """The weights of a saved random model (``save_random``) as a GGUF file of its family's
     llama.cpp architecture (``hf`` the model, ``folder`` where it was saved), with a tiny
     byte-level vocabulary. Matrices are stored as
-    ``qtype`` (3-D expert tensors and vectors as F32)."""
+    ``qtype`` (3-D expert tensors too: F16, BF16, Q8_0, Q4_0, Q4_1 only), vectors as F32."""
     from safetensors.numpy import load_file
 
     config = hf.config
@@ -169,7 +169,7 @@ def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path
     w.add_token_types([1] * config.vocab_size)
     w.add_add_bos_token(False)
     for name, value in gguf_tensors(state, config).items():
-        t = qtype if value.ndim == 2 else Q.F32
+        t = qtype if value.ndim >= 2 else Q.F32
         data = quantize(value, t)
         w.add_tensor(name, data, raw_dtype=t if data.dtype == np.uint8 else None)
     w.write_header_to_file()

@@ -181,3 +181,22 @@ def test_the_page_api_runs_on_a_moe(moe):
     assert [r.status_code for r in steps] == [200] * len(STEPS)
     mlp = next(r.json()["data"] for r in steps if r.json()["key"] == "mlp")
     assert layer.json()["mlp_post"] == mlp["post"]
+
+
+def test_quantized_experts_are_each_experts_own_matrix(tmp_path):
+    """A Q8_0 file stores each block's experts as one [expert, out, in] tensor: every expert's
+    matrix comes back as the dequantized quantization of its own weights."""
+    from gguf import GGMLQuantizationType as Q
+    from gguf.quants import dequantize, quantize
+    from safetensors.numpy import load_file
+
+    hf = save_random(tmp_path, "mixtral", intermediate_size=64, seed=3)
+    model = load_gguf_privately(write_family_gguf(tmp_path / "q8.gguf", hf, tmp_path, qtype=Q.Q8_0))
+    state = load_file(str(tmp_path / "model.safetensors"))
+    assert model.meta["quantization"] == "Q8_0"
+    for e in range(4):
+        for theirs, ours in (("w1", "gate_proj"), ("w3", "up_proj"), ("w2", "down_proj")):
+            w = state[f"model.layers.1.block_sparse_moe.experts.{e}.{theirs}.weight"]
+            expected = torch.from_numpy(dequantize(quantize(w, Q.Q8_0), Q.Q8_0))
+            got = getattr(model.net.h[1].mlp.experts[e], ours).weight
+            assert torch.equal(got, expected.reshape(got.shape)), (e, ours)
