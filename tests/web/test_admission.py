@@ -154,6 +154,8 @@ def test_a_stream_that_cannot_go_on_in_time_ends_with_an_error_event(held, monke
     lines = [line for line in r.text.splitlines() if line]
     assert '"type": "token"' in lines[0] and '"type": "token"' in lines[1]
     assert '"type": "error"' in lines[-1] and "the server is busy" in lines[-1]
+    last = json.loads(lines[-1])  # said as an error answer is: its catalog id and values
+    assert last["code"].startswith("error.web.busy.") and last["params"]["retry"] >= 1
 
 
 # --- the queue itself -------------------------------------------------------------------------
