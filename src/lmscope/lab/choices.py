@@ -13,8 +13,12 @@ def check_models(
 ) -> None:
     unknown = [m for m in models if m not in known]
     if unknown:
-        raise InvalidInputError(f"unknown model {unknown[0]!r} in --models; use {', '.join(known)}")
-    if "gpt" not in models or not any(m in recurrent for m in models):
         raise InvalidInputError(
-            f"--models needs gpt and at least one of {', '.join(recurrent)}{example}"
+            "error.lab.models.unknown", model=unknown[0], known=", ".join(known)
         )
+    if "gpt" not in models or not any(m in recurrent for m in models):
+        if example:
+            raise InvalidInputError(
+                "error.lab.models.needs-example", recurrent=", ".join(recurrent), example=example
+            )
+        raise InvalidInputError("error.lab.models.needs", recurrent=", ".join(recurrent))

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 from lmscope.lab.choices import check_models
 from lmscope.lab.timing import check_clock
 
@@ -33,12 +34,17 @@ def _whole_numbers(cfg, flags: dict[str, str], low: int = 1) -> None:
     for name, flag in flags.items():
         value = getattr(cfg, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise InvalidInputError(f"{flag} must be a whole number >= {low}, got {value!r}")
+            said = (
+                "error.lab.whole-number-part"
+                if isinstance(flag, Message)
+                else "error.lab.whole-number"
+            )
+            raise InvalidInputError(said, flag=flag, low=low, value=repr(value))
 
 
 def _check_threads(threads: int | None) -> None:
     if threads is not None and threads < 1:
-        raise InvalidInputError(f"--threads must be >= 1, got {threads}")
+        raise InvalidInputError("error.lab.threads", got=threads)
 
 
 @dataclass
@@ -54,12 +60,12 @@ class SerialDepthConfig:
 
     def __post_init__(self):
         if self.max_n is not None and self.max_n < 1:
-            raise InvalidInputError(f"--max-n must be >= 1, got {self.max_n}")
+            raise InvalidInputError("error.lab.at-least-one", flag="--max-n", got=self.max_n)
         if self.repeats < 1:
-            raise InvalidInputError(f"--repeats must be >= 1, got {self.repeats}")
+            raise InvalidInputError("error.lab.at-least-one", flag="--repeats", got=self.repeats)
         if not (math.isfinite(self.a) and -1.0 <= self.a <= 1.0):
             # |a| > 1 makes h grow like a^N: every method overflows long before N = 65,536
-            raise InvalidInputError(f"--a must be between -1 and 1, got {self.a}")
+            raise InvalidInputError("error.lab.a-range", got=self.a)
         _check_threads(self.threads)
         check_clock(self.clock, self.devices, self.threads)
 
@@ -91,16 +97,16 @@ class MemoryWallConfig:
         for name in ("min_n", "max_n", "heads", "d_head", "batch", "repeats"):
             value = getattr(self, name)
             if value < 1:
-                raise InvalidInputError(f"{_flag(name)} must be >= 1, got {value}")
+                raise InvalidInputError("error.lab.at-least-one", flag=_flag(name), got=value)
         if self.min_n > self.max_n:
-            raise InvalidInputError(f"--min-n ({self.min_n}) is larger than --max-n ({self.max_n})")
+            raise InvalidInputError("error.lab.min-over-max", low=self.min_n, high=self.max_n)
         if self.dtype not in DTYPE_BYTES:
-            raise InvalidInputError(f"--dtype must be one of {', '.join(DTYPE_BYTES)}")
+            raise InvalidInputError("error.lab.dtype", known=", ".join(DTYPE_BYTES))
         if self.budget_bytes is not None and self.budget_bytes <= 0:
-            raise InvalidInputError(f"--budget must be more than 0 bytes, got {self.budget_bytes}")
+            raise InvalidInputError("error.lab.budget-bytes", got=self.budget_bytes)
         unknown = [m for m in self.methods if m not in MEMORY_METHODS]
         if unknown or not self.methods:
-            raise InvalidInputError(f"--methods takes a comma list of {', '.join(MEMORY_METHODS)}")
+            raise InvalidInputError("error.lab.methods", known=", ".join(MEMORY_METHODS))
         _check_threads(self.threads)
         check_clock(self.clock, [self.device], self.threads)
 
@@ -141,22 +147,18 @@ class GradientFlowConfig:
         names += ("batch_size", "train_iters")
         _whole_numbers(self, {name: _flag(name) for name in names})
         if self.embed % self.gpt_heads:
-            raise InvalidInputError(
-                f"--embed ({self.embed}) must be divisible by --gpt-heads ({self.gpt_heads})"
-            )
+            raise InvalidInputError("error.lab.embed-heads", embed=self.embed, heads=self.gpt_heads)
         if not self.states:
-            raise InvalidInputError("--state names no state; use init, trained or both")
+            raise InvalidInputError("error.lab.state-none")
         bad = [s for s in self.states if s not in GRADIENT_STATES]
         if bad:
-            raise InvalidInputError(f"--state {bad[0]!r}: use init, trained or both")
+            raise InvalidInputError("error.lab.state-unknown", state=bad[0])
         if not self.archs:
-            raise InvalidInputError(
-                f"--models names no model; use some of {', '.join(GRADIENT_MODELS)}"
-            )
+            raise InvalidInputError("error.lab.models.none", known=", ".join(GRADIENT_MODELS))
         bad = [a for a in self.archs if a not in GRADIENT_MODELS]
         if bad:
             raise InvalidInputError(
-                f"unknown model {bad[0]!r}; use some of {', '.join(GRADIENT_MODELS)}"
+                "error.lab.models.unknown-some", model=bad[0], known=", ".join(GRADIENT_MODELS)
             )
 
 
@@ -181,19 +183,18 @@ class RaceConfig:
 
     def __post_init__(self):
         if not isinstance(self.budget_s, (int, float)) or not math.isfinite(self.budget_s):
-            raise InvalidInputError(f"--budget must be a number of seconds, got {self.budget_s!r}")
+            raise InvalidInputError("error.lab.budget-seconds", got=repr(self.budget_s))
         if self.budget_s <= 0:
-            raise InvalidInputError(
-                f"--budget must be above 0 seconds (e.g. 240 or 4m), got {self.budget_s:g}"
-            )
+            raise InvalidInputError("error.lab.budget-positive", got=f"{self.budget_s:g}")
         names = ("batch", "gpt_layers", "gpt_heads", "gpt_dim", "rnn_layers", "eval_points")
         names += ("eval_batches",)
-        _whole_numbers(self, {"context": "--context (N)", **{name: _flag(name) for name in names}})
+        _whole_numbers(
+            self,
+            {"context": Message("error.lab.part.context"), **{name: _flag(name) for name in names}},
+        )
         if self.gpt_dim % self.gpt_heads:
-            raise InvalidInputError(
-                f"--gpt-dim ({self.gpt_dim}) must be divisible by --gpt-heads ({self.gpt_heads})"
-            )
-        check_models(self.models, RACE_MODELS, RECURRENT, " (e.g. lstm,gpt)")
+            raise InvalidInputError("error.lab.dim-heads", dim=self.gpt_dim, heads=self.gpt_heads)
+        check_models(self.models, RACE_MODELS, RECURRENT, "lstm,gpt")
         self.models = tuple(dict.fromkeys(self.models))
         _check_threads(self.threads)
         check_clock(self.clock, [self.device], self.threads)

@@ -135,7 +135,7 @@ def embedding_grads(net, ids: torch.Tensor, targets: torch.Tensor) -> torch.Tens
     the last position (summed over the batch, so each sequence gets its own gradient)."""
     if isinstance(net, CharRNN):  # x is its input embedding
         if net.embedding is None:
-            raise InvalidInputError("gradient flow needs a model with an input embedding")
+            raise InvalidInputError("error.lab.gradients.no-embedding")
         x = net.embedding(ids).detach().requires_grad_(True)
         out, _ = net.rnn(x)
         logits = net.head(out[:, -1])
@@ -164,8 +164,7 @@ def sample_sequences(ids: np.ndarray, length: int, count: int, seed: int) -> np.
     random offsets."""
     if len(ids) < length + 2:
         raise InvalidInputError(
-            f"the text has {len(ids)} characters; measuring k up to {length - 1} needs more "
-            f"than {length + 1}"
+            "error.lab.gradients.short-text", have=len(ids), k=length - 1, need=length + 1
         )
     rng = np.random.default_rng(seed)
     starts = rng.integers(0, len(ids) - length - 1, size=count)

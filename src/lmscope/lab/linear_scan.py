@@ -25,7 +25,7 @@ DEFAULT_BLOCK = 128
 
 def _check(x: torch.Tensor) -> None:
     if x.dim() != 1 or x.numel() < 1:
-        raise InvalidInputError(f"expected a non-empty 1-D tensor, got shape {tuple(x.shape)}")
+        raise InvalidInputError("error.lab.scan.shape", shape=str(tuple(x.shape)))
 
 
 def recurrence_loop(x: torch.Tensor, a: float) -> torch.Tensor:
@@ -57,7 +57,7 @@ def associative_scan(x: torch.Tensor, a: float | torch.Tensor) -> torch.Tensor:
 def block_length(a: float, dtype: torch.dtype, block: int = DEFAULT_BLOCK) -> int:
     """Longest block (<= block) whose powers |a|^-(L-1) stay far inside the dtype's range."""
     if block < 1:
-        raise InvalidInputError(f"block must be >= 1, got {block}")
+        raise InvalidInputError("error.lab.at-least-one", flag="block", got=block)
     mag = abs(a)
     if mag == 0.0:
         return 1  # h_t = x_t: nothing to carry
@@ -72,7 +72,7 @@ def chunked_scan(x: torch.Tensor, a: float, block: int = DEFAULT_BLOCK) -> torch
     """Closed form inside short blocks (a cumsum), a scan across the block carries."""
     _check(x)
     if not x.is_floating_point():
-        raise InvalidInputError(f"chunked_scan needs a floating-point tensor, got {x.dtype}")
+        raise InvalidInputError("error.lab.scan.dtype", dtype=str(x.dtype))
     n = x.numel()
     length = block_length(a, x.dtype, block)
     n_blocks = -(-n // length)

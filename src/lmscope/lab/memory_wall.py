@@ -122,12 +122,10 @@ def parse_size(text: str) -> int:
     """'4GB' (10^9), '512MiB' or '512M' (2^20), '1e9' or plain bytes -> bytes."""
     match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([a-z]*)\s*", str(text).lower())
     if not match or match.group(2) not in _UNITS:
-        raise InvalidInputError(f"cannot read size {text!r}; write e.g. 4GB, 512MiB or 1000000")
+        raise InvalidInputError("error.lab.size.unreadable", text=str(text))
     size = float(match.group(1)) * _UNITS[match.group(2)]
     if not math.isfinite(size):
-        raise InvalidInputError(
-            f"size {text!r} is too large to count in bytes; write e.g. 4GB, 512MiB or 1000000"
-        )
+        raise InvalidInputError("error.lab.size.too-large", text=str(text))
     return int(size)
 
 
@@ -149,20 +147,16 @@ def check_budget(budget: int | None, device: str, said: str | None = None) -> No
     (``said``: the budget as the user wrote it)."""
     total = total_bytes(device) if budget is not None else None
     if total is not None and budget > total:
-        where = "this GPU's" if device.startswith("cuda") else "this machine's"
         raise InvalidInputError(
-            f"--budget {said or format_bytes(budget)} is more than {where} memory "
-            f"({format_bytes(total)}); give at most that, or leave --budget out for a quarter "
-            "of what is available now"
+            "error.lab.budget.over-gpu" if device.startswith("cuda") else "error.lab.budget.over",
+            budget=said or format_bytes(budget),
+            total=format_bytes(total),
         )
 
 
 def check_platform(device: str) -> None:
     if device == "cpu" and not os.access(CLEAR_REFS, os.W_OK):
-        raise InvalidInputError(
-            "measuring CPU peak memory needs Linux's /proc/self/clear_refs, which this system "
-            "lacks; run memory-wall on Linux or with --device cuda"
-        )
+        raise InvalidInputError("error.lab.no-clear-refs")
 
 
 # --- the measuring process -----------------------------------------------------------------
@@ -188,7 +182,7 @@ class Worker:
         )
         self.ready = self.ask(setup)
         if self.ready is None:
-            raise LmscopeError(f"the memory-measuring process did not start: {self.death()}")
+            raise LmscopeError("error.lab.worker-start", reason=self.death())
 
     def ask(self, payload: dict) -> dict | None:
         """Send one line, read one line; None when the process has died."""
@@ -270,7 +264,7 @@ def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Resu
     if budget is None:
         free = available_bytes(cfg.device)
         if free is None:
-            raise InvalidInputError("cannot tell how much memory is free here; give --budget")
+            raise InvalidInputError("error.lab.budget.unknown-free")
         budget = int(BUDGET_FRACTION * free)
     sizes = cfg.sizes()
     advance = stage(progress, "memory wall", len(sizes) * len(cfg.methods))

@@ -81,11 +81,9 @@ def parse_budget(text: str) -> float:
     try:
         value = float(raw) * scale
     except ValueError:
-        raise InvalidInputError(
-            f"--budget {text!r} is not a time; use seconds (240) or a unit: 90s, 4m, 0.5h"
-        ) from None
+        raise InvalidInputError("error.lab.race.budget-not-time", text=text) from None
     if not math.isfinite(value):
-        raise InvalidInputError(f"--budget {text!r} is not a finite time")
+        raise InvalidInputError("error.lab.race.budget-infinite", text=text)
     return value
 
 
@@ -99,9 +97,14 @@ def vocab_and_epoch(cfg: RaceConfig) -> tuple[int, int, int]:
     for split, have in zip(("training", "validation"), sizes, strict=True):
         if have < need:  # the trainer would refuse too; say so before any model is built
             raise InvalidInputError(
-                f"--context {cfg.context} with --batch {cfg.batch} needs {need:,} characters "
-                f"in the {split} split of {cfg.data!r}, which has {have:,}; use a shorter "
-                "--context, a smaller --batch or a bigger corpus"
+                "error.lab.race.short-validation"
+                if split == "validation"
+                else ("error.lab.race.short-training"),
+                context=cfg.context,
+                batch=cfg.batch,
+                need=need,
+                data=cfg.data,
+                have=have,
             )
     steps = len(StreamBatches(np.zeros(sizes[0], dtype=np.int32), cfg.batch, cfg.context))
     return tokenizer.vocab_size, sizes[0], steps

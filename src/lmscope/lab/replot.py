@@ -32,15 +32,16 @@ def replot(path: str | Path, langs: tuple[str, ...] = LANGS) -> list[Path]:
     if plotter is None:
         known = ", ".join(PLOTTERS)
         raise InvalidInputError(
-            f"{folder}: no figures to draw for experiment {doc.get('experiment')!r}; "
-            f"lmscope draws those of {known}"
+            "error.lab.replot.unknown",
+            folder=str(folder),
+            experiment=str(doc.get("experiment")),
+            known=known,
         )
     try:
         plotter(doc, folder, langs)
     except (KeyError, IndexError, TypeError, StopIteration):
         raise InvalidInputError(
-            f"{folder / RESULT_FILE} lacks the rows its figures are drawn from; "
-            "run the experiment again to write a complete one"
+            "error.lab.replot.no-rows", file=str(folder / RESULT_FILE)
         ) from None
     return [
         folder / plot_name(file, lang)

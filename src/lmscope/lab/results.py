@@ -273,21 +273,22 @@ class Result:
 def read_result(path: str | os.PathLike) -> dict:
     """Load and sanity-check a result.json (a folder holding one is accepted too)."""
     if not isinstance(path, str | os.PathLike):
-        raise InvalidInputError(f"a lab result is named by a path, got {type(path).__name__}")
+        raise InvalidInputError("error.lab.result.not-a-path", got=type(path).__name__)
     path = Path(path)
     if path.is_dir():
         path = path / RESULT_FILE
     if not path.is_file():
-        raise InvalidInputError(f"no lab result at {path}; run an experiment with --out first")
-    not_ours = f"{path} is not a result.json written by lmscope lab"
+        raise InvalidInputError("error.lab.result.none", path=str(path))
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
-        raise InvalidInputError(f"cannot read {path}: {err.strerror or err}") from None
+        raise InvalidInputError(
+            "error.lab.result.unreadable", path=str(path), reason=str(err.strerror or err)
+        ) from None
     except (UnicodeDecodeError, json.JSONDecodeError):  # the parser's words mean nothing here
-        raise InvalidInputError(f"{not_ours} (not JSON)") from None
+        raise InvalidInputError("error.lab.result.not-json", path=str(path)) from None
     if not isinstance(doc, dict) or doc.get("schema") not in SCHEMAS:
-        raise InvalidInputError(f"{not_ours} (no schema {SCHEMA})")
+        raise InvalidInputError("error.lab.result.no-schema", path=str(path), schema=SCHEMA)
     return doc
 
 
@@ -296,7 +297,7 @@ def shipped_dir(experiment: str) -> Path:
     folder = Path(str(resources.files("lmscope") / "assets" / "lab" / experiment))
     if not (folder / RESULT_FILE).is_file():
         known = ", ".join(shipped_experiments()) or "none"
-        raise InvalidInputError(f"no shipped result named {experiment!r}; shipped: {known}")
+        raise InvalidInputError("error.lab.result.no-shipped", name=experiment, known=known)
     return folder
 
 
@@ -415,17 +416,15 @@ def resolve_devices(spec: str) -> list[str]:
             continue
         if d == "cuda" or d.startswith("cuda:"):
             if not torch.cuda.is_available():
-                raise InvalidInputError(
-                    "--device cuda: this PyTorch build sees no CUDA GPU; use --device cpu"
-                )
+                raise InvalidInputError("error.lab.device.no-cuda")
             continue
-        raise InvalidInputError(f"unknown device {d!r}; use auto, cpu, cuda or a list: cpu,cuda")
+        raise InvalidInputError("error.lab.device.unknown", device=d)
     if not devices:
-        raise InvalidInputError("--device is empty; use auto, cpu or cuda")
+        raise InvalidInputError("error.lab.device.empty")
     return list(dict.fromkeys(devices))
 
 
-def resolve_device(spec: str, refusal: str) -> str:
+def resolve_device(spec: str, refusal) -> str:
     """One device for an experiment that measures on one: cpu, cuda (or cuda:K), or auto (CUDA
     when present); a list of several is refused with ``refusal``."""
     devices = resolve_devices(spec)

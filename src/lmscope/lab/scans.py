@@ -46,7 +46,7 @@ AFFINE_IDENTITY = (1.0, 0.0)
 def log2_ceil(n: int) -> int:
     """Smallest k with 2**k >= n (0 for n = 1)."""
     if n < 1:
-        raise InvalidInputError(f"N must be >= 1, got {n}")
+        raise InvalidInputError("error.lab.at-least-one", flag="N", got=n)
     return (n - 1).bit_length()
 
 
@@ -89,7 +89,7 @@ def hillis_steele_scan(xs: Sequence, op: Op = operator.add) -> tuple[list, ScanC
 def hillis_steele_cost(n: int) -> ScanCost:
     """Rounds and work of ``hillis_steele_scan`` on N items, without running it."""
     if n < 1:
-        raise InvalidInputError(f"N must be >= 1, got {n}")
+        raise InvalidInputError("error.lab.at-least-one", flag="N", got=n)
     rounds = log2_ceil(n)
     return ScanCost(rounds, sum(n - (1 << r) for r in range(rounds)))
 
@@ -139,7 +139,7 @@ def tree_reduce(xs: Sequence, op: Op = operator.add) -> tuple[Any, ScanCost]:
     """Pairwise reduction, the shape of sum() on parallel hardware: ceil(log2 N) rounds."""
     level = list(xs)
     if not level:
-        raise InvalidInputError("cannot reduce an empty sequence")
+        raise InvalidInputError("error.lab.scan.empty")
     rounds = work = 0
     while len(level) > 1:
         pairs = [op(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
@@ -153,7 +153,7 @@ def tree_reduce(xs: Sequence, op: Op = operator.add) -> tuple[Any, ScanCost]:
 
 def max_abs_diff(xs: Sequence[float], ys: Sequence[float]) -> float:
     if len(xs) != len(ys):
-        raise InvalidInputError(f"length mismatch: {len(xs)} vs {len(ys)}")
+        raise InvalidInputError("error.lab.scan.lengths", first=len(xs), second=len(ys))
     return max((abs(x - y) for x, y in zip(xs, ys, strict=True)), default=0.0)
 
 

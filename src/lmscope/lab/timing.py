@@ -39,7 +39,7 @@ CLOCK_LABELS = {"wall": "wall-clock time", "cpu": "CPU time"}
 
 def clock_for(name: str) -> Callable[[], float]:
     if name not in CLOCKS:
-        raise InvalidInputError(f"--clock must be wall or cpu, got {name!r}")
+        raise InvalidInputError("error.lab.clock.unknown", clock=name)
     return CLOCKS[name]
 
 
@@ -48,9 +48,9 @@ def check_clock(name: str, devices, threads: int | None) -> None:
     clock_for(name)
     if name == "cpu":
         if any(d != "cpu" for d in devices):
-            raise InvalidInputError("--clock cpu cannot see GPU work; use --clock wall with CUDA")
+            raise InvalidInputError("error.lab.clock.gpu")
         if threads != 1:
-            raise InvalidInputError("--clock cpu adds up every thread's time; add --threads 1")
+            raise InvalidInputError("error.lab.clock.threads")
 
 
 def sync_for(device: str) -> Callable[[], None]:
@@ -144,7 +144,7 @@ def measure(
     call warms caches; it counts as a repeat only when it is slow (a warm-up is then irrelevant
     and a second full run would only cost time)."""
     if repeats < 1:
-        raise InvalidInputError(f"repeats must be >= 1, got {repeats}")
+        raise InvalidInputError("error.lab.at-least-one", flag="repeats", got=repeats)
     now = clock_for(clock)
     sync = sync or (lambda: None)
     start = now()

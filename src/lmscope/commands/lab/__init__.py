@@ -31,7 +31,7 @@ from lmscope.lab.results import (
     shipped_experiments,
 )
 
-ONE_DEVICE = "memory-wall measures one device at a time: --device cpu or cuda"
+ONE_DEVICE = "error.lab.memory-wall.one-device"
 
 
 def register(sub):
@@ -205,7 +205,7 @@ def run_memory_wall(args) -> int:
 def run_show(args) -> int:
     if args.result is None:
         names = ", ".join(shipped_experiments()) or "none"
-        raise InvalidInputError(f"name a result to show: {names}, or a folder with result.json")
+        raise InvalidInputError("error.lab.show.name", names=names)
     path = Path(args.result)
     folder = path if path.exists() else shipped_dir(args.result)
     doc = read_result(folder)

@@ -100,7 +100,7 @@ def set_threads(threads: int | None) -> None:
     if threads is None:
         return
     if threads < 1:
-        raise InvalidInputError(f"--threads must be >= 1, got {threads}")
+        raise InvalidInputError("error.lab.threads", got=threads)
     import torch  # lazy: see lmscope.commands
 
     torch.set_num_threads(threads)
@@ -111,15 +111,15 @@ def check_out(out: Path | str) -> Path:
     empty name (it would write into the current folder), a file where a folder must be, a
     folder that cannot be written in."""
     if not str(out).strip():
-        raise InvalidInputError("--out is empty; name a folder, e.g. --out lmscope-results/run")
+        raise InvalidInputError("error.lab.out.empty")
     from lmscope.formats.atomic import cannot_write_in
 
-    problem = cannot_write_in(out)
-    problem = None if problem is None else str(problem)  # a Message (formats.atomic)
-    if problem is not None:  # "--out x is a file", not "--out x: x is a file"
-        said = problem if problem.startswith(f"{out} ") else f"{out}: {problem}"
-        raise InvalidInputError(f"--out {said}")
-    return Path(out)
+    problem = cannot_write_in(out)  # a catalog message, or None
+    if problem is None:
+        return Path(out)
+    if problem.id == "error.write.file-not-folder" and problem.values["path"] == str(out):
+        raise InvalidInputError("error.lab.out.is-file", out=str(out))  # not "--out x: x is..."
+    raise InvalidInputError("error.lab.out.problem", out=str(out), problem=problem)
 
 
 def run_experiment(experiment, cfg, args) -> int:
@@ -169,10 +169,7 @@ def check_renders(doc: dict, lang: str, path: Path) -> None:
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as err:
         said = (str(err).splitlines() or [type(err).__name__])[0]
         what = f"no {err.args[0]!r}" if isinstance(err, KeyError) and err.args else said
-        raise InvalidInputError(
-            f"{path} is not a complete lab result ({what}); run the experiment again to write "
-            "a complete one"
-        ) from None
+        raise InvalidInputError("error.lab.result.incomplete", path=str(path), what=what) from None
 
 
 def render(doc: dict, console: Console, lang: str = "en", folder: Path | None = None) -> None:

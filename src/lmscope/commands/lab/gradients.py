@@ -79,8 +79,6 @@ def run(args) -> int:
     not_empty(args.data, "--data", "name a bundled corpus or a text file")
     archs = lab_common.comma_list(args.models)
     if not archs:
-        raise InvalidInputError(
-            f"--models names no model; use some of {', '.join(GRADIENT_MODELS)}"
-        )
+        raise InvalidInputError("error.lab.models.none", known=", ".join(GRADIENT_MODELS))
     cfg = lab_common.settings(GradientFlowConfig, args, states=states, archs=archs)
     return lab_common.run_experiment(run_gradient_flow, cfg, args)

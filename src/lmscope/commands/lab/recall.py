@@ -110,7 +110,7 @@ def run(args) -> int:
     # flags left out keep RecallConfig's defaults, or --quick's where it has its own
     given = {
         "models": lab_common.comma_list(args.models.lower()),
-        "device": resolve_device(args.device, "recall runs on one device: cpu or cuda"),
+        "device": resolve_device(args.device, "error.lab.recall.one-device"),
     }
     if args.sizes is not None:
         given["sizes"] = tuple(_width(part) for part in lab_common.comma_list(args.sizes))
@@ -129,6 +129,4 @@ def _width(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise InvalidInputError(
-            f"--sizes takes GPT widths as whole numbers, e.g. 16,32,64; got {text!r}"
-        ) from None
+        raise InvalidInputError("error.lab.recall.sizes", text=text) from None

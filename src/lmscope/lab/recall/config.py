@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from lmscope.errors import InvalidInputError
+from lmscope.i18n import Message
 from lmscope.lab.choices import check_models
 
 RECALL_MODELS = ("lstm", "gru", "gpt")
@@ -21,9 +22,10 @@ QUICK = {"sizes": (32,), "steps": 800, "items": 4, "distance": 16, "budget_s": 3
 QUICK_TEST_EXAMPLES = 200
 
 
-def _whole(value, flag: str, low: int = 1) -> None:
+def _whole(value, flag: str | Message, low: int = 1) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise InvalidInputError(f"{flag} must be a whole number >= {low}, got {value!r}")
+        said = "error.lab.whole-number" if isinstance(flag, str) else "error.lab.whole-number-part"
+        raise InvalidInputError(said, flag=flag, low=low, value=repr(value))
 
 
 @dataclass
@@ -57,13 +59,12 @@ class RecallConfig:
         self.sizes = tuple(dict.fromkeys(self.sizes))
         self.models = tuple(dict.fromkeys(self.models))
         if not self.sizes:
-            raise InvalidInputError("--sizes needs at least one GPT width, e.g. 32,64")
+            raise InvalidInputError("error.lab.recall.no-sizes")
         for size in self.sizes:
-            _whole(size, "every --sizes entry (a GPT width)", self.gpt_head_dim)
+            _whole(size, Message("error.lab.part.sizes-entry"), self.gpt_head_dim)
             if size % self.gpt_head_dim:
                 raise InvalidInputError(
-                    f"--sizes: a GPT width must be a multiple of {self.gpt_head_dim} "
-                    f"(the width of one head), got {size}"
+                    "error.lab.recall.size-multiple", head=self.gpt_head_dim, got=size
                 )
         check_models(self.models, RECALL_MODELS, RECURRENT)
         for name, flag in (
@@ -80,21 +81,17 @@ class RecallConfig:
         _whole(self.distance, "--distance", 0)
         _whole(self.seed, "--seed", 0)
         if self.items > MAX_ITEMS:
-            raise InvalidInputError(
-                f"--items {self.items}: at most {MAX_ITEMS} (one position digit 0-9 per symbol)"
-            )
+            raise InvalidInputError("error.lab.recall.items-most", items=self.items, most=MAX_ITEMS)
         if not isinstance(self.lr, (int, float)) or not (math.isfinite(self.lr) and self.lr > 0):
-            raise InvalidInputError(f"--lr must be a number above 0, got {self.lr!r}")
+            raise InvalidInputError("error.lab.recall.lr", got=repr(self.lr))
         if self.budget_s is not None and not (
             isinstance(self.budget_s, (int, float))
             and math.isfinite(self.budget_s)
             and self.budget_s > 0
         ):
-            raise InvalidInputError(
-                f"--budget must be above 0 seconds (e.g. 90 or 2m), got {self.budget_s!r}"
-            )
+            raise InvalidInputError("error.lab.recall.budget", got=repr(self.budget_s))
         if self.threads is not None and self.threads < 1:
-            raise InvalidInputError(f"--threads must be >= 1, got {self.threads}")
+            raise InvalidInputError("error.lab.threads", got=self.threads)
 
     @classmethod
     def quick_settings(cls, **given) -> RecallConfig:

@@ -256,5 +256,5 @@ def check_budget(value) -> float | None:
         return None
     seconds = parse_budget(value)
     if seconds <= 0:
-        raise InvalidInputError(f"--budget must be above 0 seconds (or none), got {value!r}")
+        raise InvalidInputError("error.lab.recall.budget-or-none", got=repr(value))
     return seconds

@@ -48,12 +48,11 @@ class TaskShape:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidInputError(
-                    f"recall: {name} must be a whole number >= {low}, got {value!r}"
+                    "error.lab.recall.whole-number", name=name, low=low, value=repr(value)
                 )
         if self.max_items > len(POSITIONS):
             raise InvalidInputError(
-                f"recall: at most {len(POSITIONS)} symbols (one position digit each), "
-                f"got {self.max_items}"
+                "error.lab.recall.too-many-symbols", most=len(POSITIONS), got=self.max_items
             )
 
     @property
@@ -98,10 +97,10 @@ def make_examples(
 ) -> Examples:
     """``n`` examples; P and N drawn uniformly (1..max_items, 0..max_distance) unless fixed."""
     if items is not None and not 1 <= items <= shape.max_items:
-        raise InvalidInputError(f"recall: items must lie in 1..{shape.max_items}, got {items}")
+        raise InvalidInputError("error.lab.recall.items-range", most=shape.max_items, got=items)
     if distance is not None and not 0 <= distance <= shape.max_distance:
         raise InvalidInputError(
-            f"recall: distance must lie in 0..{shape.max_distance}, got {distance}"
+            "error.lab.recall.distance-range", most=shape.max_distance, got=distance
         )
     rng = np.random.default_rng(seed)
     symbols, positions, filler = _codes(SYMBOLS), _codes(POSITIONS), _codes(FILLER)
