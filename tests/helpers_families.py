@@ -42,6 +42,19 @@ FAMILIES = {
         "MixtralForCausalLM",
         dict(num_local_experts=4, num_experts_per_tok=2),
     ),
+    # local, global, local layers; a window shorter than the tests' prompts; a score scale
+    # (query_pre_attn_scalar) other than d_head
+    "gemma3_text": (
+        "Gemma3TextConfig",
+        "Gemma3ForCausalLM",
+        dict(
+            head_dim=16,
+            num_hidden_layers=3,
+            sliding_window=5,
+            layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+            query_pre_attn_scalar=12,
+        ),
+    ),
 }
 
 
@@ -58,8 +71,8 @@ def save_random(directory: Path, family: str, seed: int = 0, **overrides):
         hf = getattr(transformers, model_name)(config).eval()
         with torch.no_grad():
             for name, p in hf.named_parameters():
-                if "norm" in name:
-                    p.uniform_(0.5, 1.5)
+                if "norm" in name:  # Gemma's gains are 1 + w: w around 0
+                    p.uniform_(-0.5, 0.5) if family == "gemma3_text" else p.uniform_(0.5, 1.5)
                 else:
                     p.normal_(0.0, 0.15)
         hf.save_pretrained(directory, safe_serialization=True)

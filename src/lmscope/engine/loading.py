@@ -44,6 +44,7 @@ from lmscope.formats.weights import (
     weights_file,
 )
 from lmscope.i18n import Message, text
+from lmscope.models.gemma3 import Gemma3, Gemma3Config, build_gemma3
 from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
 from lmscope.models.llama import Llama, LlamaConfig, build_llama
 from lmscope.models.moe import MoE, MoEConfig, build_moe
@@ -314,6 +315,7 @@ HF_BUILDERS: dict[str, Callable[..., Llama]] = {
     "phi3": build_phi3,
     "mixtral": build_moe,
     "qwen3_moe": build_moe,
+    "gemma3_text": build_gemma3,
 }
 LLAMA_TYPES = tuple(HF_BUILDERS)
 # lmscope.json "arch" -> (config class, network class: it takes that config)
@@ -325,6 +327,7 @@ TRANSFORMER_ARCHS: dict[
     "qwen3": (Qwen3Config, Qwen3),
     "phi3": (Phi3Config, Phi3),
     "moe": (MoEConfig, MoE),
+    "gemma3": (Gemma3Config, Gemma3),
 }
 
 

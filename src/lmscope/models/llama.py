@@ -67,6 +67,7 @@ _LLAMA3_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_p
 class LlamaConfig(JsonConfig):
     family: ClassVar[str] = "llama"  # what the explainer says this architecture does
     model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES  # the model_type values it takes
+    activations: ClassVar[tuple[str, ...]] = ("silu",)  # the MLP gate's (Gemma 3: tanh GELU)
     vocab_size: int = 32000
     n_ctx: int = 2048  # context length (Hugging Face: max_position_embeddings)
     n_embd: int = 4096  # d_model (hidden_size)
@@ -131,7 +132,7 @@ class LlamaConfig(JsonConfig):
             raise InvalidInputError(
                 "error.value.at-least", name="sliding_window", low=1, got=str(self.sliding_window)
             )
-        if self.activation != "silu":
+        if self.activation not in self.activations:
             raise InvalidInputError("error.llama.activation", name=repr(self.activation))
         if not 0.0 <= self.dropout < 1.0:
             raise InvalidInputError("error.value.fraction", name="dropout", got=str(self.dropout))
@@ -418,6 +419,7 @@ class CausalSelfAttention(nn.Module):
         self.o_proj = Linear(d_q, config.n_embd, bias=config.attention_out_bias)  # W_O
         self.attn_dropout = nn.Dropout(config.dropout)
         self.dropout = config.dropout
+        self.scale: float | None = None  # the scores' factor; None: 1 / sqrt(d_head)
 
     def kv_head_of(self, query_head: int) -> int:
         """The key/value head a query head reads: query heads come in consecutive groups."""
@@ -479,7 +481,7 @@ class CausalSelfAttention(nn.Module):
         return q.transpose(0, 1).float() @ k.float().transpose(-2, -1)
 
     def scale_scores(self, raw: torch.Tensor) -> torch.Tensor:
-        return raw / math.sqrt(self.d_head)
+        return raw / math.sqrt(self.d_head) if self.scale is None else raw * self.scale
 
     def masked_scores(self, raw: torch.Tensor) -> torch.Tensor:
         """Raw QK^T -> scaled and masked (causal, and the sliding window if any), exactly as
@@ -498,6 +500,8 @@ class CausalSelfAttention(nn.Module):
         (enable_gqa), without copying the keys and values n_kv_groups times."""
         T, S = q.shape[2], k.shape[2]
         options: dict[str, Any] = dict(dropout_p=self.dropout if self.training else 0.0)
+        if self.scale is not None:
+            options["scale"] = self.scale
         if self.n_kv_groups > 1:
             options["enable_gqa"] = True
         unwindowed = self.window is None or self.window >= S

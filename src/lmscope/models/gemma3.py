@@ -1,0 +1,288 @@
+"""Gemma 3 (text): the Llama recipe (``lmscope.models.llama``) with six changes.
+
+- The token embedding is multiplied by sqrt(d_model) before the first block, so that its rows,
+  stored small, enter the residual stream at the size the blocks expect.
+- Every RMSNorm multiplies by (1 + w), not w: a gain stored as 0 leaves the normalized vector as
+  it is.
+- "Sandwich" blocks: four norms. Besides the norms before attention and before the MLP (ln1,
+  ln2), each branch's output is normalized again before it is added to the residual stream
+  (ln1_post, ln2_post):
+
+      x = x + ln1_post(attn(ln1(x)))
+      x = x + ln2_post(mlp(ln2(x)))
+
+- QK-norm, as Qwen3 (``lmscope.models.qwen3``): each head's q and k pass through a (1 + w)
+  RMSNorm before RoPE; scores are scaled by query_pre_attn_scalar^-1/2 (d_head^-1/2 in the small
+  models, as in Llama).
+- GeGLU: the MLP's gate goes through GELU (tanh approximation) instead of SiLU.
+- Local and global layers: most layers see only the last ``sliding_window`` keys (512 in the
+  270M and 1B models) and rotate with RoPE base 10,000; every sixth layer sees the whole context
+  and rotates with base 1,000,000.
+
+Probes are Llama's, plus ``blocks.L.ln1_post`` and ``ln2_post`` (TransformerLens's names for
+Gemma's extra norms), ``attn.q_norm``/``k_norm`` as in Qwen3, and ``hook_embed`` before the
+sqrt(d_model) scale (``blocks.0.hook_resid_pre`` is after it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from lmscope.errors import CheckpointError, InvalidInputError
+from lmscope.models.common import DecoderLM, Hook, KVCache
+from lmscope.models.fields import require_mapping
+from lmscope.models.llama import (
+    MLP,
+    CausalSelfAttention,
+    Llama,
+    LlamaConfig,
+    RMSNorm,
+    llama_state_from_hf,
+    rope_cos_sin,
+)
+from lmscope.models.state import build_checked
+
+HF_MODEL_TYPES = ("gemma3_text",)
+LOCAL, GLOBAL = "sliding_attention", "full_attention"  # Hugging Face's layer_types
+
+
+@dataclass
+class Gemma3Config(LlamaConfig):
+    arch: ClassVar[str] = "gemma3"  # the "arch" of a saved model's lmscope.json
+    model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES
+    activations: ClassVar[tuple[str, ...]] = ("gelu_pytorch_tanh",)
+    model_type: str = "gemma3_text"
+    activation: str = "gelu_pytorch_tanh"
+    tie_word_embeddings: bool = True
+    rope_local_theta: float = 10000.0  # the local layers' RoPE base (rope_theta: the global's)
+    query_pre_attn_scalar: float | None = None  # scores are scaled by its -1/2; None: d_head
+    layer_types: list | None = None  # LOCAL or GLOBAL per layer; None: all GLOBAL
+
+    def __post_init__(self):
+        super().__post_init__()
+        types = self.layer_types or [GLOBAL] * self.n_layer
+        if len(types) != self.n_layer or set(types) - {LOCAL, GLOBAL}:
+            raise InvalidInputError("error.gemma3.layer-types", n=str(self.n_layer))
+        self.layer_types = list(types)
+        if LOCAL in types and self.sliding_window is None:
+            raise InvalidInputError("error.gemma3.no-window")
+        if self.rope_local_theta <= 1:
+            raise InvalidInputError(
+                "error.value.above", name="rope_local_theta", low=1, got=str(self.rope_local_theta)
+            )
+
+    def is_local(self, layer: int) -> bool:
+        """Whether layer ``layer`` sees only the last sliding_window keys."""
+        return (self.layer_types or [])[layer] == LOCAL
+
+    @classmethod
+    def from_hf(cls, hf: dict) -> Gemma3Config:
+        """From a Hugging Face ``config.json`` dict of a ``gemma3_text`` model (a
+        Gemma3ForCausalLM): per-layer-type RoPE (transformers 5's ``rope_parameters``, or the
+        older ``rope_theta`` and ``rope_local_base_freq``) and the layer pattern."""
+        hf = require_mapping(hf, "config.json")
+        if hf.get("model_type") not in cls.model_types:
+            raise CheckpointError(
+                "error.family.hf-type",
+                type=repr(hf.get("model_type")),
+                family="Gemma 3",
+                types=", ".join(HF_MODEL_TYPES),
+            )
+        for capped in ("final_logit_softcapping", "attn_logit_softcapping"):
+            if hf.get(capped) is not None:
+                raise CheckpointError("error.gemma3.softcapping", field=capped)
+        params = hf.get("rope_parameters") or {}
+        local = params.get(LOCAL) or {"rope_theta": hf.get("rope_local_base_freq", 10000.0)}
+        full = params.get(GLOBAL) or {
+            "rope_theta": hf.get("rope_theta", 1000000.0),
+            **(hf.get("rope_scaling") or {}),
+        }
+        for rope in (local, full):
+            if rope.get("rope_type", "default") != "default":
+                raise CheckpointError("error.gemma3.rope-scaling", kind=repr(rope["rope_type"]))
+        n_layer = hf.get("num_hidden_layers", 0)
+        pattern = hf.get("sliding_window_pattern") or hf.get("_sliding_window_pattern") or 6
+        layer_types = hf.get("layer_types") or [
+            GLOBAL if (i + 1) % pattern == 0 else LOCAL for i in range(n_layer)
+        ]
+        llama = {
+            **hf,
+            "model_type": "llama",
+            "hidden_act": "silu",  # read as Llama; the activation is set below
+            "rope_parameters": {"rope_theta": full["rope_theta"]},
+            "rope_scaling": None,
+            "max_position_embeddings": hf.get("max_position_embeddings") or 131072,
+            "tie_word_embeddings": hf.get("tie_word_embeddings", True),
+        }
+        fields = LlamaConfig.from_hf(llama).to_dict()
+        act = hf.get("hidden_activation") or hf.get("hidden_act") or "gelu_pytorch_tanh"
+        try:
+            return cls(
+                **{
+                    **fields,
+                    "model_type": "gemma3_text",
+                    "activation": act,
+                    "sliding_window": hf.get("sliding_window") if LOCAL in layer_types else None,
+                    "rope_local_theta": local["rope_theta"],
+                    "query_pre_attn_scalar": hf.get("query_pre_attn_scalar"),
+                    "layer_types": list(layer_types),
+                }
+            )
+        except (InvalidInputError, TypeError) as err:
+            why = err if isinstance(err, InvalidInputError) else str(err)
+            raise CheckpointError("error.config.in-config-json", why=why) from None
+
+
+class Gemma3RMSNorm(RMSNorm):
+    """RMSNorm with a (1 + w) gain, computed in float32 (the gain too), as Gemma does."""
+
+    def __init__(self, dim: int, eps: float):
+        super().__init__(dim, eps)
+        nn.init.zeros_(self.weight)  # a gain of 1
+
+    def forward(self, x: torch.Tensor, hook: Hook | None, name: str) -> torch.Tensor:
+        x32 = x.float()
+        scale = (x32.pow(2).mean(-1, keepdim=True) + self.eps).sqrt()
+        gain = 1.0 + self.weight.float()
+        if hook is None:
+            return (x32 / scale * gain).to(x.dtype)
+        scale = hook(f"{name}.hook_scale", scale)
+        normalized = hook(f"{name}.hook_normalized", x32 / scale)
+        return hook(f"{name}.hook_out", (normalized * gain).to(x.dtype))
+
+
+class Gemma3Attention(CausalSelfAttention):
+    """QK-norm attention; a local layer slides a window over the keys and uses the local RoPE."""
+
+    def __init__(self, config: Gemma3Config, layer: int):
+        super().__init__(config)
+        self.local = config.is_local(layer)
+        self.window = config.sliding_window if self.local else None
+        self.scale = (config.query_pre_attn_scalar or config.d_head) ** -0.5
+        self.q_norm = Gemma3RMSNorm(config.d_head, config.rms_norm_eps)
+        self.k_norm = Gemma3RMSNorm(config.d_head, config.rms_norm_eps)
+
+    def before_rope(self, q: torch.Tensor, k: torch.Tensor, hook: Hook | None, name: str):
+        if hook is None:
+            return self.q_norm(q, None, ""), self.k_norm(k, None, "")
+        return self.q_norm(q, hook, f"{name}.q_norm"), self.k_norm(k, hook, f"{name}.k_norm")
+
+    def forward(self, x, hook: Hook | None, name: str, layer: int, cache: KVCache | None, ropes):
+        local_rope, global_rope = ropes
+        rope = local_rope if self.local else global_rope
+        return super().forward(x, hook, name, layer, cache, rope)
+
+
+class GeGLU(MLP):
+    """Llama's gated MLP with a tanh-GELU gate: down(GELU(gate(x)) * up(x))."""
+
+    def forward(self, x, hook: Hook | None, name: str):
+        gate, up = self.gate_proj(x), self.up_proj(x)
+        if hook is not None:
+            gate = hook(f"{name}.hook_pre", gate)
+            up = hook(f"{name}.hook_pre_linear", up)
+        post = F.gelu(gate, approximate="tanh") * up
+        if hook is not None:
+            post = hook(f"{name}.hook_post", post)
+        return self.down_proj(post)
+
+
+class SandwichBlock(nn.Module):
+    """x + ln1_post(attn(ln1(x))), then x + ln2_post(mlp(ln2(x))), with the residual probes of
+    a pre-norm block (hook_attn_out and hook_mlp_out: after the post-norms, what is added)."""
+
+    def __init__(self, config: Gemma3Config, layer: int):
+        super().__init__()
+        self.layer = layer
+        eps = config.rms_norm_eps
+        self.ln_1, self.ln_1_post = (
+            Gemma3RMSNorm(config.n_embd, eps),
+            Gemma3RMSNorm(config.n_embd, eps),
+        )
+        self.ln_2, self.ln_2_post = (
+            Gemma3RMSNorm(config.n_embd, eps),
+            Gemma3RMSNorm(config.n_embd, eps),
+        )
+        self.attn = Gemma3Attention(config, layer)
+        self.mlp = GeGLU(config)
+
+    def forward(self, x, hook: Hook | None, cache: KVCache | None, ropes):
+        if hook is None:
+            attn = self.attn(self.ln_1(x, None, ""), None, "", self.layer, cache, ropes)
+            x = x + self.ln_1_post(attn, None, "")
+            return x + self.ln_2_post(self.mlp(self.ln_2(x, None, ""), None, ""), None, "")
+        p = f"blocks.{self.layer}"
+        x = hook(f"{p}.hook_resid_pre", x)
+        attn = self.attn(
+            self.ln_1(x, hook, f"{p}.ln1"), hook, f"{p}.attn", self.layer, cache, ropes
+        )
+        attn_out = hook(f"{p}.hook_attn_out", self.ln_1_post(attn, hook, f"{p}.ln1_post"))
+        x = hook(f"{p}.hook_resid_mid", x + attn_out)
+        mlp = self.mlp(self.ln_2(x, hook, f"{p}.ln2"), hook, f"{p}.mlp")
+        mlp_out = hook(f"{p}.hook_mlp_out", self.ln_2_post(mlp, hook, f"{p}.ln2_post"))
+        return hook(f"{p}.hook_resid_post", x + mlp_out)
+
+
+class Gemma3(Llama):
+    config: Gemma3Config
+    block_class = SandwichBlock
+    # a generation step takes the general path (Llama's one-row shortcut is Llama's block)
+    decode_step = DecoderLM.decode_step
+    decode_rows = DecoderLM.decode_rows
+
+    def __init__(self, config: Gemma3Config):
+        super().__init__(config)
+        self.ln_f = Gemma3RMSNorm(config.n_embd, config.rms_norm_eps)
+        # the local layers' RoPE speeds (inv_freq, Llama's, are the global layers')
+        d = config.d_head
+        pairs = torch.arange(0, d, 2, dtype=torch.float32, device="cpu")
+        self.inv_freq_local = 1.0 / config.rope_local_theta ** (pairs / d)
+
+    def embed(self, idx: torch.Tensor, past: int, hook: Hook | None):
+        """The token rows times sqrt(d_model), and both RoPEs' cos/sin (local, global)."""
+        positions = torch.arange(past, past + idx.shape[1], device=idx.device)
+        ropes = tuple(
+            tuple(t.to(self.wte.weight.dtype) for t in rope_cos_sin(positions, inv_freq))
+            for inv_freq in (self.inv_freq_local, self.inv_freq)
+        )
+        x = self.wte(idx)
+        if hook is not None:
+            x = hook("hook_embed", x)
+        scale = torch.tensor(math.sqrt(self.config.n_embd)).to(x.dtype)  # as transformers rounds
+        return x * scale, (ropes,)
+
+
+# Gemma's norms in a block, by their Hugging Face names -> ours
+_HF_NORMS = {
+    ".post_attention_layernorm.": ".ln_1_post.",
+    ".pre_feedforward_layernorm.": ".ln_2.",
+    ".post_feedforward_layernorm.": ".ln_2_post.",
+}
+
+
+def gemma3_state_from_hf(state: dict[str, torch.Tensor], config: Gemma3Config) -> dict:
+    """Rename a Hugging Face Gemma3ForCausalLM state dict to this module's names (Gemma's
+    post_attention_layernorm is the attention's post-norm, not the MLP's pre-norm as in Llama)."""
+    renamed = {}
+    for key, tensor in state.items():
+        for theirs, ours in _HF_NORMS.items():
+            key = key.replace(theirs, ours)
+        renamed[key] = tensor
+    return llama_state_from_hf(renamed, config)
+
+
+def build_gemma3(
+    hf_config: dict, hf_state: dict[str, torch.Tensor], source: str, *, allow_nonfinite=False
+) -> Gemma3:
+    """A float32 Gemma 3 in eval mode from a Hugging Face config.json dict and state dict."""
+    config = Gemma3Config.from_hf(hf_config)
+    state = gemma3_state_from_hf(hf_state, config)
+    return build_checked(
+        lambda: Gemma3(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
+    )

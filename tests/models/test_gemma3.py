@@ -1,0 +1,141 @@
+"""Gemma 3 (text) against transformers' Gemma3ForCausalLM from a Hugging Face folder, on a random
+tiny config with local and global layers and a prompt longer than the sliding window: the
+sqrt(d_model) embedding scale, (1 + w) norms, sandwich blocks, QK-norm, GeGLU and two RoPE
+bases."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import lmscope
+from helpers_families import (
+    Recorder,
+    assert_cache_continues,
+    assert_matches_transformers,
+    random_ids,
+    save_random,
+)
+from lmscope.engine.loading import save_model
+from lmscope.errors import CheckpointError
+from lmscope.explain.report import report
+from lmscope.models.gemma3 import Gemma3, Gemma3Config
+
+WINDOW = 5
+
+
+@pytest.fixture(scope="module")
+def gemma3(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gemma3")
+    hf = save_random(folder, "gemma3_text")
+    return hf, lmscope.load(folder)
+
+
+@pytest.fixture(scope="module")
+def probes(gemma3):
+    hf, model = gemma3
+    ids = random_ids(hf.config.vocab_size, 16, batch=1)
+    rec = Recorder()
+    with torch.no_grad():
+        out = hf(ids, output_hidden_states=True)
+        model.net(ids, hook=rec)
+    return ids, out, rec.tensors
+
+
+def test_logits_equal_transformers(gemma3):
+    hf, model = gemma3
+    assert type(model.net) is Gemma3
+    c = model.net.config
+    assert [c.is_local(i) for i in range(3)] == [True, False, True]
+    assert (c.sliding_window, c.rope_local_theta, c.rope_theta) == (WINDOW, 1e4, 1e6)
+    assert_matches_transformers(hf, model.net, random_ids(hf.config.vocab_size, 20))
+
+
+def test_embedding_is_scaled_by_the_root_of_d_model(probes):
+    _, out, t = probes
+    scaled = t["hook_embed"] * torch.tensor(math.sqrt(32.0))
+    assert torch.equal(t["blocks.0.hook_resid_pre"], scaled)
+    assert (scaled - out.hidden_states[0]).abs().max() < 1e-5
+
+
+def test_the_four_norms_of_a_sandwich_block(gemma3, probes):
+    """Each of ln1, ln1_post, ln2, ln2_post is transformers' own norm with its (1 + w) gain, and
+    the post-norms' outputs are what the branches add to the residual stream."""
+    hf, model = gemma3
+    _, _, t = probes
+    theirs = hf.model.layers[1]
+    pairs = {
+        "ln1": theirs.input_layernorm,
+        "ln1_post": theirs.post_attention_layernorm,
+        "ln2": theirs.pre_feedforward_layernorm,
+        "ln2_post": theirs.post_feedforward_layernorm,
+    }
+    for ours, norm in pairs.items():
+        normalized = t[f"blocks.1.{ours}.hook_normalized"]
+        gain = 1 + norm.weight
+        assert (normalized * gain - t[f"blocks.1.{ours}.hook_out"]).abs().max() < 1e-6
+        assert gain.min() < 1 < gain.max()  # stored w of both signs: the 1 matters
+    resid = t["blocks.1.hook_resid_pre"] + t["blocks.1.ln1_post.hook_out"]
+    assert torch.equal(t["blocks.1.hook_resid_mid"], resid)
+    assert torch.equal(t["blocks.1.hook_mlp_out"], t["blocks.1.ln2_post.hook_out"])
+
+
+def test_local_layers_slide_a_window_and_rotate_slower(probes):
+    """A local layer's query sees its last WINDOW keys, a global one every earlier key; the
+    local layers rotate q with base 10,000, the global one with base 1,000,000."""
+    ids, _, t = probes
+    last = ids.shape[1] - 1
+    local = t["blocks.0.attn.hook_pattern"][0, :, last]
+    assert (
+        local[:, : last - WINDOW + 1].abs().max() == 0 and local[:, last - WINDOW + 1 :].min() > 0
+    )
+    assert t["blocks.1.attn.hook_pattern"][0, :, last].min() > 0
+    for layer, theta in ((0, 1e4), (1, 1e6)):
+        q = t[f"blocks.{layer}.attn.q_norm.hook_out"][0, 3]  # position 3, [head, d_head]
+        half = q.shape[-1] // 2
+        angles = 3 * theta ** (-torch.arange(half) * 2 / (2 * half))
+        cos, sin = torch.cos(angles), torch.sin(angles)
+        rotated = torch.cat(
+            [q[:, :half] * cos - q[:, half:] * sin, q[:, half:] * cos + q[:, :half] * sin], -1
+        )
+        assert (rotated - t[f"blocks.{layer}.attn.hook_rot_q"][0, 3]).abs().max() < 1e-5
+
+
+def test_geglu_gates_with_tanh_gelu(probes):
+    _, _, t = probes
+    gate, up = t["blocks.2.mlp.hook_pre"], t["blocks.2.mlp.hook_pre_linear"]
+    expected = torch.nn.functional.gelu(gate, approximate="tanh") * up
+    assert torch.equal(t["blocks.2.mlp.hook_post"], expected)
+
+
+def test_generation_saved_folder_and_steps(gemma3, tmp_path):
+    hf, model = gemma3
+    ids = random_ids(hf.config.vocab_size, 14)
+    assert_cache_continues(model.net, ids)  # past the window: the cache keeps every key
+    again = lmscope.load(save_model(model.net, tmp_path / "saved"))
+    assert type(again.net) is Gemma3 and again.net.config == model.net.config
+    with torch.no_grad():
+        assert torch.equal(again.net(ids)[0], model.net(ids)[0])
+    r = report(model, ids[0].tolist(), layer=0)
+    assert [s.number for s in r.steps] == list(range(1, 21))
+
+
+def test_unsupported_gemma3_variants_are_one_line():
+    hf = dict(
+        model_type="gemma3_text",
+        vocab_size=10,
+        hidden_size=8,
+        intermediate_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        head_dim=4,
+    )
+    for changes in (
+        {"final_logit_softcapping": 30.0},
+        {"rope_parameters": {"full_attention": {"rope_type": "linear", "factor": 8.0}}},
+    ):
+        with pytest.raises(CheckpointError) as err:
+            Gemma3Config.from_hf({**hf, **changes})
+        assert "\n" not in str(err.value)
