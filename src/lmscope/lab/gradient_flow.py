@@ -29,6 +29,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from lmscope import i18n
 from lmscope.data import load_corpus
 from lmscope.engine.loading import load
 from lmscope.errors import InvalidInputError
@@ -94,7 +95,7 @@ def train_models(cfg: GradientFlowConfig, fresh: dict, workdir: Path, progress=N
     """Train each model of ``fresh`` (for its shape) ``cfg.train_iters`` steps with lmscope's
     trainer on ``cfg.data``, with the family's usual settings; return the trained models."""
     models = {}
-    advance = stage(progress, f"training {cfg.train_iters} steps", len(fresh))
+    advance = stage(progress, i18n.text("lab.progress.training", steps=cfg.train_iters), len(fresh))
     for arch, net in fresh.items():
         common = dict(
             data=cfg.data,
@@ -174,7 +175,7 @@ def sample_sequences(ids: np.ndarray, length: int, count: int, seed: int) -> np.
 def measure(models: dict, windows: np.ndarray, batch_size: int, progress=None) -> dict:
     """Mean gradient norm at k = 1 .. T-1 steps back, per model: arch -> float64 [max_k]."""
     curves = {}
-    advance = stage(progress, "measuring gradients", len(models))
+    advance = stage(progress, i18n.text("lab.progress.gradients"), len(models))
     for arch, net in models.items():
         net64 = copy.deepcopy(net).double().eval()
         total = None
@@ -238,12 +239,12 @@ def run_gradient_flow(cfg: GradientFlowConfig, out_dir: str | Path, progress=Non
     return result
 
 
-def _size_text(arch: str, net) -> str:
-    if arch == "gpt":
-        c = net.config
-        return f"{c.n_layer} layers, d_model {c.n_embd}, {c.n_head} heads"
+def _size_text(arch: str, net) -> dict:
+    """A model's shape, as a result file's text."""
     c = net.config
-    return f"{c.layers} layer{'s' if c.layers > 1 else ''}, hidden {c.hidden}, embed {c.embed}"
+    if arch == "gpt":
+        return say("lab.shape.gpt", layers=c.n_layer, heads=c.n_head, width=c.n_embd)
+    return say("lab.shape.rnn-embed", layers=c.layers, hidden=c.hidden, embed=c.embed)
 
 
 def decay_rate(curve: np.ndarray) -> float:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import torch
 
+from lmscope import i18n
 from lmscope.engine import machine_memory
 from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.lab import texts
@@ -250,7 +251,7 @@ def measure_method(cfg: MemoryWallConfig, method: str, budget: int, advance) -> 
                 advance(f"{method} N={n:,}")
                 continue
             for _ in sizes[done:]:
-                advance(f"{method} stopped at N={n:,}")
+                advance(i18n.text("lab.progress.stopped", method=method, n=n))
             break
     finally:
         worker.close()
@@ -267,7 +268,7 @@ def run_memory_wall(cfg: MemoryWallConfig, out_dir: Path, progress=None) -> Resu
             raise InvalidInputError("error.lab.budget.unknown-free")
         budget = int(BUDGET_FRACTION * free)
     sizes = cfg.sizes()
-    advance = stage(progress, "memory wall", len(sizes) * len(cfg.methods))
+    advance = stage(progress, i18n.text("lab.progress.memory-wall"), len(sizes) * len(cfg.methods))
     found = {m: measure_method(cfg, m, budget, advance) for m in cfg.methods}
 
     width = cfg.heads * cfg.d_head

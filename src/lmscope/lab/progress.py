@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from lmscope import i18n
+
 
 def stage(progress, label: str, total: int) -> Callable[..., None]:
     """Start one progress bar; return ``advance(detail=None, step=1)`` that moves it by
@@ -30,7 +32,11 @@ def loss_bar(progress, label: str, total: float) -> Callable[[float, float], Non
     task = progress.add_task(label, total=total)
 
     def show(done: float, loss: float) -> None:
-        progress.update(task, completed=done, description=f"{label} [dim]loss {loss:.3f}[/]")
+        progress.update(
+            task,
+            completed=done,
+            description=f"{label} [dim]{i18n.text('lab.progress.loss', loss=f'{loss:.3f}')}[/]",
+        )
 
     return show
 

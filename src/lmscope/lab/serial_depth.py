@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lmscope import i18n
 from lmscope.lab import texts, torch_sweep
 from lmscope.lab.configs import SerialDepthConfig
 from lmscope.lab.plots import CLOCK_WORDS, Panel, Series, machine_words, plot_words, save_panels
@@ -98,7 +99,7 @@ def depth_section(cfg: SerialDepthConfig) -> Section:
 
 def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
     sizes = cfg.sizes(PYTHON_SIZES, PYTHON_SIZES[:3])
-    advance = stage(progress, "pure-Python timing", len(sizes))
+    advance = stage(progress, i18n.text("lab.progress.python"), len(sizes))
     rng = random.Random(cfg.seed)
     rows = []
     for n in sizes:
@@ -123,7 +124,7 @@ def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
 def equivalence_section(cfg: SerialDepthConfig, progress=None) -> Section:
     sizes = cfg.sizes(EQUIVALENCE_SIZES, EQUIVALENCE_SIZES[:2])
     coefs = [cfg.a, 1.0] if cfg.a != 1.0 else [1.0]
-    advance = stage(progress, "scan = recurrence", len(sizes) * len(coefs))
+    advance = stage(progress, i18n.text("lab.progress.equivalence"), len(sizes) * len(coefs))
     rng = random.Random(cfg.seed + 1)
     rows = []
     for n in sizes:
@@ -158,7 +159,7 @@ def _diff(xs, ys):
 
 def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
     sizes = cfg.sizes(VECTOR_SIZES, VECTOR_SIZES[:1])
-    advance = stage(progress, "64-wide hidden state", len(sizes))
+    advance = stage(progress, i18n.text("lab.progress.vector"), len(sizes))
     rng = random.Random(cfg.seed + 2)
     rows_py = [[rng.random() for _ in range(HIDDEN)] for _ in range(256)]
     rows_np = np.array(rows_py)
@@ -192,7 +193,7 @@ def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
 
 def scans_section(cfg: SerialDepthConfig, progress=None) -> Section:
     sizes = cfg.sizes(SCAN_SIZES, SCAN_SIZES[:3])
-    advance = stage(progress, "Hillis-Steele / Blelloch", len(sizes) + 1)
+    advance = stage(progress, i18n.text("lab.progress.scans"), len(sizes) + 1)
     rng = random.Random(cfg.seed + 3)
     rows = []
     for n in sizes:
@@ -218,7 +219,7 @@ def scans_section(cfg: SerialDepthConfig, progress=None) -> Section:
         )
         advance(f"N={n:,}")
     passed = random_trials(rng, cfg.max_n)
-    advance("random inputs")
+    advance(i18n.text("lab.progress.random-inputs"))
     return table("scans", rows, texts.scans(rows, passed, RANDOM_TRIALS))
 
 

@@ -34,7 +34,6 @@ SETTLE_SECONDS = 2.0  # ...and for at most this long (real time) beyond the repe
 # for a verdict at that point
 SPREAD_COLUMN = Column("spread_pct", "spread %", "float")
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
-CLOCK_LABELS = {"wall": "wall-clock time", "cpu": "CPU time"}
 
 
 def clock_for(name: str) -> Callable[[], float]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import torch
 
+from lmscope import i18n
 from lmscope.lab import texts
 from lmscope.lab.linear_scan import (
     DEFAULT_BLOCK,
@@ -100,7 +101,9 @@ def run_sweep(cfg, sizes: list[int], advance) -> list[dict]:
                 first.setdefault((device, n), row)
                 for key in TIMED:
                     samples.setdefault((device, n, key), []).append(row[key])
-                advance(f"pass {p + 1}/{cfg.repeats} {device} N={n:,}")
+                advance(
+                    i18n.text("lab.progress.pass", at=p + 1, of=cfg.repeats, device=device, n=n)
+                )
     resettle(cfg, samples, advance)
     rows = []
     for device in cfg.devices:
@@ -130,7 +133,7 @@ def resettle(cfg, samples: dict, advance) -> None:
         for device, n, key in unsteady:
             row = measure_point(device, n, cfg.a, cfg.seed, cfg.clock, check=False, keys=(key,))
             samples[(device, n, key)].append(row[key])
-        advance(f"re-measuring {len(unsteady)} unsteady points", 0)
+        advance(i18n.text("lab.progress.remeasuring", n=len(unsteady)), 0)
 
 
 def loglog_slope(xs: list[float], ys: list[float]) -> float:
@@ -169,7 +172,9 @@ def sweep_sections(cfg, progress=None) -> list[Section]:
     """The sweep's table and the closed form's stability table (the figure is drawn from the
     table: ``plot_sweep``, by ``serial_depth.plot_result``)."""
     sizes = cfg.sizes(SWEEP_SIZES, QUICK_SIZES)
-    advance = stage(progress, "PyTorch sweep", cfg.repeats * len(sizes) * len(cfg.devices))
+    advance = stage(
+        progress, i18n.text("lab.progress.torch"), cfg.repeats * len(sizes) * len(cfg.devices)
+    )
     rows = run_sweep(cfg, sizes, advance)
     shapes = {
         device: {
