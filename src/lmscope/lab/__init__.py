@@ -8,7 +8,7 @@
 - ``configs``: every experiment's settings (light: the CLI reads their defaults for --help)
 - ``sizes``: recurrent models matched to a GPT's parameter count
 - ``results`` / ``plots`` / ``texts``: the result file every experiment writes, its figures
-  and its bilingual explanations
+  and its explanations and verdicts, as catalog texts said in the reader's language
 """
 
 from lmscope.lab.results import read_result, shipped_dir, shipped_experiments

@@ -33,10 +33,12 @@ def lab_index(served: Serving):
 
 @router.get("/api/lab/{name}", responses=NOT_FOUND)
 def lab_result(name: str, served: Serving, source: Source = "shipped") -> dict:
-    """One result file as saved (schema ``lmscope.lab.result/1``): tables, plots,
-    explanations and verdicts in English and Chinese. Its plots are named by their English
-    files; the Chinese figure of ``x.png`` is ``x.zh.png`` (``/api/lab`` says which sources
-    have them)."""
+    """One result file as saved (schema ``lmscope.lab.result/2``): tables, plots, explanations
+    and verdicts, each text a catalog id with its values (``{"id", "values"}``, or a list of
+    them) that the page says in its language; a file written before the catalog (``/1``) keeps
+    ``{"en", "zh"}`` pairs, its headers sent as catalog texts. Its plots are named by their
+    English files; the Chinese figure of ``x.png`` is ``x.zh.png`` (``/api/lab`` says which
+    sources have them)."""
     return served.lab.read(name, source)
 
 
