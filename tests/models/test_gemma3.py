@@ -139,3 +139,17 @@ def test_unsupported_gemma3_variants_are_one_line():
         with pytest.raises(CheckpointError) as err:
             Gemma3Config.from_hf({**hf, **changes})
         assert "\n" not in str(err.value)
+
+
+def test_the_steps_rotate_and_normalize_as_each_layer_does(gemma3):
+    """The RoPE step rotates the normalized q and k (QK-norm) with the layer's own base, and
+    the norm step recomposes ln1's output with its (1 + w) gain."""
+    hf, model = gemma3
+    ids = random_ids(hf.config.vocab_size, 12, batch=1)[0].tolist()
+    for layer, theta in ((0, 1e4), (1, 1e6)):
+        r = report(model, ids, layer=layer, steps=["positional-encoding", "layernorm"])
+        rope, norm = (s.data for s in r.steps)
+        assert rope.frequencies.theta == theta
+        assert rope.rotation_max_error < 1e-5
+        assert rope.check.max_abs_difference < 1e-4  # q·k depends on the distance only
+        assert norm.recompose_max_error < 1e-5

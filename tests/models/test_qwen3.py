@@ -95,3 +95,9 @@ def test_the_explainer_runs(qwen3):
     assert [s.number for s in r.steps] == list(range(1, 21))
     trace = model.trace("hi there")
     assert all(p in trace for s in r.steps for p in s.probes if p != "logits")
+
+
+def test_the_rope_step_rotates_the_normalized_q_and_k(qwen3):
+    _, _, model = qwen3
+    r = report(model, "hi there", layer=1, steps=["positional-encoding"])
+    assert r.steps[0].data.rotation_max_error < 1e-5

@@ -136,9 +136,17 @@ class RopeStep(BaseModel):
     check: RelativeCheck
 
 
-def _rotate(model, x: torch.Tensor, position: int) -> torch.Tensor:
-    """One query or key vector [d_head] rotated to ``position`` by the model's own RoPE."""
-    return model.net.rotate(x.float()[None, None, :], [position])[0, 0]
+def _rotate(model, x: torch.Tensor, position: int, layer: int) -> torch.Tensor:
+    """One query or key vector [d_head] rotated to ``position`` by the model's own RoPE (that
+    of ``layer``: Gemma 3's local and global layers rotate at different speeds)."""
+    return model.net.rotate(x.float()[None, None, :], [position], layer)[0, 0]
+
+
+def _unrotated(trace: Trace, attention: str, which: str) -> torch.Tensor:
+    """The q or k that RoPE rotates: the projection, or with QK-norm (Qwen3, Gemma 3) the
+    normalized projection, when the trace holds it."""
+    normed = f"{attention}.{which}_norm.hook_out"
+    return trace[normed] if normed in trace else trace[f"{attention}.hook_{which}"]
 
 
 def _key_position(trace: Trace, layer: int, head: int, position: int) -> int:
@@ -153,11 +161,11 @@ def relative_check(model, trace: Trace, layer: int, head: int, position: int) ->
     a, kv = f"blocks.{layer}.attn", kv_head(trace, layer, head)
     i = position
     j = _key_position(trace, layer, head, i)
-    q, k = trace[f"{a}.hook_q"][i, head], trace[f"{a}.hook_k"][j, kv]
+    q, k = _unrotated(trace, a, "q")[i, head], _unrotated(trace, a, "k")[j, kv]
     limit = model.config.n_ctx - 1
 
     def score(qi: int, kj: int, shift: int) -> ShiftedScore:
-        dot = _rotate(model, q, qi) @ _rotate(model, k, kj)
+        dot = _rotate(model, q, qi, layer) @ _rotate(model, k, kj, layer)
         return ShiftedScore(
             shift=shift,
             query_at=qi,
@@ -183,11 +191,11 @@ def relative_check(model, trace: Trace, layer: int, head: int, position: int) ->
 
 def rope_view(model, trace: Trace, layer: int, head: int, position: int) -> RopeStep:
     a, kv = f"blocks.{layer}.attn", kv_head(trace, layer, head)
-    inv_freq = model.net.inv_freq.float()
-    q, rot_q = trace[f"{a}.hook_q"][position, head], trace[f"{a}.hook_rot_q"][position, head]
-    k, rot_k = trace[f"{a}.hook_k"][position, kv], trace[f"{a}.hook_rot_k"][position, kv]
-    error = (_rotate(model, q, position) - rot_q.float()).abs().max()
-    error = torch.maximum(error, (_rotate(model, k, position) - rot_k.float()).abs().max())
+    inv_freq = model.net.inv_freq_of(layer).float()
+    q, rot_q = _unrotated(trace, a, "q")[position, head], trace[f"{a}.hook_rot_q"][position, head]
+    k, rot_k = _unrotated(trace, a, "k")[position, kv], trace[f"{a}.hook_rot_k"][position, kv]
+    error = (_rotate(model, q, position, layer) - rot_q.float()).abs().max()
+    error = torch.maximum(error, (_rotate(model, k, position, layer) - rot_k.float()).abs().max())
     config = model.config
     return RopeStep(
         layer=layer,
@@ -195,7 +203,7 @@ def rope_view(model, trace: Trace, layer: int, head: int, position: int) -> Rope
         kv_head=kv,
         position=position,
         frequencies=RotationFrequencies(
-            theta=config.rope_theta,
+            theta=model.net.rope_theta_of(layer),
             d_head=config.d_head,
             scaled=config.rope_scaling is not None,
             inv_freq=rounded(inv_freq),
@@ -242,7 +250,7 @@ def rmsnorm_view(model, trace: Trace, position: int, which: str, layer: int = 0)
     x = trace[before][position].float()
     normalized = trace[f"{p}.hook_normalized"][position].float()
     output = trace[f"{p}.hook_out"][position].float()
-    gain = norm.weight.detach().float()
+    gain = norm.gain.detach().float()
     return RMSNormView(
         which=which,
         input=vector(x),

@@ -146,6 +146,10 @@ class Gemma3RMSNorm(RMSNorm):
         super().__init__(dim, eps)
         nn.init.zeros_(self.weight)  # a gain of 1
 
+    @property
+    def gain(self) -> torch.Tensor:
+        return 1.0 + self.weight
+
     def forward(self, x: torch.Tensor, hook: Hook | None, name: str) -> torch.Tensor:
         x32 = x.float()
         scale = (x32.pow(2).mean(-1, keepdim=True) + self.eps).sqrt()
@@ -243,6 +247,13 @@ class Gemma3(Llama):
         d = config.d_head
         pairs = torch.arange(0, d, 2, dtype=torch.float32, device="cpu")
         self.inv_freq_local = 1.0 / config.rope_local_theta ** (pairs / d)
+
+    def inv_freq_of(self, layer: int) -> torch.Tensor:
+        return self.inv_freq_local if self.config.is_local(layer) else self.inv_freq
+
+    def rope_theta_of(self, layer: int) -> float:
+        c = self.config
+        return c.rope_local_theta if c.is_local(layer) else c.rope_theta
 
     def embed(self, idx: torch.Tensor, past: int, hook: Hook | None):
         """The token rows times sqrt(d_model), and both RoPEs' cos/sin (local, global)."""

@@ -387,6 +387,11 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
         self.eps = eps
 
+    @property
+    def gain(self) -> torch.Tensor:
+        """What the normalized vector is multiplied by, per dimension (Gemma's: 1 + weight)."""
+        return self.weight
+
     def forward(self, x: torch.Tensor, hook: Hook | None, name: str) -> torch.Tensor:
         # Statistics in float32 for half-precision models: in float16 the square of an
         # activation past 256 overflows to inf.
@@ -633,11 +638,21 @@ class Llama(DecoderLM):
             )
         return query_head // self.config.n_kv_groups
 
-    def rotate(self, x: torch.Tensor, positions) -> torch.Tensor:
+    def rotate(self, x: torch.Tensor, positions, layer: int | None = None) -> torch.Tensor:
         """RoPE applied to a [..., pos, head, d_head] tensor of queries or keys at ``positions``
-        (a sequence of ints, one per pos), exactly as the forward pass rotates them."""
+        (a sequence of ints, one per pos), exactly as the forward pass rotates them (in
+        ``layer``, for a family whose layers rotate at different speeds)."""
         positions = torch.as_tensor(positions, device=x.device)
-        return apply_rope(x, *rope_cos_sin(positions, self.inv_freq))
+        inv_freq = self.inv_freq if layer is None else self.inv_freq_of(layer)
+        return apply_rope(x, *rope_cos_sin(positions, inv_freq))
+
+    def inv_freq_of(self, layer: int) -> torch.Tensor:
+        """RoPE's speeds in ``layer``: the same in every layer of a Llama (not in Gemma 3)."""
+        return self.inv_freq
+
+    def rope_theta_of(self, layer: int) -> float:
+        """RoPE's base in ``layer``."""
+        return self.config.rope_theta
 
     def embed(self, idx: torch.Tensor, past: int, hook: Hook | None):
         """Token embeddings, and RoPE's cos/sin for the positions, which every block needs."""
