@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -250,7 +250,7 @@ def rmsnorm_view(model, trace: Trace, position: int, which: str, layer: int = 0)
     x = trace[before][position].float()
     normalized = trace[f"{p}.hook_normalized"][position].float()
     output = trace[f"{p}.hook_out"][position].float()
-    gain = norm.gain.detach().float()
+    gain = cast("RMSNorm", norm).gain.detach().float()  # an RMSNorm design: an RMSNorm
     return RMSNormView(
         which=which,
         input=vector(x),
