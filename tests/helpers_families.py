@@ -110,7 +110,19 @@ _EXPERT_PARTS = {  # HF per-expert matrix -> the GGUF tensor holding all experts
     "w3": "ffn_up_exps",
     "w2": "ffn_down_exps",
 }
-GGUF_ARCH = {"qwen3": "qwen3", "phi3": "phi3", "qwen3_moe": "qwen3moe", "mixtral": "llama"}
+GGUF_ARCH = {
+    "qwen3": "qwen3",
+    "phi3": "phi3",
+    "qwen3_moe": "qwen3moe",
+    "mixtral": "llama",
+    "gemma3_text": "gemma3",
+}
+# Gemma 3's four norms (its post_attention_layernorm is the norm after attention)
+_GEMMA3_NORMS = {
+    "post_attention_layernorm": "post_attention_norm",
+    "pre_feedforward_layernorm": "ffn_norm",
+    "post_feedforward_layernorm": "post_ffw_norm",
+}
 
 
 def gguf_tensors(state: dict[str, np.ndarray], config) -> dict[str, np.ndarray]:
@@ -121,6 +133,8 @@ def gguf_tensors(state: dict[str, np.ndarray], config) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     experts: dict[tuple[int, str], dict[int, np.ndarray]] = {}
     for name, value in state.items():
+        if family == "gemma3_text" and name.endswith("norm.weight"):
+            value = value + 1  # llama.cpp stores Gemma's norm gains as 1 + w
         if name in _GLOBAL:
             out[_GLOBAL[name]] = value
             continue
@@ -132,7 +146,9 @@ def gguf_tensors(state: dict[str, np.ndarray], config) -> dict[str, np.ndarray]:
             continue
         if family == "mixtral" and parts[-2] in heads:
             value = permute_like_llama_cpp(value, heads[parts[-2]])
-        out[f"blk.{layer}.{_BLOCK[module]}.{parts[-1]}"] = value
+        short = _GEMMA3_NORMS.get(module) if family == "gemma3_text" else None
+        short = short or _BLOCK[module]
+        out[f"blk.{layer}.{short}.{parts[-1]}"] = value
     for (layer, gguf_name), by_expert in experts.items():
         out[f"blk.{layer}.{gguf_name}.weight"] = np.stack([by_expert[e] for e in sorted(by_expert)])
     return out
@@ -164,10 +180,16 @@ def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path
     w.add_key_length(head_dim)
     w.add_value_length(head_dim)
     w.add_rope_dimension_count(head_dim)
-    w.add_rope_freq_base(config.rope_parameters["rope_theta"])
+    rope = config.rope_parameters
+    w.add_rope_freq_base(rope.get("full_attention", rope)["rope_theta"])
     w.add_layer_norm_rms_eps(config.rms_norm_eps)
     if getattr(config, "sliding_window", None) is not None and arch == "phi3":
         w.add_sliding_window(config.sliding_window)
+    if config.model_type == "gemma3_text":  # local layers all but every pattern-th
+        w.add_sliding_window(config.sliding_window)
+        w.add_rope_freq_base_swa(rope["sliding_attention"]["rope_theta"])
+        pattern = config.layer_types.index("full_attention") + 1
+        w.add_sliding_window_pattern(pattern)
     if config.model_type in ("qwen3_moe", "mixtral"):
         w.add_expert_count(getattr(config, "num_local_experts", None) or config.num_experts)
         w.add_expert_used_count(config.num_experts_per_tok)

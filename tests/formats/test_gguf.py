@@ -771,7 +771,7 @@ def test_unknown_architecture(tmp_path):
         read_gguf(path)
     assert one_line(e) == (
         f"{path} holds a 'gemma2' model; lmscope runs llama, mistral, mixtral, qwen2, qwen3, "
-        "qwen3moe, phi3 (and GPT-2 from HF folders)"
+        "qwen3moe, phi3, gemma3 (and GPT-2 from HF folders)"
     )
 
 

@@ -15,8 +15,10 @@ from helpers_families import (
     Recorder,
     assert_cache_continues,
     assert_matches_transformers,
+    load_gguf_privately,
     random_ids,
     save_random,
+    write_family_gguf,
 )
 from lmscope.engine.loading import save_model
 from lmscope.errors import CheckpointError
@@ -30,12 +32,17 @@ WINDOW = 5
 def gemma3(tmp_path_factory):
     folder = tmp_path_factory.mktemp("gemma3")
     hf = save_random(folder, "gemma3_text")
-    return hf, lmscope.load(folder)
+    # a GGUF has no query_pre_attn_scalar: llama.cpp scales by d_head^-1/2, as every Gemma 3
+    # up to 12B does; the file is written from a model that does so too
+    other = tmp_path_factory.mktemp("gemma3-gguf")
+    hf_gguf = save_random(other, "gemma3_text", seed=1, query_pre_attn_scalar=16)
+    gguf = write_family_gguf(other / "tiny-gemma3.gguf", hf_gguf, other)
+    return hf, lmscope.load(folder), (hf_gguf, load_gguf_privately(gguf))
 
 
 @pytest.fixture(scope="module")
 def probes(gemma3):
-    hf, model = gemma3
+    hf, model, _ = gemma3
     ids = random_ids(hf.config.vocab_size, 16, batch=1)
     rec = Recorder()
     with torch.no_grad():
@@ -44,13 +51,17 @@ def probes(gemma3):
     return ids, out, rec.tensors
 
 
-def test_logits_equal_transformers(gemma3):
-    hf, model = gemma3
-    assert type(model.net) is Gemma3
-    c = model.net.config
-    assert [c.is_local(i) for i in range(3)] == [True, False, True]
-    assert (c.sliding_window, c.rope_local_theta, c.rope_theta) == (WINDOW, 1e4, 1e6)
-    assert_matches_transformers(hf, model.net, random_ids(hf.config.vocab_size, 20))
+def test_folder_and_gguf_equal_transformers(gemma3):
+    """From the folder and from a GGUF file written as llama.cpp does (norm gains stored as
+    1 + w, the layer pattern and both RoPE bases in the metadata)."""
+    hf, folder, (hf_gguf, gguf) = gemma3
+    for reference, model in ((hf, folder), (hf_gguf, gguf)):
+        assert type(model.net) is Gemma3
+        c = model.net.config
+        assert [c.is_local(i) for i in range(3)] == [True, False, True]
+        assert (c.sliding_window, c.rope_local_theta, c.rope_theta) == (WINDOW, 1e4, 1e6)
+        assert_matches_transformers(reference, model.net, random_ids(hf.config.vocab_size, 20))
+    assert gguf.meta["architecture"] == "gemma3"
 
 
 def test_embedding_is_scaled_by_the_root_of_d_model(probes):
@@ -63,7 +74,7 @@ def test_embedding_is_scaled_by_the_root_of_d_model(probes):
 def test_the_four_norms_of_a_sandwich_block(gemma3, probes):
     """Each of ln1, ln1_post, ln2, ln2_post is transformers' own norm with its (1 + w) gain, and
     the post-norms' outputs are what the branches add to the residual stream."""
-    hf, model = gemma3
+    hf, model, _ = gemma3
     _, _, t = probes
     theirs = hf.model.layers[1]
     pairs = {
@@ -111,7 +122,7 @@ def test_geglu_gates_with_tanh_gelu(probes):
 
 
 def test_generation_saved_folder_and_steps(gemma3, tmp_path):
-    hf, model = gemma3
+    hf, model, _ = gemma3
     ids = random_ids(hf.config.vocab_size, 14)
     assert_cache_continues(model.net, ids)  # past the window: the cache keeps every key
     again = lmscope.load(save_model(model.net, tmp_path / "saved"))
@@ -144,7 +155,7 @@ def test_unsupported_gemma3_variants_are_one_line():
 def test_the_steps_rotate_and_normalize_as_each_layer_does(gemma3):
     """The RoPE step rotates the normalized q and k (QK-norm) with the layer's own base, and
     the norm step recomposes ln1's output with its (1 + w) gain."""
-    hf, model = gemma3
+    hf, model, _ = gemma3
     ids = random_ids(hf.config.vocab_size, 12, batch=1)[0].tolist()
     for layer, theta in ((0, 1e4), (1, 1e6)):
         r = report(model, ids, layer=layer, steps=["positional-encoding", "layernorm"])

@@ -43,7 +43,7 @@ from lmscope import i18n
 from lmscope.errors import CheckpointError, ModelNotFoundError
 from lmscope.i18n import Message
 
-SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "qwen3moe", "phi3")
+SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3")
 # Architectures whose q/k rows llama.cpp's converter permutes (LlamaModel.permute).
 PERMUTED_ARCHITECTURES = ("llama", "mistral")
 CACHE_FORMAT = 1  # bump when the conversion changes, so old cache entries are rebuilt
@@ -56,11 +56,12 @@ _HF_ARCHITECTURES = {
     "qwen3_moe": "Qwen3MoeForCausalLM",
     "mixtral": "MixtralForCausalLM",
     "phi3": "Phi3ForCausalLM",
+    "gemma3_text": "Gemma3ForCausalLM",
 }
 # model_type of a file whose blocks hold experts, by its general.architecture (llama.cpp writes
 # Mixtral as 'llama' with an expert count)
 _MOE_TYPES = {"llama": "mixtral", "qwen3moe": "qwen3_moe"}
-_QK_NORM_TYPES = ("qwen3", "qwen3_moe")  # an RMSNorm on each head's q and k
+_QK_NORM_TYPES = ("qwen3", "qwen3_moe", "gemma3_text")  # an RMSNorm on each head's q and k
 _GLOBAL_TENSORS = {
     "token_embd.weight": "model.embed_tokens.weight",
     "output_norm.weight": "model.norm.weight",
@@ -87,6 +88,17 @@ _BLOCK_TENSORS = {
 }
 # Phi-3's ffn_up holds the gate and up projections together (Hugging Face's gate_up_proj)
 _ARCH_RENAMES = {"phi3": {".mlp.up_proj.": ".mlp.gate_up_proj."}}
+# Gemma 3's four norms a block: ffn_norm is the one before the MLP, as in Llama, but Hugging
+# Face calls it pre_feedforward_layernorm there (its post_attention_layernorm is the norm after
+# attention). llama.cpp stores Gemma's norm gains as 1 + w; the reader takes the 1 away.
+_ARCH_BLOCK_TENSORS = {
+    "gemma3": {
+        "ffn_norm": "pre_feedforward_layernorm",
+        "post_attention_norm": "post_attention_layernorm",
+        "post_ffw_norm": "post_feedforward_layernorm",
+    }
+}
+_NORM_SHIFTED = ("gemma3",)
 _BLOCK_NAME = re.compile(r"blk\.(\d+)\.([a-z_]+)\.(weight|bias)")
 # Tensors that carry nothing a Hugging Face model needs: very old llama files stored the
 # rotary inverse frequencies per block.
@@ -389,6 +401,8 @@ def _file_type_name(value: int | None, types: list[str]) -> str:
 def _model_type(arch: str, name: str | None, experts: int | None) -> str:
     if experts and arch in _MOE_TYPES:
         return _MOE_TYPES[arch]
+    if arch == "gemma3":
+        return "gemma3_text"
     # llama.cpp writes Mistral models as 'llama'; transformers tells them apart by the name.
     if arch == "llama" and name and "mistral" in name.lower():
         return "mistral"
@@ -517,11 +531,37 @@ def _config(
     scaling = _rope_scaling(fields, arch, label)
     if scaling is not None:
         config["rope_scaling"] = scaling
+    if model_type == "gemma3_text":
+        _gemma3_config(fields, p, config)
     for key, hf_key in (("bos_token_id", "bos_token_id"), ("eos_token_id", "eos_token_id")):
         value = fields.get(f"tokenizer.ggml.{key}", int)
         if value is not None:
             config[hf_key] = value
     return config
+
+
+def _gemma3_config(fields: _Fields, p: str, config: dict[str, Any]) -> None:
+    """Gemma 3's fields as llama.cpp runs them: every sixth layer global (the others slide a
+    window), RoPE base freq_base_swa (default 10,000) on local layers, scores scaled by
+    d_head^-1/2 (llama.cpp's 27B divides by d_model / n_head instead: not read here)."""
+    n_layer = config["num_hidden_layers"]
+    pattern = fields.get(p + "attention.sliding_window_pattern", int, 6)
+    config["layer_types"] = [
+        "full_attention" if (i + 1) % pattern == 0 else "sliding_attention" for i in range(n_layer)
+    ]
+    config["sliding_window"] = fields.need(p + "attention.sliding_window", int)
+    config["query_pre_attn_scalar"] = config.get("head_dim") or (
+        config["hidden_size"] // config["num_attention_heads"]
+    )
+    config["hidden_activation"] = "gelu_pytorch_tanh"
+    config["attention_bias"] = False
+    full = {"rope_type": "default", "rope_theta": config["rope_theta"]}
+    full.update(config.pop("rope_scaling", None) or {})  # the larger models' linear scaling
+    local = fields.get(p + "rope.freq_base_swa", float, 10000.0)
+    config["rope_parameters"] = {
+        "full_attention": full,
+        "sliding_attention": {"rope_type": "default", "rope_theta": local},
+    }
 
 
 def _expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
@@ -546,6 +586,9 @@ def _expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
         if model_type in _QK_NORM_TYPES:
             shapes[b + "self_attn.q_norm.weight"] = (head_dim,)
             shapes[b + "self_attn.k_norm.weight"] = (head_dim,)
+        if model_type == "gemma3_text":  # the sandwich's other two norms
+            shapes[b + "pre_feedforward_layernorm.weight"] = (hidden,)
+            shapes[b + "post_feedforward_layernorm.weight"] = (hidden,)
         if model_type == "phi3":  # fused projections, no biases
             shapes[b + "self_attn.qkv_proj.weight"] = (q_rows + 2 * kv_rows, hidden)
             shapes[b + "mlp.gate_up_proj.weight"] = (2 * inter, hidden)
@@ -573,13 +616,14 @@ def _expected_shapes(config: dict[str, Any]) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def _hf_name(gguf_name: str) -> str | None:
+def _hf_name(gguf_name: str, arch: str = "llama") -> str | None:
     if gguf_name in _GLOBAL_TENSORS:
         return _GLOBAL_TENSORS[gguf_name]
     m = _BLOCK_NAME.fullmatch(gguf_name)
-    if m is None or m.group(2) not in _BLOCK_TENSORS:
+    names = {**_BLOCK_TENSORS, **_ARCH_BLOCK_TENSORS.get(arch, {})}
+    if m is None or m.group(2) not in names:
         return None
-    return f"model.layers.{int(m.group(1))}.{_BLOCK_TENSORS[m.group(2)]}.{m.group(3)}"
+    return f"model.layers.{int(m.group(1))}.{names[m.group(2)]}.{m.group(3)}"
 
 
 def _tokenizer(fields: _Fields) -> dict[str, Any]:
@@ -716,7 +760,7 @@ def read_gguf(path: str | Path) -> GGUFModel:
         if tensor.name == _ROPE_FREQS and arch in PERMUTED_ARCHITECTURES:
             rope_freqs = tensor
             continue
-        hf = _hf_name(tensor.name)
+        hf = _hf_name(tensor.name, arch)
         for theirs, ours in _ARCH_RENAMES.get(arch, {}).items():
             hf = hf and hf.replace(theirs, ours)
         if hf is None:
@@ -770,6 +814,8 @@ def read_gguf(path: str | Path) -> GGUFModel:
         proj = hf.split(".")[-2]
         if permute and proj in heads:
             weight = unpermute_rows(weight, heads[proj])
+        if arch in _NORM_SHIFTED and hf.endswith("norm.weight"):
+            weight = weight - 1.0  # stored as the gain 1 + w
         tensors[hf] = weight.contiguous()
         quant_types[hf] = source.tensor_type.name
 
