@@ -150,10 +150,9 @@ def test_the_explainer_shows_the_routing(moe):
     assert mlp.d_mlp == model.net.config.d_expert
 
 
+@pytest.mark.parametrize("moe", ["mixtral"], indirect=True)  # one file is enough
 def test_lmscope_explain_runs_on_a_moe_gguf(moe, tmp_path, monkeypatch, capsys):
     name, hf, loaded = moe
-    if name != "mixtral":
-        pytest.skip("one file is enough for the command")
     monkeypatch.setenv("LMSCOPE_CACHE", str(tmp_path / "cache"))
     from lmscope.cli import main
 
@@ -161,6 +160,7 @@ def test_lmscope_explain_runs_on_a_moe_gguf(moe, tmp_path, monkeypatch, capsys):
     assert "Step 13/20" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("moe", ["qwen3_moe"], indirect=True)  # one model is enough
 def test_the_page_api_runs_on_a_moe(moe):
     """/api/layer and /api/step (every step) answer for a mixture of experts; the layer's MLP
     vectors are the first expert's, as in the MLP step."""
@@ -169,8 +169,6 @@ def test_the_page_api_runs_on_a_moe(moe):
     from lmscope.web import create_app
 
     name, hf, loaded = moe
-    if name != "qwen3_moe":
-        pytest.skip("one model is enough for the page's API")
     model = loaded[1]
     ids = list(model.to_ids("hi there"))
     where = {"ids": ids, "position": len(ids) - 1}
