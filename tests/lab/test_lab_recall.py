@@ -342,7 +342,8 @@ def test_the_shipped_result_is_complete_and_shows(capsys):
     assert {r["steps"] for r in models} == {params["steps"]}  # nobody stopped early
     for section in doc["sections"]:
         for lang in ("en", "zh"):
-            assert section["title"][lang] and section["explain"][lang] and section["verdict"][lang]
+            said = [shown(section[part], lang) for part in ("title", "explain", "verdict")]
+            assert all(said), (section["key"], lang)
         for kind in ("png", "svg"):
             assert (folder / section["plot"][kind]).stat().st_size > 5_000
     assert main(["lab", "show", "recall"]) == 0
