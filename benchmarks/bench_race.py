@@ -17,9 +17,16 @@ import tempfile
 from pathlib import Path
 
 
+def _english(row: dict) -> dict:
+    """A row or summary with its texts (model names, shapes) said in English (BENCHMARKS.md)."""
+    from lmscope.lab.results import shown
+
+    return {k: shown(v, "en") if isinstance(v, dict) and "id" in v else v for k, v in row.items()}
+
+
 def figures(doc: dict) -> dict:
     """The numbers the BENCHMARKS.md section quotes, from a race's result.json."""
-    from lmscope.lab.results import machine_line
+    from lmscope.lab.results import machine_line, shown
 
     by_key = {s["key"]: s for s in doc["sections"]}
     speed, loss = by_key["speed"], by_key["loss"]
@@ -27,11 +34,11 @@ def figures(doc: dict) -> dict:
     return {
         "created": doc["created"],
         "params": {k: doc["params"].get(k) for k in keys},
-        "machine": machine_line(doc["hardware"]),
-        "rows": speed["rows"],
-        "summary": speed["data"],
-        "verdict": speed["verdict"]["en"],
-        "loss_verdict": loss["verdict"]["en"],
+        "machine": shown(machine_line(doc["hardware"]), "en"),
+        "rows": [_english(r) for r in speed["rows"]],
+        "summary": _english(speed["data"]),
+        "verdict": shown(speed["verdict"], "en"),
+        "loss_verdict": shown(loss["verdict"], "en"),
     }
 
 
@@ -57,7 +64,9 @@ def run(
                 result = run_race(cfg, Path(tmp))
     finally:
         torch.set_num_threads(threads)
-    log(result.sections[0].verdict["en"])
+    from lmscope.lab.results import shown
+
+    log(shown(result.sections[0].verdict, "en"))
     return figures(result.to_dict())
 
 

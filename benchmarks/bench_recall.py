@@ -17,9 +17,16 @@ import tempfile
 from pathlib import Path
 
 
+def _en(value):
+    """A result's text (a model's name or shape) in English, for BENCHMARKS.md."""
+    from lmscope.lab.results import shown
+
+    return shown(value, "en") if isinstance(value, dict) and "id" in value else value
+
+
 def figures(doc: dict) -> dict:
     """The numbers the BENCHMARKS.md section quotes, from a recall result.json."""
-    from lmscope.lab.results import machine_line
+    from lmscope.lab.results import machine_line, shown
 
     by_key = {s["key"]: s for s in doc["sections"]}
     models, distance, amount = by_key["models"], by_key["distance"], by_key["amount"]
@@ -28,15 +35,17 @@ def figures(doc: dict) -> dict:
         "created": doc["created"],
         "params": {k: doc["params"].get(k) for k in keep},
         "run_s": doc["params"].get("run_s"),
-        "machine": machine_line(doc["hardware"]),
+        "machine": shown(machine_line(doc["hardware"]), "en"),
         "models": [
-            {k: r.get(k) for k in ("size", "model", "arch", "params", "shape", "steps")}
+            {k: _en(r.get(k)) for k in ("size", "model", "arch", "params", "shape", "steps")}
             | {k: r.get(k) for k in ("train_s", "state_bytes", "kv_bytes_per_token")}
             for r in models["rows"]
         ],
         "distance": [_cell(r) for r in distance["rows"]],
         "amount": [_cell(r) for r in amount["rows"]],
-        "verdicts": {k: by_key[k]["verdict"]["en"] for k in ("models", "distance", "amount")},
+        "verdicts": {
+            k: shown(by_key[k]["verdict"], "en") for k in ("models", "distance", "amount")
+        },
     }
 
 
@@ -66,7 +75,9 @@ def run(quick: bool = False, out: str | None = None, log=print) -> dict:
     finally:
         torch.set_num_threads(threads)
     doc = result.to_dict()
-    log(doc["sections"][1]["verdict"]["en"])
+    from lmscope.lab.results import shown
+
+    log(shown(doc["sections"][1]["verdict"], "en"))
     return figures(doc)
 
 
