@@ -387,19 +387,19 @@ GAP_CASES = [
         "train --out read-only",
         ["train", "--data", "{data}", "--iters", "1", "--out", "{ro}/run"],
         "--out {ro}/run: cannot write in {ro}: Read-only file system; choose another folder",
-        "--out {ro}/run：无法在 {ro} 里写入：Read-only file system；请换一个文件夹",
+        "--out {ro}/run：无法在 {ro} 中写入：Read-only file system；请换一个文件夹",
     ),
     (
         "train --resume --out a file",
         ["train", "--resume", "--out", "{notes}"],
         "{notes} is a file, not a folder; --out names a run's folder",
-        "{notes} 是文件，不是文件夹；--out 要的是一次训练的文件夹",
+        "{notes} 是文件，不是文件夹；--out 要指定一次训练的文件夹",
     ),
     (
         "train --resume --out empty folder",
         ["train", "--resume", "--out", "{tmp}/new"],
         "{tmp}/new holds no lmscope checkpoint to resume; drop --resume to start a new run there",
-        "{tmp}/new 里没有可以接着训练的 lmscope 检查点；去掉 --resume 就会在那里开始新的训练",
+        "{tmp}/new 里没有可以接着训练的 lmscope 检查点；去掉 --resume 即可在那里开始新的训练",
     ),
     (
         "train --out ''",
@@ -417,7 +417,7 @@ GAP_CASES = [
         "lab --out read-only",
         ["lab", "gradients", "--out", "{ro}/run"],
         "--out {ro}/run: cannot write in {ro}: Read-only file system",
-        "--out {ro}/run：无法在 {ro} 里写入：Read-only file system",
+        "--out {ro}/run：无法在 {ro} 中写入：Read-only file system",
     ),
     (
         "race --out a file",
@@ -447,7 +447,7 @@ GAP_CASES = [
         "export read-only",
         ["export", "{model}", "{ro}/run"],
         "cannot export to {ro}/run: cannot write in {ro}: Read-only file system",
-        "无法导出到 {ro}/run：无法在 {ro} 里写入：Read-only file system",
+        "无法导出到 {ro}/run：无法在 {ro} 中写入：Read-only file system",
     ),
     (
         "compare --out under a file",
@@ -677,7 +677,7 @@ GAP_CASES = [
         "neurons --features foo",
         ["neurons", "-m", "{lstm}", "--text", "{text}", "--find", "--features", "foo"],
         "--features: unknown feature 'foo'; known: {features} (or a set: prose, code, all)",
-        "--features：未知特征 'foo'；可用：{features}（或一组：prose, code, all）",
+        "--features：未知的特征 'foo'；已知的有：{features}（或一组：prose, code, all）",
     ),
     (
         "neurons --find --cell",
@@ -802,7 +802,7 @@ def test_a_save_that_fails_mid_run_in_chinese(capsys, monkeypatch, shakespeare_f
     code, err = run_cli(capsys, *argv)
     assert code == 2 and last_line(err) == (
         f"lmscope: 错误：无法把第 4 次迭代的检查点写入 {out}：No space left on device；"
-        f"第 2 次迭代的检查点还在（接着训练：lmscope train --resume --out {out}）"
+        f"第 2 次迭代的检查点已保留（接着训练：lmscope train --resume --out {out}）"
     )
     code, err = run_cli(capsys, *argv)
     assert code == 2 and last_line(err) == (
