@@ -164,3 +164,11 @@ def test_the_steps_rotate_and_normalize_as_each_layer_does(gemma3):
         assert rope.rotation_max_error < 1e-5
         assert rope.check.max_abs_difference < 1e-4  # q·k depends on the distance only
         assert norm.recompose_max_error < 1e-5
+
+
+def test_the_mlp_step_gates_with_the_models_own_activation(gemma3):
+    hf, model, _ = gemma3
+    ids = random_ids(hf.config.vocab_size, 8, batch=1)[0].tolist()
+    mlp = report(model, ids, layer=2, steps=["mlp"]).steps[0].data
+    assert mlp.curve.name == "GELU (tanh)"
+    assert mlp.product_max_error < 1e-5 and mlp.down_max_error < 1e-5

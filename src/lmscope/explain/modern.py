@@ -406,7 +406,14 @@ def swiglu_view(model, trace: Trace, layer: int, position: int) -> SwiGLUStep:
         up = trace[f"{p}.mlp.hook_pre_linear"][position].float()
         post = trace[f"{p}.mlp.hook_post"][position].float()
         out = trace[f"{p}.hook_mlp_out"][position].float()
-    silu = F.silu(gate)
+        if f"{p}.ln2_post.hook_normalized" in trace:
+            # Gemma 3's sandwich: hook_mlp_out is after the MLP's post-norm; the MLP's own
+            # output is what that norm took in, normalized times its scale
+            normalized = trace[f"{p}.ln2_post.hook_normalized"][position]
+            out = (normalized * trace[f"{p}.ln2_post.hook_scale"][position]).float()
+    # SiLU in the Llama recipe; Gemma 3's GeGLU gates with tanh GELU (silu_gate then holds it)
+    activation = getattr(model.config, "activation", "silu")
+    silu = ACTIVATIONS[activation][1](gate)
     d_model, d_mlp = mlp.down_proj.weight.shape  # gate and up may be one matrix (Phi-3)
     with torch.no_grad():
         down = F.linear(post, mlp.down_proj.weight.float(), _float(mlp.down_proj.bias))
@@ -423,7 +430,7 @@ def swiglu_view(model, trace: Trace, layer: int, position: int) -> SwiGLUStep:
         gate_stats=stats(gate),
         up_stats=stats(up),
         post_stats=stats(post),
-        curve=activation_curve("silu", gate),  # type: ignore[arg-type]  # silu: a known one
+        curve=activation_curve(activation, gate),  # type: ignore[arg-type]  # a known one
         W_gate=[d_model, d_mlp],
         W_up=[d_model, d_mlp],
         W_down=[d_mlp, d_model],
