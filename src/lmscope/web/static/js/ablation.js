@@ -118,7 +118,7 @@ function effectView(ctx, d) {
         return el(
           "div",
           { class: "abl-bar", "data-testid": "ablation-row", "data-id": r.id, "data-before": r.before, "data-after": r.after },
-          el("span", { class: "tok", text: `“${visible(r.token)}”` }),
+          el("span", { class: "tok", "data-verbatim": "", text: `“${visible(r.token)}”` }),
           el(
             "span",
             { class: "track" },
@@ -173,7 +173,7 @@ export async function renderAblation(ctx, { controls }) {
       el("button", { "data-testid": "ablate-mode", "data-mode": mode, text: t(mode === "mean" ? "page.interpret.abl-mean" : "page.interpret.abl-zero") }),
     ),
   );
-  const specInput = el("input", { type: "text", "data-testid": "ablate-spec", placeholder: "L0H1, attn1, mlp0, L1H*", spellcheck: "false" });
+  const specInput = el("input", { type: "text", "data-testid": "ablate-spec", placeholder: "L0H1, attn1, mlp0, L1H*", "data-verbatim": "all", spellcheck: "false" }); // the syntax itself
   const specError = el("div", { class: "error inline", "data-testid": "ablate-spec-error", role: "alert", hidden: true });
   let gridBox = null;
 

@@ -222,10 +222,10 @@ function renderTokens() {
         "data-testid": "token-chip",
         "data-position": tok.i,
         "data-id": tok.id,
-        title: `${t("page.position")} ${tok.i} · id ${tok.id}${generated ? ` · ${t("page.generated-tag")}` : ""}`,
+        title: t(generated ? "page.token-title-generated" : "page.token-title", { p: tok.i, id: String(tok.id) }),
         onclick: tok.pending ? null : () => selectPosition(tok.i),
       },
-      el("span", { class: "piece", text: visible(tok.text) }),
+      el("span", { class: "piece", "data-verbatim": "", text: visible(tok.text) }),
       el("span", { class: "id", text: tok.id }),
     );
     chips.push(chip);
@@ -260,9 +260,10 @@ function renderFacts() {
     [compact(m.n_params), t("page.params")],
   ];
   $("facts").replaceChildren(
-    ...facts.map(([v, label]) => el("span", { class: "fact" }, el("b", { text: v }), label ? ` ${label}` : "")),
+    ...facts.map(([v, label]) => el("span", { class: "fact" }, el("b", { "data-verbatim": "", text: v }), label ? ` ${label}` : "")),
   );
   $("facts").firstChild.title = sourceText(m.source || m.name);
+  $("facts").firstChild.dataset.verbatim = "all"; // the model's name and where it came from
 }
 
 function renderNav() {
@@ -540,10 +541,10 @@ function drawBars(pool) {
           "data-prob": row.prob,
           "data-pool-prob": row.poolProb,
           "data-survives": row.survives ? "1" : "0",
-          title: [`id ${row.id} · ${t("page.logit")} ${fmt(row.logit, 6)} · ${row.survives ? t("page.survives") : t("page.filtered")}`, bytes[rank]].filter(Boolean).join("\n"),
+          title: [t(row.survives ? "page.bar-title-kept" : "page.bar-title-filtered", { id: String(row.id), logit: fmt(row.logit, 6) }), bytes[rank]].filter(Boolean).join("\n"),
         },
         el("span", { class: "rank", text: rank + 1 }),
-        el("span", { class: "tok", text: visible(tokenText(row.id)) }),
+        el("span", { class: "tok", "data-verbatim": "", text: visible(tokenText(row.id)) }),
         el("span", { class: "track" }, el("span", { class: "fill", style: { width: `${(row.prob / max) * 100}%` } })),
         el("span", { class: "val", text: row.survives ? `${pct(row.prob)} → ${pct(row.poolProb)}` : pct(row.prob) }),
       ),
@@ -691,6 +692,7 @@ function buildExamples() {
     ...(state.model?.examples ?? []).map((e) =>
       el("button", {
         class: "example",
+        "data-verbatim": "all", // the example is a prompt: the model's text, not the page's
         "data-testid": "example",
         text: e.text.replace(/\n/g, " ⏎ ") + (e.cut ? " …" : ""),
         title: exampleTitle(e),

@@ -121,7 +121,7 @@ function drawLines(ctx, d, head, readout) {
       });
       g.append(
         svg("rect", { x: side === "key" ? 2 : L.xR + 2, y: y(i) - L.rowH / 2 + 1, width: L.label - 4, height: L.rowH - 2, rx: 4 }),
-        svg("text", { x, y: y(i) + 4, "text-anchor": side === "key" ? "end" : "start" }, positionLabel(d.start + i, tokenAt(i))),
+        svg("text", { x, y: y(i) + 4, "data-verbatim": "", "text-anchor": side === "key" ? "end" : "start" }, positionLabel(d.start + i, tokenAt(i))),
       );
       g.addEventListener("mouseenter", () => focus(side, i));
       g.addEventListener("mouseleave", () => focus("query", query));

@@ -339,7 +339,7 @@ function rowLabels(labels, ch, highlight) {
   if (ch >= 10) {
     return el(
       "div",
-      { class: "row-labels", "data-testid": "row-labels", style: { lineHeight: `${ch}px`, fontSize: `${Math.min(12, ch - 1)}px` } },
+      { class: "row-labels", "data-testid": "row-labels", "data-verbatim": "", style: { lineHeight: `${ch}px`, fontSize: `${Math.min(12, ch - 1)}px` } },
       labels.map((l) => el("div", { text: l, style: { height: `${ch}px` } })),
     );
   }
@@ -348,7 +348,7 @@ function rowLabels(labels, ch, highlight) {
   if (highlight !== undefined && highlight >= 0 && highlight < labels.length) shown.push(highlight);
   return el(
     "div",
-    { class: "row-labels sparse", "data-testid": "row-labels", style: { height: `${labels.length * ch}px` } },
+    { class: "row-labels sparse", "data-testid": "row-labels", "data-verbatim": "", style: { height: `${labels.length * ch}px` } },
     shown.map((r) =>
       el("div", { text: labels[r], class: r === highlight ? "sel" : null, style: { top: `${(r + 0.5) * ch}px` } }),
     ),

@@ -9,7 +9,12 @@ import { has, t } from "./catalog.js";
 
 // catalog id of the server's message -> the page's own words for it, where it has some: the
 // id and values to say instead, or null to say the server's message
+const typed = (spec) => String(spec).replace(/^(['"])(.*)\1$/, "$2"); // the spec as typed, not its repr
 const PAGE_WORDS = {
+  // an ablation typed in the Ablation view's box: its own words, naming the numbers it takes
+  "error.ablation.no-layer": (p) => ["page.error.ablation-no-layer", { ...p, spec: typed(p.spec) }],
+  "error.ablation.no-head": (p) => ["page.error.ablation-no-head", { ...p, spec: typed(p.spec) }],
+  "error.ablation.unreadable": (p) => ["page.error.ablation-unreadable", { spec: typed(p.spec) }],
   // an empty prompt box, refused by the request's schema: "the prompt is empty"
   "error.web.invalid-field": (p) =>
     ["text", "prompt"].includes(p.field) && p.problem?.code === "error.web.schema.string-too-short"

@@ -150,7 +150,7 @@ function part(name, { go, ...attrs }, ...children) {
 }
 
 function heading(text, sub) {
-  return el("div", { class: "flow-head" }, el("b", { text }), sub ? el("span", { text: sub }) : null);
+  return el("div", { class: "flow-head" }, el("b", { text }), sub ? el("span", { "data-verbatim": "", text: sub }) : null);
 }
 
 function tokenWindow(state, data) {
@@ -181,7 +181,7 @@ function tokensColumn(state, data) {
         class: `flow-token${tok.position === state.position ? " sel" : ""}${tok.position >= state.promptCount ? " gen" : ""}`,
         "data-testid": "flow-token",
         "data-position": tok.position,
-        title: `${t("page.position")} ${tok.position} · id ${tok.id}`,
+        title: t("page.token-title", { p: tok.position, id: String(tok.id) }),
         onclick: (e) => {
           e.stopPropagation(); // the column around it opens step 5
           pause();
@@ -191,7 +191,7 @@ function tokensColumn(state, data) {
       marks.has(tok.position)
         ? el("span", { class: "flow-char", "data-testid": "flow-char", text: marks.get(tok.position)[1] ? marks.get(tok.position)[0] : "↳" })
         : null,
-      el("span", { class: "piece", text: visible(tok.text) }),
+      el("span", { class: "piece", "data-verbatim": "", text: visible(tok.text) }),
       el("span", { class: "id", text: tok.id }),
     ),
   );
@@ -282,7 +282,7 @@ function openBlock(state, data, l) {
   const kv = data?.n_kv_head ?? m.n_kv_head ?? m.n_head;
   const go = (key, extra) => () => hooksRef.openStep(key, extra);
   const sub = (name, title, detail, key, extra, cls = "") =>
-    part(name, { class: `flow-sub ${cls}`, "data-testid": `flow-${name}`, go: go(key, extra) }, el("b", { text: title }), detail);
+    part(name, { class: `flow-sub ${cls}`, "data-testid": `flow-${name}`, go: go(key, extra) }, el("b", { "data-verbatim": "", text: title }), detail);
   return el(
     "div",
     { class: "flow-open", "data-testid": "flow-open-block", "data-layer": l },
@@ -330,7 +330,7 @@ function outputColumn(state, data) {
     el(
       "div",
       { class: "flow-bar-row", "data-testid": testid, "data-id": c.id, "data-value": value },
-      el("span", { class: "tok", text: visible(c.text) }),
+      el("span", { class: "tok", "data-verbatim": "", text: visible(c.text) }),
       el("span", { class: "track" }, el("span", { class: "fill", style: { width: `${width * 100}%` } })),
       el("span", { class: "val", text: testid === "flow-prob" ? pct(value) : logit(value) }),
     );

@@ -39,6 +39,7 @@ function cellNode(ctx, d, s, j) {
     {
       class: `lens-cell${cell.final_rank === 0 ? " final" : ""}${position === ctx.state.position ? " sel" : ""}`,
       "data-testid": "lens-cell",
+      "data-verbatim": "",
       "data-stage": s,
       "data-position": position,
       "data-top-id": top.id,
@@ -69,7 +70,7 @@ export async function renderLens(ctx) {
         "th",
         { class: `col ${sel(tok.position)}`, onclick: () => ctx.selectPosition(tok.position) },
         el("span", { class: "pos", text: tok.position }),
-        el("span", { class: "tok", text: visible(tok.text) }),
+        el("span", { class: "tok", "data-verbatim": "", text: visible(tok.text) }),
       ),
     ),
   );
@@ -85,7 +86,7 @@ export async function renderLens(ctx) {
     "tr",
     { class: "actual" },
     el("th", { class: "stage", text: t("page.interpret.lens-actual") }),
-    d.next.map((n) => el("td", { text: n ? visible(n.text) : "—" })),
+    d.next.map((n) => el("td", { "data-verbatim": "", text: n ? visible(n.text) : "—" })),
   );
   const end = d.start + d.positions.length - 1;
   const move = (to) => ctx.selectPosition(Math.max(0, Math.min(d.n_tokens - 1, to)));

@@ -12,14 +12,15 @@ function table(head, rows, testid) {
   return el(
     "table",
     { class: "data", "data-testid": testid },
-    el("thead", {}, el("tr", {}, head.map((h) => el("th", { text: h })))),
+    el("thead", {}, el("tr", {}, head.map((h) => el("th", {}, h)))),
     el("tbody", {}, rows.map((r) => el("tr", { class: r.cls ?? "" }, r.cells.map((c) => el("td", { text: c }))))),
   );
 }
 
 // tokenText(j): the readable text of the token at position j
 export function queryRowTable(a, position, tokenText) {
-  const head = [t("page.key"), t("page.token"), "QKᵀ", "/√d", t("page.mask-col"), "softmax"];
+  const math = (text) => el("code", { text }); // the operations' own names
+  const head = [t("page.key"), t("page.token"), math("QKᵀ"), math("/√d"), t("page.mask-col"), math("softmax")];
   const seen = Array.from({ length: Math.min(position + 1, a.row.raw.length) }, (_, j) => j);
   // each column in one style over the keys the query sees (0.4430 above 0.0078, not 0.443)
   const stages = ["raw", "scaled", "masked", "pattern"];

@@ -4,6 +4,7 @@
 // draws the numbers it is sent.
 
 import { ApiError, getJSON, postJSON } from "./api.js";
+import { errorText } from "./errors.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { el, fmt, pct, svg } from "./draw.js";
 import { applyStatic, colon, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
@@ -91,23 +92,24 @@ function message(err) {
   return err instanceof ApiError ? err.message : String(err);
 }
 
-// The server's lines this page can cause, in the page's language; the rest as errors.js says
-// them (its generic line in Chinese would hide the reason: "invalid_input").
-const SERVER_LINES = [
-  [/none of the text's characters is in the model's vocabulary/, () => t("page.rnn.err-no-known")],
-  [/the finder needs at least (\d+) characters of text, got (\d+)/, (m) => t("page.rnn.find-short", { min: m[1], n: m[2] })],
-  [/(?:text|prompt): String should have at most ([\d,]+) characters/, (m) => t("page.rnn.err-too-long", { max: n0(Number(m[1])) })],
-  [/^n: Input should be/, () => t("page.rnn.bad-length", { max: n0(MAX_SAMPLE) })],
-  [/^seed: Input should be/, () => t("page.rnn.bad-seed", { max: n0(MAX_SEED) })],
-];
+// The server's messages this page can cause (by catalog id), in this page's own words, naming
+// its controls; the rest as errors.js says them.
+const PAGE_WORDS = {
+  "error.neurons.no-known-char": () => t("page.rnn.err-no-known"),
+  "error.web.finder-text-too-short": (p) => t("page.rnn.find-short", { min: p.need, n: p.n }),
+  "error.web.invalid-field": (p) => {
+    if (["text", "prompt"].includes(p.field) && p.problem?.code === "error.web.schema.string-too-long") {
+      return t("page.rnn.err-too-long", { max: n0(Number(p.problem.params.max_length)) });
+    }
+    if (p.field === "n") return t("page.rnn.bad-length", { max: n0(MAX_SAMPLE) });
+    if (p.field === "seed") return t("page.rnn.bad-seed", { max: n0(MAX_SEED) });
+    return null;
+  },
+};
 
 function errorLine(err) {
-  const original = err instanceof ApiError ? err.original : String(err);
-  for (const [pattern, say] of SERVER_LINES) {
-    const m = pattern.exec(original || "");
-    if (m) return say(m);
-  }
-  return message(err);
+  if (!(err instanceof ApiError)) return String(err);
+  return PAGE_WORDS[err.code]?.(err.params ?? {}) ?? errorText(err.code, err.params, err.original);
 }
 
 // A refusal shown beside the control that caused it; null hides it. ``words`` is a function,
@@ -215,7 +217,7 @@ function renderLegend(kind) {
   for (let i = 0; i <= 10; i++) stops.push(rgb(-1 + i / 5));
   const ends = SIGMOID.has(kind) ? ["0", "0.5", "1"] : kind === "c" ? ["tanh(c) = −1", "0", "+1"] : ["−1", "0", "+1"];
   $("rnn-legend").replaceChildren(
-    el("span", { text: ends[0] }),
+    el("span", { "data-verbatim": "", text: ends[0] }), // math: tanh(c) = −1
     el("span", { class: "ramp", style: { background: `linear-gradient(to right, ${stops.join(", ")})` } }),
     el("span", { text: ends[2] }),
   );
@@ -524,7 +526,7 @@ function syncControls() {
 
 function renderFacts() {
   const m = state.model;
-  const fact = (label, value) => el("span", { class: "fact" }, `${label} `, el("b", { text: value }));
+  const fact = (label, value) => el("span", { class: "fact" }, `${label} `, el("b", { "data-verbatim": "", text: value }));
   $("facts").replaceChildren(
     fact("", m.name),
     fact("", m.arch.toUpperCase()),
@@ -588,6 +590,7 @@ function buildExamples() {
     ...EXAMPLES.map((text) =>
       el("button", {
         class: "example",
+        "data-verbatim": "all", // the example is a prompt: the model's text, not the page's
         type: "button",
         "data-testid": "example",
         text: text.replace(/\n/g, " ⏎ "),

@@ -185,12 +185,12 @@ function factsTable(m) {
       ["d_model", m.d_model],
       ["d_head", m.d_head],
       ["d_mlp", m.d_mlp],
-      ["vocab", m.vocab_size.toLocaleString("en-US")],
+      ["vocab_size", m.vocab_size.toLocaleString("en-US")],
       ["n_ctx", m.n_ctx.toLocaleString("en-US")],
-      ["params", m.n_params.toLocaleString("en-US")],
+      ["n_params", m.n_params.toLocaleString("en-US")],
       ["activation", m.activation],
       ["tokenizer", m.tokenizer ?? t("page.no-tokenizer")],
-    ],
+    ].map(([field, value]) => [el("code", { text: field }), m.tokenizer || field !== "tokenizer" ? el("span", { "data-verbatim": "", text: String(value) }) : value]),
     { "data-testid": "model-facts-table" },
   );
 }
@@ -205,9 +205,9 @@ const RENDER = {
         el(
           "div",
           { class: "big-prediction" },
-          el("span", { class: "ctx", text: readableText(state.trace.tokens, state.trace.chars, state.position).slice(-80) }),
+          el("span", { class: "ctx", "data-verbatim": "", text: readableText(state.trace.tokens, state.trace.chars, state.position).slice(-80) }),
           el("span", { class: "arrow", text: " → " }),
-          el("span", { class: "next", text: visible(ctx.tokenText(p.top_ids[0])) }),
+          el("span", { class: "next", "data-verbatim": "", text: visible(ctx.tokenText(p.top_ids[0])) }),
           el("span", { class: "p", text: ` ${pct(p.top_probs[0])}` }),
         ),
         predictionBars(ctx, p.top_probs, p.top_ids),
@@ -285,7 +285,7 @@ const RENDER = {
           el(
             "button",
             { class: `chip small${x.position === state.position ? " sel" : ""}`, "data-position": x.position, onclick: () => ctx.selectPosition(x.position) },
-            el("span", { class: "piece", text: visible(x.text) }),
+            el("span", { class: "piece", "data-verbatim": "", text: visible(x.text) }),
             el("span", { class: "id", text: x.id }),
           ),
         ),
@@ -343,7 +343,7 @@ const RENDER = {
       cos.length
         ? lineChart(
             cos.map((_, i) => i + 1),
-            [{ name: "cos", values: cos, colour: "#0891b2" }],
+            [{ name: t("page.cos-series"), values: cos, colour: "#0891b2" }],
             { title: t("page.cos-prev"), marker: d.position, xLabel: "p", points: cos.length <= 64 },
           )
         : null,
@@ -657,7 +657,7 @@ const RENDER = {
     const diff = (a, b, c) => Math.max(...a.values.map((x, i) => Math.abs(x + b.values[i] - c.values[i])));
     return [
       section(
-        `x + Attention(${t("page.modern.ln-short")}(x)) · max |Δ| = ${fmt(diff(layer.resid_pre, layer.attn_out, layer.resid_mid), 2)}`,
+        t("page.residual-formula", { ln: t("page.modern.ln-short"), diff: fmt(diff(layer.resid_pre, layer.attn_out, layer.resid_mid), 2) }),
         vec(t("page.resid-pre"), layer.resid_pre),
         op("+"),
         vec(t("page.attn-out-short"), layer.attn_out),
@@ -665,7 +665,7 @@ const RENDER = {
         vec(t("page.resid-mid"), layer.resid_mid),
       ),
       section(
-        `x + MLP(${t("page.modern.ln-short")}(x)) · max |Δ| = ${fmt(diff(layer.resid_mid, layer.mlp_out, layer.resid_post), 2)}`,
+        t("page.residual-formula-mlp", { ln: t("page.modern.ln-short"), diff: fmt(diff(layer.resid_mid, layer.mlp_out, layer.resid_post), 2) }),
         op("+"),
         vec(t("page.mlp-out-short"), layer.mlp_out),
         op("="),
@@ -690,7 +690,7 @@ const RENDER = {
       section(
         "",
         vec(t("page.ln-input"), ln.input),
-        el("p", { class: "formula", text: `${t("page.mean")} = ${fmt(ln.mean, 6)} · ${t("page.std")} = √(var + ${minus(String(ln.eps))}) = ${fmt(ln.std, 6)}` }),
+        el("p", { class: "formula", text: t("page.ln-formula", { mean: fmt(ln.mean, 6), eps: minus(String(ln.eps)), std: fmt(ln.std, 6) }) }),
         vec(t("page.normalized"), ln.normalized),
         op("× γ + β"),
         strip(ln.gamma, { label: t("page.gamma"), centre: 1 }),

@@ -129,14 +129,21 @@ function table(section) {
   const head = el(
     "tr",
     {},
-    cols.map((c) => el("th", { class: c.kind === "text" ? "text" : null, text: said(c.label) })),
+    // a header that is no catalog text is a name (N, x.sum(), d_model): the same in every language
+    cols.map((c) =>
+      el("th", {
+        class: c.kind === "text" ? "text" : null,
+        "data-verbatim": typeof c.label === "string" ? "" : null,
+        text: said(c.label),
+      }),
+    ),
   );
   const body = section.rows.map((row) =>
     el(
       "tr",
       {},
       cols.map((c) =>
-        el("td", { class: c.kind === "text" ? "text" : null, text: formatCell(row[c.key], c.kind, c) }),
+        el("td", { class: c.kind === "text" ? "text" : null, "data-verbatim": c.kind === "text" ? "" : null, text: formatCell(row[c.key], c.kind, c) }),
       ),
     ),
   );
@@ -186,9 +193,9 @@ function figure(name, source, section, figures) {
     el(
       "figcaption",
       {},
-      el("a", { href: png, target: "_blank", rel: "noopener", text: "PNG" }),
+      el("a", { href: png, target: "_blank", rel: "noopener", "data-verbatim": "", text: "PNG" }),
       " · ",
-      el("a", { href: svgUrl, target: "_blank", rel: "noopener", text: "SVG" }),
+      el("a", { href: svgUrl, target: "_blank", rel: "noopener", "data-verbatim": "", text: "SVG" }),
     ),
   );
 }
