@@ -178,11 +178,6 @@ def test_the_char_rnn_page_speaks_the_catalog(pseudo_browser, site):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the lab's column labels that are code (x.sum(), d_model, sum/len) are plain "
-    "strings in the result files, neither catalog texts nor marked as code",
-)
 def test_the_why_page_speaks_the_catalog(pseudo_browser, site):
     walk = Walk(pseudo_browser, site, "/why", "body[data-ready='1']")
     for px in (1440, PHONE):
