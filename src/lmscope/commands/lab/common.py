@@ -167,8 +167,9 @@ def check_renders(doc: dict, lang: str, path: Path) -> None:
     try:
         render(doc, Console(file=io.StringIO(), width=150), lang, path.parent)
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as err:
-        said = (str(err).splitlines() or [type(err).__name__])[0]
-        what = f"no {err.args[0]!r}" if isinstance(err, KeyError) and err.args else said
+        what = (str(err).splitlines() or [type(err).__name__])[0]  # Python's own words
+        if isinstance(err, KeyError) and err.args:
+            what = i18n.Message("error.lab.result.part.missing", key=str(err.args[0]))
         raise InvalidInputError("error.lab.result.incomplete", path=str(path), what=what) from None
 
 
