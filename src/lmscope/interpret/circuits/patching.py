@@ -114,11 +114,11 @@ class PatchResult:
 @dataclass(frozen=True)
 class _Run:
     """One patched run: from ``layer`` on, with ``kind`` replaced at ``index`` (a position, a
-    head, or None for the MLP's whole output)."""
+    head; 0 for the MLP's output, replaced whole)."""
 
     layer: int
     kind: str
-    index: int | None
+    index: int
 
 
 class _Replacer:
@@ -164,7 +164,9 @@ def _answer_logits(model, resid: torch.Tensor, answers: torch.Tensor) -> torch.T
 
 
 @torch.no_grad()
-def _patched_runs(model, runs: list[_Run], idx, clean: dict, corrupt: dict) -> torch.Tensor:
+def _patched_runs(
+    model, runs: list[_Run], idx, answers: torch.Tensor, clean: dict, corrupt: dict
+) -> torch.Tensor:
     """The right and wrong logits after the last position of every run, [run, 2]: in groups
     that fit BATCH_ELEMENTS, each a batch that starts at its first run's layer and takes in
     the other runs as it reaches their layers."""
@@ -173,7 +175,6 @@ def _patched_runs(model, runs: list[_Run], idx, clean: dict, corrupt: dict) -> t
     width = max(config.n_embd, config.d_mlp, config.n_head * config.d_head)
     group = max(1, BATCH_ELEMENTS // (T * width))
     _, extra = net.embed(idx, 0, None)  # what every block needs besides x (Llama: RoPE)
-    answers = clean["answers"]
     out = []
     for first in range(0, len(runs), group):
         chunk = runs[first : first + group]
@@ -231,16 +232,14 @@ def patch(
     chosen = checked_layers(model.config.n_layer, layers)
     config = model.config
     names = _probes(config.n_layer)
-    recorded = {}
     answers = torch.tensor([right_id, wrong_id], device=model.device)
-    diffs = []
+    recorded, diffs = [], []
     for ids in (clean_ids, corrupt_ids):
         trace = model.trace(ids, names=names)
         tensors = {name: trace.tensors[name] for name in names}
         last = _answer_logits(model, tensors[names[-1]][-1], answers)
         diffs.append(float(last[0] - last[1]))
-        tensors["answers"] = answers
-        recorded[len(recorded)] = tensors
+        recorded.append(tensors)
     clean_diff, corrupt_diff = diffs
     if clean_diff == corrupt_diff:
         raise InvalidInputError("error.circuits.no-difference", diff=f"{clean_diff:.4f}")
@@ -251,12 +250,12 @@ def patch(
         for kind, indexes in (
             ("resid_pre", range(T)),
             ("attn_head", range(config.n_head)),
-            ("mlp_out", [None]),
+            ("mlp_out", [0]),
         )
         for index in indexes
     ]
     idx = torch.tensor([clean_ids], device=model.device)
-    logits = _patched_runs(model, runs, idx, recorded[0], recorded[1])
+    logits = _patched_runs(model, runs, idx, answers, *recorded)
     sites = {}
     for kind, cols in (
         ("resid_pre", list(range(T))),
