@@ -316,4 +316,4 @@ def test_neighbours_api_uses_the_whole_vocabulary_and_one_index(client, tiny_mod
     client.post("/api/neighbours", json={"ids": ids, "position": 1})
     assert embedding_index(tiny_model) is index  # computed once per served model
     bad = client.post("/api/neighbours", json={"ids": ids, "position": 99})
-    assert bad.status_code == 400 and bad.json()["code"] == "out_of_range"
+    assert bad.status_code == 400 and bad.json()["code"] == "error.check.no-position"

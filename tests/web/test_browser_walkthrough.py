@@ -107,12 +107,15 @@ def test_error_answers_carry_a_code_and_their_numbers(client):
     r = client.post("/api/trace", json={"text": " ".join(["word"] * 300)})
     assert r.status_code == 400
     body = r.json()
-    assert body["code"] == "too_long" and body["params"] == {"n": "300", "context": "128"}
-    assert client.post("/api/trace", json={"text": ""}).json()["code"] == "empty_prompt"
+    assert body["code"] == "error.prompt.too-long"
+    assert (body["params"]["n"], body["params"]["context"]) == (300, 128)
+    body = client.post("/api/trace", json={"text": ""}).json()
+    assert (body["code"], body["params"]["field"]) == ("error.web.invalid-field", "text")
+    assert body["params"]["problem"]["code"] == "error.web.schema.string-too-short"
     body = client.post("/api/layer", json={"ids": [1], "layer": 5, "position": 0}).json()
-    assert body["code"] == "out_of_range" and body["params"]["what"] == "layer"
-    assert client.post("/api/trace", json={"nope": 1}).json()["code"] == "invalid_request"
-    assert client.get("/api/nothing").json()["code"] == "not_found"
+    assert body["code"] == "error.check.no-layer" and body["params"]["value"] == "5"
+    assert client.post("/api/trace", json={"nope": 1}).json()["code"] == "error.web.invalid-field"
+    assert client.get("/api/nothing").json()["code"] == "error.web.not-found"
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
