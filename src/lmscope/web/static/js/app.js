@@ -128,7 +128,7 @@ async function retrace(body, options = {}) {
     document.body.classList.remove("tracing");
     setStatus(null);
     clearView();
-    const retry = String(err.code).startsWith("error.web.busy.") ? Number(err.params?.retry) : NaN;
+    const retry = /^error\.web\.busy\./.test(err.code ?? "") ? Number(err.params?.retry) : NaN;
     if (retry > 0 && attempt < TRACE_RETRIES) {
       // the server said when it will have room: ask again then, unless the prompt changed
       showError(err, "page.error.retry-by-itself");
