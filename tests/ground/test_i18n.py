@@ -57,7 +57,7 @@ SAME_IN_EVERY_LANGUAGE = {
     "page.modern.sw-silu",
     "page.q-vec",
     "page.qkv-weights",
-    "page.rank",
+    "page.rank-n",
     "page.resid-mid",
     "page.stage-min-p",
     "page.stage-top-k",

@@ -56,7 +56,7 @@ export async function renderView(container, key, ctx) {
       el(
         "span",
         { class: "position-label", "data-testid": "position-label" },
-        `${t("page.position")} ${state.position}${colon()}`,
+        `${t("page.position-n", { p: state.position })}${colon()}`,
         el("code", { text: `“${tok ? tok.text.replace(/ /g, "·").replace(/\n/g, "↵") : ""}”` }),
         el("span", { class: "hint", text: ` — ${t("page.click-position")}` }),
       ),

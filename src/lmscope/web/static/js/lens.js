@@ -20,7 +20,7 @@ function tip(d, s, j) {
   const cell = d.cells[s][j];
   const tok = d.tokens[j];
   const lines = [
-    `${t("page.position")} ${tok.position} “${visible(tok.text)}” · ${stageLabel(d.stages[s], s)}`,
+    `${t("page.position-n", { p: tok.position })} “${visible(tok.text)}” · ${stageLabel(d.stages[s], s)}`,
     t("page.interpret.lens-tip-top", { k: cell.top.length, stage: stageLabel(d.stages[s], s) }),
     ...cell.top.map((x, i) => `  ${i + 1}. “${visible(x.token)}” ${prob(x.prob)}`),
     t("page.interpret.lens-tip-final", { tok: visible(d.final[j].text), r: grouped(cell.final_rank + 1), p: prob(cell.final_prob) }),

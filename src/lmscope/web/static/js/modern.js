@@ -31,7 +31,7 @@ function hint(text, attrs = {}) {
 function vec(label, v, extra = {}) {
   return strip(v.values, {
     label,
-    meta: `${v.values.length} · ${t("page.norm")} ${fmt(v.norm, 4)} · ${t("page.mean")} ${fmt(v.mean, 3)} · ${t("page.std")} ${fmt(v.std, 3)}`,
+    meta: t("page.vector-stats", { n: v.values.length, norm: fmt(v.norm, 4), mean: fmt(v.mean, 3), std: fmt(v.std, 3) }),
     ...extra,
   });
 }
@@ -282,7 +282,7 @@ async function gqa(ctx) {
     size: 180,
     cellWidth: Math.max(2, Math.floor(180 / dh)),
     cellHeight: 14,
-    describe: (r, c) => `${name} ${t("page.head")} ${r} [${c}]`,
+    describe: (r, c) => `${name} ${t("page.head-n", { h: r })} [${c}]`,
     onClick: click,
   });
   const kv = g.kv_head_of[state.head];
@@ -415,7 +415,7 @@ async function logits(ctx) {
       { class: "pair" },
       section(t("page.logits-top", { vocab }), barList(top, { colour: "#0f766e" })),
       histogram(d.logit_stats.histogram, {
-        title: `${t("page.logits-hist", { vocab })} · ${t("page.mean")} ${fmt(d.logit_stats.mean, 4)} · ${t("page.std")} ${fmt(d.logit_stats.std, 4)}`,
+        title: `${t("page.logits-hist", { vocab })} · ${t("page.mean-std", { mean: fmt(d.logit_stats.mean, 4), std: fmt(d.logit_stats.std, 4) })}`,
         colour: "#0f766e",
         width: 300,
       }),

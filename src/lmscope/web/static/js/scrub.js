@@ -54,7 +54,7 @@ export function updateScrubber(state, { post, tokenText, promptTexts }) {
   slider.max = String(Math.max(0, n - 1));
   slider.value = String(p);
   slider.disabled = n < 2 || state.busy;
-  document.getElementById("scrub-label").textContent = `${t("page.interpret.scrub")} ${p} / ${n - 1}`;
+  document.getElementById("scrub-label").textContent = t("page.interpret.scrub-at", { p, last: n - 1 });
   slider.title = t("page.interpret.scrub-hint-long");
   updateReadout(state, { tokenText, promptTexts });
   tintChips(state, post);

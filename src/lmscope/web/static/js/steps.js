@@ -48,7 +48,7 @@ function op(symbol) {
 function vec(label, v, extra = {}) {
   return strip(v.values ?? v, {
     label,
-    meta: v.norm !== undefined ? `${v.values.length} · ${t("page.norm")} ${fmt(v.norm, 4)} · ${t("page.mean")} ${fmt(v.mean, 3)} · ${t("page.std")} ${fmt(v.std, 3)}` : undefined,
+    meta: v.norm !== undefined ? t("page.vector-stats", { n: v.values.length, norm: fmt(v.norm, 4), mean: fmt(v.mean, 3), std: fmt(v.std, 3) }) : undefined,
     ...extra,
   });
 }
@@ -107,7 +107,7 @@ export async function renderStep(container, key, ctx) {
     el(
       "span",
       { class: "position-label", "data-testid": "position-label" },
-      `${t("page.position")} ${state.position}${colon()}`,
+      `${t("page.position-n", { p: state.position })}${colon()}`,
       el("code", { text: `“${tokenLabel(ctx, state.position)}”` }),
       el("span", { class: "hint", text: ` — ${t("page.click-position")}` }),
     ),
@@ -259,7 +259,7 @@ const RENDER = {
   async embedding(ctx) {
     const d = await embeddingData(ctx);
     return section(
-      `${t("page.position")} ${d.position}${colon()}“${visible(d.token.text)}”${paren(`id ${d.token.id}`)}`,
+      `${t("page.position-n", { p: d.position })}${colon()}“${visible(d.token.text)}”${paren(`id ${d.token.id}`)}`,
       vec(t("page.token-emb", { id: d.token.id }), d.token_embedding, { testid: "embedding-strip" }),
       // a model without learned positions (rotary ones act inside attention) adds nothing here
       d.position_embedding && op("+"),
@@ -305,7 +305,7 @@ const RENDER = {
               el("code", { text: visible(m.right) }),
               " → ",
               el("code", { class: "res", text: visible(m.result) }),
-              el("span", { class: "rank", text: ` ${t("page.rank")} ${m.rank}` }),
+              el("span", { class: "rank", text: ` ${t("page.rank-n", { r: String(m.rank) })}` }),
             ),
           ),
         )
@@ -421,8 +421,8 @@ const RENDER = {
     const nKv = state.model.n_kv_head ?? state.model.n_head;
     const kv = Math.floor((h * nKv) / state.model.n_head);
     const shared = nKv < state.model.n_head;
-    const groups = (word) => ({ groups: dh, indexLabel: (i) => `${word} ${Math.floor(i / dh)}, [${i % dh}]` });
-    const kvGroups = groups(shared ? t("page.kv-head") : t("page.head"));
+    const groups = (id) => ({ groups: dh, indexLabel: (i) => t(id, { h: Math.floor(i / dh), i: i % dh }) });
+    const kvGroups = groups(shared ? "page.kv-head-index" : "page.head-index");
     const span = { a: a.start, b: a.start + a.size - 1, h, k: kv };
     const labels = windowLabels(ctx, a);
     const rowHeight = a.size <= 24 ? 12 : undefined; // rows tall enough to label each position
@@ -430,7 +430,7 @@ const RENDER = {
       section("", vec(`${t("page.ln-output")}${paren("ln1")} → ${t("page.qkv-weights")}`, layer.ln1.output)),
       section(
         t(shared ? "page.qkv-all-gqa" : "page.qkv-all", { n_head: state.model.n_head, n_kv: nKv, d_head: dh }),
-        strip(layer.q.flat(), { label: `${t("page.q-vec")}${paren(`${t("page.head")} ${h}${colon()}[${h * dh}, ${(h + 1) * dh})`)}`, ...groups(t("page.head")) }),
+        strip(layer.q.flat(), { label: `${t("page.q-vec")}${paren(`${t("page.head-n", { h: h })}${colon()}[${h * dh}, ${(h + 1) * dh})`)}`, ...groups("page.head-index") }),
         strip(layer.k.flat(), { label: t("page.k-vec"), ...kvGroups }),
         strip(layer.v.flat(), { label: t("page.v-vec"), ...kvGroups }),
       ),
@@ -447,7 +447,7 @@ const RENDER = {
     const { state } = ctx;
     const layer = await layerData(ctx);
     const dh = state.model.d_head;
-    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("page.head")} ${i}`);
+    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("page.head-n", { h: i })}`);
     const opts = (name) => ({
       title: `${name}: ${state.model.n_head} × ${dh}`,
       rowLabels: heads,
@@ -455,7 +455,7 @@ const RENDER = {
       size: 180,
       cellWidth: Math.max(2, Math.floor(180 / dh)),
       cellHeight: 14,
-      describe: (r, c) => `${name} ${t("page.head")} ${r} [${c}]`,
+      describe: (r, c) => `${name} ${t("page.head-n", { h: r })} [${c}]`,
       onClick: (r) => ctx.setHead(r),
     });
     const norm = (rows) => rows.map((r) => Math.sqrt(r.reduce((s, x) => s + x * x, 0)));
@@ -507,7 +507,7 @@ const RENDER = {
     const { state } = ctx;
     const layer = await layerData(ctx);
     const dh = state.model.d_head;
-    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("page.head")} ${i}`);
+    const heads = Array.from({ length: state.model.n_head }, (_, i) => `${t("page.head-n", { h: i })}`);
     return [
       heatmap(layer.z, {
         title: `${t("page.z-heads")}${paren(`${state.model.n_head} × ${dh}`)}`,
@@ -516,10 +516,10 @@ const RENDER = {
         size: 420,
         cellWidth: Math.max(2, Math.floor(420 / dh)),
         cellHeight: 14,
-        describe: (r, c) => `z ${t("page.head")} ${r} [${c}]`,
+        describe: (r, c) => `z ${t("page.head-n", { h: r })} [${c}]`,
         onClick: (r) => ctx.setHead(r),
       }),
-      section("", strip(layer.z.flat(), { label: t("page.concat", { d: state.model.d_model }), groups: dh, indexLabel: (i) => `${t("page.head")} ${Math.floor(i / dh)}, [${i % dh}]` })),
+      section("", strip(layer.z.flat(), { label: t("page.concat", { d: state.model.d_model }), groups: dh, indexLabel: (i) => `${t("page.head-n", { h: Math.floor(i / dh) })}, [${i % dh}]` })),
       section(t("page.head-results"), barList(layer.head_results.map((r, i) => ({ name: heads[i], value: r.norm, active: i === state.head, onClick: () => ctx.setHead(i) })))),
       section("", layer.attn_bias && strip(layer.attn_bias, { label: t("page.attn-bias") }), layer.attn_bias && op("→"), vec(t("page.attn-out"), layer.attn_out)),
     ];
@@ -558,7 +558,7 @@ const RENDER = {
       section(
         t("page.final-ln-title", { p: state.position }),
         vec(`${t("page.ln-input")}${paren(`blocks.${state.model.n_layer - 1}.hook_resid_post`)}`, d.ln_final.input),
-        el("p", { class: "hint", text: `${t("page.mean")} ${fmt(d.ln_final.mean, 5)} · ${t("page.std")} ${fmt(d.ln_final.std, 5)}` }),
+        el("p", { class: "hint", text: t("page.mean-std", { mean: fmt(d.ln_final.mean, 5), std: fmt(d.ln_final.std, 5) }) }),
         vec(`${t("page.ln-output")}${paren("ln_final.hook_out")} · W_Eᵀ`, d.ln_final.output),
       ),
       el(
@@ -566,7 +566,7 @@ const RENDER = {
         { class: "pair" },
         section(t("page.logits-top", { vocab: state.model.vocab_size.toLocaleString("en-US") }), barList(top, { colour: "#0f766e" })),
         histogram(d.logit_stats.histogram, {
-          title: `${t("page.logits-hist", { vocab: state.model.vocab_size.toLocaleString("en-US") })} · ${t("page.mean")} ${fmt(d.logit_stats.mean, 4)} · ${t("page.std")} ${fmt(d.logit_stats.std, 4)}`,
+          title: `${t("page.logits-hist", { vocab: state.model.vocab_size.toLocaleString("en-US") })} · ${t("page.mean-std", { mean: fmt(d.logit_stats.mean, 4), std: fmt(d.logit_stats.std, 4) })}`,
           colour: "#0f766e",
           width: 300,
         }),
@@ -738,7 +738,7 @@ function windowLabels(ctx, a) {
 }
 
 function describer(ctx, a) {
-  return (r, c) => `${t("page.query")} ${a.start + r} “${tokenLabel(ctx, a.start + r)}” → ${t("page.key")} ${a.start + c} “${tokenLabel(ctx, a.start + c)}”`;
+  return (r, c) => t("page.query-key-tip", { q: a.start + r, qt: tokenLabel(ctx, a.start + r), k: a.start + c, kt: tokenLabel(ctx, a.start + c) });
 }
 
 // Every head's pattern as a small thumbnail (bytes 0..255 from the server); click selects.
@@ -763,7 +763,7 @@ function headsGrid(ctx, a) {
       canvas,
       el("span", { text: `H${h}` }),
     );
-    cell.addEventListener("mousemove", (e) => showTip(e, `${t("page.head")} ${h}`));
+    cell.addEventListener("mousemove", (e) => showTip(e, `${t("page.head-n", { h: h })}`));
     cell.addEventListener("mouseleave", hideTip);
     grid.append(cell);
   });
