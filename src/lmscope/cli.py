@@ -152,7 +152,7 @@ def _main(argv: list[str] | None) -> int:
 
 def _use_lang_asked(argv: list[str]) -> None:
     """The language a command line asks for, from now on the one errors are said in, even
-    when the line does not parse: its last ``--lang en|zh`` (or ``--lang=zh``) before ``--``,
+    when the line does not parse: its last ``--lang en|zh|pseudo`` (or ``--lang=zh``) before ``--``,
     else $LMSCOPE_LANG, else English (an unknown $LMSCOPE_LANG is refused once the line
     parses, in English)."""
     from lmscope.commands.common import LANGS, use_lang
@@ -177,15 +177,8 @@ def _use_lang_asked(argv: list[str]) -> None:
 
 
 def _print_error(error: LmscopeError) -> None:
-    """``lmscope: error: MESSAGE`` on stderr, in the language asked for: a catalog error
-    rendered in it, a line still raised in English translated where ``error_words`` knows it
-    (until every raise site names a catalog id)."""
-    message: object = error
-    if error.code is None and i18n.language() != "en":
-        from lmscope.commands.error_words import in_lang
-
-        message = in_lang(str(error), i18n.language())
-    print(i18n.text("report.cli.error", prog="lmscope", message=message), file=sys.stderr)
+    """``lmscope: error: MESSAGE`` on stderr, rendered in the language asked for."""
+    print(i18n.text("report.cli.error", prog="lmscope", message=error), file=sys.stderr)
 
 
 def system_error(err: OSError) -> LmscopeError:

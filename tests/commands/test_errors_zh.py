@@ -1,6 +1,7 @@
 """Errors in Chinese under --lang zh (or $LMSCOPE_LANG=zh), as a new user meets them: the
 option parser's own lines (a bad value, a missing argument, an unknown option...), the option
-checks lmscope adds, and the common refusals of the library. English stays byte for byte."""
+checks lmscope adds, and the common refusals of the library and the commands, each rendered
+from the catalog (argparse's through ``parser_words``). English stays byte for byte."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import re
 import pytest
 
 from lmscope.cli import main
-from lmscope.commands.error_words import in_lang
 from lmscope.commands.parser_words import parser_message_in
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -276,16 +276,15 @@ def test_english_library_errors_unchanged(capsys, en, small_char_gpt):
     assert err == "lmscope: error: 'L9H0': layer 9 does not exist (0..1)\n"
 
 
-# --- the tables themselves --------------------------------------------------------------------
+# --- argparse's lines --------------------------------------------------------------------
 def test_a_line_no_pattern_knows_stays_english():
-    assert in_lang("something new went wrong", "zh") == "something new went wrong"
     assert parser_message_in("something new went wrong", "zh") == "something new went wrong"
     assert parser_message_in("argument --x: something new", "zh") == "参数 --x：something new"
 
 
 def test_english_is_never_rewritten():
     for line in ("unrecognized arguments: y", "--top must be at least 1, got 0"):
-        assert parser_message_in(line, "en") == line and in_lang(line, "en") == line
+        assert parser_message_in(line, "en") == line
 
 
 @pytest.mark.parametrize(
@@ -307,64 +306,6 @@ def test_english_is_never_rewritten():
 def test_the_rest_of_argparse_s_messages(message, chinese):
     assert parser_message_in(message, "zh") == chinese
     assert CJK.search(chinese) and english_in(chinese) == []
-
-
-@pytest.mark.parametrize(
-    ("message", "chinese"),
-    [
-        (
-            "n_embd (96) must be divisible by n_head (5) unless head_dim is given",
-            "n_embd（96）必须能被 n_head（5）整除，除非给出了 head_dim",
-        ),
-        (
-            "--optimizer 'sgd' is not one of adamw, adam, rmsprop",
-            "--optimizer 'sgd' 不是可用的值：adamw, adam, rmsprop",
-        ),
-        (
-            "--hidden and --dim name one setting; give one of them",
-            "--hidden 和 --dim 是同一个设置；只给其中一个",
-        ),
-        (
-            "cannot resume out with --arch lstm: it was trained with --arch gpt; keep that "
-            "setting or start a new run in another --out",
-            "不能用 --arch lstm 接着训练 out：它是用 --arch gpt 训练的；请保留这个设置，"
-            "或在另一个 --out 里开始新的训练",
-        ),
-        (
-            "cannot listen on 127.0.0.1:8000 (Address already in use); pick another --port",
-            "无法在 127.0.0.1:8000 上监听（Address already in use）；请换一个 --port",
-        ),
-    ],
-)
-def test_lines_the_tests_above_do_not_reach(message, chinese):
-    assert in_lang(message, "zh") == chinese
-    assert in_lang(message, "en") == message
-
-
-def test_weights_that_do_not_fit_or_are_not_floats_in_chinese():
-    for message, words in (
-        (
-            "the weights in runs/x/model.safetensors are not floating-point numbers: "
-            "h.1.mlp.c_fc.weight is int32; a model's weights are float32, float16 or bfloat16",
-            ("runs/x/model.safetensors", "h.1.mlp.c_fc.weight", "int32", "浮点数"),
-        ),
-        (
-            "the weights in runs/x do not fit the model: missing ['h.0.ln_1.weight']",
-            ("runs/x", "['h.0.ln_1.weight']", "缺少"),
-        ),
-        (
-            "the weights in runs/x do not fit the model: unexpected ['extra.weight']",
-            ("runs/x", "['extra.weight']", "多出"),
-        ),
-        (
-            "the weights in runs/x do not fit the model: wte.weight has shape (65, 64), the "
-            "config implies (66, 64)",
-            ("runs/x", "wte.weight", "(65, 64)", "(66, 64)", "形状"),
-        ),
-    ):
-        said = in_lang(message, "zh")
-        assert CJK.search(said) and english_in(said) == [], said
-        assert all(w in said for w in words), said
 
 
 # --- the refusals of train, lab, race, export, minrnn, neurons, serve, compare ----------------
@@ -809,210 +750,3 @@ def test_a_save_that_fails_mid_run_in_chinese(capsys, monkeypatch, shakespeare_f
         f"lmscope: 错误：{out} 里已有一个检查点（第 2 次迭代）；加 --resume 接着训练，"
         "或加 --overwrite 从头开始"
     )
-
-
-LINE_CASES = [
-    (
-        "cannot write the checkpoint of iteration 0 to runs/a: No space left on device; "
-        "nothing was saved",
-        "无法把第 0 次迭代的检查点写入 runs/a：No space left on device；什么也没有保存",
-    ),
-    (
-        "cannot write the checkpoint of iteration 500 to runs/a: Disk quota exceeded; the "
-        "checkpoint of iteration 250 is kept (continue with: lmscope train --resume --out "
-        "runs/a)",
-        "无法把第 500 次迭代的检查点写入 runs/a：Disk quota exceeded；第 250 次迭代的检查点"
-        "还在（接着训练：lmscope train --resume --out runs/a）",
-    ),
-    ("cannot write out/m: No space left on device", "无法写入 out/m：No space left on device"),
-    ("cannot read notes.txt: Permission denied", "无法读取 notes.txt：Permission denied"),
-    (
-        "Cannot read 'notes.txt' (Permission denied); check it.",
-        "无法读取 'notes.txt'（Permission denied）；请检查它。",
-    ),
-    (
-        "res is not a result.json written by lmscope lab (no schema 1)",
-        "res 不是 lmscope lab 写的 result.json（没有 schema 1）",
-    ),
-    (
-        "--budget 'inf' is not a finite time",
-        "--budget 'inf' 不是有限的时长",
-    ),
-    (
-        "--budget must be above 0 seconds (e.g. 90 or 2m), got -1.0",
-        "--budget 必须大于 0 秒（如 90 或 2m），收到 -1.0",
-    ),
-    (
-        "--max-n must be >= 1, got 0",
-        "--max-n 必须不小于 1，收到 0",
-    ),
-    (
-        "a GRU has no 'c' values; use one of h, r, z, n",
-        "GRU 没有 'c' 值；请用 h, r, z, n 之一",
-    ),
-    (
-        "out holds the lmscope model 'm' and also x.md, y.md, z.md, plot.png and 2 more, "
-        "which lmscope did not write; move those out first or export to another folder",
-        "out 里除了 lmscope 模型 'm'，还有不是 lmscope 写的 x.md, y.md, z.md, plot.png，"
-        "另外还有 2 个；请先把它们移走，或导出到另一个文件夹",
-    ),
-    (
-        "out already holds the lmscope model 'm'; pass --overwrite to replace it "
-        "(atomically), or choose another folder",
-        "out 里已有 lmscope 模型 'm'；加 --overwrite 替换它（原子操作），或换一个文件夹",
-    ),
-    (
-        "--context 512 with --batch 8 needs 4,104 characters in the validation split of "
-        "'x.txt', which has 2; use a shorter --context, a smaller --batch or a bigger corpus",
-        "--context 512 配 --batch 8 需要验证集里有 4,104 个字符，而 'x.txt' 的验证集只有 "
-        "2 个；请调小 --context 或 --batch，或换更大的语料",
-    ),
-    (
-        "the text has 1 character; one chunk of --seq 1,000 needs 1,001. Use a shorter "
-        "--seq or a longer text.",
-        "文本只有 1 个字符；一段 --seq 1,000 需要 1,001 个。请用更短的 --seq 或更长的文本。",
-    ),
-    (
-        "cannot listen on 10.9.9.9:8000 (Cannot assign requested address); --host 10.9.9.9 is "
-        "not an address of this machine; use 127.0.0.1 (this machine only) or 0.0.0.0 (every "
-        "network interface)",
-        "无法在 10.9.9.9:8000 上监听（Cannot assign requested address）；--host 10.9.9.9 不是这台"
-        "机器的地址；请用 127.0.0.1（只有本机能访问）或 0.0.0.0（所有网络接口）",
-    ),
-    (
-        "--data is empty; name a bundled corpus or a text file",
-        "--data 是空的；请给出随附语料的名字或一个文本文件",
-    ),
-    (
-        "--text is empty; name a UTF-8 text file, or '-' for standard input",
-        "--text 是空的；请给出一个 UTF-8 文本文件，或用 '-' 读标准输入",
-    ),
-    (
-        "--corpus is empty; name a bundled corpus, e.g. warpeace-novel",
-        "--corpus 是空的；请给出随附语料的名字，如 warpeace-novel",
-    ),
-    (
-        "RUN is empty; name a model folder or a shipped model to export",
-        "RUN 是空的；请给出要导出的模型文件夹或随附模型的名字",
-    ),
-    (
-        "OUT is empty; name the folder to write, e.g. my-model",
-        "OUT 是空的；请给出要写入的文件夹，如 my-model",
-    ),
-    ("model name is empty", "模型名是空的"),
-    (
-        "--host is empty; use 127.0.0.1 (this machine only) or 0.0.0.0 (every network interface)",
-        "--host 是空的；请用 127.0.0.1（只有本机能访问）或 0.0.0.0（所有网络接口）",
-    ),
-    (
-        "--host 'a\\x00b' is not a host name or an address (embedded null byte); use 127.0.0.1 "
-        "(this machine only) or 0.0.0.0 (every network interface)",
-        "--host 'a\\x00b' 不是主机名或地址（embedded null byte）；请用 127.0.0.1（只有本机能访问）"
-        "或 0.0.0.0（所有网络接口）",
-    ),
-    (
-        "model 'm' has no tokenizer files; the command line reads text, so put the tokenizer's "
-        "files (tokenizer.json, or vocab.json and merges.txt) in the model's folder",
-        "模型 'm' 没有分词器文件；命令行读的是文本，请把分词器的文件（tokenizer.json，或 "
-        "vocab.json 和 merges.txt）放进模型的文件夹",
-    ),
-    (
-        "LMSCOPE_MAX_TRACE_TOKENS must be a whole number of tokens above 0, got 'abc'; unset it "
-        "for the default 2,048",
-        "LMSCOPE_MAX_TRACE_TOKENS 必须是大于 0 的整数（token 数），收到 'abc'；取消设置即用默认值 "
-        "2,048",
-    ),
-    (
-        "the weights overflowed at iteration 1; training stopped. Use a smaller --lr (1e+308 "
-        "makes it diverge; the default is 0.1)",
-        "权重溢出了（第 1 次迭代），训练已停止。请用更小的 --lr（1e+308 会让它发散；默认是 0.1）",
-    ),
-    (
-        "the loss became nan at iteration 7; training stopped. Use a smaller --lr (50 makes it "
-        "diverge; the default is 0.1)",
-        "损失变成了 nan（第 7 次迭代），训练已停止。请用更小的 --lr（50 会让它发散；默认是 0.1）",
-    ),
-    (
-        "the loss reached 4.12e+300 nats a character at iteration 2; training stopped. Use a "
-        "smaller --lr (1e+300 makes it diverge; the default is 0.1)",
-        "每个字符的损失达到 4.12e+300 nats（第 2 次迭代），训练已停止。请用更小的 --lr"
-        "（1e+300 会让它发散；默认是 0.1）",
-    ),
-    (
-        "size '1e400GB' is too large to count in bytes; write e.g. 4GB, 512MiB or 1000000",
-        "大小 '1e400GB' 太大，无法按字节计数；请写成如 4GB、512MiB 或 1000000",
-    ),
-    (
-        "the corpus name is empty; use one of: shakespeare, warpeace, or a path to a text file "
-        "or folder.",
-        "语料名是空的；请用其中之一：shakespeare, warpeace，或一个文本文件或文件夹的路径。",
-    ),
-    (
-        "a micro-batch of --batch 12 x --context 100000 needs about 45.2 GB for the activations "
-        "kept for the backward pass, besides 217.6 MB for the weights, gradients and adamw "
-        "state: more than the 24.6 GB of memory available; use a smaller --context or --batch",
-        "--batch 12 × --context 100000 的一个微批次，反向传播要保留的激活值约需 45.2 GB，权重、"
-        "梯度和 adamw 状态另需 217.6 MB：超过了可用的 24.6 GB 内存；请减小 --context 或 --batch",
-    ),
-    (
-        "a micro-batch of --batch 1 x --seq 8,192 needs about 4.4 GB for the activations kept "
-        "for the backward pass (with --dropout 0.1 on the CPU attention keeps every head's "
-        "--seq x --seq weights), besides 1.0 MB for the weights, gradients and adamw state: "
-        "more than the 2.0 GB of GPU memory available; use a smaller --seq or --batch",
-        "--batch 1 × --seq 8,192 的一个微批次，反向传播要保留的激活值约需 4.4 GB（在 CPU 上用 "
-        "--dropout 0.1 时，注意力要保留每个头完整的权重矩阵），权重、梯度和 adamw 状态另需 1.0 MB"
-        "：超过了可用的 2.0 GB 显存；请减小 --seq 或 --batch",
-    ),
-    ("standard input is not UTF-8 text", "标准输入不是 UTF-8 文本"),
-    ("standard input is empty; pipe some text in", "标准输入是空的；请用管道传入一些文字"),
-    (
-        "/dev/zero is not a regular file; give a UTF-8 text file",
-        "/dev/zero 不是普通文件；请给出一个 UTF-8 文本文件",
-    ),
-    (
-        "cannot write in /proc/x: Read-only file system",
-        "无法在 /proc/x 里写入：Read-only file system",
-    ),
-    (
-        "--models names no model; use some of rnn, lstm, gru, gpt",
-        "--models 没有给出任何模型；请从 rnn, lstm, gru, gpt 中选用",
-    ),
-    (
-        "runs/x/result.json is not a complete lab result (no 'title'); run the experiment "
-        "again to write a complete one",
-        "runs/x/result.json 不是完整的实验结果（缺少 'title'）；请重新运行实验，写出完整的结果",
-    ),
-    ("--min-p must be a number, got 'x'", "--min-p 必须是一个数，收到 'x'"),
-    (
-        "--top-p must be in (0, 1] (leave it out for off), got 2",
-        "--top-p 必须在 (0, 1] 范围内（不设则关闭），收到 2",
-    ),
-    (
-        "--min-p must be in [0, 1] (0 or left out: off), got 1.5",
-        "--min-p 必须在 [0, 1] 范围内（0 或不设则关闭），收到 1.5",
-    ),
-    (
-        "--out cells.json: it is a folder; name the file to write",
-        "--out cells.json：这是一个文件夹；请给出要写的文件名",
-    ),
-    (
-        "rank 0 could not write the checkpoint of iteration 3 to run; its own line says why",
-        "0 号进程无法把第 3 次迭代的检查点写入 run；原因见它自己的那一行",
-    ),
-    (
-        "the finder needs a longer text: 100 characters read, at least 196 (20 to choose units "
-        "on and 20 held out to score them, with 0.9 of it choosing; a few thousand give "
-        "steadier scores)",
-        "查找器需要更长的文本：读到 100 个字符，至少要 196 个（用 0.9 的文本挑选单元、其余的给"
-        "它们打分，两边各至少 20 个；几千个字符的分数更稳定）",
-    ),
-]
-
-
-@pytest.mark.parametrize(
-    ("message", "chinese"), LINE_CASES, ids=[" ".join(m.split()[:5]) for m, _ in LINE_CASES]
-)
-def test_command_lines_the_cases_above_do_not_reach(message, chinese):
-    assert in_lang(message, "zh") == chinese
-    assert in_lang(message, "en") == message
-    assert english_in(chinese) == [], chinese
