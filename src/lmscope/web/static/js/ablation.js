@@ -3,7 +3,7 @@
 // next-token probabilities and KL divergence (from /api/ablate).
 
 import { colour, css, el, fmt, hideTip, pct, showTip, visible } from "./draw.js";
-import { colon, t } from "./catalog.js";
+import { t } from "./catalog.js";
 
 // What is switched off, as the server's spec names (L0H1, attn1, mlp0). It survives new
 // prompts and positions: a head exists whatever the text is.
@@ -154,7 +154,7 @@ async function updateEffect(ctx, box, known = null) {
   } catch (err) {
     if (seq !== effectSeq) return;
     box.dataset.state = "error";
-    box.replaceChildren(el("div", { class: "error inline", "data-testid": "ablation-error", text: `${t("page.error")}${colon()}${err.message}` }));
+    box.replaceChildren(el("div", { class: "error inline", "data-testid": "ablation-error", text: t("page.error-line", { message: err.message }) }));
   } finally {
     if (seq === effectSeq) box.classList.remove("loading");
   }
@@ -215,7 +215,7 @@ export async function renderAblation(ctx, { controls }) {
       specInput.value = "";
       refresh(d);
     } catch (err) {
-      specError.textContent = `${t("page.error")}${colon()}${err.message}`;
+      specError.textContent = t("page.error-line", { message: err.message });
       specError.hidden = false;
     }
   };

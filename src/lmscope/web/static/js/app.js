@@ -8,7 +8,7 @@ import { setSteps, stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { compact, el, fmt, grouped, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
 import { chatOn, chatToggle, labelChatToggle } from "./chat.js";
-import { applyStatic, colon, labelLanguageToggle, nextLang, paren, sentences, setFacts, setFamily, setLang, t } from "./catalog.js";
+import { applyStatic, labelLanguageToggle, nextLang, paren, sentences, setFacts, setFamily, setLang, t } from "./catalog.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { flowSettled, renderFlow } from "./flow.js";
 import { byteNote, groupChips, lastPiece, quotedToken } from "./chars.js";
@@ -60,7 +60,7 @@ function sayError(what) {
 function showError(what, more = null) {
   state.error = { what, more };
   const box = $("error");
-  box.textContent = `${t("page.error")}${colon()}${sentences(sayError(what), more && t(more))}`;
+  box.textContent = t("page.error-line", { message: sentences(sayError(what), more && t(more)) });
   box.hidden = false;
 }
 

@@ -5,7 +5,7 @@
 // query to select its position. Generated tokens are positions like any other.
 
 import { el, pct, positionLabel, svg, visible } from "./draw.js";
-import { colon, t } from "./catalog.js";
+import { t } from "./catalog.js";
 
 const MODES = ["head", "all", "mean"];
 const MODE_WORDS = { head: "page.picture.lines-head", all: "page.picture.lines-all", mean: "page.picture.lines-mean" };
@@ -31,7 +31,7 @@ export function attentionLines(ctx) {
     })
     .catch((err) => {
       box.classList.remove("loading");
-      box.replaceChildren(el("div", { class: "error inline", text: `${t("page.error")}${colon()}${err.message}` }));
+      box.replaceChildren(el("div", { class: "error inline", text: t("page.error-line", { message: err.message }) }));
     });
   return box;
 }

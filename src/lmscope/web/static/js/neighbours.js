@@ -4,7 +4,7 @@
 // meanings get nearby vectors", put to the test on this model.
 
 import { columnFormat, el, visible } from "./draw.js";
-import { colon, t } from "./catalog.js";
+import { t } from "./catalog.js";
 
 export function neighboursSection(ctx) {
   const { state } = ctx;
@@ -18,7 +18,7 @@ export function neighboursSection(ctx) {
     })
     .catch((err) => {
       box.classList.remove("loading");
-      box.replaceChildren(el("div", { class: "error inline", text: `${t("page.error")}${colon()}${err.message}` }));
+      box.replaceChildren(el("div", { class: "error inline", text: t("page.error-line", { message: err.message }) }));
     });
   return box;
 }

@@ -7,7 +7,7 @@ import { ApiError, getJSON, postJSON } from "./api.js";
 import { errorText } from "./errors.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { el, fmt, pct, svg } from "./draw.js";
-import { applyStatic, colon, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
+import { applyStatic, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
 import { renderTimeline, showTimeline, topUnit } from "./rnn_timeline.js";
 
 const EXAMPLES = [
@@ -80,7 +80,7 @@ function shown(ch) {
 // --- errors and status --------------------------------------------------------------------
 
 function showError(message) {
-  $("error").textContent = `${t("page.error")}${colon()}${message}`;
+  $("error").textContent = t("page.error-line", { message: message });
   $("error").hidden = false;
 }
 

@@ -146,7 +146,7 @@ export async function renderStep(container, key, ctx) {
   } catch (err) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
-    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: `${t("page.error")}${colon()}${err.message}` }));
+    body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: t("page.error-line", { message: err.message }) }));
   }
 }
 
