@@ -86,7 +86,11 @@ def _error(capsys) -> str:
         (None, ["--seed", "-1"], "--seed must be between 0 and 2**63-1, got -1"),
         # a setting the chosen family does not have was silently ignored
         (None, ["--arch", "lstm", "--heads", "3"], "--heads is a GPT setting; LSTM models have no"),
-        (None, ["--arch", "gpt", "--embed", "8"], "--embed is a char-RNN setting; GPT models have no"),
+        (
+            None,
+            ["--arch", "gpt", "--embed", "8"],
+            "--embed is a char-RNN setting; GPT models have no",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(corpus, tmp_path, capsys, data, extra, message):
