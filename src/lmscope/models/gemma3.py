@@ -26,6 +26,7 @@ sqrt(d_model) scale (``blocks.0.hook_resid_pre`` is after it).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import ClassVar
@@ -186,15 +187,7 @@ class Gemma3Attention(CausalSelfAttention):
 class GeGLU(MLP):
     """Llama's gated MLP with a tanh-GELU gate: down(GELU(gate(x)) * up(x))."""
 
-    def forward(self, x, hook: Hook | None, name: str):
-        gate, up = self.gate_proj(x), self.up_proj(x)
-        if hook is not None:
-            gate = hook(f"{name}.hook_pre", gate)
-            up = hook(f"{name}.hook_pre_linear", up)
-        post = F.gelu(gate, approximate="tanh") * up
-        if hook is not None:
-            post = hook(f"{name}.hook_post", post)
-        return self.down_proj(post)
+    activation = staticmethod(functools.partial(F.gelu, approximate="tanh"))
 
 
 class SandwichBlock(nn.Module):

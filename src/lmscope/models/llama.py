@@ -575,15 +575,23 @@ class MLP(nn.Module):
         self.up_proj = Linear(config.n_embd, config.d_mlp, bias=config.mlp_bias)
         self.down_proj = Linear(config.d_mlp, config.n_embd, bias=config.mlp_bias)
 
+    activation = staticmethod(F.silu)  # the gate's; a family with another gate sets its own
+
     def forward(self, x, hook: Hook | None, name: str):
         gate, up = self.gate_proj(x), self.up_proj(x)
-        if hook is not None:
-            gate = hook(f"{name}.hook_pre", gate)
-            up = hook(f"{name}.hook_pre_linear", up)
-        post = F.silu(gate) * up
-        if hook is not None:
-            post = hook(f"{name}.hook_post", post)
-        return self.down_proj(post)
+        return gated(gate, up, self.activation, self.down_proj, hook, name)
+
+
+def gated(gate, up, activation, down_proj, hook: Hook | None, name: str) -> torch.Tensor:
+    """down(activation(gate) * up), with the probes every gated MLP has: ``hook_pre`` (the
+    gate), ``hook_pre_linear`` (up) and ``hook_post`` (their product)."""
+    if hook is not None:
+        gate = hook(f"{name}.hook_pre", gate)
+        up = hook(f"{name}.hook_pre_linear", up)
+    post = activation(gate) * up
+    if hook is not None:
+        post = hook(f"{name}.hook_post", post)
+    return down_proj(post)
 
 
 class Block(PreNormBlock):

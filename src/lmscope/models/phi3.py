@@ -32,6 +32,7 @@ from lmscope.models.llama import (
     Llama,
     LlamaConfig,
     RMSNorm,
+    gated,
     llama_state_from_hf,
 )
 from lmscope.models.state import build_checked
@@ -98,13 +99,7 @@ class Phi3MLP(nn.Module):
 
     def forward(self, x, hook: Hook | None, name: str):
         gate, up = self.gate_up_proj(x).split(self.d_mlp, dim=-1)
-        if hook is not None:
-            gate = hook(f"{name}.hook_pre", gate)
-            up = hook(f"{name}.hook_pre_linear", up)
-        post = F.silu(gate) * up
-        if hook is not None:
-            post = hook(f"{name}.hook_post", post)
-        return self.down_proj(post)
+        return gated(gate, up, F.silu, self.down_proj, hook, name)
 
 
 class Phi3Block(PreNormBlock):
