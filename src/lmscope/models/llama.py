@@ -595,13 +595,17 @@ def gated(gate, up, activation, down_proj, hook: Hook | None, name: str) -> torc
 
 
 class Block(PreNormBlock):
+    # a family whose block differs only in its attention or MLP names its own classes
+    attention_class: ClassVar[type[nn.Module]] = CausalSelfAttention
+    mlp_class: ClassVar[type[nn.Module]] = MLP
+
     def __init__(self, config: LlamaConfig, layer: int):
         super().__init__(
             layer,
             RMSNorm(config.n_embd, config.rms_norm_eps),
-            CausalSelfAttention(config),
+            self.attention_class(config),
             RMSNorm(config.n_embd, config.rms_norm_eps),
-            MLP(config),
+            self.mlp_class(config),
             config.dropout,
         )
 

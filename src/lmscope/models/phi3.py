@@ -25,13 +25,13 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError
-from lmscope.models.common import DecoderLM, Hook, Linear, PreNormBlock
+from lmscope.models.common import DecoderLM, Hook, Linear
 from lmscope.models.fields import require_mapping
 from lmscope.models.llama import (
+    Block,
     CausalSelfAttention,
     Llama,
     LlamaConfig,
-    RMSNorm,
     gated,
     llama_state_from_hf,
 )
@@ -102,16 +102,9 @@ class Phi3MLP(nn.Module):
         return gated(gate, up, F.silu, self.down_proj, hook, name)
 
 
-class Phi3Block(PreNormBlock):
-    def __init__(self, config: LlamaConfig, layer: int):
-        super().__init__(
-            layer,
-            RMSNorm(config.n_embd, config.rms_norm_eps),
-            Phi3Attention(config),
-            RMSNorm(config.n_embd, config.rms_norm_eps),
-            Phi3MLP(config),
-            config.dropout,
-        )
+class Phi3Block(Block):
+    attention_class = Phi3Attention
+    mlp_class = Phi3MLP
 
 
 class Phi3(Llama):

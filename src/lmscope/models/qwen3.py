@@ -23,10 +23,10 @@ from typing import ClassVar
 import torch
 
 from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.common import DecoderLM, Hook, PreNormBlock
+from lmscope.models.common import DecoderLM, Hook
 from lmscope.models.fields import require_mapping
 from lmscope.models.llama import (
-    MLP,
+    Block,
     CausalSelfAttention,
     Llama,
     LlamaConfig,
@@ -91,16 +91,8 @@ class Qwen3Attention(CausalSelfAttention):
         return self.q_norm(q, hook, f"{name}.q_norm"), self.k_norm(k, hook, f"{name}.k_norm")
 
 
-class Qwen3Block(PreNormBlock):
-    def __init__(self, config: LlamaConfig, layer: int):
-        super().__init__(
-            layer,
-            RMSNorm(config.n_embd, config.rms_norm_eps),
-            Qwen3Attention(config),
-            RMSNorm(config.n_embd, config.rms_norm_eps),
-            MLP(config),
-            config.dropout,
-        )
+class Qwen3Block(Block):
+    attention_class = Qwen3Attention
 
 
 class Qwen3(Llama):
