@@ -15,20 +15,11 @@ import torch
 from gguf import GGMLQuantizationType as Q
 
 from helpers_gguf import permute_like_llama_cpp, quantize
+from helpers_hf import LLAMA_BASE
 
-# Small shapes: 2 layers, 4 query heads sharing 2 key/value heads, head size 8.
-BASE = dict(
-    vocab_size=61,
-    hidden_size=32,
-    intermediate_size=48,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    max_position_embeddings=64,
-    bos_token_id=None,
-    eos_token_id=None,
-    pad_token_id=None,
-)
+# The Llama tests' small shape (2 layers, 4 query heads sharing 2 key/value heads, head size 8)
+# with a vocabulary of its own size.
+BASE = {**LLAMA_BASE, "vocab_size": 61}
 FAMILIES = {
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(head_dim=8)),
     "phi3": ("Phi3Config", "Phi3ForCausalLM", {}),
