@@ -254,6 +254,16 @@ def assert_cache_continues(net, ids: torch.Tensor, tol: float = 1e-4) -> None:
     assert (torch.cat(steps, dim=1) - whole[:, -3:]).abs().max() < tol
 
 
+def assert_saved_folder_reloads(net, ids: torch.Tensor, folder: Path) -> None:
+    """lmscope's own saved folder loads back as the same family, config and logits."""
+    from lmscope.engine.loading import load, save_model
+
+    again = load(save_model(net, folder))
+    assert type(again.net) is type(net) and again.net.config == net.config
+    with torch.no_grad():
+        assert torch.equal(again.net(ids)[0], net(ids)[0])
+
+
 def load_gguf_privately(path: Path):
     """``lmscope.load`` of a GGUF file with its weight cache in the file's own folder (never
     the user's), for module-scoped fixtures, which cannot use the monkeypatch fixture."""

@@ -11,12 +11,12 @@ import lmscope
 from helpers_families import (
     assert_cache_continues,
     assert_matches_transformers,
+    assert_saved_folder_reloads,
     load_gguf_privately,
     random_ids,
     save_random,
     write_family_gguf,
 )
-from lmscope.engine.loading import save_model
 from lmscope.engine.steps import STEPS
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.explain.report import report
@@ -106,10 +106,7 @@ def test_trace_generation_and_saved_folder(moe, tmp_path):
     assert trace[f"blocks.{layer}.mlp.hook_expert_indices"].shape == (12, 2)
     assert trace[f"blocks.{layer}.mlp.hook_router_probs"].shape == (12, 4)
     assert_cache_continues(model.net, ids)
-    again = lmscope.load(save_model(model.net, tmp_path / "saved"))
-    assert type(again.net) is MoE and again.net.config == model.net.config
-    with torch.no_grad():
-        assert torch.equal(again.net(ids)[0], model.net(ids)[0])
+    assert_saved_folder_reloads(model.net, ids, tmp_path / "saved")
 
 
 def test_bad_moe_configs_are_one_line():
