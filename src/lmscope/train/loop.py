@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import math
 import random
@@ -155,6 +156,11 @@ class Trainer:
         finally:
             if self.reporter is not None:
                 self.reporter.close()
+            # DDP's reducer holds the process group and its last gloo work; left on the trainer,
+            # it would be freed at interpreter exit, after the group, and can abort the process.
+            if self.dist.enabled and hasattr(self, "model"):
+                self.net = self.model
+                gc.collect()
             distributed.stop(self.dist)
         result.wall_s = time.perf_counter() - started
         return result
