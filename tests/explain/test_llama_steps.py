@@ -15,6 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lmscope import i18n
 from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.steps import STEPS
 from lmscope.explain import catalogue as cat
@@ -73,6 +74,9 @@ def test_every_step_is_typed_strict_json_with_the_models_labels(llama):
     titles = {s.key: s.title for s in r.steps}
     assert "RoPE" in titles["positional-encoding"] and "SwiGLU" in titles["mlp"]
     assert "RMSNorm" in titles["layernorm"] and "grouped-query" in titles["multi-head"]
+    with i18n.using("zh"):  # the Python API's report speaks the language set
+        zh = report(llama.model, PROMPT, layer=llama.layer, head=llama.head, steps=["layernorm"])
+    assert zh.steps[0].title == "均方根归一化（RMSNorm）"
 
 
 def test_smollm2_facts_are_its_own(smollm2):
@@ -228,7 +232,6 @@ def test_every_llama_variant_says_what_gpt2_does_in_both_languages():
     docs = {d.key: d for d in cat.catalogue("llama").steps}
     assert "blocks.{L}.attn.hook_rot_q" in docs["positional-encoding"].probes
     assert "blocks.{L}.mlp.hook_pre_linear" in docs["mlp"].probes
-    assert docs["layernorm"].title == {
-        "en": "RMS normalization (RMSNorm)",
-        "zh": "均方根归一化（RMSNorm）",
-    }
+    title = docs["layernorm"].texts["title"].id
+    assert i18n.text(title, "en") == "RMS normalization (RMSNorm)"
+    assert i18n.text(title, "zh") == "均方根归一化（RMSNorm）"

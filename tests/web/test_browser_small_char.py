@@ -111,9 +111,12 @@ def test_chinese_page_says_blocks_in_chinese(browser, server):
 def test_step_5_tells_a_character_tokenizer(client, page):
     from webtools import open_step
 
-    steps = client.get("/api/steps").json()["steps"]
-    text = next(s for s in steps if s["key"] == "token-embedding")["text"]
-    assert "BPE" not in text["en"] and "character" in text["en"] and "字符" in text["zh"]
+    said = {
+        lang: next(s for s in client.get(f"/api/steps?lang={lang}").json()["steps"]
+                   if s["key"] == "token-embedding")["said"]["text"]
+        for lang in ("en", "zh")
+    }
+    assert "BPE" not in said["en"] and "character" in said["en"] and "字符" in said["zh"]
     open_step(page, "token-embedding")
     page.wait_for_function("() => !document.querySelector('.step-body.loading')")
     body = page.locator(".step-body").inner_text()

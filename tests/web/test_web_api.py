@@ -15,6 +15,7 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 from webtools import assert_readable_error, strict_json  # noqa: E402
 
+from lmscope import i18n  # noqa: E402
 from lmscope.engine.generation import position_seed  # noqa: E402
 from lmscope.engine.sampling import SamplingParams, candidate_pool, make_generator  # noqa: E402
 from lmscope.explain.logits import TEMPERATURES, TOP_N  # noqa: E402
@@ -51,6 +52,15 @@ def test_model_facts(client, tiny_model):
     assert info["n_params"] == tiny_model.gpt.num_params()
     assert [s["number"] for s in info["steps"]] == list(range(1, 21))
     assert info["temperatures"] == TEMPERATURES and info["top_n"] == TOP_N
+    # each step's title by catalog id; said in the language asked for, never English-only
+    first = info["steps"][0]
+    assert first["said"] is None and first["texts"]["title"]["id"].startswith("step.")
+    zh = client.get("/api/model?lang=zh").json()["steps"][0]["said"]
+    assert (
+        zh["title"]
+        == i18n.text(first["texts"]["title"]["id"], "zh")
+        != i18n.text(first["texts"]["title"]["id"], "en")
+    )
 
 
 def test_trace_equals_library(client, traced, tiny_model):

@@ -43,8 +43,6 @@ __all__ = [
     "step_values",
 ]
 
-Lang = dict[str, str]  # language ("en", "zh") -> text
-
 # the steps that show one layer, and those of them that show one attention head
 LAYER_STEPS = frozenset(
     {"blocks", "mlp", "residual", "layernorm", "dropout"}
@@ -192,10 +190,6 @@ class StepDoc(BaseModel):
     said: dict[str, str] | None = Field(
         None, description="title, summary, text rendered in the language asked for (?lang=)"
     )
-    # the older fields, kept while the page moves to `texts`
-    title: Lang = Field(..., description="per language: en, zh (catalog text, unfilled)")
-    summary: str = Field(..., description="English")
-    text: Lang = Field(..., description="per language; {placeholders} are model facts")
 
 
 class StepCatalogue(BaseModel):
@@ -236,9 +230,6 @@ def step_doc(
         head=text.head,
         texts=texts,
         said=said,
-        title={code: text.title[code] for code in ("en", "zh")},
-        summary=text.summary["en"],
-        text={code: text.text[code] for code in ("en", "zh")},
     )
 
 

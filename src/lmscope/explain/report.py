@@ -117,8 +117,8 @@ def report(
             StepReport(
                 number=s.number,
                 key=s.key,
-                title=step_text(s.key, family, kind).title.say("en"),
-                summary=step_text(s.key, family, kind).summary.say("en"),
+                title=step_text(s.key, family, kind).title.say(),  # in the current language
+                summary=step_text(s.key, family, kind).summary.say(),
                 probes=probe_names(s.key, family, layer),
                 data=build(s.key, context),
             )

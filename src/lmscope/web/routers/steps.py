@@ -16,6 +16,7 @@ from lmscope.errors import InvalidInputError
 from lmscope.explain.attention import AttentionResponse, attention_view
 from lmscope.explain.block import LayerResponse, layer_view
 from lmscope.explain.catalogue import (
+    CatalogText,
     StepCatalogue,
     catalogue,
     step_probes,
@@ -43,19 +44,23 @@ router = APIRouter()
 
 
 @router.get("/api/model", response_model=schemas.ModelResponse, tags=["model"])
-def model_info(served: Serving):
-    """The loaded model's configuration, the 20 steps and the sampling grid."""
+def model_info(served: Serving, lang: Literal["en", "zh", "pseudo"] | None = None):
+    """The loaded model's configuration, the 20 steps and the sampling grid. Each step names
+    its title and summary by catalog id; with ``?lang=`` its ``said`` holds them rendered."""
     family, kind = served.model.capabilities.family, tokenizer_kind(served.model)
-    steps = [
-        schemas.StepInfo(
-            number=s.number,
-            key=s.key,
-            title=step_text(s.key, family, kind).title.say("en"),
-            summary=step_text(s.key, family, kind).summary.say("en"),
-            probes=list(step_probes(s.key, family)),
+    steps = []
+    for s in STEPS:
+        text = step_text(s.key, family, kind)
+        shown = {"title": text.title, "summary": text.summary}
+        steps.append(
+            schemas.StepInfo(
+                number=s.number,
+                key=s.key,
+                texts={field: CatalogText(id=t.id) for field, t in shown.items()},
+                said={field: t.say(lang) for field, t in shown.items()} if lang else None,
+                probes=list(step_probes(s.key, family)),
+            )
         )
-        for s in STEPS
-    ]
     facts = model_facts(served.model).model_dump()
     return schemas.ModelResponse(
         **facts,
@@ -77,10 +82,7 @@ def steps(served: Serving, lang: Literal["en", "zh", "pseudo"] | None = None):
     ``{"title": {"id": "step.qkv.title", "values": {}}, "summary": {...}, "text": {"id":
     "step.qkv.text.llama", "values": {"n_head": 9, "n_kv_head": 3, "d_head": "64"}}}``.
     With ``?lang=`` (en, zh, pseudo) each step's ``said`` holds the three rendered in that
-    language: ``{"title": "...", "summary": "...", "text": "..."}`` (else null).
-
-    The older fields stay for now: ``title`` and ``text`` map en and zh to the catalog's
-    texts with their ``{placeholders}`` unfilled, ``summary`` is the English line."""
+    language: ``{"title": "...", "summary": "...", "text": "..."}`` (else null)."""
     model = served.model
     return catalogue(
         model.capabilities.family, tokenizer_kind(model), values=step_values(model), lang=lang

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from lmscope.errors import InvalidInputError
 from lmscope.explain.attention import AttentionResponse
 from lmscope.explain.block import DropoutExample, LayerNormView, LayerResponse
+from lmscope.explain.catalogue import CatalogText
 from lmscope.explain.embedding import EmbeddingResponse
 from lmscope.explain.facts import ModelFacts
 from lmscope.explain.logits import FinalResponse, LogitsView, PoolResponse, PoolToken
@@ -233,8 +234,12 @@ class ErrorResponse(BaseModel):
 class StepInfo(BaseModel):
     number: int
     key: str
-    title: str
-    summary: str
+    texts: dict[str, CatalogText] = Field(
+        ..., description="title and summary: each one's catalog id (they need no values)"
+    )
+    said: dict[str, str] | None = Field(
+        None, description="title and summary rendered in the language asked for (?lang=)"
+    )
     probes: list[str]
 
 
