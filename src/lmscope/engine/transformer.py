@@ -48,6 +48,7 @@ class ModelInfo:
     n_kv_head: int | None = None  # grouped-query attention: key/value heads shared by queries
     dtype: str = "float32"  # the precision of the weights and of every number shown
     tokenizer_kind: str | None = None  # Tokenizer.kind: "byte-bpe", "sentencepiece-bpe"...
+    source_message: dict | None = None  # ``source`` as a catalog message, when it is one
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -163,7 +164,7 @@ class LanguageModel(TextModel):
         c = self.config
         return ModelInfo(
             self.name,
-            self.source,
+            str(self.source),
             c.n_layer,
             c.n_head,
             c.n_embd,
@@ -177,6 +178,7 @@ class LanguageModel(TextModel):
             getattr(c, "n_kv_head", None),
             self.precision,
             getattr(self.tokenizer, "kind", None),
+            self.source_message(),
         )
 
     def __repr__(self) -> str:

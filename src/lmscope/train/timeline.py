@@ -73,15 +73,13 @@ def markdown(entries: list[dict], info: dict, lang: str = "en") -> str:
     return "\n".join(lines) + "\n"
 
 
-def folder_of(name_or_source: str) -> Path | None:
-    """The model folder a name (a shipped model, or a folder) or a loaded model's ``source``
-    ("shipped model warpeace-lstm", or the folder's path) stands for; None if neither."""
+def folder_of(name: str) -> Path | None:
+    """The model folder a name (a shipped model, or a folder) stands for; None if neither."""
     from lmscope.engine.loading import ASSET_MODELS, shipped_models
 
-    name = name_or_source.removeprefix("shipped model ")
     if name in shipped_models():
         return ASSET_MODELS / name
-    path = Path(name_or_source).expanduser()
+    path = Path(name).expanduser()
     return path if path.is_dir() else None
 
 

@@ -30,7 +30,7 @@ def model_timeline(model) -> dict | None:
     """The sample timeline kept in the model's folder (a shipped model's or a trained one's)."""
     from lmscope.train import timeline
 
-    folder = timeline.folder_of(getattr(model, "source", "") or "")
+    folder = getattr(model, "folder", None)
     return timeline.read(folder) if folder is not None else None
 
 

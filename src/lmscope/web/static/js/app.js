@@ -262,7 +262,7 @@ function renderFacts() {
   $("facts").replaceChildren(
     ...facts.map(([v, label]) => el("span", { class: "fact" }, el("b", { "data-verbatim": "", text: v }), label ? ` ${label}` : "")),
   );
-  $("facts").firstChild.title = sourceText(m.source || m.name);
+  $("facts").firstChild.title = sourceText(m);
   $("facts").firstChild.dataset.verbatim = "all"; // the model's name and where it came from
 }
 
