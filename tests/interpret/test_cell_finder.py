@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 
+from lmscope import i18n
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.errors import InvalidInputError
 from lmscope.interpret import features as F
@@ -178,6 +179,11 @@ def test_planted_quote_unit_is_found_first(tmp_path):
     assert "held-out r = +1.000" in line or "held-out r = -1.000" in line, line
     rare = report.headline("inside_url")
     assert "((" not in rare and "))" not in rare and ") (" not in rare, rare
+    assert "too few characters" in rare and "selection" in rare, rare
+    with i18n.using("zh"):  # the Python API speaks the language set, like the CLI
+        assert report.headline("inside_url").startswith("inside_url：未评分（")
+        assert "字符太少" in report.headline("inside_url")
+        assert "留出部分 r = " in report.headline("inside_quotes")
 
 
 def test_finder_needs_some_text():

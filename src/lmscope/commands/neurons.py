@@ -283,7 +283,10 @@ def _print_coloured(view, title: str) -> None:
 
 
 def _find(model, text: str, source: str, args) -> int:
-    from lmscope.interpret.cell_finder import find_cells  # lazy: see lmscope.commands
+    from lmscope.interpret.cell_finder import (  # lazy: see lmscope.commands
+        feature_headline,
+        find_cells,
+    )
     from lmscope.interpret.features import feature_set_for
     from lmscope.interpret.neurons import neuron_activations
 
@@ -341,39 +344,6 @@ def _find(model, text: str, source: str, args) -> int:
     console.print(title)  # not the table's title: rich cut its last character when wrapping it
     console.print(table)
     for f in report.features:
-        console.print(_headline(f))
+        console.print(feature_headline(f))
     console.print(f"[dim]{say('report.neurons.report', path=out)}[/]")
     return 0
-
-
-def _headline(f) -> str:
-    """One line per feature: the unit with the largest |r| on the choosing part and its
-    held-out r (the table may show a unit with a larger held-out |r|), or why not scored."""
-    s = f.strongest_r
-    if s is not None:
-        return say(
-            "report.neurons.chosen-on-first-part",
-            name=f.name,
-            unit=s.label,
-            signed=f"{s.r:+.3f}",
-        )
-    why, data = f.note or "", f.note_data or {}
-    if data.get("code") == "rare":
-        why = say(
-            "report.neurons.too-few-characters-with",
-            part=_part(data["part"]),
-            positives=data["positives"],
-            total=data["total"],
-        )
-    elif data.get("code") == "constant":
-        why = say(
-            "report.neurons.it-does-not-vary",
-            part=_part(data["part"]),
-            value=f"{data['value']:g}",
-        )
-    return say("report.neurons.not-scored-why", name=f.name, why=why)
-
-
-def _part(part: str) -> str:
-    """The part of the text a feature was scored on ("selection" or "held-out")."""
-    return say("report.neurons.selection" if part == "selection" else "report.neurons.held-out")

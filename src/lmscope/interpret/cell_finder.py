@@ -115,11 +115,40 @@ class CellReport:
     def headline(self, name: str) -> str:
         """One line: the unit with the largest |r| on the selection part, and its r on the
         held-out part (not the best held-out r: another unit may score higher there)."""
-        f = self.feature(name)
-        if f.strongest_r is None:
-            return f"{name}: not scored ({f.note})"
-        s = f.strongest_r
-        return f"{name}: chosen on the first part: unit {s.label}, held-out r = {s.r:+.3f}"
+        return feature_headline(self.feature(name))
+
+
+def feature_headline(f: FeatureResult, lang: str | None = None) -> str:
+    """``CellReport.headline`` of one feature, in ``lang`` (default: the current language):
+    the unit chosen on the selection part and its held-out r, or why it was not scored."""
+    s = f.strongest_r
+    if s is not None:
+        return i18n.text(
+            "report.neurons.chosen-on-first-part",
+            lang,
+            name=f.name,
+            unit=s.label,
+            signed=f"{s.r:+.3f}",
+        )
+    why = note_text(f.note_data, lang) if f.note_data else (f.note or "")
+    return i18n.text("report.neurons.not-scored-why", lang, name=f.name, why=why)
+
+
+def note_text(data: dict, lang: str | None = None) -> str:
+    """Why a feature was not scored (``FeatureResult.note_data``), said in ``lang``."""
+    part = i18n.text(
+        "report.neurons.selection" if data["part"] == "selection" else "report.neurons.held-out",
+        lang,
+    )
+    if data["code"] == "rare":
+        return i18n.text(
+            "report.neurons.too-few-characters-with",
+            lang,
+            part=part,
+            positives=data["positives"],
+            total=data["total"],
+        )
+    return i18n.text("report.neurons.it-does-not-vary", lang, part=part, value=f"{data['value']:g}")
 
 
 def _finite(value):
@@ -215,19 +244,16 @@ def rule_scores(values: np.ndarray, labels: np.ndarray, threshold: float, direct
 
 
 def _part_note(kind: str, y: np.ndarray, part: str) -> tuple[str, dict] | None:
-    """Why a feature cannot be scored on one part: (one line, the same as data)."""
+    """Why a feature cannot be scored on one part: (one line in the current language, the same
+    as data)."""
+    data: dict | None = None
     if kind == "binary":
         positives = int(y.sum())
         if positives < MIN_POSITIVES or len(y) - positives < MIN_POSITIVES:
-            line = (  # no parentheses: headlines put the whole note in a pair
-                f"too few characters with and without it in the {part} part: "
-                f"{positives} of {len(y)} have it"
-            )
-            return line, {"code": "rare", "part": part, "positives": positives, "total": len(y)}
+            data = {"code": "rare", "part": part, "positives": positives, "total": len(y)}
     elif y.std() == 0:
-        line = f"it does not vary in the {part} part: always {y[0]:g}"
-        return line, {"code": "constant", "part": part, "value": float(y[0])}
-    return None
+        data = {"code": "constant", "part": part, "value": float(y[0])}
+    return (note_text(data), data) if data is not None else None
 
 
 def rank_features(
