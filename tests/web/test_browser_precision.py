@@ -29,3 +29,8 @@ def test_the_bf16_page_says_so_and_measures_the_difference_on_request(page):
     assert 0 < delta < 0.5
     page.get_by_test_id("prompt-input").fill("ROMEO: But soft")  # a new prompt: measure again
     page.get_by_test_id("precision-measure").wait_for()
+    # in Chinese the whole line is Chinese, the reference too (it was an English code-word)
+    page.get_by_test_id("lang-toggle").click()
+    page.get_by_test_id("precision-measure").click()
+    result.get_by_text("对照：float32 权重").wait_for()
+    page.get_by_test_id("lang-toggle").click()

@@ -37,7 +37,7 @@ def test_bf16_costs_are_measured_against_the_float32_weights(half_client, half):
     r = half_client.post("/api/precision", json={"text": PROMPT, "top_k": 5})
     assert r.status_code == 200, r.text
     d = r.json()
-    assert d["dtype"] == "bfloat16" and d["reference"] == "float32 weights"
+    assert d["dtype"] == "bfloat16" and d["reference"] == "float32"
     assert d["tokens"] == len(half.encode(PROMPT)) and d["top_k"] == 5
     assert 0 < d["max_abs_delta_last"] <= d["max_abs_delta_logit"] < 0.5
     assert d["same_top_k"] == (d["top_ids"] == d["reference_top_ids"])
@@ -69,7 +69,7 @@ def test_without_the_originals_the_reference_is_these_weights_upcast(tiny_model)
     net.load_state_dict(tiny_model.net.state_dict())
     model = LanguageModel(net.to(torch.bfloat16), tiny_model.tokenizer, "copy")
     cost = model.precision_cost("the quick brown fox", top_k=3)
-    assert cost.reference == "these weights in float32" and cost.top_k == 3
+    assert cost.reference == "upcast" and cost.top_k == 3
     assert model.float32_reference().dtype == torch.float32
     assert model.float32_reference() is model.float32_reference()  # made once, then kept
 

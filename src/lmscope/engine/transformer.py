@@ -61,7 +61,9 @@ class PrecisionCost:
     last position are the same, in the same order."""
 
     dtype: str
-    reference: str  # "float32 weights", or "these weights in float32" without the originals
+    # "float32": the model loaded again in float32; "upcast": these weights in float32, when
+    # the originals are not at hand (a code: each front door says it in its language)
+    reference: str
     tokens: int
     max_abs_delta_logit: float  # over every position and every token
     max_abs_delta_last: float  # over the last position's logits
@@ -402,7 +404,7 @@ class LanguageModel(TextModel):
         upcast = reference._upcast
         return PrecisionCost(
             dtype=self.precision,
-            reference="these weights in float32" if upcast else "float32 weights",
+            reference="upcast" if upcast else "float32",
             tokens=len(ids),
             max_abs_delta_logit=float(delta.max()),
             max_abs_delta_last=float(delta[-1].max()),

@@ -4,6 +4,8 @@ measured on request (``POST /api/precision``). ``GET /api/model`` says the preci
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
@@ -24,10 +26,10 @@ class PrecisionResponse(BaseModel):
     """The served model against float32 on one prompt (``LanguageModel.precision_cost``)."""
 
     dtype: str = Field(..., description="the served precision: float32, bfloat16 or float16")
-    reference: str = Field(
+    reference: Literal["float32", "upcast"] = Field(
         ...,
-        description="'float32 weights' (the model loaded again in float32), or 'these "
-        "weights in float32' when the originals are not at hand",
+        description="float32: the model loaded again in float32; upcast: these weights in "
+        "float32, when the originals are not at hand",
     )
     tokens: int
     max_abs_delta_logit: float = Field(

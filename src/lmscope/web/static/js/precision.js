@@ -43,7 +43,7 @@ function render(line) {
     out.textContent = t("page.precision.result", {
       delta: minus(result.max_abs_delta_logit.toPrecision(3)),
       tokens: result.tokens,
-      reference: result.reference,
+      reference: t(result.reference === "upcast" ? "page.precision.ref-upcast" : "page.precision.ref-float32"),
       k: result.top_k,
       verdict,
       changed: result.top1_changed_positions ?? 0,
