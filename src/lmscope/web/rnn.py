@@ -7,6 +7,7 @@ the CLI and the Python API use.
 
 from __future__ import annotations
 
+from lmscope.i18n import text
 from lmscope.interpret.features import feature_set_for, validation_text
 from lmscope.interpret.neurons import GATE_KINDS, KINDS, NeuronRun, default_kind
 from lmscope.web.schemas import rnn as s
@@ -23,7 +24,7 @@ def corpus_sample(model, chars: int = CORPUS_CHARS) -> tuple[str, str] | None:
     if name not in known_corpora():
         return None
     # from a line start (a code corpus: a file's start), so line positions are whole
-    return validation_text(name, chars), f"{name} (validation split, {chars:,} characters)"
+    return validation_text(name, chars), text("report.neurons.validation-split", corpus=name)
 
 
 def model_timeline(model) -> dict | None:
