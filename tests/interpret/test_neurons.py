@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from lmscope import i18n
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.errors import InvalidInputError
 from lmscope.interpret.neurons import KINDS, neuron_activations, parse_cell
@@ -116,6 +117,10 @@ def test_coloured_text_views(tmp_path):
     assert html.count("<span") == len('a "b" Ω\nc')
     assert "line-through" in html  # the skipped Ω
     assert "next: " in html and "c = " in html and "&quot;" in html  # hover text, escaped
+    with i18n.using("zh"):  # the Python API's views speak the language set
+        zh = run.view(1, 3)
+    assert "第 1 层" in zh.title or "细胞状态" in zh.title, zh.title
+    assert "下一个：" in zh.to_html() and "不在词表中" in zh.to_html() and zh.lang == "zh"
     c = run.unit(1, 3, "c")
     assert np.allclose(view.shades, np.tanh(c))
     gate = run.view(0, 0, "f")

@@ -252,17 +252,9 @@ def _view(model, text: str, args) -> int:
 
 
 def _title(model, layer: int, unit: int, kind: str) -> str:
-    from lmscope.interpret.neurons import KIND_NAMES  # lazy: see lmscope.commands
+    from lmscope.interpret.neurons import unit_title  # lazy: see lmscope.commands
 
-    english, chinese = KIND_NAMES[kind]
-    return say(
-        "report.neurons.layer-unit",
-        model=model.name,
-        layer=layer,
-        unit=unit,
-        kind_name=chinese if current_lang() == "zh" else english,
-        kind=kind,
-    )
+    return unit_title(model.name, layer, unit, kind)
 
 
 def _print_coloured(view, title: str) -> None:

@@ -73,11 +73,12 @@ class CellText:
             'max-width:100ch">',
             f'<div style="font-weight:bold;margin-bottom:4px">{html.escape(self.title)}</div>',
         ]
+        skipped = i18n.text("view.cell.skipped", self.lang)
         for ch, slot in zip(self.text, self.slots, strict=True):
             if slot is None:
                 parts.append(
                     '<span style="color:#999;text-decoration:line-through" '
-                    f'title="not in the vocabulary: skipped">{html.escape(shown(ch))}</span>'
+                    f'title="{html.escape(skipped, quote=True)}">{html.escape(shown(ch))}</span>'
                 )
                 continue
             r, g, b = rgb(self.shades[slot])
@@ -91,7 +92,8 @@ class CellText:
 
     def _tip(self, ch: str, t: int) -> str:
         top = ", ".join(f"{shown(c)!r} {p:.1%}" for c, p in self.predictions[t])
-        return f"{shown(ch)!r}  {self.kind} = {self.values[t]:+.4f}\nnext: {top}"
+        following = i18n.text("view.cell.next", self.lang, top=top)
+        return f"{shown(ch)!r}  {self.kind} = {self.values[t]:+.4f}\n{following}"
 
     def _repr_html_(self) -> str:
         return self.to_html()

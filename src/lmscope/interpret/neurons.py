@@ -32,16 +32,16 @@ from lmscope.i18n import Message
 from lmscope.interpret.cell_views import CellText, shade
 
 KINDS = {"lstm": ("h", "c", "i", "f", "g", "o"), "gru": ("h", "r", "z", "n"), "rnn": ("h",)}
-KIND_NAMES = {
-    "h": ("hidden state", "隐藏状态"),
-    "c": ("cell state", "细胞状态"),
-    "i": ("input gate", "输入门"),
-    "f": ("forget gate", "遗忘门"),
-    "g": ("candidate cell value", "候选细胞值"),
-    "o": ("output gate", "输出门"),
-    "r": ("reset gate", "重置门"),
-    "z": ("update gate", "更新门"),
-    "n": ("candidate state", "候选状态"),
+KIND_NAMES = {  # each kind's name: a catalog message
+    "h": "neurons.kind.h",
+    "c": "neurons.kind.c",
+    "i": "neurons.kind.i",
+    "f": "neurons.kind.f",
+    "g": "neurons.kind.g",
+    "o": "neurons.kind.o",
+    "r": "neurons.kind.r",
+    "z": "neurons.kind.z",
+    "n": "neurons.kind.n",
 }
 GATE_KINDS = {"lstm": ("i", "f", "o"), "gru": ("r", "z"), "rnn": ()}  # what the page shows
 TOP_K = 5
@@ -161,9 +161,24 @@ class NeuronRun:
         slots: list[int | None] = [None] * len(self.text)
         for t, i in enumerate(self.kept):
             slots[int(i)] = t
-        title = f"{self.model_name}: layer {layer}, unit {unit}, {KIND_NAMES[kind][0]} ({kind})"
+        title = unit_title(self.model_name, layer, unit, kind)
         predictions = [self.predictions(t) for t in range(len(self))]
-        return CellText(title, kind, self.text, slots, values, shade(kind, values), predictions)
+        shades = shade(kind, values)
+        return CellText(title, kind, self.text, slots, values, shades, predictions, i18n.language())
+
+
+def unit_title(model_name: str, layer: int, unit: int, kind: str, lang: str | None = None) -> str:
+    """ "model: layer 1, unit 3, cell state (c)" in ``lang`` (default: the current language)."""
+    kind_name = i18n.text(KIND_NAMES[kind], lang)
+    return i18n.text(
+        "report.neurons.layer-unit",
+        lang,
+        model=model_name,
+        layer=layer,
+        unit=unit,
+        kind_name=kind_name,
+        kind=kind,
+    )
 
 
 def char_vocab(model) -> tuple[str, ...]:
