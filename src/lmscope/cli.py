@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "race",
     "neurons",
     "circuits",
+    "models",
 )
 SIGPIPE_STATUS = 141  # what a shell reports for a writer that a closed pipe stopped (128 + 13)
 

