@@ -4,7 +4,9 @@ fills in every catalog text exactly as lmscope.i18n.message_format does."""
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 import subprocess
 
@@ -55,6 +57,11 @@ def test_every_page_names_the_catalogs_version_and_says_its_words_from_the_catal
         assert f'<meta name="lmscope-catalog" content="{catalog_version()}"' in body
         words = "page.tagline" if name == "index.html" else "page.explainer-link"
         assert i18n.text(words, "en") in body
+        # the languages the page offers are i18n.LANGUAGES': a new one needs no JavaScript
+        listed = re.search(r'<meta name="lmscope-languages" content="([^"]+)"', body)
+        tags = json.loads(html.unescape(listed.group(1)))
+        assert tags == {code: i18n.page_tag(code) for code in i18n.LANGUAGES}
+        assert tags["zh"] == "zh-CN" and tags["pseudo"] == "en-XA"
 
 
 def sample_values(text: str) -> list[dict[str, object]]:

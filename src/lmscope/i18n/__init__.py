@@ -24,6 +24,7 @@ from contextvars import ContextVar
 from importlib import resources
 
 from babel import Locale
+from babel.core import get_global
 
 from lmscope.i18n import message_format
 from lmscope.i18n.pseudo import pseudo_catalog
@@ -48,6 +49,15 @@ def parse_language(name: str) -> str:
         known = ", ".join(LANGUAGES)
         raise UnknownLanguageError(f"{name!r} is not a language lmscope speaks: {known}")
     return code
+
+
+def page_tag(code: str) -> str:
+    """The tag a web page's ``lang`` attribute gives a language: its likely region from CLDR
+    (zh-CN: browsers choose Chinese glyph forms by it); the pseudo-language is en-XA."""
+    if code == "pseudo":
+        return "en-XA"
+    likely = Locale.parse(get_global("likely_subtags").get(code, code))
+    return "-".join(part for part in (likely.language, likely.territory) if part)
 
 
 def set_language(name: str | None) -> str:

@@ -45,6 +45,8 @@ def rendered(name: str) -> tuple[bytes, dict[str, str]]:
         undefined=jinja2.StrictUndefined,
     )
     environment.globals["catalog_version"] = catalog_version()
+    # the languages the page offers and their tags: i18n.LANGUAGES, so a new one needs no JS
+    environment.globals["languages"] = {code: i18n.page_tag(code) for code in i18n.LANGUAGES}
     # the page's words, in English until its script says them in the reader's language
     environment.globals["say"] = lambda message_id, lang=i18n.SOURCE: i18n.text(message_id, lang)
     body = environment.get_template(name).render().encode("utf-8")

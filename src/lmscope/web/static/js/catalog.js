@@ -12,10 +12,18 @@
 
 const KEY = "lmscope.lang";
 const SOURCE = "en";
-// Languages in the menu; "pseudo" (every letter accented, each text bracketed and a third
-// longer) is served too, for tests and translators, chosen with ?lang=pseudo.
-export const MENU = ["en", "zh"];
-const SERVED = [...MENU, "pseudo"];
+// The languages served, code -> the page's lang tag (zh -> zh-CN), as the server lists them in
+// <meta name="lmscope-languages"> (lmscope.i18n.LANGUAGES). The menu offers all but "pseudo"
+// (every letter accented, each text bracketed and a third longer), which is for tests and
+// translators, chosen with ?lang=pseudo.
+const TAGS = languageTags();
+const SERVED = Object.keys(TAGS);
+export const MENU = SERVED.filter((code) => code !== "pseudo");
+
+function languageTags() {
+  const listed = typeof document !== "undefined" && document.querySelector('meta[name="lmscope-languages"]');
+  return listed ? JSON.parse(listed.content) : { [SOURCE]: SOURCE };
+}
 
 const catalogs = new Map(); // lang -> {id: text}
 const parsed = new Map(); // text -> parts
@@ -203,7 +211,7 @@ function chosen() {
 }
 
 function htmlLang(code) {
-  return code === "zh" ? "zh-CN" : code === "pseudo" ? "en-XA" : code;
+  return TAGS[code] ?? code;
 }
 
 // Speak code from now on: its catalog is loaded first (English stays if it cannot be), the
@@ -307,7 +315,17 @@ export function applyStatic(root = document) {
   }
 }
 
-if (typeof document !== "undefined") {
+// The notebook's widgets (lmscope.show) load these modules from blob: addresses, with no server
+// to fetch a catalog from: the kernel hands them the catalogs it speaks (useCatalogs).
+const embedded = import.meta.url.startsWith("blob:");
+
+export function useCatalogs(texts, code) {
+  for (const [name, entries] of Object.entries(texts)) catalogs.set(name, entries);
+  for (const name of Object.keys(texts)) TAGS[name] ??= name;
+  current = catalogs.has(code) ? code : SOURCE;
+}
+
+if (typeof document !== "undefined" && !embedded) {
   const start = chosen();
   await Promise.all([load(SOURCE), load(start).catch(() => null)]);
   current = catalogs.has(start) ? start : SOURCE;
