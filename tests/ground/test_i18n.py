@@ -140,6 +140,9 @@ def test_set_language_and_the_environment(monkeypatch):
     assert lmscope.set_language(None) == "zh"
     with pytest.raises(i18n.UnknownLanguageError, match="en, zh"):
         lmscope.set_language("klingon")
+    # said in the language in use (zh, from the environment), like every other refusal
+    with pytest.raises(i18n.UnknownLanguageError, match="'klingon' 不是 lmscope 支持的语言"):
+        lmscope.set_language("klingon")
 
 
 def test_using_sets_the_language_for_one_block_only():

@@ -42,12 +42,17 @@ class UnknownLanguageError(ValueError):
     """A language lmscope has no catalog for."""
 
 
+def _unknown(name: str) -> UnknownLanguageError:
+    """The refusal of a language lmscope has no catalog for, in the language in use."""
+    known = ", ".join(LANGUAGES)
+    return UnknownLanguageError(text("error.i18n.unknown-language", name=repr(name), known=known))
+
+
 def parse_language(name: str) -> str:
     """``zh``, ``zh_CN.UTF-8``, ``zh-Hans``, ``EN`` -> a code in LANGUAGES; else an error."""
     code = name.strip().split(".")[0].replace("-", "_").split("_")[0].lower()
     if code not in LANGUAGES:
-        known = ", ".join(LANGUAGES)
-        raise UnknownLanguageError(f"{name!r} is not a language lmscope speaks: {known}")
+        raise _unknown(name)
     return code
 
 
@@ -107,7 +112,7 @@ def catalog(lang: str) -> Mapping[str, str]:
     if lang == "pseudo":
         return pseudo_catalog(catalog(SOURCE))
     if lang not in LANGUAGES:
-        raise UnknownLanguageError(f"{lang!r} is not a language lmscope speaks")
+        raise _unknown(lang)
     raw = (resources.files("lmscope.i18n") / "catalog" / f"{lang}.json").read_text("utf-8")
     return json.loads(raw)
 
