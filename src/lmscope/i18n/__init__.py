@@ -50,10 +50,15 @@ def _unknown(name: str) -> UnknownLanguageError:
 
 def parse_language(name: str) -> str:
     """``zh``, ``zh_CN.UTF-8``, ``zh-Hans``, ``EN`` -> a code in LANGUAGES; else an error."""
-    code = name.strip().split(".")[0].replace("-", "_").split("_")[0].lower()
-    if code not in LANGUAGES:
+    code = _known_code(name)
+    if code is None:
         raise _unknown(name)
     return code
+
+
+def _known_code(name: str) -> str | None:
+    code = name.strip().split(".")[0].replace("-", "_").split("_")[0].lower()
+    return code if code in LANGUAGES else None
 
 
 def page_tag(code: str) -> str:
@@ -81,12 +86,8 @@ def language() -> str:
     if _chosen is not None:
         return _chosen
     env = os.environ.get(ENV, "").strip()
-    if env:
-        try:
-            return parse_language(env)
-        except UnknownLanguageError:
-            return SOURCE  # the CLI refuses a bad $LMSCOPE_LANG in one line; a library speaks
-    return SOURCE
+    # a bad $LMSCOPE_LANG: the CLI refuses it in one line; a library speaks English
+    return (_known_code(env) if env else None) or SOURCE
 
 
 def speak(name: str) -> str:
