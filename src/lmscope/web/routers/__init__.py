@@ -2,6 +2,7 @@
 and trace store from the one dependency ``web.served.Serving``."""
 
 from lmscope.web.routers import (
+    circuits,
     interpret,
     lab,
     pages,
@@ -21,6 +22,7 @@ ROUTERS = (
     pictures.router,
     sampling.router,
     interpret.router,
+    circuits.router,
     lab.router,
     rnn.router,
 )
