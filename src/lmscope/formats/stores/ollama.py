@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lmscope.errors import CheckpointError, ModelNotFoundError
@@ -141,13 +141,13 @@ def model_blob(manifest: Manifest) -> Path:
 def listed() -> list[StoredModel]:
     """Every model in the Ollama stores, as a listing shows it."""
     found = []
-    for manifest in manifests():
+    for manifest in sorted(manifests(), key=lambda m: m.name.short().lower()):
         name = PREFIX + manifest.name.short()
         try:
             blob = model_blob(manifest)
         except CheckpointError as err:
-            entry = StoredModel("ollama", name, manifest.file, "gguf")
-            found.append(entry.refused("error.store.unreadable", why=err.message or str(err)))
+            broken = StoredModel("ollama", name, manifest.file, "gguf")
+            found.append(replace(broken, problem=err.message))
             continue
         found.append(gguf_model("ollama", name, blob))
     return found
@@ -175,9 +175,12 @@ def find(text: str, *, bare: bool = False) -> Path | None:
         )
     if exact:
         return model_blob(exact[0])
-    if bare and ":" not in text:
-        if not any(m.name.model.lower() == wanted.model.lower() for m in every):
-            return None  # not Ollama's: other kinds of names get their turn
+    if (
+        bare
+        and ":" not in text
+        and not any(m.name.model.lower() == wanted.model.lower() for m in every)
+    ):
+        return None  # not Ollama's: other kinds of names get their turn
     if not store_roots():
         raise ModelNotFoundError(
             "error.store.ollama-no-store", name=text, places=looked_in(), env=ENV
@@ -212,9 +215,10 @@ def _place(manifest: Manifest) -> str:
 
 
 def _close(wanted: OllamaName, every: list[Manifest], most: int = 5) -> list[str]:
-    """The stores' names nearest to ``wanted``: its other tags first, then names alike."""
+    """The stores' names nearest to ``wanted``: its model's other tags first, then the tags of
+    models spelled alike."""
     names = sorted({m.name.short() for m in every})
-    same_model = [n for n in names if OllamaName.parse(n).model.lower() == wanted.model.lower()]
-    alike = difflib.get_close_matches(wanted.short(), names, n=most, cutoff=0.5)
-    ordered = list(dict.fromkeys(same_model + alike))
+    models = sorted({OllamaName.parse(n).model.lower() for n in names})
+    alike = difflib.get_close_matches(wanted.model.lower(), models, n=most, cutoff=0.6)
+    ordered = [n for model in alike for n in names if OllamaName.parse(n).model.lower() == model]
     return [PREFIX + n for n in ordered[:most]]
