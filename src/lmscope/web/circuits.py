@@ -181,7 +181,8 @@ def patch_view(result: PatchResult) -> s.PatchResponse:
 
 @dataclass(frozen=True)
 class AttributeJob:
-    ids: tuple[int, ...]  # up to and with the position
+    ids: tuple[int, ...]
+    position: int
     token: int
     versus: int | None
 
@@ -198,7 +199,7 @@ def attribute_job(model, req: s.AttributeRequest) -> AttributeJob:
     versus = None if req.versus is None else token_id(model, req.versus, "versus")
     if versus == token:
         raise InvalidInputError("error.circuits.same-answer", token=listed(pieces(model, [token])))
-    return AttributeJob(ids[: position + 1], token, versus)
+    return AttributeJob(ids, position, token, versus)
 
 
 def attribute_view(result: Attribution) -> s.AttributeResponse:

@@ -74,11 +74,12 @@ async def circuits_attribute(req: s.AttributeRequest, served: Serving):
     ``lmscope.interpret.circuits.attribute``."""
     model, store = served.model, served.store
     job = await served.view(c.attribute_job, model, req)
-    units = store.costs.forward(len(job.ids)) + store.costs.logits(len(job.ids))
+    n = job.position + 1  # the run stops there
+    units = store.costs.forward(n) + store.costs.logits(n)
 
     def compute():
-        result = attribute(model, list(job.ids), job.token, job.versus)
+        result = attribute(model, list(job.ids), job.token, job.versus, position=job.position)
         return c.attribute_view(result), 64 * (len(job.ids) + 4 * len(result.contributions))
 
-    key = ("circuits-attribute", job.ids, job.token, job.versus)
+    key = ("circuits-attribute", job.ids, job.position, job.token, job.versus)
     return (await store.obtain(key, units, compute))[0]
