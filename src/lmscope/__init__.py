@@ -40,6 +40,17 @@ _LAZY = {
 }
 
 
+def _notebook() -> None:
+    """In a Jupyter kernel a Trace left as a cell's value shows the explainer (lmscope.show)."""
+    import sys
+
+    if "IPython" in sys.modules:  # by name: the package's root imports no front door
+        import_module("lmscope.show.notebook").register()
+
+
+_notebook()
+
+
 def __getattr__(name: str):
     module = _LAZY.get(name)
     if module is None:

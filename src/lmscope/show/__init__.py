@@ -1,0 +1,77 @@
+"""The page's views as notebook widgets, over a trace the notebook holds.
+
+    import lmscope, lmscope.show
+    model = lmscope.load()
+    trace = model.trace("Data visualization empowers users to")
+    trace                                   # a cell's value: the explainer (tokens, flow, steps)
+    lmscope.show.attention(trace, layer=3, head=2)
+    lmscope.show.step(trace, "mlp", layer=3)
+
+Each view is an anywidget whose JavaScript is the page's own modules and whose numbers the
+kernel answers (no server). Where no widget runs, a static HTML snapshot of what it shows
+first is shown instead. Needs the ``notebook`` extra (``pip install lmscope[notebook]``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["attention", "explainer", "flow", "lens", "sampling", "step"]
+
+
+def _widget(made: tuple[dict, Any, str]):
+    from lmscope.show.widget import View  # anywidget: imported only when a view is made
+
+    setup, answers, html = made
+    return View(answers, setup, html)
+
+
+def explainer(trace, model=None, *, position=None, layer=0, head=0, step="transformer"):
+    """The explainer for a trace: its tokens, the flow view, the 20 steps (with layer, head and
+    position controls), the logit lens and the sampling panel. ``model``: the trace's own by
+    default."""
+    from lmscope.show import views
+
+    return _widget(
+        views.explainer(trace, model, position=position, layer=layer, head=head, step=step)
+    )
+
+
+def flow(trace, model=None, *, position=None):
+    """The flow view: one position's way through the model, from its token to the next one."""
+    from lmscope.show import views
+
+    return _widget(views.flow(trace, model, position=position))
+
+
+def attention(trace_or_tokens, layer=0, head=0, pattern=None, *, model=None, position=None):
+    """Attention as connections from a query to the keys it reads, for one layer's heads.
+
+    ``attention(trace, layer, head)`` draws the trace's; ``attention(tokens, head=h,
+    pattern=p)`` draws a ``[head, query, key]`` pattern from anywhere (a tensor or an array)
+    over a list of token texts."""
+    from lmscope.show import views
+
+    if pattern is not None:
+        return _widget(views.pattern_setup(list(trace_or_tokens), pattern, head, position))
+    return _widget(views.attention(trace_or_tokens, layer, head, model, position=position))
+
+
+def step(trace, key, *, layer=0, head=0, position=None, model=None):
+    """One of the 20 steps (by key or number: ``"mlp"``, 13) at a layer, head and position."""
+    from lmscope.show import views
+
+    return _widget(views.step(trace, key, model, layer=layer, head=head, position=position))
+
+
+def sampling(trace, model=None, *, position=None):
+    """The next-token distribution with temperature, top-k, top-p and min-p to move."""
+    from lmscope.show import views
+
+    return _widget(views.sampling(trace, model, position=position))
+
+
+def lens(trace, model=None, *, position=None):
+    """The logit lens: every block's residual stream read out as next-token guesses."""
+    from lmscope.show import views
+
+    return _widget(views.lens(trace, model, position=position))

@@ -1,0 +1,349 @@
+// The notebook's widgets (lmscope.show): the page's own views, mounted in a notebook cell.
+// This module lives beside the page's modules when the widget is built (lmscope/show/bundle.py
+// loads it with them), so "./flow.js" is the page's flow view itself, not a copy. It only puts
+// the views together: the token chips, the step list, the sampling controls. Every number is the
+// kernel's: a view's ctx.post(path, body) goes to Python over the widget's messages, where the
+// web API's explain functions answer it from the notebook's trace (lmscope/show/answers.py).
+
+import { el, fmt, grouped, compact, pct, visible } from "./draw.js";
+import { colon, setFacts, setFamily, t, useCatalogs } from "./catalog.js";
+import { setSteps, stepKeys, stepText } from "./catalogue.js";
+import { groupChips } from "./chars.js";
+import { renderFlow } from "./flow.js";
+import { renderStep } from "./steps.js";
+import { attentionLines } from "./attention_lines.js";
+import { renderLens } from "./lens.js";
+import { computePool } from "./sampling.js";
+
+// Requests to the kernel: one message each, answered by id; an answer is kept, as the page's
+// cachedPost keeps one, so going back to a step asks nothing.
+function messenger(model) {
+  let seq = 0;
+  const waiting = new Map();
+  const kept = new Map();
+  model.on("msg:custom", (msg) => {
+    const w = waiting.get(msg?.id);
+    if (!w) return;
+    waiting.delete(msg.id);
+    if (msg.ok) w.resolve(msg.data);
+    else w.reject(Object.assign(new Error(msg.error), { code: msg.code, params: msg.params }));
+  });
+  return (path, body) => {
+    const key = `${path} ${JSON.stringify(body)}`;
+    if (!kept.has(key)) {
+      const answer = new Promise((resolve, reject) => {
+        const id = ++seq;
+        waiting.set(id, { resolve, reject });
+        model.send({ id, path, body });
+      });
+      answer.catch(() => kept.delete(key));
+      kept.set(key, answer);
+    }
+    return kept.get(key);
+  };
+}
+
+function factValues(m) {
+  return {
+    model: m.name,
+    n_layer: m.n_layer,
+    n_head: m.n_head,
+    d_model: m.d_model,
+    d_head: m.d_head,
+    d_mlp: m.d_mlp,
+    n_kv_head: m.n_kv_head ?? m.n_head,
+    kv_group: m.n_head / (m.n_kv_head ?? m.n_head),
+    vocab: m.vocab_size.toLocaleString("en-US"),
+    n_ctx: m.n_ctx.toLocaleString("en-US"),
+    scale: fmt(1 / Math.sqrt(m.d_head), 4),
+  };
+}
+
+// One widget: its state (as the page's), the ctx the page's views take, and its parts.
+function widget(setup, post, root) {
+  const state = {
+    model: setup.model,
+    trace: setup.trace,
+    ids: setup.trace ? setup.trace.tokens.map((tok) => tok.id) : [],
+    promptCount: setup.trace ? setup.trace.tokens.length : 0,
+    position: setup.position,
+    layer: setup.layer,
+    head: setup.head,
+    step: setup.step,
+    lnWhich: "ln1",
+    sampling: { temperature: 1, top_k: 0, top_p: 1, min_p: 0, greedy: false },
+    views: new Map(),
+    vocab: new Map(),
+  };
+  if (setup.trace) {
+    state.views.set(state.ids.length - 1, setup.trace.next);
+    for (const [id, text] of Object.entries(setup.trace.vocab)) state.vocab.set(Number(id), text);
+    for (const tok of setup.trace.tokens) state.vocab.set(tok.id, tok.text);
+  }
+  const parts = {};
+  const tokenText = (id) => state.vocab.get(id) ?? `#${id}`;
+  const promptTexts = (p) => state.ids.slice(0, p + 1).map((id, i) => state.trace?.tokens[i]?.text ?? tokenText(id));
+  async function ensureView(position) {
+    if (state.views.has(position)) return state.views.get(position);
+    const data = await post("/api/final", { ids: state.ids, position });
+    for (const [id, text] of Object.entries(data.vocab)) state.vocab.set(Number(id), text);
+    state.views.set(position, data.logits);
+    return data.logits;
+  }
+  const redraw = () => {
+    for (const part of Object.values(parts)) part.draw();
+  };
+  const ctx = {
+    state,
+    post,
+    tokenText,
+    promptTexts,
+    openStep(key, extra = {}) {
+      Object.assign(state, extra);
+      state.step = key;
+      redraw();
+    },
+    selectPosition(i) {
+      if (i < 0 || i >= state.ids.length) return;
+      state.position = i;
+      redraw();
+    },
+    setLayer(layer) {
+      state.layer = layer;
+      redraw();
+    },
+    setHead(head) {
+      state.head = head;
+      redraw();
+    },
+    setLn(which) {
+      state.lnWhich = which;
+      redraw();
+    },
+    currentPool: () => {
+      const view = state.views.get(state.position);
+      return view ? computePool(view, state.sampling) : null;
+    },
+    logitsView: () => state.views.get(state.position),
+    samplingParams: () => state.sampling,
+    ensureView,
+  };
+  return { state, ctx, parts, root };
+}
+
+// --- the parts --------------------------------------------------------------------------------
+
+function factsPart({ state, root }) {
+  const box = el("div", { class: "lmscope-facts", "data-testid": "facts" });
+  root.append(box);
+  return {
+    draw() {
+      const m = state.model;
+      const short = m.name.includes("/") && m.name.startsWith("/") ? m.name.split("/").filter(Boolean).at(-1) : m.name;
+      const facts = [
+        [short, ""],
+        [m.n_layer, t("page.layers")],
+        [m.n_head, t("page.heads")],
+        [grouped(m.d_model), t("page.d-model")],
+        [compact(m.vocab_size), t("page.vocab")],
+        [compact(m.n_params), t("page.params")],
+      ];
+      box.replaceChildren(...facts.map(([v, label]) => el("span", { class: "lmscope-fact" }, el("b", { "data-verbatim": "", text: v }), label ? ` ${label}` : "")));
+    },
+  };
+}
+
+function tokensPart({ state, ctx, root }) {
+  const box = el("div", { class: "tokens", "data-testid": "tokens" });
+  root.append(box);
+  return {
+    draw() {
+      const chips = state.ids.map((id, i) =>
+        el(
+          "button",
+          {
+            class: `chip${i === state.position ? " sel" : ""}`,
+            "data-testid": "token-chip",
+            "data-position": i,
+            "data-id": id,
+            title: t("page.token-title", { p: i, id: String(id) }),
+            onclick: () => ctx.selectPosition(i),
+          },
+          el("span", { class: "piece", "data-verbatim": "", text: visible(state.trace.tokens[i]?.text ?? ctx.tokenText(id)) }),
+          el("span", { class: "id", text: id }),
+        ),
+      );
+      box.replaceChildren(...groupChips(chips, state.trace.chars));
+    },
+  };
+}
+
+function flowPart({ state, ctx, root }) {
+  const box = el("div", { class: "pipeline", "data-testid": "pipeline" });
+  root.append(box);
+  const hooks = { openStep: ctx.openStep, setLayer: ctx.setLayer, selectPosition: ctx.selectPosition, post: ctx.post };
+  return { draw: () => renderFlow(box, state, hooks) };
+}
+
+function navPart({ state, ctx, root }) {
+  const box = el("nav", { class: "steps lmscope-steps", "data-testid": "steps" });
+  root.append(box);
+  return {
+    draw() {
+      const keys = [...stepKeys(), "lens"];
+      box.replaceChildren(
+        ...keys.map((key, i) =>
+          el(
+            "button",
+            { class: key === state.step ? "active" : "", "data-step": key, onclick: () => ctx.openStep(key) },
+            el("span", { class: "num", text: key === "lens" ? "↗" : i + 1 }),
+            key === "lens" ? t("page.interpret.view-lens") : stepText(key).title,
+          ),
+        ),
+      );
+    },
+  };
+}
+
+function stepPart({ state, ctx, root }) {
+  const box = el("section", { class: "step panel", "data-testid": "step" });
+  root.append(box);
+  let seq = 0;
+  return {
+    async draw() {
+      const mine = ++seq;
+      if (state.step === "lens") {
+        box.classList.add("loading");
+        try {
+          const nodes = await renderLens(ctx);
+          if (mine !== seq) return;
+          box.replaceChildren(el("h3", { text: t("page.interpret.view-lens") }), ...nodes);
+        } catch (err) {
+          box.replaceChildren(el("div", { class: "error inline", text: t("page.error-line", { message: err.message }) }));
+        }
+        box.classList.remove("loading");
+        return;
+      }
+      // the sampling steps read the position's logits, which the kernel sends once
+      await ctx.ensureView(state.position).catch(() => null);
+      if (mine === seq) await renderStep(box, state.step, ctx);
+    },
+  };
+}
+
+// Attention as connections for a layer, a head and a query, with their controls.
+function attentionPart({ state, ctx, root }, setup) {
+  const controls = el("div", { class: "step-controls", "data-testid": "attention-controls" });
+  const box = el("div", { class: "attention-box" });
+  root.append(controls, box);
+  const select = (label, n, value, onChange, testid) =>
+    el(
+      "label",
+      { class: "select" },
+      el("span", { text: label }),
+      el(
+        "select",
+        { "data-testid": testid, onchange: (e) => onChange(Number(e.target.value)) },
+        Array.from({ length: n }, (_, i) => el("option", { value: i, selected: i === value, text: String(i) })),
+      ),
+    );
+  return {
+    draw() {
+      controls.replaceChildren(
+        setup.n_layer > 1 ? select(t("page.layer"), setup.n_layer, state.layer, ctx.setLayer, "layer-select") : "",
+        select(t("page.head"), state.model.n_head, state.head, ctx.setHead, "head-select"),
+        el("span", { class: "position-label", "data-testid": "position-label" }, `${t("page.position-n", { p: state.position })}${colon()}`, el("code", { text: `“${visible(ctx.tokenText(state.ids[state.position]))}”` })),
+      );
+      box.replaceChildren(attentionLines(ctx));
+    },
+  };
+}
+
+// The sampling panel: the position's next-token distribution after temperature, top-k, top-p
+// and min-p, computed in the browser by the page's own sampling.js from the logits the kernel
+// sent (exact while the pool stays among them, as on the page).
+function samplingPart({ state, ctx, root }) {
+  const s = state.sampling;
+  const out = {};
+  const bars = el("div", { class: "bars", "data-testid": "bars" });
+  const sub = el("div", { class: "sub", "data-testid": "sampling-sub" });
+  const pool = el("div", { class: "pool", "data-testid": "pool-size" });
+  let draw = () => {};
+  const slider = (key, attrs, word, shown) => {
+    out[key] = el("output", {});
+    const input = el("input", {
+      type: "range",
+      "data-testid": key.replace("_", "-"),
+      value: s[key],
+      ...attrs,
+      oninput: (e) => {
+        s[key] = Number(e.target.value);
+        draw();
+      },
+    });
+    const label = el("span", { class: "label" });
+    return { key, node: el("label", { class: "control" }, label, input, out[key]), label, word, shown };
+  };
+  const controls = [
+    slider("temperature", { min: 0.05, max: 2, step: 0.05 }, "page.temperature", (v) => v.toFixed(2)),
+    slider("top_k", { min: 0, max: 50, step: 1 }, "page.top-k", (v) => (v <= 0 ? t("page.off") : String(v))),
+    slider("top_p", { min: 0.01, max: 1, step: 0.01 }, "page.top-p", (v) => (v >= 1 ? t("page.off") : v.toFixed(2))),
+    slider("min_p", { min: 0, max: 1, step: 0.01 }, "page.min-p", (v) => (v <= 0 ? t("page.off") : v.toFixed(2))),
+  ];
+  const panel = el("section", { class: "panel sampling", "data-testid": "sampling" }, el("h2", { text: t("page.sampling") }), sub, el("div", { class: "controls" }, controls.map((c) => c.node)), bars, pool);
+  root.append(panel);
+  draw = async () => {
+    const position = state.position;
+    const view = await ctx.ensureView(position);
+    if (position !== state.position) return;
+    sub.textContent = t("page.after", { p: position, tok: `“${visible(ctx.tokenText(state.ids[position]))}”` });
+    for (const c of controls) {
+      c.label.textContent = t(c.word);
+      out[c.key].textContent = c.shown(s[c.key]);
+    }
+    const p = computePool(view, s);
+    const rows = p.rows.slice(0, 15);
+    const max = Math.max(...rows.map((r) => r.prob), 1e-12);
+    bars.replaceChildren(
+      ...rows.map((row, rank) =>
+        el(
+          "div",
+          { class: `prob-bar${row.survives ? " kept" : " out"}`, "data-testid": "prob-bar", "data-id": row.id, "data-prob": row.prob, "data-pool-prob": row.poolProb },
+          el("span", { class: "rank", text: rank + 1 }),
+          el("span", { class: "tok", "data-verbatim": "", text: visible(ctx.tokenText(row.id)) }),
+          el("span", { class: "track" }, el("span", { class: "fill", style: { width: `${(row.prob / max) * 100}%` } })),
+          el("span", { class: "val", text: row.survives ? `${pct(row.prob)} → ${pct(row.poolProb)}` : pct(row.prob) }),
+        ),
+      ),
+    );
+    const vocab = p.stages.vocab.toLocaleString("en-US");
+    pool.textContent = p.countKnown ? t("page.pool", { n: p.poolSize.toLocaleString("en-US"), vocab }) : t("page.pool-plus", { n: grouped(Math.min(p.poolSize, p.rows.length)), vocab });
+  };
+  return { draw: () => draw() };
+}
+
+const VIEWS = {
+  explainer: [factsPart, tokensPart, flowPart, navPart, stepPart, samplingPart],
+  flow: [tokensPart, flowPart],
+  step: [tokensPart, stepPart],
+  attention: [tokensPart, attentionPart],
+  sampling: [tokensPart, samplingPart],
+  lens: [tokensPart, stepPart],
+};
+
+export function mount(host, model) {
+  const setup = model.get("setup");
+  useCatalogs(setup.catalogs, setup.lang);
+  setFacts(factValues(setup.model));
+  setFamily(setup.model.family);
+  setSteps(setup.steps);
+  const shadow = host.attachShadow({ mode: "open" });
+  const style = el("style", { text: model.get("styles") });
+  const root = el("div", { class: `lmscope-widget view-${setup.view}`, "data-testid": "lmscope-widget", "data-view": setup.view, lang: setup.lang === "zh" ? "zh-CN" : setup.lang });
+  shadow.append(style, root);
+  const w = widget(setup, messenger(model), root);
+  VIEWS[setup.view].forEach((make, i) => (w.parts[i] = make(w, setup)));
+  for (const part of Object.values(w.parts)) part.draw();
+  root.dataset.ready = "1";
+  return () => shadow.replaceChildren();
+}
