@@ -1,12 +1,14 @@
 """The ``lmscope`` command. Thin: parse arguments, call the library, print.
 
-Each subcommand lives in ``lmscope.commands.<name>`` and exposes ``register(subparsers)``,
-which adds its parser and sets ``run=function(args) -> int``. User mistakes raise LmscopeError
-and are printed as one line (exit 2), never as a traceback, rendered from the catalog in the
-language asked for (--lang, $LMSCOPE_LANG: en, zh or the pseudo-language), as are the option
-parser's (``Parser``) and every --help (its texts are catalog ids, ``lmscope.i18n``; argparse's
-own words ``commands.parser_words``). An error of the system (a file that cannot be read) is
-one line too: the catalog's words with the system's reason as a value.
+Each subcommand lives in ``lmscope.commands.<name>`` and exposes ``register(commands)``,
+which adds its parser, ``commands.add(name, run)`` (``lmscope.commands.parsers``: its help
+texts' catalog ids follow from its name), ``run`` a ``function(args) -> int``. User mistakes
+raise LmscopeError and are printed as one line (exit 2), never as a traceback, rendered from
+the catalog in the language asked for (--lang, $LMSCOPE_LANG: en, zh or the pseudo-language),
+as are the option parser's (``Parser``) and every --help (its texts are catalog ids,
+``lmscope.i18n``; argparse's own words ``commands.parser_words``). An error of the system (a
+file that cannot be read) is one line too: the catalog's words with the system's reason as a
+value.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ class Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from lmscope.commands.common import LANGS
+    from lmscope.commands.parsers import Commands
 
     parser = Parser(
         prog="lmscope",
@@ -93,10 +96,20 @@ def build_parser() -> argparse.ArgumentParser:
     # 'lmscope --lang zh COMMAND ...' as well as 'lmscope COMMAND --lang zh': unlisted, so the
     # help stays as it was; the command's own --lang wins (``main``)
     parser.add_argument("--lang", dest="lang_before_command", choices=LANGS, help=argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = Commands(parser.add_subparsers(dest="command", metavar="COMMAND"))
     for name in COMMAND_MODULES:
         importlib.import_module(f"lmscope.commands.{name}").register(sub)
     return parser
+
+
+def help_ids() -> set[str]:
+    """Every catalog id the parsers' help texts are said from, made from the commands' names
+    (``lmscope.commands.parsers``): for the catalog's completeness test."""
+    from lmscope.commands.parsers import recording
+
+    with recording() as ids:
+        build_parser()
+    return ids
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -246,6 +246,7 @@ def catalog_file(lang: str) -> dict[str, str]:
 # module that makes them names them all in a function listed here ("module:function", no
 # arguments, returning an iterable of ids).
 RUNTIME_IDS: list[str] = [
+    "lmscope.cli:help_ids",  # each parser's help, by the names of its command and options
     "lmscope.explain.catalogue:message_ids",
     "lmscope.lab.catalog_ids:runtime_ids",
 ]

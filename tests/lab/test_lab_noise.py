@@ -11,6 +11,7 @@ import json
 import pytest
 
 from lmscope.commands.lab import common as lab_common
+from lmscope.commands.parsers import Options
 from lmscope.lab import texts, timing
 from lmscope.lab.configs import SerialDepthConfig
 from lmscope.lab.results import read_result, shown
@@ -162,8 +163,9 @@ def test_memory_wall_and_race_withhold_noisy_times():
 def test_quick_times_cpu_time_on_one_thread_unless_told_otherwise(argv, clock, threads):
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
-    lab_common.add_threads_option(parser)
-    lab_common.add_clock_option(parser, quick=True)
+    options = Options(parser, "lab")
+    lab_common.add_threads_option(options)
+    lab_common.add_clock_option(options, quick=True)
     args = parser.parse_args(argv)
     lab_common.choose_clock(args, ["cpu"], quick=args.quick)
     assert (args.clock, args.threads) == (clock, threads)

@@ -8,12 +8,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lmscope import i18n
 from lmscope.commands.common import (
     abbreviate,
-    add_lang_option,
-    add_model_option,
-    add_nonfinite_option,
     at_least,
     load_model,
     say,
@@ -24,43 +20,16 @@ from lmscope.commands.common import (
 BAR = 20  # characters of the widest change bar, fewer in a narrow terminal
 
 
-def register(sub):
-    p = sub.add_parser(
-        "ablate",
-        help=i18n.text("help.ablate.summary"),
-        description=i18n.text("help.ablate.description"),
-    )
-    p.add_argument("text", help=i18n.text("help.shared.argument.text"))
-    p.add_argument(
-        "--ablate",
-        "-a",
-        action="append",
-        required=True,
-        metavar="SPEC",
-        help=i18n.text("help.ablate.option.ablate"),
-    )
-    add_model_option(p)
-    add_nonfinite_option(p)
-    p.add_argument(
-        "--mode",
-        choices=("zero", "mean"),
-        default="zero",
-        help=i18n.text("help.ablate.option.mode"),
-    )
-    p.add_argument(
-        "--position", type=int, default=-1, help=i18n.text("help.ablate.option.position")
-    )
-    p.add_argument(
-        "--top",
-        "-k",
-        type=at_least(1, "--top"),
-        default=10,
-        metavar="K",
-        help=i18n.text("help.ablate.option.top"),
-    )
-    p.add_argument("--json", action="store_true")
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("ablate", run)
+    p.argument("text", key="shared")
+    p.option("--ablate", "-a", action="append", required=True, metavar="SPEC")
+    p.model()
+    p.option("--mode", choices=("zero", "mean"), default="zero")
+    p.option("--position", type=int, default=-1)
+    p.option("--top", "-k", type=at_least(1, "--top"), default=10, metavar="K")
+    p.parser.add_argument("--json", action="store_true")  # no help text: it never had one
+    p.lang()
 
 
 def run(args) -> int:

@@ -10,12 +10,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from lmscope import i18n
 from lmscope.commands.common import (
     abbreviate,
-    add_lang_option,
-    add_model_option,
-    add_nonfinite_option,
     at_least,
     load_model,
     say,
@@ -23,94 +19,43 @@ from lmscope.commands.common import (
     terminal_width,
     use_lang,
 )
+from lmscope.commands.parsers import Options
 
 SPARK = "▁▂▃▄▅▆▇█"
 TOP = 5  # heads named under a grid
 
 
-def register(sub):
-    p = sub.add_parser(
-        "circuits",
-        help=i18n.text("help.circuits.summary"),
-        description=i18n.text("help.circuits.description"),
-    )
-    p.set_defaults(run=lambda args: _help(p))
-    experiments = p.add_subparsers(dest="circuits_command", metavar="EXPERIMENT")
+def register(commands):
+    experiments = commands.add("circuits").subcommands("circuits_command", "EXPERIMENT")
 
-    ind = experiments.add_parser(
-        "induction",
-        help=i18n.text("help.circuits.induction.summary"),
-        description=i18n.text("help.circuits.induction.description"),
-    )
-    ind.add_argument(
-        "--length",
-        type=at_least(2, "--length"),
-        default=50,
-        metavar="T",
-        help=i18n.text("help.circuits.induction.option.length"),
-    )
-    ind.add_argument(
-        "--seed", type=seed_value, default=0, help=i18n.text("help.circuits.induction.option.seed")
-    )
-    _common(ind, run_induction)
+    ind = experiments.add("induction", run_induction)
+    ind.option("--length", type=at_least(2, "--length"), default=50, metavar="T")
+    ind.option("--seed", type=seed_value, default=0)
+    _common(ind)
 
-    pat = experiments.add_parser(
-        "patch",
-        help=i18n.text("help.circuits.patch.summary"),
-        description=i18n.text("help.circuits.patch.description"),
-    )
-    for flag, metavar, help_id in (
-        ("--clean", "TEXT", "help.circuits.patch.option.clean"),
-        ("--corrupt", "TEXT", "help.circuits.patch.option.corrupt"),
-        ("--right", "TOKEN", "help.circuits.patch.option.right"),
-        ("--wrong", "TOKEN", "help.circuits.patch.option.wrong"),
+    pat = experiments.add("patch", run_patch)
+    for flag, metavar in (
+        ("--clean", "TEXT"),
+        ("--corrupt", "TEXT"),
+        ("--right", "TOKEN"),
+        ("--wrong", "TOKEN"),
     ):
-        pat.add_argument(flag, required=True, metavar=metavar, help=i18n.text(help_id))
-    _common(pat, run_patch)
+        pat.option(flag, required=True, metavar=metavar)
+    _common(pat)
 
-    att = experiments.add_parser(
-        "attribute",
-        help=i18n.text("help.circuits.attribute.summary"),
-        description=i18n.text("help.circuits.attribute.description"),
-    )
-    att.add_argument("text", help=i18n.text("help.shared.argument.text"))
-    att.add_argument(
-        "--token",
-        required=True,
-        metavar="TOKEN",
-        help=i18n.text("help.circuits.attribute.option.token"),
-    )
-    att.add_argument(
-        "--versus", metavar="TOKEN", help=i18n.text("help.circuits.attribute.option.versus")
-    )
-    att.add_argument(
-        "--position",
-        type=int,
-        default=-1,
-        help=i18n.text("help.circuits.attribute.option.position"),
-    )
-    att.add_argument(
-        "--top",
-        "-k",
-        type=at_least(1, "--top"),
-        default=12,
-        metavar="K",
-        help=i18n.text("help.circuits.attribute.option.top"),
-    )
-    _common(att, run_attribute)
+    att = experiments.add("attribute", run_attribute)
+    att.argument("text", key="shared")
+    att.option("--token", required=True, metavar="TOKEN")
+    att.option("--versus", metavar="TOKEN")
+    att.option("--position", type=int, default=-1)
+    att.option("--top", "-k", type=at_least(1, "--top"), default=12, metavar="K")
+    _common(att)
 
 
-def _common(parser, run) -> None:
-    add_model_option(parser)
-    add_nonfinite_option(parser)
-    parser.add_argument("--json", action="store_true", help=i18n.text("help.circuits.option.json"))
-    add_lang_option(parser)
-    parser.set_defaults(run=run)
-
-
-def _help(parser) -> int:
-    parser.print_help()
-    return 0
+def _common(options: Options) -> None:
+    options.model()
+    options.flag("--json", key="circuits")
+    options.lang()
 
 
 def _answer(text: str) -> int | str:

@@ -1,9 +1,9 @@
-"""What several subcommands share: which model, the sampling controls, streaming text, and
-the language the explanations are printed in."""
+"""What several subcommands share: the model they name, the sampling settings, the checks of
+option values, streaming text, and the language the explanations are printed in. Their
+shared options are added by ``lmscope.commands.parsers``."""
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import shutil
@@ -27,15 +27,6 @@ if TYPE_CHECKING:
 
 
 # --- language --------------------------------------------------------------------------------
-def add_lang_option(parser: argparse.ArgumentParser):
-    parser.add_argument(
-        "--lang",
-        choices=LANGS,
-        default=None,
-        help=i18n.text("help.common.option.lang"),
-    )
-
-
 def use_lang(args) -> str:
     """The language asked for (--lang, else $LMSCOPE_LANG such as zh or zh_CN.UTF-8, else en),
     from now on the one ``say`` and the catalog's errors speak (``i18n.speak``)."""
@@ -203,90 +194,6 @@ def top_k_value(text: str) -> int:
 
 
 # --- models and sampling ---------------------------------------------------------------------
-def add_model_option(parser: argparse.ArgumentParser):
-    parser.add_argument(
-        "--model",
-        "-m",
-        default=None,
-        help=i18n.text("help.common.option.model"),
-    )
-
-
-def add_nonfinite_option(parser: argparse.ArgumentParser):
-    parser.add_argument(
-        "--allow-nonfinite",
-        action="store_true",
-        help=i18n.text("help.common.option.allow-nonfinite"),
-    )
-
-
-def add_exclusive_switches(parser, *switches: tuple[str, str]) -> None:
-    """On/off flags (flag, help) that exclude each other: argparse refuses two of them."""
-    group = parser.add_mutually_exclusive_group()
-    for flag, help_ in switches:
-        group.add_argument(flag, action="store_true", help=help_)
-
-
-def add_unset_option(parser, defaults, flag: str, type_, help_: str, **extra) -> None:
-    """A flag whose default is None, so only what the user typed overrides what fills in the
-    rest (a checkpoint, --quick); its help shows ``defaults``' field of the same name."""
-    field = flag.lstrip("-").replace("-", "_")
-    default = getattr(defaults, field)
-    if default is not None:
-        help_ = i18n.text("help.common.with-default", help=help_, default=str(default))
-    parser.add_argument(flag, type=type_, default=None, dest=field, help=help_, **extra)
-
-
-def add_ablate_option(parser: argparse.ArgumentParser):
-    parser.add_argument(
-        "--ablate",
-        action="append",
-        default=None,
-        metavar="SPEC",
-        help=i18n.text("help.common.option.ablate"),
-    )
-
-
-def add_sampling_options(parser: argparse.ArgumentParser, *, seed: bool = True):
-    """The sampling controls; ``seed=False`` for a command that never draws a token."""
-    group = parser.add_argument_group(i18n.text("help.group.sampling"))
-    group.add_argument(
-        "--temperature",
-        "-t",
-        type=temperature_value,
-        default=1.0,
-        help=i18n.text("help.common.option.temperature"),
-    )
-    group.add_argument(
-        "--top-k", type=top_k_value, default=None, help=i18n.text("help.common.option.top-k")
-    )
-    group.add_argument(
-        "--top-p",
-        type=top_p_value,
-        default=None,
-        help=i18n.text("help.common.option.top-p"),
-    )
-    group.add_argument(
-        "--min-p",
-        type=min_p_value,
-        default=None,
-        help=i18n.text("help.common.option.min-p"),
-    )
-    group.add_argument("--greedy", action="store_true", help=i18n.text("help.common.option.greedy"))
-    if seed:
-        group.add_argument(
-            "--seed", type=seed_value, default=None, help=i18n.text("help.common.option.seed")
-        )
-
-
-def add_chat_option(parser: argparse.ArgumentParser):
-    parser.add_argument(
-        "--chat",
-        action="store_true",
-        help=i18n.text("help.common.option.chat"),
-    )
-
-
 def chat_prompt(model, text: str, chat: bool) -> str:
     """``text`` as typed, or with ``--chat`` wrapped in the model's own chat template (a model
     without one is refused in one line)."""

@@ -9,8 +9,6 @@ from pathlib import Path
 import lmscope
 from lmscope import i18n
 from lmscope.commands.common import (
-    add_lang_option,
-    add_nonfinite_option,
     at_least,
     current_lang,
     read_stdin,
@@ -21,33 +19,14 @@ from lmscope.commands.common import (
 from lmscope.errors import InvalidInputError
 
 
-def register(sub):
-    p = sub.add_parser(
-        "compare",
-        help=i18n.text("help.compare.summary"),
-        description=i18n.text("help.compare.description"),
-    )
-    p.add_argument(
-        "--model",
-        "-m",
-        action="append",
-        required=True,
-        metavar="MODEL",
-        help=i18n.text("help.compare.option.model"),
-    )
-    p.add_argument(
-        "--text", required=True, metavar="FILE", help=i18n.text("help.compare.option.text")
-    )
-    p.add_argument("--out", default="lmscope-compare", help=i18n.text("help.compare.option.out"))
-    p.add_argument(
-        "--max-chars",
-        type=at_least(1, "--max-chars"),
-        default=4000,
-        help=i18n.text("help.compare.option.max-chars"),
-    )
-    add_nonfinite_option(p)
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("compare", run)
+    p.option("--model", "-m", action="append", required=True, metavar="MODEL")
+    p.option("--text", required=True, metavar="FILE")
+    p.option("--out", default="lmscope-compare")
+    p.option("--max-chars", type=at_least(1, "--max-chars"), default=4000)
+    p.nonfinite()
+    p.lang()
 
 
 def read_text(path: str, max_chars: int | None = None) -> str:

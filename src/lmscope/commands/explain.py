@@ -11,12 +11,6 @@ from rich.text import Text
 
 from lmscope import i18n
 from lmscope.commands.common import (
-    add_ablate_option,
-    add_chat_option,
-    add_lang_option,
-    add_model_option,
-    add_nonfinite_option,
-    add_sampling_options,
     chat_prompt,
     load_model,
     sampling_params,
@@ -28,38 +22,20 @@ from lmscope.engine.steps import STEPS, find_step  # plain data: no torch for --
 from lmscope.errors import InvalidInputError
 
 
-def register(sub):
-    p = sub.add_parser(
-        "explain",
-        help=i18n.text("help.explain.summary"),
-        description=i18n.text("help.explain.description"),
-    )
-    p.add_argument("text", help=i18n.text("help.explain.argument.text"))
-    add_model_option(p)
-    add_nonfinite_option(p)
-    p.add_argument(
-        "--layer", "-l", type=int, default=0, help=i18n.text("help.explain.option.layer")
-    )
-    p.add_argument("--head", type=int, default=0, help=i18n.text("help.explain.option.head"))
-    p.add_argument(
-        "--position",
-        type=int,
-        default=None,
-        help=i18n.text("help.explain.option.position"),
-    )
-    p.add_argument(
-        "--step",
-        action="append",
-        default=None,
-        metavar="N|KEY",
-        help=i18n.text("help.explain.option.step", keys=", ".join(s.key for s in STEPS)),
-    )
-    p.add_argument("--json", action="store_true", help=i18n.text("help.explain.option.json"))
-    add_chat_option(p)
-    add_ablate_option(p)
-    add_sampling_options(p, seed=False)  # explain shows the pool it would draw from, draws none
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("explain", run)
+    p.argument("text")
+    p.model()
+    p.option("--layer", "-l", type=int, default=0)
+    p.option("--head", type=int, default=0)
+    p.option("--position", type=int, default=None)
+    keys = ", ".join(s.key for s in STEPS)
+    p.option("--step", action="append", default=None, metavar="N|KEY", values={"keys": keys})
+    p.flag("--json")
+    p.chat()
+    p.ablate()
+    p.sampling(seed=False)  # explain shows the pool it would draw from, draws none
+    p.lang()
 
 
 def run(args) -> int:

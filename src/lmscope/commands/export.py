@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 import lmscope
-from lmscope import i18n
 from lmscope.commands.common import not_empty, say
 from lmscope.errors import InvalidInputError
 from lmscope.formats.atomic import LMSCOPE_FILES, cannot_write
@@ -24,27 +23,13 @@ from lmscope.i18n import Message
 DTYPES = ("bfloat16", "float16", "float32")
 
 
-def register(sub):
-    p = sub.add_parser(
-        "export",
-        help=i18n.text("help.export.summary"),
-        description=i18n.text("help.export.description"),
-    )
-    p.add_argument("run_dir", metavar="RUN", help=i18n.text("help.export.argument.run-dir"))
-    p.add_argument("out", metavar="OUT", help=i18n.text("help.export.argument.out"))
-    p.add_argument(
-        "--overwrite",
-        action="store_true",
-        help=i18n.text("help.export.option.overwrite"),
-    )
-    p.add_argument(
-        "--dtype",
-        choices=DTYPES,
-        default="float32",
-        help=i18n.text("help.export.option.dtype"),
-    )
-    p.add_argument("--name", default=None, help=i18n.text("help.export.option.name"))
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("export", run)
+    p.argument("run_dir", metavar="RUN")
+    p.argument("out", metavar="OUT")
+    p.flag("--overwrite")
+    p.option("--dtype", choices=DTYPES, default="float32")
+    p.option("--name", default=None)
 
 
 # What export and train write into a model folder; anything else there is someone's file.

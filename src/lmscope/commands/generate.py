@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import json
 
-from lmscope import i18n
 from lmscope.commands.common import (
-    add_chat_option,
-    add_lang_option,
-    add_model_option,
-    add_nonfinite_option,
-    add_sampling_options,
     at_least,
     chat_prompt,
     load_model,
@@ -20,33 +14,17 @@ from lmscope.commands.common import (
 )
 
 
-def register(sub):
-    p = sub.add_parser(
-        "generate",
-        help=i18n.text("help.generate.summary"),
-        description=i18n.text("help.generate.description"),
-    )
-    p.add_argument("prompt", help=i18n.text("help.generate.argument.prompt"))
-    add_model_option(p)
-    add_nonfinite_option(p)
-    p.add_argument(
-        "--tokens",
-        "-n",
-        type=at_least(0, "--tokens"),
-        default=50,
-        help=i18n.text("help.generate.option.tokens"),
-    )
-    p.add_argument("--no-stop", action="store_true", help=i18n.text("help.generate.option.no-stop"))
-    p.add_argument(
-        "--truncate",
-        action="store_true",
-        help=i18n.text("help.generate.option.truncate"),
-    )
-    p.add_argument("--json", action="store_true", help=i18n.text("help.generate.option.json"))
-    add_chat_option(p)
-    add_sampling_options(p)
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("generate", run)
+    p.argument("prompt")
+    p.model()
+    p.option("--tokens", "-n", type=at_least(0, "--tokens"), default=50)
+    p.flag("--no-stop")
+    p.flag("--truncate")
+    p.flag("--json")
+    p.chat()
+    p.sampling()
+    p.lang()
 
 
 def run(args) -> int:

@@ -9,13 +9,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lmscope import i18n
 from lmscope.commands.common import (
     abbreviate,
-    add_ablate_option,
-    add_lang_option,
-    add_model_option,
-    add_nonfinite_option,
     at_least,
     load_model,
     say,
@@ -28,32 +23,15 @@ LAST = 12  # positions shown by default (the last ones), fewer when the terminal
 CELL = 8  # characters per cell: an abbreviated token over its probability
 
 
-def register(sub):
-    p = sub.add_parser(
-        "lens",
-        help=i18n.text("help.lens.summary"),
-        description=i18n.text("help.lens.description"),
-    )
-    p.add_argument("text", help=i18n.text("help.shared.argument.text"))
-    add_model_option(p)
-    add_nonfinite_option(p)
-    p.add_argument(
-        "--top",
-        "-k",
-        type=at_least(1, "--top"),
-        default=3,
-        help=i18n.text("help.lens.option.top"),
-    )
-    p.add_argument(
-        "--positions",
-        type=str,
-        default=None,
-        help=i18n.text("help.lens.option.positions"),
-    )
-    add_ablate_option(p)
-    p.add_argument("--json", action="store_true", help=i18n.text("help.lens.option.json"))
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("lens", run)
+    p.argument("text", key="shared")
+    p.model()
+    p.option("--top", "-k", type=at_least(1, "--top"), default=3)
+    p.option("--positions", type=str, default=None)
+    p.ablate()
+    p.flag("--json")
+    p.lang()
 
 
 def _positions(spec: str | None, n: int) -> list[int]:

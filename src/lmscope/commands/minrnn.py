@@ -10,8 +10,6 @@ from rich.console import Console
 
 from lmscope import i18n
 from lmscope.commands.common import (
-    add_exclusive_switches,
-    add_lang_option,
     current_lang,
     listed,
     not_empty,
@@ -37,67 +35,22 @@ HELLO_IGNORES = (
 )
 
 
-def register(sub):
-    p = sub.add_parser(
-        "minrnn",
-        help=i18n.text("help.minrnn.summary"),
-        description=i18n.text("help.minrnn.description"),
-    )
-    add_exclusive_switches(
-        p,
-        ("--hello", i18n.text("help.minrnn.option.hello")),
-        ("--gradcheck", i18n.text("help.minrnn.option.gradcheck")),
-    )
-    p.add_argument(
-        "--data",
-        default=None,
-        help=i18n.text(
-            "help.minrnn.option.data",
-            corpora=listed(corpus_names()),
-        ),
-    )
-    p.add_argument(
-        "--iters",
-        type=int,
-        default=None,
-        help=i18n.text(
-            "help.minrnn.option.iters", default=str(DEFAULT_ITERS), hello=str(HELLO_ITERS)
-        ),
-    )
-    p.add_argument(
-        "--hidden",
-        type=int,
-        default=None,
-        help=i18n.text(
-            "help.minrnn.option.hidden", default=str(DEFAULT_HIDDEN), hello=str(HELLO_HIDDEN)
-        ),
-    )
-    p.add_argument("--seq", type=int, default=None, help=i18n.text("help.minrnn.option.seq"))
-    p.add_argument("--lr", type=float, default=0.1, help=i18n.text("help.minrnn.option.lr"))
-    p.add_argument(
-        "--sample-every",
-        type=int,
-        default=None,
-        help=i18n.text("help.minrnn.option.sample-every"),
-    )
-    p.add_argument(
-        "--sample-length",
-        type=int,
-        default=None,
-        help=i18n.text("help.minrnn.option.sample-length"),
-    )
-    p.add_argument("--seed", type=int, default=0, help=i18n.text("help.minrnn.option.seed"))
-    p.add_argument(
-        "--checks",
-        type=int,
-        default=30,
-        help=i18n.text("help.minrnn.option.checks"),
-    )
-    p.add_argument(
-        "--no-progress", action="store_true", help=i18n.text("help.minrnn.option.no-progress")
-    )
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("minrnn", run)
+    p.switches("--hello", "--gradcheck")
+    p.option("--data", default=None, values={"corpora": listed(corpus_names())})
+    sizes = {"default": str(DEFAULT_ITERS), "hello": str(HELLO_ITERS)}
+    p.option("--iters", type=int, default=None, values=sizes)
+    sizes = {"default": str(DEFAULT_HIDDEN), "hello": str(HELLO_HIDDEN)}
+    p.option("--hidden", type=int, default=None, values=sizes)
+    p.option("--seq", type=int, default=None)
+    p.option("--lr", type=float, default=0.1)
+    p.option("--sample-every", type=int, default=None)
+    p.option("--sample-length", type=int, default=None)
+    p.option("--seed", type=int, default=0)
+    p.option("--checks", type=int, default=30)
+    p.flag("--no-progress")
+    p.lang()
 
 
 def run(args) -> int:

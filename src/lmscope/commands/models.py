@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 import unicodedata
 
-from lmscope import i18n
-from lmscope.commands.common import add_lang_option, say, use_lang
+from lmscope.commands.common import say, use_lang
 
 # each store's label in the table (literal ids, for the catalog's completeness test)
 STORE_LABELS = {
@@ -28,15 +27,10 @@ COLUMNS = (
 )
 
 
-def register(sub):
-    p = sub.add_parser(
-        "models",
-        help=i18n.text("help.models.summary"),
-        description=i18n.text("help.models.description"),
-    )
-    p.add_argument("--json", action="store_true", help=i18n.text("help.models.option.json"))
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("models", run)
+    p.flag("--json")
+    p.lang()
 
 
 def run(args) -> int:

@@ -17,10 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lmscope import i18n
 from lmscope.commands.common import (
     OptionError,
-    add_lang_option,
     at_least,
     current_lang,
     not_empty,
@@ -65,62 +63,24 @@ def select_value(text: str) -> float:
     return value
 
 
-def register(sub):
-    p = sub.add_parser(
-        "neurons",
-        help=i18n.text("help.neurons.summary"),
-        description=i18n.text("help.neurons.description"),
-    )
-    p.add_argument(
-        "--model",
-        "-m",
-        default=None,
-        help=i18n.text("help.neurons.option.model"),
-    )
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--text", help=i18n.text("help.neurons.option.text"))
-    source.add_argument("--corpus", help=i18n.text("help.neurons.option.corpus"))
-    p.add_argument(
-        "--max-chars",
-        type=int,
-        default=None,
-        help=i18n.text("help.neurons.option.chars", cell=str(VIEW_CHARS), find=str(FIND_CHARS)),
-    )
-    p.add_argument("--cell", help=i18n.text("help.neurons.option.cell"))
-    p.add_argument(
-        "--kind",
-        default=None,
-        help=i18n.text("help.neurons.option.kind"),
-    )
-    p.add_argument("--find", action="store_true", help=i18n.text("help.neurons.option.find"))
-    p.add_argument(
-        "--features",
-        default=None,
-        help=i18n.text("help.neurons.option.features"),
-    )
-    p.add_argument(
-        "--top", type=at_least(1, "--top"), default=3, help=i18n.text("help.neurons.option.top")
-    )
-    p.add_argument(
-        "--select",
-        type=select_value,
-        default=0.5,
-        help=i18n.text("help.neurons.option.select"),
-    )
-    p.add_argument(
-        "--out",
-        type=Path,
-        default=None,
-        help=i18n.text("help.neurons.option.out"),
-    )
-    p.add_argument(
-        "--width",
-        type=width_value,
-        default=80,
-        help=i18n.text("help.neurons.option.width", min=str(MIN_WIDTH), max=str(MAX_WIDTH)),
-    )
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("neurons", run)
+    p.option("--model", "-m", default=None)
+    source = p.one_of(required=True)
+    source.option("--text")
+    source.option("--corpus")
+    chars = {"cell": str(VIEW_CHARS), "find": str(FIND_CHARS)}
+    p.option("--max-chars", type=int, default=None, values=chars)
+    p.option("--cell")
+    p.option("--kind", default=None)
+    p.flag("--find")
+    p.option("--features", default=None)
+    p.option("--top", type=at_least(1, "--top"), default=3)
+    p.option("--select", type=select_value, default=0.5)
+    p.option("--out", type=Path, default=None)
+    widths = {"min": str(MIN_WIDTH), "max": str(MAX_WIDTH)}
+    p.option("--width", type=width_value, default=80, values=widths)
+    p.lang()
 
 
 def _text(args) -> tuple[str, str]:

@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import lmscope
-from lmscope import i18n
 from lmscope.commands.common import (
-    add_chat_option,
-    add_lang_option,
-    add_nonfinite_option,
-    add_sampling_options,
     at_least,
     chat_prompt,
     current_lang,
@@ -22,41 +17,18 @@ from lmscope.i18n import Message
 DEFAULT_PROMPT, DEFAULT_LENGTH = "\n", 500  # None in args: --timeline refuses given ones
 
 
-def register(sub):
-    p = sub.add_parser(
-        "sample",
-        help=i18n.text("help.sample.summary"),
-        description=i18n.text("help.sample.description"),
-    )
-    p.add_argument(
-        "dir",
-        metavar="DIR",
-        help=i18n.text("help.sample.argument.dir"),
-    )
-    p.add_argument("--prompt", "--prime", default=None, help=i18n.text("help.sample.option.prompt"))
-    p.add_argument(
-        "--length",
-        "-n",
-        type=at_least(0, "--length"),
-        default=None,
-        help=i18n.text("help.sample.option.length"),
-    )
-    add_sampling_options(p)
-    p.add_argument("--argmax", action="store_true", help=i18n.text("help.sample.option.argmax"))
-    p.add_argument(
-        "--skip-unknown",
-        action="store_true",
-        help=i18n.text("help.sample.option.skip-unknown"),
-    )
-    p.add_argument(
-        "--timeline",
-        action="store_true",
-        help=i18n.text("help.sample.option.timeline"),
-    )
-    add_chat_option(p)
-    add_nonfinite_option(p)
-    add_lang_option(p)
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("sample", run)
+    p.argument("dir", metavar="DIR")
+    p.option("--prompt", "--prime", default=None)
+    p.option("--length", "-n", type=at_least(0, "--length"), default=None)
+    p.sampling()
+    p.flag("--argmax")
+    p.flag("--skip-unknown")
+    p.flag("--timeline")
+    p.chat()
+    p.nonfinite()
+    p.lang()
 
 
 def _prompt_ids(model, text: str, skip_unknown: bool) -> list[int]:

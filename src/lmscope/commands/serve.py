@@ -9,70 +9,26 @@ import sys
 import threading
 import webbrowser
 
-from lmscope import i18n
-from lmscope.commands.common import add_model_option, load_model, not_empty, say
+from lmscope.commands.common import load_model, not_empty, say
 from lmscope.errors import InvalidInputError
 from lmscope.i18n import Message
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def register(sub):
-    p = sub.add_parser(
-        "serve",
-        help=i18n.text("help.serve.summary"),
-        description=i18n.text("help.serve.description"),
-    )
-    add_model_option(p)
-    p.add_argument("--host", default="127.0.0.1", help=i18n.text("help.serve.option.host"))
-    p.add_argument("--port", type=int, default=8000, help=i18n.text("help.serve.option.port"))
-    p.add_argument("--open", action="store_true", help=i18n.text("help.serve.option.open"))
-    p.add_argument(
-        "--compare",
-        action="append",
-        default=[],
-        metavar="MODEL",
-        help=i18n.text("help.serve.option.compare"),
-    )
-    p.add_argument(
-        "--rnn",
-        action="append",
-        default=[],
-        metavar="MODEL",
-        help=i18n.text("help.serve.option.rnn"),
-    )
-    p.add_argument(
-        "--cache-mb",
-        type=int,
-        default=1024,
-        help=i18n.text("help.serve.option.cache-mb"),
-    )
-    p.add_argument(
-        "--dtype",
-        choices=("float32", "bfloat16", "float16"),
-        default="float32",
-        help=i18n.text("help.serve.option.dtype"),
-    )
-    p.add_argument(
-        "--threads",
-        type=int,
-        default=None,
-        help=i18n.text("help.serve.option.threads"),
-    )
-    p.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        help=i18n.text("help.serve.option.workers"),
-    )
-    p.add_argument(
-        "--max-wait",
-        type=float,
-        default=60.0,
-        metavar="SECONDS",
-        help=i18n.text("help.serve.option.max-wait"),
-    )
-    p.set_defaults(run=run)
+def register(commands):
+    p = commands.add("serve", run)
+    p.model(nonfinite=False)
+    p.option("--host", default="127.0.0.1")
+    p.option("--port", type=int, default=8000)
+    p.flag("--open")
+    p.option("--compare", action="append", default=[], metavar="MODEL")
+    p.option("--rnn", action="append", default=[], metavar="MODEL")
+    p.option("--cache-mb", type=int, default=1024)
+    p.option("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
+    p.option("--threads", type=int, default=None)
+    p.option("--workers", type=int, default=1)
+    p.option("--max-wait", type=float, default=60.0, metavar="SECONDS")
 
 
 # the two hosts people mean, said wherever a --host cannot be used

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from lmscope import i18n
-from lmscope.commands.common import add_exclusive_switches, add_unset_option, listed, run_seed_value
+from lmscope.commands.common import listed, run_seed_value
 from lmscope.data.corpora import corpus_names
 from lmscope.errors import InvalidInputError
 from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
@@ -17,86 +17,46 @@ from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, Train
 _DEFAULTS = TrainConfig()
 
 
-def _option(group, flag: str, type_, help_: str, **extra):
-    """Only what the user typed overrides a checkpoint; the help shows TrainConfig's default."""
-    add_unset_option(group, _DEFAULTS, flag, type_, help_, **extra)
+def _unset(group, type_, *flags: str, **settings) -> None:
+    """Options of which only what the user typed overrides a checkpoint; each help shows
+    TrainConfig's default."""
+    for flag in flags:
+        group.unset(_DEFAULTS, flag, type_, **settings)
 
 
-def register(sub):
-    p = sub.add_parser(
-        "train",
-        help=i18n.text("help.train.summary"),
-        description=i18n.text("help.train.description"),
-    )
-    data = p.add_argument_group(i18n.text("help.group.data"))
+def register(commands):
+    p = commands.add("train", run)
+    data = p.group("help.group.data")
     # the names from the one list the "unknown corpus" error shows too
-    corpora = listed(corpus_names())
-    _option(data, "--data", str, i18n.text("help.train.option.data", corpora=corpora))
-    _option(data, "--tokenizer", str, i18n.text("help.train.option.tokenizer"))
+    _unset(data, str, "--data", values={"corpora": listed(corpus_names())})
+    _unset(data, str, "--tokenizer")
 
-    model = p.add_argument_group(i18n.text("help.group.model"))
-    _option(model, "--arch", str, i18n.text("help.train.option.arch"))
-    _option(model, "--layers", int, i18n.text("help.train.option.layers"))
-    _option(model, "--heads", int, i18n.text("help.train.option.heads"))
-    _option(model, "--dim", int, i18n.text("help.train.option.dim"))
-    _option(model, "--context", int, i18n.text("help.train.option.context"))
-    _option(model, "--dropout", float, i18n.text("help.train.option.dropout"))
-    model.add_argument(
-        "--hidden", type=int, default=None, help=i18n.text("help.train.option.hidden")
-    )
-    model.add_argument("--seq", type=int, default=None, help=i18n.text("help.train.option.seq"))
-    _option(model, "--embed", int, i18n.text("help.train.option.embed"))
+    model = p.group("help.group.model")
+    _unset(model, str, "--arch")
+    _unset(model, int, "--layers", "--heads", "--dim", "--context")
+    _unset(model, float, "--dropout")
+    model.option("--hidden", type=int, default=None)
+    model.option("--seq", type=int, default=None)
+    _unset(model, int, "--embed")
 
-    opt = p.add_argument_group(i18n.text("help.group.optimisation"))
-    _option(opt, "--batch", int, i18n.text("help.train.option.batch"))
-    _option(opt, "--accum", int, i18n.text("help.train.option.accum"))
-    _option(opt, "--iters", int, i18n.text("help.train.option.iters"))
-    _option(opt, "--optimizer", str, i18n.text("help.train.option.optimizer"), choices=OPTIMIZERS)
-    _option(opt, "--lr", float, i18n.text("help.train.option.lr"))
-    _option(opt, "--min-lr", float, i18n.text("help.train.option.min-lr"))
-    _option(opt, "--warmup", int, i18n.text("help.train.option.warmup"))
-    _option(opt, "--decay-iters", int, i18n.text("help.train.option.decay-iters"))
-    _option(opt, "--weight-decay", float, i18n.text("help.train.option.weight-decay"))
-    _option(opt, "--beta1", float, i18n.text("help.train.option.beta1"))
-    _option(opt, "--beta2", float, i18n.text("help.train.option.beta2"))
-    _option(opt, "--grad-clip", float, i18n.text("help.train.option.grad-clip"))
-    _option(opt, "--batches", str, i18n.text("help.train.option.batches"), choices=BATCH_KINDS)
+    opt = p.group("help.group.optimisation")
+    _unset(opt, int, "--batch", "--accum", "--iters")
+    _unset(opt, str, "--optimizer", choices=OPTIMIZERS)
+    _unset(opt, float, "--lr", "--min-lr")
+    _unset(opt, int, "--warmup", "--decay-iters")
+    _unset(opt, float, "--weight-decay", "--beta1", "--beta2", "--grad-clip")
+    _unset(opt, str, "--batches", choices=BATCH_KINDS)
 
-    run_group = p.add_argument_group(i18n.text("help.group.run"))
-    _option(
-        run_group,
-        "--eval-every",
-        int,
-        i18n.text("help.train.option.eval-every"),
-    )
-    _option(run_group, "--eval-iters", int, i18n.text("help.train.option.eval-iters"))
-    _option(run_group, "--sample-every", int, i18n.text("help.train.option.sample-every"))
-    _option(run_group, "--sample-length", int, i18n.text("help.train.option.sample-length"))
-    run_group.add_argument(
-        "--sample-at",
-        default=None,
-        metavar="N,N,...",
-        help=i18n.text("help.train.option.sample-at"),
-    )
-    _option(
-        run_group,
-        "--log-every",
-        int,
-        i18n.text("help.train.option.log-every"),
-    )
-    _option(run_group, "--seed", run_seed_value, i18n.text("help.train.option.seed"))
-    _option(run_group, "--out", str, i18n.text("help.train.option.out"))
-    _option(run_group, "--device", str, i18n.text("help.train.option.device"), choices=DEVICES)
-    _option(run_group, "--dtype", str, i18n.text("help.train.option.dtype"), choices=DTYPES)
-    add_exclusive_switches(
-        run_group,
-        ("--resume", i18n.text("help.train.option.resume")),
-        ("--overwrite", i18n.text("help.train.option.overwrite")),
-    )
-    run_group.add_argument(
-        "--no-progress", action="store_true", help=i18n.text("help.train.option.no-progress")
-    )
-    p.set_defaults(run=run)
+    run_group = p.group("help.group.run")
+    _unset(run_group, int, "--eval-every", "--eval-iters", "--sample-every", "--sample-length")
+    run_group.option("--sample-at", default=None, metavar="N,N,...")
+    _unset(run_group, int, "--log-every")
+    _unset(run_group, run_seed_value, "--seed")
+    _unset(run_group, str, "--out")
+    _unset(run_group, str, "--device", choices=DEVICES)
+    _unset(run_group, str, "--dtype", choices=DTYPES)
+    run_group.switches("--resume", "--overwrite")
+    run_group.flag("--no-progress")
 
 
 def config_from_args(args) -> TrainConfig:

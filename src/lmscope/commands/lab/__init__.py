@@ -18,10 +18,11 @@ from pathlib import Path
 from rich.text import Text
 
 from lmscope import i18n
-from lmscope.commands.common import add_lang_option, listed, run_seed_value, use_lang
+from lmscope.commands.common import listed, run_seed_value, use_lang
 from lmscope.commands.lab import common as lab_common
 from lmscope.commands.lab import gradients as lab_gradients
 from lmscope.commands.lab import recall as lab_recall
+from lmscope.commands.parsers import Options
 from lmscope.errors import InvalidInputError
 from lmscope.lab.configs import MEMORY_METHODS, MemoryWallConfig, SerialDepthConfig
 from lmscope.lab.results import (
@@ -34,144 +35,57 @@ from lmscope.lab.results import (
 ONE_DEVICE = "error.lab.memory-wall.one-device"
 
 
-def register(sub):
-    p = sub.add_parser(
-        "lab",
-        help=i18n.text("help.lab.summary"),
-        description=i18n.text("help.lab.description"),
-    )
-    p.set_defaults(run=lambda args: _help(p))
-    lab = p.add_subparsers(dest="lab_command", metavar="EXPERIMENT")
+def register(commands):
+    lab = commands.add("lab").subcommands("lab_command", "EXPERIMENT")
 
-    sd = lab.add_parser(
-        "serial-depth",
-        help=i18n.text("help.lab.serial-depth.summary"),
-        description=i18n.text("help.lab.serial-depth.description"),
-    )
+    sd = lab.add("serial-depth", run_serial_depth)
     lab_common.add_out_option(sd, "serial-depth")
-    sd.add_argument(
-        "--quick",
-        action="store_true",
-        help=i18n.text("help.lab.serial-depth.option.quick"),
-    )
-    sd.add_argument(
-        "--max-n", type=int, default=None, help=i18n.text("help.lab.serial-depth.option.max-n")
-    )
+    sd.flag("--quick")
+    sd.option("--max-n", type=int, default=None)
     _add_repeats_option(sd)
-    sd.add_argument(
-        "--device",
-        default="auto",
-        help=i18n.text("help.lab.serial-depth.option.device"),
-    )
-    sd.add_argument(
-        "--a", type=float, default=0.9, help=i18n.text("help.lab.serial-depth.option.a")
-    )
-    sd.add_argument(
-        "--seed",
-        type=run_seed_value,
-        default=0,
-        help=i18n.text("help.lab.serial-depth.option.seed"),
-    )
+    sd.option("--device", default="auto")
+    sd.option("--a", type=float, default=0.9)
+    sd.option("--seed", type=run_seed_value, default=0)
     _common_options(sd, quick=True)
-    sd.set_defaults(run=run_serial_depth)
 
-    mw = lab.add_parser(
-        "memory-wall",
-        help=i18n.text("help.lab.memory-wall.summary"),
-        description=i18n.text("help.lab.memory-wall.description"),
-    )
+    mw = lab.add("memory-wall", run_memory_wall)
     lab_common.add_out_option(mw, "memory-wall")
-    mw.add_argument(
-        "--min-n", type=int, default=256, help=i18n.text("help.lab.memory-wall.option.min-n")
-    )
-    mw.add_argument(
-        "--max-n", type=int, default=16_384, help=i18n.text("help.lab.memory-wall.option.max-n")
-    )
-    mw.add_argument(
-        "--heads", type=int, default=12, help=i18n.text("help.lab.memory-wall.option.heads")
-    )
-    mw.add_argument(
-        "--d-head", type=int, default=64, help=i18n.text("help.lab.memory-wall.option.d-head")
-    )
-    mw.add_argument(
-        "--batch", type=int, default=1, help=i18n.text("help.lab.memory-wall.option.batch")
-    )
-    mw.add_argument(
-        "--dtype", default="float32", help=i18n.text("help.lab.memory-wall.option.dtype")
-    )
-    mw.add_argument("--device", default="cpu", help=i18n.text("help.lab.memory-wall.option.device"))
-    mw.add_argument(
-        "--budget",
-        default=None,
-        help=i18n.text("help.lab.memory-wall.option.budget"),
-    )
-    mw.add_argument(
-        "--methods",
-        default=",".join(MEMORY_METHODS),
-        help=i18n.text(
-            "help.lab.memory-wall.option.methods",
-            methods=listed(MEMORY_METHODS),
-        ),
-    )
+    mw.option("--min-n", type=int, default=256)
+    mw.option("--max-n", type=int, default=16_384)
+    mw.option("--heads", type=int, default=12)
+    mw.option("--d-head", type=int, default=64)
+    mw.option("--batch", type=int, default=1)
+    mw.option("--dtype", default="float32")
+    mw.option("--device", default="cpu")
+    mw.option("--budget", default=None)
+    methods = {"methods": listed(MEMORY_METHODS)}
+    mw.option("--methods", default=",".join(MEMORY_METHODS), values=methods)
     _add_repeats_option(mw)
     _common_options(mw)
-    mw.set_defaults(run=run_memory_wall)
 
-    show = lab.add_parser(
-        "show",
-        help=i18n.text("help.lab.show.summary"),
-        description=i18n.text("help.lab.show.description"),
-    )
-    show.add_argument(
-        "result",
-        nargs="?",
-        default=None,
-        help=i18n.text(
-            "help.lab.show.argument.result",
-            shipped=listed(shipped_experiments()),
-        ),
-    )
+    show = lab.add("show", run_show)
+    shipped = {"shipped": listed(shipped_experiments())}
+    show.argument("result", nargs="?", default=None, values=shipped)
     lab_common.add_report_options(show)
-    show.set_defaults(run=run_show)
 
-    replot = lab.add_parser(
-        "replot",
-        help=i18n.text("help.lab.replot.summary"),
-        description=i18n.text("help.lab.replot.description"),
-    )
-    replot.add_argument("result", help=i18n.text("help.lab.replot.argument.result"))
-    replot.add_argument(
-        "--figures",
-        choices=("both", "en", "zh"),
-        default="both",
-        help=i18n.text("help.lab.replot.option.figures"),
-    )
-    add_lang_option(replot)
-    replot.set_defaults(run=run_replot)
+    replot = lab.add("replot", run_replot)
+    replot.argument("result")
+    replot.option("--figures", choices=("both", "en", "zh"), default="both")
+    replot.lang()
 
     lab_gradients.register(lab)  # gradient flow: RNN vs LSTM vs GRU vs GPT
     lab_recall.register(lab)  # recall after a distance: a fixed state vs a KV cache
 
 
-def _help(parser) -> int:
-    parser.print_help()
-    return 0
-
-
-def _add_repeats_option(parser) -> None:
+def _add_repeats_option(options: Options) -> None:
     """--repeats: the same timing rule (lmscope.lab.timing) for every timed experiment."""
-    parser.add_argument(
-        "--repeats",
-        type=int,
-        default=3,
-        help=i18n.text("help.lab.option.repeats"),
-    )
+    options.option("--repeats", key="lab", type=int, default=3)
 
 
-def _common_options(parser, quick: bool = False) -> None:
-    lab_common.add_threads_option(parser)
-    lab_common.add_clock_option(parser, quick)
-    lab_common.add_report_options(parser)
+def _common_options(options: Options, quick: bool = False) -> None:
+    lab_common.add_threads_option(options)
+    lab_common.add_clock_option(options, quick)
+    lab_common.add_report_options(options)
 
 
 def run_serial_depth(args) -> int:

@@ -13,7 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from lmscope import i18n
-from lmscope.commands.common import add_lang_option, use_lang
+from lmscope.commands.common import use_lang
+from lmscope.commands.parsers import Options
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
 from lmscope.lab.results import (
@@ -28,30 +29,19 @@ from lmscope.lab.results import (
 
 
 # --- options ---------------------------------------------------------------------------------
-def add_out_option(parser, name: str) -> None:
-    parser.add_argument(
-        "--out",
-        type=str,  # not Path: Path("") is ".", and an empty --out must be refused, not used
-        default=Path("lmscope-results") / name,
-        help=i18n.text("help.experiment.option.out", name=name),
-    )
+def add_out_option(options: Options, name: str) -> None:
+    # str, not Path: Path("") is ".", and an empty --out must be refused, not used
+    out = Path("lmscope-results") / name
+    options.option("--out", key="experiment", type=str, default=out, values={"name": name})
 
 
-def add_threads_option(parser) -> None:
-    parser.add_argument(
-        "--threads", type=int, default=None, help=i18n.text("help.experiment.option.threads")
-    )
+def add_threads_option(options: Options) -> None:
+    options.option("--threads", key="experiment", type=int, default=None)
 
 
-def add_clock_option(parser, quick: bool = False) -> None:
-    parser.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default=None,
-        help=i18n.text("help.experiment.option.clock-quick")
-        if quick
-        else i18n.text("help.experiment.option.clock"),
-    )
+def add_clock_option(options: Options, quick: bool = False) -> None:
+    clock = "clock-quick" if quick else "clock"
+    options.option("--clock", key="experiment", name=clock, choices=("wall", "cpu"), default=None)
 
 
 def choose_clock(args, devices, quick: bool = False) -> None:
@@ -73,12 +63,10 @@ def one_device(args, refusal: str) -> str:
     return device
 
 
-def add_report_options(parser) -> None:
+def add_report_options(options: Options) -> None:
     """--lang and --json: how the result is printed."""
-    add_lang_option(parser)
-    parser.add_argument(
-        "--json", action="store_true", help=i18n.text("help.experiment.option.json")
-    )
+    options.lang()
+    options.flag("--json", key="experiment")
 
 
 # --- running ---------------------------------------------------------------------------------

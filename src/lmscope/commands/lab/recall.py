@@ -11,96 +11,43 @@ to the memory each model holds (``lmscope.lab.recall``).
 
 from __future__ import annotations
 
-from lmscope import i18n
-from lmscope.commands.common import add_unset_option, listed, run_seed_value
+from lmscope.commands.common import listed, run_seed_value
 from lmscope.commands.lab import common as lab_common
+from lmscope.commands.parsers import Commands
 from lmscope.errors import InvalidInputError
 from lmscope.lab.recall.config import QUICK, RECALL_MODELS, RecallConfig
 
 
-def register(lab) -> None:
-    """Add the ``recall`` experiment to the ``lmscope lab`` subparsers."""
+def register(lab: Commands) -> None:
+    """Add the ``recall`` experiment to the ``lmscope lab`` subcommands."""
     d = RecallConfig()
-    p = lab.add_parser(
-        "recall",
-        help=i18n.text("help.lab.recall.summary"),
-        description=i18n.text("help.lab.recall.description"),
-    )
+    p = lab.add("recall", run)
     lab_common.add_out_option(p, "recall")
-    p.add_argument(
-        "--quick",
-        action="store_true",
-        help=i18n.text(
-            "help.lab.recall.option.quick",
-            size=str(QUICK["sizes"][0]),
-            items=str(QUICK["items"]),
-            distance=str(QUICK["distance"]),
-            steps=str(QUICK["steps"]),
-            budget=f"{QUICK['budget_s']:g}",
-        ),
-    )
-    p.add_argument(
-        "--sizes",
-        default=None,
-        help=i18n.text("help.lab.recall.option.sizes", default=",".join(map(str, d.sizes))),
-    )
-    p.add_argument(
-        "--models",
-        default=",".join(d.models),
-        help=i18n.text(
-            "help.lab.recall.option.models",
-            models=listed(RECALL_MODELS),
-        ),
-    )
-    add_unset_option(p, d, "--steps", int, i18n.text("help.lab.recall.option.steps"))
-    p.add_argument(
-        "--budget",
-        dest="budget_s",
-        default=None,
-        help=i18n.text("help.lab.recall.option.budget", default=f"{d.budget_s:g}"),
-    )
-    add_unset_option(p, d, "--items", int, i18n.text("help.lab.recall.option.items"))
-    add_unset_option(p, d, "--distance", int, i18n.text("help.lab.recall.option.distance"))
-    p.add_argument(
-        "--queries",
-        type=int,
-        default=d.queries,
-        help=i18n.text("help.lab.recall.option.queries", default=str(d.queries)),
-    )
-    p.add_argument(
-        "--batch",
-        type=int,
-        default=d.batch,
-        help=i18n.text("help.lab.recall.option.batch", default=str(d.batch)),
-    )
-    p.add_argument(
-        "--lr",
-        type=float,
-        default=d.lr,
-        help=i18n.text("help.lab.recall.option.lr", default=f"{d.lr:g}"),
-    )
-    p.add_argument(
-        "--gpt-layers",
-        type=int,
-        default=d.gpt_layers,
-        help=i18n.text("help.lab.recall.option.gpt-layers", default=str(d.gpt_layers)),
-    )
-    p.add_argument(
-        "--rnn-layers",
-        type=int,
-        default=d.rnn_layers,
-        help=i18n.text("help.lab.recall.option.rnn-layers", default=str(d.rnn_layers)),
-    )
-    add_unset_option(
-        p, d, "--test-examples", int, i18n.text("help.lab.recall.option.test-examples")
-    )
-    p.add_argument(
-        "--seed", type=run_seed_value, default=d.seed, help=i18n.text("help.lab.recall.option.seed")
-    )
-    p.add_argument("--device", default="cpu", help=i18n.text("help.shared.option.device"))
+    quick = {
+        "size": str(QUICK["sizes"][0]),
+        "items": str(QUICK["items"]),
+        "distance": str(QUICK["distance"]),
+        "steps": str(QUICK["steps"]),
+        "budget": f"{QUICK['budget_s']:g}",
+    }
+    p.option("--quick", action="store_true", values=quick)
+    p.option("--sizes", default=None, values={"default": ",".join(map(str, d.sizes))})
+    p.option("--models", default=",".join(d.models), values={"models": listed(RECALL_MODELS)})
+    p.unset(d, "--steps", int)
+    budget = {"default": f"{d.budget_s:g}"}
+    p.option("--budget", dest="budget_s", default=None, values=budget)
+    p.unset(d, "--items", int)
+    p.unset(d, "--distance", int)
+    p.option("--queries", type=int, default=d.queries, show_default=True)
+    p.option("--batch", type=int, default=d.batch, show_default=True)
+    p.option("--lr", type=float, default=d.lr, show_default=True)
+    p.option("--gpt-layers", type=int, default=d.gpt_layers, show_default=True)
+    p.option("--rnn-layers", type=int, default=d.rnn_layers, show_default=True)
+    p.unset(d, "--test-examples", int)
+    p.option("--seed", type=run_seed_value, default=d.seed)
+    p.option("--device", key="shared", default="cpu")
     lab_common.add_threads_option(p)
     lab_common.add_report_options(p)
-    p.set_defaults(run=run)
 
 
 def run(args) -> int:
