@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import pytest
 import torch
 
@@ -225,3 +226,26 @@ def test_the_gemma3_package_is_listed_once_assembled(stores, monkeypatch):
     by_path = lmscope.load(stores.files["q8"]).logits(IDS)
     assert torch.equal(lmscope.load(ready.name).logits(IDS), by_path)  # the name it is listed by
     file.unlink()
+
+
+def test_a_cut_or_garbled_header_is_one_line_never_a_crash(stores, tmp_path):
+    """Every cut of a GGUF's header, and bytes of it flipped, give a summary or one
+    CheckpointError line: the listing goes on past a broken file."""
+    from lmscope.errors import CheckpointError
+
+    data = stores.files["q8"].read_bytes()
+    header_end = 2000
+    broken = tmp_path / "broken.gguf"
+    rng = np.random.default_rng(0)
+    cases = [data[:n] for n in range(0, header_end, 37)]
+    for _ in range(60):
+        garbled = bytearray(data[:header_end])
+        for at in rng.integers(4, header_end, size=3):
+            garbled[at] = int(rng.integers(0, 256))
+        cases.append(bytes(garbled))
+    for case in cases:
+        broken.write_bytes(case)
+        try:
+            read_summary(broken)
+        except CheckpointError as err:
+            assert "\n" not in str(err)
