@@ -21,6 +21,7 @@ from lmscope.errors import (
     TokenizerError,
 )
 from lmscope.i18n import language, set_language
+from lmscope.lazy import lazy_names
 
 __version__ = "0.2.0.dev0"
 
@@ -51,17 +52,7 @@ def _notebook() -> None:
 _notebook()
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lmscope' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__():
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

@@ -5,7 +5,7 @@ encoded = encode_corpus(corpus, tokenizer)     # memory-mapped ids, cached on di
 for x, y in RandomBatches(encoded.train, batch_size=12, context=64, seed=1): ...
 """
 
-from importlib import import_module
+from lmscope.lazy import lazy_names
 
 # Names load on first use (as in ``lmscope/__init__.py``): the CLI's help reads the corpus names
 # from ``lmscope.data.corpora`` without importing torch through the batches.
@@ -31,17 +31,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lmscope.data' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__():
-    return sorted([*globals(), *_LAZY])
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [

@@ -49,7 +49,7 @@ gloo on CPU), draws its own batches and averages gradients; rank 0 alone logs an
 
 from __future__ import annotations
 
-import importlib
+from lmscope.lazy import lazy_names
 
 # Where each name of ``from lmscope.train import ...`` lives. Modules load on first use, so
 # ``lmscope.train.config`` (all that ``lmscope --help`` reads) comes without PyTorch.
@@ -79,16 +79,6 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_names(
+    __name__, {name: f"{__name__}.{module}" for name, module in _EXPORTS.items()}
+)
