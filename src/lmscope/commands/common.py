@@ -150,6 +150,13 @@ def not_empty(value: str, flag: str, advice: Message | str) -> str:
     return value
 
 
+def refuse_below(value, low: int, flag: str, message_id: str = "error.option.at-least") -> None:
+    """Refuse in one line the value of ``flag`` (None: not given) when it is below ``low``;
+    ``message_id`` says so with ``flag``, ``low`` and the value ``got``."""
+    if value is not None and value < low:
+        raise InvalidInputError(message_id, flag=flag, low=str(low), got=str(value))
+
+
 def read_stdin() -> str:
     """Standard input as text ('-' for a text file), refused in one line when it is not UTF-8."""
     try:

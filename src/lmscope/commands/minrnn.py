@@ -13,6 +13,7 @@ from lmscope.commands.common import (
     current_lang,
     listed,
     not_empty,
+    refuse_below,
     say,
     use_lang,
 )
@@ -63,14 +64,8 @@ def run(args) -> int:
         if getattr(args, name) is None:
             setattr(args, name, value)
     not_empty(args.data, "--data", Message("error.option.advice.corpus-or-file"))
-    if args.hidden is not None and args.hidden < 1:
-        raise InvalidInputError(
-            "error.option.whole-at-least", flag="--hidden", low="1", got=str(args.hidden)
-        )
-    if args.seq < 1:
-        raise InvalidInputError(
-            "error.option.whole-at-least", flag="--seq", low="1", got=str(args.seq)
-        )
+    refuse_below(args.hidden, 1, "--hidden", "error.option.whole-at-least")
+    refuse_below(args.seq, 1, "--seq", "error.option.whole-at-least")
     if args.iters is not None and args.iters < 0:
         raise InvalidInputError("error.option.not-negative", flag="--iters", got=str(args.iters))
     if args.hello:

@@ -23,6 +23,7 @@ from lmscope.commands.common import (
     current_lang,
     not_empty,
     read_stdin,
+    refuse_below,
     say,
     terminal_width,
     use_lang,
@@ -89,10 +90,7 @@ def _text(args) -> tuple[str, str]:
     limit = (
         args.max_chars if args.max_chars is not None else (FIND_CHARS if args.find else VIEW_CHARS)
     )
-    if limit < 1:
-        raise InvalidInputError(
-            "error.option.at-least", flag="--max-chars", low="1", got=str(limit)
-        )
+    refuse_below(limit, 1, "--max-chars")
     if args.text is not None:
         return read_text(args.text, limit), str(args.text)
     # from a line start (a code corpus: from a file's start), so line positions are whole

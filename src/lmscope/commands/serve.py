@@ -9,7 +9,7 @@ import sys
 import threading
 import webbrowser
 
-from lmscope.commands.common import load_model, not_empty, say
+from lmscope.commands.common import load_model, not_empty, refuse_below, say
 from lmscope.errors import InvalidInputError
 from lmscope.i18n import Message
 
@@ -67,18 +67,9 @@ def _check_options(args) -> None:
     not_empty(args.host, "--host", HOSTS)  # bind("") would listen on every interface, unasked
     if not 0 <= args.port <= 65535:
         raise InvalidInputError("error.serve.port", got=str(args.port))
-    if args.cache_mb < 1:
-        raise InvalidInputError(
-            "error.option.at-least", flag="--cache-mb", low="1", got=str(args.cache_mb)
-        )
-    if args.threads is not None and args.threads < 1:
-        raise InvalidInputError(
-            "error.option.at-least", flag="--threads", low="1", got=str(args.threads)
-        )
-    if args.workers < 1:
-        raise InvalidInputError(
-            "error.option.at-least", flag="--workers", low="1", got=str(args.workers)
-        )
+    refuse_below(args.cache_mb, 1, "--cache-mb")
+    refuse_below(args.threads, 1, "--threads")
+    refuse_below(args.workers, 1, "--workers")
     if not args.max_wait > 0:
         raise InvalidInputError(
             "error.option.more-than-seconds", flag="--max-wait", low="0", got=str(args.max_wait)

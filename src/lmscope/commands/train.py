@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from lmscope import i18n
-from lmscope.commands.common import listed, run_seed_value
+from lmscope.commands.common import listed, refuse_below, run_seed_value
 from lmscope.data.corpora import corpus_names
 from lmscope.errors import InvalidInputError
 from lmscope.train.config import BATCH_KINDS, DEVICES, DTYPES, OPTIMIZERS, TrainConfig
@@ -72,10 +72,7 @@ def config_from_args(args) -> TrainConfig:
         value = getattr(args, alias, None)
         if value is None:
             continue
-        if value < 1:
-            raise InvalidInputError(
-                "error.option.whole-at-least", flag=f"--{alias}", low="1", got=str(value)
-            )
+        refuse_below(value, 1, f"--{alias}", "error.option.whole-at-least")
         if given.get(field, value) != value:
             raise InvalidInputError("error.train.same-setting", a=f"--{alias}", b=f"--{field}")
         given[field] = value
