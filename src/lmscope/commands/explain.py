@@ -85,7 +85,7 @@ def run(args) -> int:
     console.print(Text(header, style="bold"))
     family, kind = model.capabilities.family, tokenizer_kind(model)
     for step in result.steps:
-        body = explain_render.render(step.data)
+        body = explain_render.render_step(step)  # with what the family adds
         said = step_text(step.key, family, kind)
         title = said.title.say(lang)
         probes = ", ".join(step.probes[:3]) or None

@@ -536,8 +536,9 @@ def _stats(s) -> str:
 
 
 def _render_swiglu(d: modern.SwiGLUStep):
+    act = "GELU" if d.curve is not None and d.curve.name.startswith("GELU") else "SiLU"
     table = Table(box=None, pad_edge=False)
-    for col in (say("report.explain.feature"), "gate", "SiLU(gate)", "× up", "= post"):
+    for col in (say("report.explain.feature"), "gate", f"{act}(gate)", "× up", "= post"):
         table.add_column(col, justify="right")
     for f in d.strongest[:8]:
         table.add_row(
@@ -549,12 +550,12 @@ def _render_swiglu(d: modern.SwiGLUStep):
                 (say("report.explain.input-rmsnorm-2"), _vec(d.input)),
                 (f"gate = x·W_gate {d.W_gate}", _stats(d.gate_stats)),
                 (f"up = x·W_up {d.W_up}", _stats(d.up_stats)),
-                ("SiLU(gate)", _vec(d.silu_gate)),
-                ("post = SiLU(gate) × up", _stats(d.post_stats)),
+                (f"{act}(gate)", _vec(d.silu_gate)),
+                (f"post = {act}(gate) × up", _stats(d.post_stats)),
                 (say("report.explain.output-post-w-down", shape=d.W_down), _vec(d.output)),
                 (
                     say("report.explain.checks"),
-                    f"|SiLU(gate)×up − post| ≤ {d.product_max_error:.1e}, "
+                    f"|{act}(gate)×up − post| ≤ {d.product_max_error:.1e}, "
                     f"|post·W_down − mlp_out| ≤ {d.down_max_error:.1e}",
                 ),
             ]
@@ -726,3 +727,13 @@ def render(data):
     if draw is None:
         return Text(data.model_dump_json()[:2000])
     return draw(data)
+
+
+def render_step(step):
+    """A step of a report (``explain.report.StepReport``): its data, then what the model's
+    family adds to it (``family_data``: explain_family_render)."""
+    from lmscope.commands.explain_family_render import render_family
+
+    family = render_family(getattr(step, "family_data", []))
+    body = render(step.data)
+    return Group(body, *family) if family else body

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lmscope.engine.families import lineage
 from lmscope.errors import InvalidInputError
 
 
@@ -20,8 +21,12 @@ class Step:
     probes: tuple[str, ...] = ()
 
     def probes_for(self, family: str | None = None) -> tuple[str, ...]:
-        """The probes this step reads in an architecture ``family`` ("llama"; None: GPT-2's)."""
-        return FAMILY_PROBES.get(family or "", {}).get(self.key, self.probes)
+        """The probes this step reads in an architecture ``family`` ("llama"; None: GPT-2's):
+        those of the nearest family of its lineage (``engine.families``) that reads others."""
+        for name in lineage(family):
+            if self.key in FAMILY_PROBES.get(name, {}):
+                return FAMILY_PROBES[name][self.key]
+        return self.probes
 
     def probe_names(self, layer: int, family: str | None = None) -> list[str]:
         return [p.format(L=layer) for p in self.probes_for(family)]

@@ -11,8 +11,9 @@ Texts are written for GPT-2. An architecture that does a step differently (RoPE 
 learned positions, RMSNorm instead of LayerNorm, ...) adds a variant under its
 ``capabilities.family`` in ``VARIANTS`` (``explain.variants``): the fields it tells its own
 way, as ``step.<key>.<field>.<family>`` in the catalog, and the probes its step reads when
-they differ (``engine.steps.FAMILY_PROBES``). A tokenizer kind's variant (``chars``) goes
-over the architecture's.
+they differ (``engine.steps.FAMILY_PROBES``). A family built on another (Gemma 3 on Llama,
+``engine.families``) falls back to that one's texts for what it does not retell, then to
+GPT-2's. A tokenizer kind's variant (``chars``) goes over the architecture's.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from lmscope import i18n
+from lmscope.engine.families import lineage
 from lmscope.engine.steps import STEPS, STEPS_BY_KEY, Step
+from lmscope.explain.family_variants import FAMILY_VARIANTS
 from lmscope.explain.variants import CHARS, FIELDS, LLAMA, Variant
 from lmscope.i18n.message_format import placeholders
 
@@ -53,7 +56,8 @@ HEAD_STEPS = frozenset(
 )
 
 # family -> step key -> what that architecture does differently
-VARIANTS: dict[str, dict[str, Variant]] = {"llama": LLAMA}
+# (a family that builds on another, engine.families, tells only the steps it does differently)
+VARIANTS: dict[str, dict[str, Variant]] = {"llama": LLAMA, **FAMILY_VARIANTS}
 # tokenizer kind -> step key -> what that tokenizer does differently (over the family's)
 TOKENIZER_VARIANTS: dict[str, dict[str, Variant]] = {"chars": CHARS}
 
@@ -113,7 +117,10 @@ def step_text(key: str, family: str | None = None, tokenizer: str | None = None)
     tokenizer kind (its variant over both)."""
     ids = {field: text_id(key, field) for field in FIELDS}
     layer, head = key in LAYER_STEPS, key in HEAD_STEPS
-    for name, table in ((family, VARIANTS), (tokenizer, TOKENIZER_VARIANTS)):
+    # the family's lineage (engine.families), farthest first, so the nearest family's own
+    # texts win; then the tokenizer kind's over all of them
+    told = [(name, VARIANTS) for name in reversed(lineage(family))]
+    for name, table in (*told, (tokenizer, TOKENIZER_VARIANTS)):
         variant = table.get(name or "", {}).get(key)
         if variant is None:
             continue

@@ -9,6 +9,7 @@ from typing import get_type_hints
 from pydantic import BaseModel, create_model
 
 from lmscope.engine.chat import chat_template_of
+from lmscope.engine.families import lineage
 from lmscope.engine.transformer import ModelInfo
 
 
@@ -30,6 +31,8 @@ ModelFacts: type[BaseModel] = create_model(
     layer_norm_eps=(float, ...),
     tied_unembedding=(bool, True),
     chat=(bool, False),  # the model has a chat template (instruction-tuned)
+    # the family and those it builds on, nearest first (engine.families): the page's fallback
+    lineage=(list[str], []),
 )
 
 
@@ -48,4 +51,5 @@ def model_facts(model) -> BaseModel:
         layer_norm_eps=model.net.ln_f.eps,
         tied_unembedding=tied_unembedding(model),
         chat=chat_template_of(model) is not None,
+        lineage=list(lineage(model.capabilities.family)),
     )

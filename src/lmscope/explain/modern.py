@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from pydantic import BaseModel, Field
 
+from lmscope.engine.families import first
 from lmscope.engine.trace import Trace
 from lmscope.explain.attention import kv_head
 from lmscope.explain.numbers import number, rounded
@@ -37,18 +38,25 @@ class Design:
 
     norm: str  # "LayerNorm" (centre, scale, shift) or "RMSNorm" (scale only)
     positions: str  # "learned" (vectors added to the embedding) or "rotary" (RoPE in attention)
-    mlp: str  # "GELU" (up, activation, down) or "SwiGLU" (gate and up, SiLU, down)
+    mlp: str  # "GELU" (up, activation, down), "SwiGLU" (gate and up, SiLU, down) or "GeGLU"
+
+    @property
+    def gated(self) -> bool:
+        """The MLP multiplies an activated gate by an up projection (SwiGLU, GeGLU)."""
+        return self.mlp in ("SwiGLU", "GeGLU")
 
 
 DESIGNS = {
     "gpt2": Design(norm="LayerNorm", positions="learned", mlp="GELU"),
     "llama": Design(norm="RMSNorm", positions="rotary", mlp="SwiGLU"),
+    "gemma3": Design(norm="RMSNorm", positions="rotary", mlp="GeGLU"),  # a tanh-GELU gate
 }
 
 
 def design(model) -> Design:
-    """The design of ``model``'s family (GPT-2's for families without an entry)."""
-    return DESIGNS.get(model.capabilities.family, DESIGNS["gpt2"])
+    """The design of ``model``'s family, or of the nearest family it builds on
+    (``engine.families``); GPT-2's for the others."""
+    return first(model.capabilities.family, DESIGNS) or DESIGNS["gpt2"]
 
 
 # --- activation curves ------------------------------------------------------------------------

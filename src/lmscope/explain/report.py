@@ -17,6 +17,7 @@ from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.steps import STEPS, find_step
 from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.explain.catalogue import probe_names, step_text, tokenizer_kind
+from lmscope.explain.family_views import family_data
 from lmscope.explain.step_data import StepContext, build
 from lmscope.i18n import Message
 
@@ -28,6 +29,9 @@ class StepReport(BaseModel):
     summary: str
     probes: list[str]
     data: SerializeAsAny[BaseModel]
+    # what the model's family adds to the step (Gemma 3's √d scale, QK-norm, a router...):
+    # explain.family_views; [] for GPT-2 and the Llama recipe
+    family_data: list[SerializeAsAny[BaseModel]] = []
 
     def __repr__(self) -> str:  # pydantic's would print every number of the step
         probes = f"{self.probes[0]}, ... ({len(self.probes)} probes)" if self.probes else "none"
@@ -121,6 +125,7 @@ def report(
                 summary=step_text(s.key, family, kind).summary.say(),
                 probes=probe_names(s.key, family, layer),
                 data=build(s.key, context),
+                family_data=family_data(s.key, context),
             )
             for s in chosen
         ],

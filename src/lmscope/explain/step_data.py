@@ -422,7 +422,7 @@ class SamplingStep(BaseModel):
 
 @builds("mlp")
 def mlp(c: StepContext) -> MLPStep | SwiGLUStep:
-    if design(c.model).mlp == "SwiGLU":
+    if design(c.model).gated:
         return swiglu_view(c.model, c.trace, c.layer, c.position)
     pre = c.at("{p}.mlp.hook_pre")
     return MLPStep(

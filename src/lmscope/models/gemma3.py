@@ -56,6 +56,7 @@ LOCAL, GLOBAL = "sliding_attention", "full_attention"  # Hugging Face's layer_ty
 @dataclass
 class Gemma3Config(LlamaConfig):
     arch: ClassVar[str] = "gemma3"  # the "arch" of a saved model's lmscope.json
+    family: ClassVar[str] = "gemma3"  # the explainer's texts; it falls back to Llama's
     model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES
     activations: ClassVar[tuple[str, ...]] = ("gelu_pytorch_tanh",)
     model_type: str = "gemma3_text"

@@ -77,6 +77,11 @@ class MoEConfig(LlamaConfig):
             raise InvalidInputError("error.moe.dense-layers", got=f"{dense!r:.60}")
         self.dense_layers = sorted(set(dense))
 
+    @property
+    def family(self) -> str:  # type: ignore[override]  # LlamaConfig's is a class constant
+        """What the explainer calls it: Qwen3-MoE (Qwen3's QK-norm attention) or Mixtral."""
+        return "qwen3_moe" if self.qk_norm else "mixtral"
+
     def is_sparse(self, layer: int) -> bool:
         """Whether block ``layer`` routes tokens to experts (else it has one dense MLP)."""
         return layer not in (self.dense_layers or []) and (layer + 1) % self.sparse_step == 0

@@ -44,6 +44,7 @@ _HF_DEFAULT_CTX = 4096  # transformers' Phi3Config default
 @dataclass
 class Phi3Config(LlamaConfig):
     arch: ClassVar[str] = "phi3"  # the "arch" of a saved model's lmscope.json
+    family: ClassVar[str] = "phi3"  # the explainer's texts; it falls back to Llama's
     model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES
     model_type: str = "phi3"
 

@@ -42,6 +42,7 @@ _HF_DEFAULT_CTX = 32768  # transformers' Qwen3Config default
 @dataclass
 class Qwen3Config(LlamaConfig):
     arch: ClassVar[str] = "qwen3"  # the "arch" of a saved model's lmscope.json
+    family: ClassVar[str] = "qwen3"  # the explainer's texts; it falls back to Llama's
     model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES
     model_type: str = "qwen3"
 

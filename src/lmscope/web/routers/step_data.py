@@ -9,6 +9,7 @@ from lmscope.engine.sampling import SamplingParams
 from lmscope.engine.steps import STEPS_BY_KEY, find_step
 from lmscope.errors import InvalidInputError
 from lmscope.explain.catalogue import probe_names
+from lmscope.explain.family_views import family_data
 from lmscope.explain.step_data import StepContext, build
 from lmscope.web.errors import ERRORS
 from lmscope.web.schemas.steps import StepRequest, StepResponse
@@ -44,6 +45,7 @@ def _step(served: Served, req: StepRequest, trace, at) -> StepResponse:
         family=family,
         probes=probe_names(req.key, family, at.layer),
         data=build(req.key, context),
+        family_data=family_data(req.key, context),
     )
 
 

@@ -3,7 +3,9 @@ pydantic model ``lmscope explain --json`` prints for it (built in ``lmscope.expl
 
 Which model a step answers with depends on the architecture (``explain.modern``): GPT-2's
 positional encoding is learned vectors, a Llama-family model's is RoPE; its norms are RMSNorm
-and its MLP is SwiGLU. Each such model carries a ``kind`` that says which it is.
+and its MLP is SwiGLU. Each such model carries a ``kind`` that says which it is. What a family
+built on the Llama recipe adds (Gemma 3, Qwen3, Phi-3, a mixture of experts) comes beside the
+step's data as ``family_data`` (``explain.family_views``), each view named by its ``kind``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pydantic import BaseModel, Field
 
 from lmscope.explain import step_data as sd
 from lmscope.explain.block import LayerNormView
+from lmscope.explain.family_views import FamilyData
 from lmscope.explain.modern import RMSNormView, RopeStep, SwiGLUStep
 from lmscope.web.schemas import PositionRequest, Sampling
 
@@ -60,3 +63,8 @@ class StepResponse(BaseModel):
     family: str = Field(..., description="the architecture the data and texts are for")
     probes: list[str] = Field(..., description="the probes this step reads, layer filled in")
     data: StepData
+    family_data: list[FamilyData] = Field(
+        default_factory=list,
+        description="what the model's family adds to the step, by kind: embed-scale, sandwich, "
+        "qk-norm, geglu, sliding-window, fused, router ([] for GPT-2 and the Llama recipe)",
+    )
