@@ -7,6 +7,7 @@ import { getJSON, postJSON } from "./api.js";
 import { applyStatic, has, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
 import { attributeView, inductionView, patchView } from "./circuits_views.js";
 import { el, hideTip } from "./draw.js";
+import { errorText } from "./errors.js";
 
 const $ = (id) => document.getElementById(id);
 const testid = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -36,7 +37,8 @@ function errorLine(err) {
     const field = FIELDS[err.params.what];
     return t("page.circuits.error.not-one-token", { ...err.params, field: field ? t(field) : err.params.what });
   }
-  return err.message;
+  // said again in the page's current language (the language may have changed since)
+  return err.code ? errorText(err.code, err.params, err.original) : err.message;
 }
 
 function show(kind) {
