@@ -11,6 +11,7 @@ hard: PyTorch sweep of loop vs reduction vs parallel scans (``torch_sweep``).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -34,7 +35,7 @@ from lmscope.lab.scans import (
     serial_scan,
     tree_reduce,
 )
-from lmscope.lab.timing import MAX_SPREAD, measure, steadiness
+from lmscope.lab.timing import MAX_SPREAD, Timing, measure, steadiness
 
 DEPTH_SIZES = [4**k for k in range(3, 10)]  # 64 .. 262,144
 PYTHON_SIZES = [1_000, 10_000, 100_000, 1_000_000]
@@ -79,6 +80,22 @@ def recurrence_numpy(rows, n: int, a: float = 0.9):
 
 
 # --- sections ---------------------------------------------------------------------------------
+def _timed(cfg: SerialDepthConfig, **calls: Callable[[], object]) -> dict[str, Timing]:
+    """Each call timed side by side by the one timing rule, with the run's repeats and clock."""
+    return {name: measure(call, cfg.repeats, clock=cfg.clock) for name, call in calls.items()}
+
+
+def _seconds(timed: dict[str, Timing]) -> dict[str, float]:
+    """A row's ``NAME_s`` columns: each timing's best, in seconds."""
+    return {f"{name}_s": timing.best for name, timing in timed.items()}
+
+
+def _per(timed: dict[str, Timing], names, n: int, column: str, scale: float) -> dict[str, float]:
+    """A row's ``NAME_COLUMN`` columns: the best time of each of ``names`` per one of the
+    ``n`` items (or steps), times ``scale`` (1e9: nanoseconds)."""
+    return {f"{name}_{column}": timed[name].best / n * scale for name in names}
+
+
 def depth_section(cfg: SerialDepthConfig) -> Section:
     rows = []
     for n in cfg.sizes(DEPTH_SIZES):
@@ -104,19 +121,14 @@ def python_section(cfg: SerialDepthConfig, progress=None) -> Section:
     rows = []
     for n in sizes:
         xs = [rng.random() for _ in range(n)]
-        rec = measure(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats, clock=cfg.clock)
-        red = measure(lambda xs=xs: mean_reduction(xs), cfg.repeats, clock=cfg.clock)
-        rows.append(
-            {
-                "n": n,
-                "recurrence_s": rec.best,
-                "reduction_s": red.best,
-                "ratio": rec.best / red.best,
-                "recurrence_ns_per_item": rec.best / n * 1e9,
-                "reduction_ns_per_item": red.best / n * 1e9,
-                **steadiness(recurrence=rec, reduction=red),
-            }
+        timed = _timed(
+            cfg,
+            recurrence=lambda xs=xs: recurrence_final(xs, cfg.a),
+            reduction=lambda xs=xs: mean_reduction(xs),
         )
+        ratio = timed["recurrence"].best / timed["reduction"].best
+        per_item = _per(timed, ("recurrence", "reduction"), n, "ns_per_item", 1e9)
+        rows.append({"n": n, **_seconds(timed), "ratio": ratio, **per_item, **steadiness(**timed)})
         advance(f"N={n:,}")
     return table("python", rows, texts.python_timing(rows, cfg.a, cfg.clock))
 
@@ -166,27 +178,16 @@ def vector_section(cfg: SerialDepthConfig, progress=None) -> Section:
     rows = []
     for n in sizes:
         xs = [rng.random() for _ in range(n)]
-        scalar = measure(lambda xs=xs: recurrence_final(xs, cfg.a), cfg.repeats, clock=cfg.clock)
-        lists = measure(
-            lambda n=n: recurrence_lists(rows_py, n, cfg.a), cfg.repeats, clock=cfg.clock
+        timed = _timed(
+            cfg,
+            scalar=lambda xs=xs: recurrence_final(xs, cfg.a),
+            lists=lambda n=n: recurrence_lists(rows_py, n, cfg.a),
+            numpy=lambda n=n: recurrence_numpy(rows_np, n, cfg.a),
         )
-        numpy_t = measure(
-            lambda n=n: recurrence_numpy(rows_np, n, cfg.a), cfg.repeats, clock=cfg.clock
-        )
-        rows.append(
-            {
-                "n": n,
-                "hidden": HIDDEN,
-                "scalar_s": scalar.best,
-                "lists_s": lists.best,
-                "numpy_s": numpy_t.best,
-                "lists_growth": lists.best / scalar.best,
-                "numpy_growth": numpy_t.best / scalar.best,
-                "lists_us_per_step": lists.best / n * 1e6,
-                "numpy_us_per_step": numpy_t.best / n * 1e6,
-                **steadiness(scalar=scalar, lists=lists, numpy=numpy_t),
-            }
-        )
+        growth = {f"{k}_growth": timed[k].best / timed["scalar"].best for k in ("lists", "numpy")}
+        per_step = _per(timed, ("lists", "numpy"), n, "us_per_step", 1e6)
+        row = {"n": n, "hidden": HIDDEN, **_seconds(timed), **growth, **per_step}
+        rows.append({**row, **steadiness(**timed)})
         advance(f"N={n:,}")
     return table("vector", rows, texts.vector(rows, cfg.clock, cfg.a))
 
