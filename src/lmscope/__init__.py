@@ -52,7 +52,19 @@ def _notebook() -> None:
 _notebook()
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY)
+_lazy_getattr, _lazy_dir = lazy_names(__name__, _LAZY)
+# Packages of the public API, imported on first use too: lmscope.circuits.patch(...)
+_SUBMODULES = ("circuits",)
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        return import_module(f"{__name__}.{name}")  # which sets it among the globals
+    return _lazy_getattr(name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*_lazy_dir(), *_SUBMODULES})
 
 
 __all__ = [
@@ -74,6 +86,7 @@ __all__ = [
     "Trace",
     "__version__",
     "candidate_pool",
+    "circuits",
     "find_cells",
     "generate",
     "load",
