@@ -62,7 +62,9 @@ def examples(model) -> s.CircuitExamples:
     bound, answers of one token each."""
     fitting = []
     tokenizer = getattr(model, "tokenizer", None)
-    for e in EXAMPLES if tokenizer is not None else ():
+    for e in EXAMPLES:
+        if tokenizer is None:  # a model given ids only: no text to offer
+            break
         clean, corrupt = model.encode(e.clean), model.encode(e.corrupt)
         answers = [tokenizer.encode(a) for a in (e.right, e.wrong)]
         if len(clean) != len(corrupt) or len(clean) > s.MAX_PATCH_TOKENS:
