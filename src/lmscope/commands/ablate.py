@@ -13,6 +13,7 @@ from lmscope.commands.common import (
     at_least,
     load_model,
     say,
+    signed_bar,
     terminal_width,
     use_lang,
 )
@@ -62,13 +63,12 @@ def run(args) -> int:
     bar_width = max(4, min(BAR, width - 50))
     largest = max((abs(r["change"]) for r in effect.diff), default=0.0) or 1.0
     for row in sorted(effect.diff, key=lambda r: -max(r["before"], r["after"])):
-        bar = ("+" if row["change"] > 0 else "-") * round(bar_width * abs(row["change"]) / largest)
         table.add_row(
             abbreviate(row["token"], 14),
             f"{row['before']:.4f}",
             f"{row['after']:.4f}",
             f"{row['change']:+.4f}",
-            bar,
+            signed_bar(row["change"], largest, bar_width),
         )
     console = Console(width=width)
     # above the table, not its title: a title wraps to the table's width mid-phrase

@@ -16,6 +16,7 @@ from lmscope.commands.common import (
     load_model,
     say,
     seed_value,
+    signed_bar,
     terminal_width,
     use_lang,
 )
@@ -218,8 +219,7 @@ def run_attribute(args) -> int:
     table.add_column(say("report.circuits.attribute.value"), justify="right")
     table.add_column("")
     for name, value in largest:
-        bar = ("+" if value > 0 else "-") * round(bar_width * abs(value) / widest)
-        table.add_row(name, f"{value:+.3f}", bar)
+        table.add_row(name, f"{value:+.3f}", signed_bar(value, widest, bar_width))
     console.print(table)
     for name, value in result.remainder.items():
         console.print(say("report.circuits.attribute.remainder", name=name, value=f"{value:+.3f}"))

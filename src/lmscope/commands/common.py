@@ -90,6 +90,12 @@ def _visible_char(c: str) -> str:
     return f"<U+{ord(c):04X}>" if unseen or selector else c
 
 
+def signed_bar(value: float, largest: float, width: int) -> str:
+    """A signed number drawn as a bar of "+" (above 0) or "-", ``width`` characters long for
+    a number as large as ``largest``."""
+    return ("+" if value > 0 else "-") * round(width * abs(value) / largest)
+
+
 def columns_that_fit(width: int, label: int, cell: int, count: int) -> int:
     """How many columns ``cell`` characters wide, one space apart, fit beside a label
     column ``label`` wide in ``width`` (at least one, at most ``count``)."""
