@@ -58,6 +58,14 @@ def _embed_scale(d: fv.EmbedScale):
     )
 
 
+WHERE = {  # each norm of a sandwich block: where it sits
+    "ln1": "report.family.where.ln1",
+    "ln1_post": "report.family.where.ln1_post",
+    "ln2": "report.family.where.ln2",
+    "ln2_post": "report.family.where.ln2_post",
+}
+
+
 def _sandwich(d: fv.SandwichNorms):
     table = Table(box=None, pad_edge=False)
     table.add_column(say("report.family.norm"))
@@ -67,7 +75,7 @@ def _sandwich(d: fv.SandwichNorms):
     for n in d.norms:
         table.add_row(
             n.which,
-            say(f"report.family.where.{n.which}"),
+            say(WHERE[n.which]),
             f"{n.input_rms:.4f}",
             f"{n.gain_mean:.3f} [{n.gain_min:.3f}, {n.gain_max:.3f}]",
             f"{n.output_rms:.4f}",

@@ -262,8 +262,15 @@ export function setFacts(values) {
 }
 
 // The served model's family ("gpt2", "llama"...): its own words replace the GPT-2 views'.
-export function setFamily(name) {
-  family = name;
+// `lineage`: the family and those it builds on, nearest first (/api/model's lineage): Gemma 3
+// takes Llama's words where it has none of its own.
+export function setFamily(name, lineage = [name]) {
+  family = lineage.find((f) => f in FAMILY_WORDS) ?? name;
+}
+
+// The model is a Llama-recipe model (Llama itself, or a family built on it: /api/model's lineage).
+export function llamaLike(model) {
+  return (model?.lineage ?? [model?.family]).includes("llama");
 }
 
 export function has(id) {

@@ -15,7 +15,7 @@
 import { stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { columnFormat, el, fmt, pct, visible } from "./draw.js";
 import { drawWires, flyPacket, vectorStrip } from "./flow_draw.js";
-import { lang, t } from "./catalog.js";
+import { lang, llamaLike, t } from "./catalog.js";
 
 const EVERYTHING = new Set(["transformer", "how-it-works", "architecture"]);
 const PARTS = {
@@ -216,7 +216,7 @@ function embeddingColumn(state, data) {
       data ? vectorStrip(data.embeddings[i], { width: 112, cell: Math.max(1, Math.min(4, 18 / Math.ceil(d / 64))), label: `x${tok.position}`, testid: "flow-embedding" }) : el("span", { class: "flow-wait" }),
     ),
   );
-  const learned = data ? data.positions === "learned" : state.model.family !== "llama";
+  const learned = data ? data.positions === "learned" : !llamaLike(state.model);
   const sum = learned ? t("page.picture.flow-emb-sum") : t("page.picture.flow-emb-only");
   const children = [heading(t("page.embedding"), `[${state.ids.length}, ${d}]`), el("div", { class: "flow-rows" }, rows)];
   if (data) children.push(decomposition(state, data));
@@ -277,7 +277,7 @@ function stackColumn(state, data) {
 // The selected block opened: norm -> attention -> + -> norm -> MLP -> +, as this family does it.
 function openBlock(state, data, l) {
   const m = state.model;
-  const llama = data ? data.positions !== "learned" : m.family === "llama";
+  const llama = data ? data.positions !== "learned" : llamaLike(m);
   const norm = data?.norm ?? (llama ? "RMSNorm" : "LayerNorm");
   const kv = data?.n_kv_head ?? m.n_kv_head ?? m.n_head;
   const go = (key, extra) => () => hooksRef.openStep(key, extra);
@@ -324,7 +324,7 @@ function outputColumn(state, data) {
   const logits = data ? data.top.map((c) => c.logit) : [];
   const lo = Math.min(...logits, 0);
   const hi = Math.max(...logits, 1e-9);
-  const norm = data?.norm ?? (state.model.family === "llama" ? "RMSNorm" : "LayerNorm");
+  const norm = data?.norm ?? (llamaLike(state.model) ? "RMSNorm" : "LayerNorm");
   const logit = columnFormat(logits, 4); // one column: 26.00 under 26.93
   const bar = (c, value, width, testid) =>
     el(
@@ -349,7 +349,7 @@ function fallbackTop(state) {
 }
 
 function archLine(state, data) {
-  const llama = data ? data.positions !== "learned" : state.model.family === "llama";
+  const llama = data ? data.positions !== "learned" : llamaLike(state.model);
   return el("p", { class: "flow-arch", "data-testid": "flow-arch", text: llama ? t("page.picture.flow-arch-llama", { kv: state.model.n_kv_head ?? state.model.n_head }) : t("page.picture.flow-arch-gpt2") });
 }
 

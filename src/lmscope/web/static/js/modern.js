@@ -440,7 +440,8 @@ const VIEWS = {
   llama: { "positional-encoding": rope, "multi-head": gqa, mlp: swiglu, layernorm: rms, logits, qkv },
 };
 
+// `family`: a name, or the model's lineage (nearest first: Gemma 3's view falls back to Llama's)
 export function familyView(family, key, base) {
-  const view = VIEWS[family]?.[key];
+  const view = [family].flat().map((name) => VIEWS[name]?.[key]).find(Boolean);
   return view ? (ctx) => view(ctx, base) : null;
 }

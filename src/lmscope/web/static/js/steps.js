@@ -25,6 +25,7 @@ import {
 import { stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { colon, paren, t } from "./catalog.js";
 import { LN_WORDS, familyView } from "./modern.js";
+import { familyExtras } from "./family_steps.js";
 import { temperatureCurves } from "./sampling.js";
 import { queryRowTable } from "./query_row.js";
 import { groupChips, readableText, tokenizerNote } from "./chars.js";
@@ -138,11 +139,12 @@ export async function renderStep(container, key, ctx) {
   body.classList.add("loading");
   try {
     // an architecture that does this step differently (RoPE, RMSNorm, ...) has its own view
-    const render = familyView(state.model.family, key, RENDER[key]) ?? RENDER[key];
+    const render = familyView(state.model.lineage ?? state.model.family, key, RENDER[key]) ?? RENDER[key];
     const content = await render(ctx);
+    const extras = await familyExtras(ctx, key); // Gemma 3, Qwen3, Phi-3, MoE: what they add
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
-    body.replaceChildren(...[content].flat());
+    body.replaceChildren(...[content].flat(), ...extras);
   } catch (err) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
