@@ -16,23 +16,14 @@ import sys
 import pytest
 from rich.cells import cell_len
 
+from helpers_cli import parsers
 from lmscope import i18n
-from lmscope.cli import build_parser, main
+from lmscope.cli import main
 from lmscope.commands.parser_words import argparse_words
 from lmscope.i18n.pseudo import CLOSE, OPEN
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 OPTION = re.compile(r"(?<![\w-])--?[a-zA-Z][\w-]*")
-
-
-def parsers(parser=None, path=("lmscope",)):
-    """(command words, parser) for the top parser and every subparser under it."""
-    parser = parser or build_parser()
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from parsers(sub, (*path, name))
 
 
 def help_texts(parser, own: bool = False) -> list[str]:

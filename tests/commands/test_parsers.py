@@ -8,8 +8,9 @@ import argparse
 
 import pytest
 
+from helpers_cli import parsers
 from lmscope import i18n
-from lmscope.cli import build_parser, help_ids
+from lmscope.cli import help_ids
 from lmscope.commands.parsers import Commands, recording
 
 
@@ -63,15 +64,13 @@ def test_help_ids_are_every_help_text_the_parsers_show(monkeypatch):
     ids = help_ids()
     assert {"help.explain.option.layer", "help.lab.recall.option.steps"} <= ids
     monkeypatch.setattr(i18n, "text", lambda message_id, *lang, **values: message_id)
-    shown, stack = set(), [build_parser()]
-    while stack:
-        parser = stack.pop()
+    shown = set()
+    for _, parser in parsers():
         shown |= {parser.description, parser.epilog}
         shown |= {group.title for group in parser._action_groups}
         for action in parser._actions:
             shown.add(action.help)
             if isinstance(action, argparse._SubParsersAction):
-                stack += action.choices.values()
                 shown |= {choice.help for choice in action._choices_actions}
     argparse_own = {None, argparse.SUPPRESS, "show this help message and exit"}
     argparse_own |= {"positional arguments", "options", "show program's version number and exit"}

@@ -12,23 +12,14 @@ import re
 
 import pytest
 
+from helpers_cli import parsers
 from lmscope import i18n
-from lmscope.cli import build_parser, main
+from lmscope.cli import main
 from lmscope.commands import serve
 from lmscope.i18n.pseudo import CLOSE, OPEN
 
 WORD = re.compile(r"[A-Za-z]{2,}")
 INNERMOST = re.compile(re.escape(OPEN) + "[^" + OPEN + CLOSE + "]*" + re.escape(CLOSE))
-
-
-def parsers(parser=None, path=("lmscope",)):
-    """(command words, parser) for the top parser and every subparser under it."""
-    parser = parser or build_parser()
-    yield path, parser
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield from parsers(sub, (*path, name))
 
 
 def names_of(parser: argparse.ArgumentParser) -> set[str]:
