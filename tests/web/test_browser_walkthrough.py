@@ -240,10 +240,11 @@ def test_control_characters_and_minus_signs(page, width, lang):
     shown = page.evaluate(
         """async () => {
             const d = await import('/static/js/draw.js');
-            return [d.fmt(-1.5e-7), d.fmt(-0.25), d.pct(2e-9)];
+            return [d.fmt(-1.5e-7), d.fmt(-0.25), d.pct(2e-9), d.pct(4.4e-7)];
         }"""
     )
-    assert shown == ["−1.50e−7", "−0.25", "2.0e−7%"]
+    # issue 38: a small share is written in decimals ("0.000044%", not "4.4e−5%")
+    assert shown == ["−1.50e−7", "−0.25", "< 0.000001%", "0.000044%"]
     for key in ("embedding", "masked-attention", "mlp", "logits"):
         open_step(page, key)
         text = page.get_by_test_id("step-panel").inner_text()

@@ -48,9 +48,15 @@ def page_options() -> dict:
 
 
 def all_images_loaded(page) -> None:
+    """Every plot loads (each is lazy, issue 38: asked for now, as if scrolled to)."""
+    assert page.evaluate(
+        "[...document.images].every((i) => i.loading === 'lazy' || i.dataset.asked)"
+    )
     page.wait_for_function(
-        "() => [...document.images].length > 0 && "
-        "[...document.images].every((i) => i.complete && i.naturalWidth > 0)"
+        "() => { document.querySelectorAll('img[loading=lazy]').forEach((i) => { "
+        "i.dataset.asked = '1'; i.loading = 'eager'; }); "
+        "return [...document.images].length > 0 && "
+        "[...document.images].every((i) => i.complete && i.naturalWidth > 0) }"
     )
 
 

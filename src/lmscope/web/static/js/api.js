@@ -48,6 +48,17 @@ export async function getJSON(path, signal) {
   return (await request(path, { signal })).json();
 }
 
+// The model's facts (GET /api/model), asked for once per page however many modules read them
+// (the explainer and the precision line asked twice on every first load).
+let modelFacts = null;
+export function getModel() {
+  modelFacts ??= getJSON("/api/model").catch((err) => {
+    modelFacts = null; // a failed answer is asked for again next time
+    throw err;
+  });
+  return modelFacts;
+}
+
 export async function postJSON(path, body, signal) {
   const response = await request(path, {
     method: "POST",

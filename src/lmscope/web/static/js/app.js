@@ -2,7 +2,7 @@
 // panel. Steps fetch the layer/head/position they show on demand; sampling controls recompute
 // in the browser from the logits already received.
 
-import { ApiError, cachedPost, getJSON, postJSON, streamNDJSON } from "./api.js";
+import { ApiError, cachedPost, getJSON, getModel, postJSON, streamNDJSON } from "./api.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { setSteps, stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { compact, el, fmt, grouped, pct, visible } from "./draw.js";
@@ -556,6 +556,9 @@ function drawBars(pool) {
       el("span", { class: "val", text: pct(Math.max(0, 1 - rows.reduce((a, r) => a + r.prob, 0))) }),
     ),
   );
+  // the value column fits its longest value (in the bars' own monospace digits)
+  const longest = Math.max(8, ...[...box.querySelectorAll(".val")].map((v) => v.textContent.length));
+  box.style.setProperty("--val-w", `${longest + 1}ch`);
   const vocab = pool.stages.vocab.toLocaleString("en-US");
   const shown = pool.countKnown ? t("page.pool", { n: pool.poolSize.toLocaleString("en-US"), vocab }) : t("page.pool-plus", { n: grouped(Math.min(pool.poolSize, pool.rows.length)), vocab });
   $("pool").textContent = shown + (pool.exact ? "" : ` ${t("page.approx")}`);
@@ -726,7 +729,7 @@ async function boot() {
   });
   buildScrubber($("scrub"), $("tokens"), selectPosition);
   try {
-    const [model, catalogue] = await Promise.all([getJSON("/api/model"), getJSON("/api/steps")]);
+    const [model, catalogue] = await Promise.all([getModel(), getJSON("/api/steps")]);
     state.model = model;
     setSteps(catalogue.steps);
   } catch (err) {
@@ -747,7 +750,7 @@ async function boot() {
     n_ctx: m.n_ctx.toLocaleString("en-US"),
     scale: fmt(1 / Math.sqrt(m.d_head), 4),
   });
-  setFamily(m.family); // RMSNorm, not LayerNorm, where the model says so
+  setFamily(m.family, m.lineage); // RMSNorm, not LayerNorm, where the model says so (or its base)
   const toggle = chatToggle(m, () => retracePrompt($("prompt").value));
   if (toggle) $("examples").parentElement.append(toggle);
   buildSamplingPanel();

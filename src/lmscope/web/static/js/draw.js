@@ -76,9 +76,12 @@ export function pct(p) {
   if (x >= 10) return `${x.toFixed(1)}%`;
   if (x >= 0.1) return `${x.toFixed(2)}%`;
   if (x === 0) return "0%";
-  if (x >= 1e-4) return `${Number(x.toPrecision(2))}%`;
-  return `${minus(x.toExponential(1))}%`;
+  // a small share in plain decimals (0.000044%, never 4.4e−5%), the same in every language; one
+  // under a millionth of a percent is said as a bound
+  if (x >= SMALLEST_PCT) return `${Number(x.toPrecision(2)).toFixed(Math.max(0, 1 - Math.floor(Math.log10(x))))}%`;
+  return `< ${SMALLEST_PCT.toFixed(6)}%`;
 }
+const SMALLEST_PCT = 1e-6;
 
 // Whitespace made visible inside token chips: a space is "·", a newline "↵", a tab "→"; other
 // control characters (NUL, escape, ...) show as their Unicode pictures (␀, ␛), never raw.

@@ -3,7 +3,7 @@
 // whether the top-5 next tokens changed, measured on request (POST /api/precision).
 // A separate piece: it adds one line under the model facts and reads the prompt box.
 
-import { getJSON, postJSON } from "./api.js";
+import { getModel, postJSON } from "./api.js";
 import { minus } from "./draw.js";
 import { t } from "./catalog.js";
 import { errorText } from "./errors.js";
@@ -81,7 +81,7 @@ async function start() {
   });
   // the page switched language: say it again in the new one
   document.addEventListener("lmscope:lang", () => render(line));
-  dtype = (await getJSON("/api/model")).dtype ?? "float32";
+  dtype = (await getModel()).dtype ?? "float32";
   render(line);
 }
 

@@ -165,7 +165,7 @@ async function refresh() {
   state.ms = Math.round(performance.now() - started);
   $("rnn-timing").textContent = t("page.traced", { ms: state.ms });
   renderView();
-  document.body.dataset.ready = "1";
+  if (!state.opening) document.body.dataset.ready = "1";
 }
 
 // The views of a text the server did not read (or an empty box) would show the previous
@@ -186,6 +186,7 @@ function clearView() {
 function setText(text) {
   $("rnn-input").value = text;
   fitHeight($("rnn-input"));
+  showCount(); // the box's own count at once ("0 / 3,000" stood beside 321 characters)
 }
 
 function schedule() {
@@ -706,19 +707,24 @@ async function boot() {
 
 // A model opens on the unit the cell finder ranks first on its corpus (layer 0 unit 0 is
 // usually a solid block), with its training timeline when it kept one.
+// The text is read at once, on the unit shown, while the cell finder runs (a first visit waited
+// 3 s on it at "Running the model…"); the page is ready once it shows the unit found.
 async function openModel() {
   showTimeline(state.model.name, document.querySelector(".rnn-side"));
-  if (state.model.corpus) {
-    await findCells(false);
-    const top = topUnit(state.cells);
-    if (top) {
-      state.layer = top.layer;
-      state.unit = top.unit;
-      state.kind = top.kind;
-      state.top = top;
-      syncControls();
-      sayTopUnit();
-    }
+  if (!state.model.corpus) return refresh();
+  state.opening = true;
+  const first = refresh();
+  await findCells(false);
+  await first;
+  state.opening = false;
+  const top = topUnit(state.cells);
+  if (top) {
+    state.layer = top.layer;
+    state.unit = top.unit;
+    state.kind = top.kind;
+    state.top = top;
+    syncControls();
+    sayTopUnit();
   }
   await refresh();
 }

@@ -1,0 +1,190 @@
+"""The first look's layout on the real SmolLM2 (issue 38), at 1440x900 and 390x844, in English
+and Chinese: no element of the page, the step panel, the sampling panel or /docs wider than
+its container on any of the 20 steps; the sampling panel's small values inside their column;
+the phone header on one line with a usable position slider and a whole scrubber readout; the
+Chinese token box of step 5 showing its last character; the flow diagram's captions apart and
+its opened block on one row; small shares written in decimals; /api/model asked for once.
+
+One server and one browser for the module; each size and language is one page load that opens
+every step from the step list and measures the boxes with page.evaluate."""
+
+from __future__ import annotations
+
+import pytest
+from webtools import CHROMIUM_ARGS, HANG_MS, find_chromium, patient, serve, set_prompt, wait_idle
+
+from tiers import slow_work
+
+pytestmark = pytest.mark.browser
+
+SIZES = {1440: {"width": 1440, "height": 900}, 390: {"width": 390, "height": 844}}
+ZH_PROMPT = "机器学习让计算机从数据中学习"
+
+# Every element under `root` whose box runs past the root's right edge (the window's for
+# the document), by more than a pixel; the prompt box and the API's JSON boxes scroll by design.
+WIDER = """(sel) => {
+  const root = document.querySelector(sel);
+  if (!root) return ['missing ' + sel];
+  const limit = sel === 'html' ? window.innerWidth : root.getBoundingClientRect().right;
+  const out = [];
+  if (sel === 'html' && document.documentElement.scrollWidth > window.innerWidth)
+    out.push('document ' + document.documentElement.scrollWidth + ' > ' + window.innerWidth);
+  for (const e of root.querySelectorAll('*')) {
+    if (e.closest('pre, textarea')) continue;
+    const b = e.getBoundingClientRect();
+    if (!b.width || !b.height) continue;
+    if (b.right > limit + 1) {
+      const id = e.dataset.testid || e.id || e.getAttribute('class') || '';
+      out.push(`${e.tagName}.${id} +${Math.round(b.right - limit)}px`);
+    }
+  }
+  return out.slice(0, 6);
+}"""
+
+# Boxes whose text runs out of them (cut or spilling): a value of the sampling panel, the
+# scrubber's readout, the language button on two lines, the token box of step 5.
+CUT = """() => {
+  const out = [];
+  for (const v of document.querySelectorAll('#sampling .prob-bar .val'))
+    if (v.scrollWidth > v.clientWidth + 1) out.push('sampling value ' + v.textContent);
+  const readout = document.querySelector('[data-testid=position-readout]');
+  if (readout && readout.scrollWidth > readout.clientWidth + 1)
+    out.push('readout ' + readout.textContent);
+  const lang = document.querySelector('[data-testid=lang-toggle]');
+  const r = document.createRange();
+  r.selectNodeContents(lang);
+  const tops = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
+  if (tops.size > 1) out.push('language button on ' + tops.size + ' lines');
+  return out;
+}"""
+
+
+@pytest.fixture(scope="module")
+def app(smollm2):
+    from lmscope.web import create_app
+
+    return create_app(smollm2)
+
+
+@pytest.fixture(scope="module")
+@slow_work
+def chromium():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    path = find_chromium()
+    if path is None:
+        pytest.skip("no Chromium found")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS, timeout=HANG_MS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+@slow_work
+def url(app):
+    with serve(app) as base:
+        yield base
+
+
+def open_page(chromium, url, width: int, lang: str, path: str = "/", requests=None):
+    # no motion: a step opens without waiting for the flow's packet to land
+    context = patient(chromium.new_context(viewport=SIZES[width], reduced_motion="reduce"))
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    if requests is not None:
+        page.on("request", lambda r: requests.append(r.url))
+    page.add_init_script(f"localStorage.setItem('lmscope.lang', '{lang}')")
+    page.goto(url + path)
+    page.server = url
+    page.errors = errors
+    return context, page
+
+
+def open_step(page, key: str) -> None:
+    page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
+    page.wait_for_selector(f".step-body[data-step='{key}']")
+    wait_idle(page)
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width, lang):
+    requests: list[str] = []
+    context, page = open_page(chromium, url, width, lang, requests=requests)
+    try:
+        page.wait_for_selector("body[data-ready='1']")
+        # the model's facts are asked for once (app.js and precision.js each asked)
+        assert sum(u.endswith("/api/model") for u in requests) == 1, requests
+        keys = page.evaluate(
+            "[...document.querySelectorAll('[data-testid=step-nav] button[data-step]')]"
+            ".map((b) => b.dataset.step)"
+        )
+        assert len(keys) == 20
+        problems = {}
+        for key in keys:
+            open_step(page, key)
+            found = [*page.evaluate(WIDER, "html"), *page.evaluate(WIDER, "#step")]
+            found += page.evaluate(WIDER, "#sampling")
+            if found:
+                problems[key] = found
+        assert problems == {}, problems
+        assert page.evaluate(CUT) == []
+        if width == 390:
+            slider = page.locator("#position-slider").bounding_box()
+            assert slider["width"] >= 120, slider  # it was squeezed to 54 px
+        else:
+            # the opened block's parts on one row (SwiGLU wrapped onto a second)
+            tops = page.evaluate(
+                "[...document.querySelectorAll('[data-testid=flow-open-block] > .flow-sub')]"
+                ".map((e) => Math.round(e.getBoundingClientRect().top + e.offsetHeight / 2))"
+            )
+            assert max(tops) - min(tops) < 20, tops
+        # the head-count caption and the RoPE line stand apart (they touched)
+        gap = page.evaluate(
+            """() => {
+              const rope = document.querySelector('[data-testid=flow-rope]');
+              const caption = rope.previousElementSibling;
+              return rope.getBoundingClientRect().top - caption.getBoundingClientRect().bottom;
+            }"""
+        )
+        assert gap >= 2, gap
+        if lang == "zh":
+            # step 5's token box shows the whole prompt, its last character included
+            set_prompt(page, ZH_PROMPT)
+            open_step(page, "token-embedding")
+            box = page.evaluate(
+                """() => {
+                  const b = document.querySelector('.step-body .mini-chips');
+                  const last = [...b.querySelectorAll('.chip')].at(-1).getBoundingClientRect();
+                  return {cut: b.scrollHeight - b.clientHeight,
+                          inside: last.bottom <= b.getBoundingClientRect().bottom + 1};
+                }"""
+            )
+            assert box == {"cut": 0, "inside": True}, box
+            assert page.evaluate(WIDER, "#step") == []
+        # a small share is written in decimals, the same in both languages
+        assert "e−" not in page.locator("#sampling").inner_text()
+        shown = page.evaluate(
+            "async () => { const d = await import('/static/js/draw.js');"
+            " return [d.pct(4.4e-7), d.pct(7.9e-6), d.pct(3e-9)]; }"
+        )
+        assert shown == ["0.000044%", "0.00079%", "< 0.000001%"]
+        assert page.errors == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [1440, 390])
+def test_the_api_manual_is_no_wider_than_the_window(chromium, url, width):
+    """StepResponse's `data` is a union of about 25 names: it wraps, the page does not scroll
+    sideways (3,492 px at 1440, 3,322 px at 390)."""
+    context, page = open_page(chromium, url, width, "en", path="/docs")
+    try:
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.schema h4')]"
+            ".some((h) => h.textContent.includes('StepResponse'))"
+        )
+        assert page.evaluate(WIDER, "html") == []
+    finally:
+        context.close()
