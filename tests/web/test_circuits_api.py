@@ -176,32 +176,25 @@ def test_the_pages_bound_on_attribution(client, monkeypatch):
     assert answer["params"] == {"n": 5, "most": 4}
 
 
-def test_a_busy_model_answers_503(app, client, tiny_model):
-    """While the model works on one experiment (its gate held here), another that could not
-    be answered within the server's limit is refused at once, with Retry-After."""
+def test_a_busy_model_answers_503(app, client):
+    """While the model works (a job of the queue held here), an experiment that could not be
+    answered within the server's limit is refused at once, with Retry-After."""
     store = app.state.store
     limit = store.work.limit_s
-    store.work.limit_s = 1e-3  # any job queued behind another is past the limit
-    out: list = []
-    body = {"length": 9, "seed": 11}
+    release = threading.Event()
+    job = store.work.submit(None, 1.0, lambda: release.wait(60))
     try:
-        with store.gate:
-            first = threading.Thread(
-                target=lambda: out.append(client.post("/api/circuits/induction", json=body))
-            )
-            first.start()
-            deadline = time.monotonic() + 60
-            while store.work.stats()["running"] == 0:
-                assert time.monotonic() < deadline, store.work.stats()
-                time.sleep(0.005)
-            busy = {"clean": CLEAN, "corrupt": CORRUPT, "right": " Paris", "wrong": " Rome"}
-            r = client.post(
-                "/api/circuits/patch", json={**busy, "clean": "The capital of Spain is"}
-            )
-            assert r.status_code == 503, r.text
-            assert r.json()["code"].startswith("error.web.busy")
-            assert int(r.headers["retry-after"]) >= 1
-        first.join(60)
+        deadline = time.monotonic() + 60
+        while job.state != "running":
+            assert time.monotonic() < deadline, store.work.stats()
+            time.sleep(0.005)
+        store.work.limit_s = 1e-3  # any job queued behind it is past the limit
+        body = {"clean": "The capital of Spain is", "corrupt": CORRUPT, "right": " Paris"}
+        r = client.post("/api/circuits/patch", json={**body, "wrong": " Rome"})
+        assert r.status_code == 503, r.text
+        assert r.json()["code"].startswith("error.web.busy")
+        assert int(r.headers["retry-after"]) >= 1
     finally:
         store.work.limit_s = limit
-    assert out and out[0].status_code == 200, out
+        release.set()
+    assert job.future.result(timeout=60) is True
