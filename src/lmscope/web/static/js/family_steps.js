@@ -106,6 +106,7 @@ const VIEWS = {
   router: (d) => [
     note(t("report.family.router", { layer: d.layer, n: d.n_expert, k: d.top_k })),
     // tokens x experts: the router's probabilities over the prompt
+    el("p", { class: "hint", text: t("report.family.probs") }),
     heatmap(
       d.tokens.map((tok) => tok.probs),
       { kind: "sequential", scale: 1, size: 260, readoutTestid: "router-readout" },

@@ -345,7 +345,7 @@ async function swiglu(ctx) {
     section(
       "",
       vec(t("page.modern.sw-gate", { d_mlp: d.d_mlp }), d.gate, { testid: "swiglu-gate" }),
-      op("SiLU ↓"),
+      op(`${gateName(d)} ↓`),
       vec(t("page.modern.sw-silu"), d.silu_gate),
       op("×"),
       vec(t("page.modern.sw-up", { d_mlp: d.d_mlp }), d.up),
@@ -356,7 +356,7 @@ async function swiglu(ctx) {
       hint(t("page.modern.sw-shapes", { g: d.W_gate.join(" × "), u: d.W_up.join(" × "), w: d.W_down.join(" × ") })),
       el("p", { class: "formula", "data-testid": "swiglu-checks", text: t("page.modern.sw-checks", { a: exp1(d.product_max_error), b: exp1(d.down_max_error) }) }),
     ),
-    section(t("page.modern.sw-top"), dataTable([t("page.modern.feature"), "gate", "SiLU(gate)", "up", "SiLU(gate) × up"], rows, { "data-testid": "swiglu-top" })),
+    section(t("page.modern.sw-top"), dataTable([t("page.modern.feature"), "gate", `${gateName(d)}(gate)`, "up", `${gateName(d)}(gate) × up`], rows, { "data-testid": "swiglu-top" })),
   ];
 }
 
@@ -433,6 +433,11 @@ async function qkv(ctx, base) {
   const content = await base(ctx);
   const note = hint(t("page.modern.qkv-shared", { n_head: m.n_head, n_kv: nKv, h: state.head, k, group: group.join(listSep()) || "—" }), { "data-testid": "qkv-shared" });
   return [note, ...[content].flat()];
+}
+
+// the gate's activation: SiLU (SwiGLU), or Gemma 3's tanh GELU (GeGLU), from the curve sent
+function gateName(d) {
+  return d.curve?.name?.startsWith("GELU") ? "GELU" : "SiLU";
 }
 
 // family -> step key -> view; a view gets the GPT-2 renderer of its step as `base`
