@@ -29,7 +29,7 @@ def register(commands):
     p.option("--mode", choices=("zero", "mean"), default="zero")
     p.option("--position", type=int, default=-1)
     p.option("--top", "-k", type=at_least(1, "--top"), default=10, metavar="K")
-    p.parser.add_argument("--json", action="store_true")  # no help text: it never had one
+    p.flag("--json")
     p.lang()
 
 
