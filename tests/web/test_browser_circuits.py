@@ -9,6 +9,7 @@ the redraws in another language cost no model work)."""
 from __future__ import annotations
 
 import pytest
+from test_page_pseudo import COLLECT, outside_brackets
 from webtools import api, to_chinese
 
 pytestmark = pytest.mark.browser
@@ -153,4 +154,16 @@ def test_the_circuits_page_draws_the_apis_numbers_in_both_languages(page):
     page.get_by_test_id("lang-toggle").click()
     page.wait_for_function("() => document.documentElement.lang.startsWith('en')")
     assert "Activation patching" in page.get_by_test_id("patch-section").inner_text()
+    fits(page, 390)
+
+    # --- the pseudo-language: every word on the page is the catalog's (the results are kept) --
+    page.goto(page.server + "/circuits?lang=pseudo")
+    page.wait_for_selector("body[data-ready='1']")
+    page.get_by_test_id("induction-length").fill(str(LENGTH))
+    for kind in ("induction", "patch", "attribute"):
+        run(page, kind)
+    page.get_by_test_id("patch-right").fill(" Parisian")
+    page.get_by_test_id("patch-run").click()
+    error_of(page, "patch")
+    assert outside_brackets(page.evaluate(COLLECT)) == []
     fits(page, 390)

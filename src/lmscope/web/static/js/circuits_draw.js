@@ -77,7 +77,7 @@ export function grid(matrix, rowLabels, colLabels, opts = {}) {
   const h = top + rows * ch + 2;
   const root = svg("svg", { class: "circuits-grid", width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: "img" });
   const figure = figureBox(opts.testid, opts.title, null, opts.data ?? {});
-  const labelsX = svg("g", { class: "col-labels", "data-verbatim": opts.rotate ? "" : null });
+  const labelsX = svg("g", { class: "col-labels", "data-verbatim": "" }); // tokens, heads, "MLP": names
   colLabels.forEach((label, c) => {
     const x = left + (c + 0.5) * cw;
     const attrs = opts.rotate
@@ -262,7 +262,7 @@ export function bars(items, opts) {
     });
     hover(figure, bar, `${item.name}${colon()}${fmt(item.value, 4)}`, item.value);
     root.append(
-      svg("text", { x: labelW - 6, y: y + rowH - 5, class: "axis name", "text-anchor": "end" }, item.name),
+      svg("text", { x: labelW - 6, y: y + rowH - 5, class: "axis name", "text-anchor": "end", "data-verbatim": "" }, item.name),
       bar,
       svg("text", { x: w - 2, y: y + rowH - 5, class: "axis", "text-anchor": "end" }, fmt(item.value, 3)),
     );
