@@ -17,7 +17,7 @@ import lmscope
 from helpers_families import save_random
 from lmscope.engine.families import lineage
 from lmscope.explain import family_views as fv
-from lmscope.explain.catalogue import step_text
+from lmscope.explain.catalogue import probe_names, step_text
 from lmscope.explain.report import report
 from lmscope.i18n import text
 
@@ -79,6 +79,10 @@ def test_each_family_has_its_name_and_falls_back_to_llama(families):
     assert step_text("mlp", "qwen3_moe").title.id == "step.mlp.title.llama"
     assert step_text("residual", "phi3").summary.id == "step.residual.summary.llama"
     assert step_text("residual", "gpt2").summary.id == "step.residual.summary"
+    # the probes too: QK-norm's own where the family has it, Llama's elsewhere
+    assert "blocks.1.attn.q_norm.hook_out" in probe_names("qkv", "qwen3_moe", 1)
+    assert probe_names("qkv", "mixtral", 1) == probe_names("qkv", "llama", 1)
+    assert probe_names("mlp", "gemma3", 0) == probe_names("mlp", "llama", 0)
 
 
 def test_gemma3_embedding_scale_and_sandwich_norms(families):

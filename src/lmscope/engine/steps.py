@@ -32,9 +32,21 @@ class Step:
         return [p.format(L=layer) for p in self.probes_for(family)]
 
 
+_QK_NORM = (
+    "blocks.{L}.ln1.hook_out",
+    "blocks.{L}.attn.hook_q",
+    "blocks.{L}.attn.q_norm.hook_out",
+    "blocks.{L}.attn.hook_k",
+    "blocks.{L}.attn.k_norm.hook_out",
+    "blocks.{L}.attn.hook_v",
+)
+
 # What an architecture reads instead where its step differs: a Llama adds no position vector
 # (RoPE rotates q and k inside attention), and its MLP has a gate beside the up projection.
 FAMILY_PROBES: dict[str, dict[str, tuple[str, ...]]] = {
+    # QK-norm (Qwen3, Gemma 3; Qwen3-MoE through Qwen3): q and k before and after their norms
+    "qwen3": {"qkv": _QK_NORM},
+    "gemma3": {"qkv": _QK_NORM},
     "llama": {
         "embedding": ("hook_embed", "blocks.0.hook_resid_pre"),
         "positional-encoding": (
