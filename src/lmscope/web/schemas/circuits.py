@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from lmscope.web.schemas import Strict, TokenId
 
@@ -33,6 +33,12 @@ Answer = AnswerText | TokenId
 # --- requests -----------------------------------------------------------------------------
 
 
+def whole(value):
+    """An answer sent as 957.0 is the id 957, as JSON Schema counts it (``Strict`` does this for
+    integer fields; an answer is text or an integer)."""
+    return int(value) if type(value) is float and value.is_integer() else value
+
+
 class InductionRequest(Strict):
     length: int = Field(
         50, ge=2, le=MAX_INDUCTION_LENGTH, description="random tokens in each of the two copies"
@@ -50,12 +56,16 @@ class PatchRequest(Strict):
     right: Answer = Field(..., description="the right answer: one token, or its id")
     wrong: Answer = Field(..., description="the wrong answer: one token, or its id")
 
+    _whole = field_validator("right", "wrong", mode="before")(whole)
+
 
 class AttributeRequest(Strict):
     text: Prompt
     token: Answer = Field(..., description="the token whose logit is split: one token, or its id")
     versus: Answer | None = Field(None, description="split token - versus instead")
     position: int | None = Field(None, ge=0, description="whose next token; default: the last")
+
+    _whole = field_validator("token", "versus", mode="before")(whole)
 
 
 # --- responses ----------------------------------------------------------------------------
