@@ -50,12 +50,14 @@ function show(kind) {
   const result = state.results[kind];
   out.replaceChildren(result ? VIEWS[kind](result, kind === "induction" ? chooseHead : undefined) : []);
   testid(`${kind}-section`).dataset.state = state.busy[kind] ? "running" : err ? "error" : result ? "ready" : "empty";
+  testid(`${kind}-status`).textContent = state.busy[kind] ? t("page.circuits.running") : "";
 }
 
 async function run(kind, path, body) {
   const ticket = ++state.busy[kind];
   const section = testid(`${kind}-section`);
   section.dataset.state = "running";
+  testid(`${kind}-status`).textContent = t("page.circuits.running");
   section.querySelector("button.run").disabled = true;
   try {
     const answer = await postJSON(path, body);
