@@ -203,3 +203,18 @@ def test_a_busy_model_answers_503(app, client):
         store.work.limit_s = limit
         release.set()
     assert job.future.result(timeout=60) is True
+
+
+def test_the_page_is_served_with_the_catalogs_version_and_its_words(client):
+    from lmscope import i18n
+    from lmscope.web.pages import catalog_version
+
+    r = client.get("/circuits")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    body = r.text
+    assert f'<meta name="lmscope-catalog" content="{catalog_version()}"' in body
+    assert '<script type="module" src="/static/js/circuits.js">' in body
+    for message in ("page.circuits.title", "page.circuits.patch.shows", "page.explainer-link"):
+        assert i18n.text(message, "en").replace("'", "&#39;") in body, message
+    # the other pages link to it
+    assert 'href="/circuits"' in client.get("/").text
