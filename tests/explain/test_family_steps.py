@@ -76,7 +76,7 @@ def test_each_family_has_its_name_and_falls_back_to_llama(families):
     assert step_text("qkv", "gemma3").text.id == "step.qkv.text.gemma3"
     assert step_text("qkv", "qwen3_moe").text.id == "step.qkv.text.qwen3"
     assert step_text("mlp", "qwen3_moe").text.id == "step.mlp.text.moe"
-    assert step_text("mlp", "qwen3_moe").title.id == "step.mlp.title.llama"
+    assert step_text("mlp", "phi3").title.id == "step.mlp.title.llama"
     assert step_text("residual", "phi3").summary.id == "step.residual.summary.llama"
     assert step_text("residual", "gpt2").summary.id == "step.residual.summary"
     # the probes too: QK-norm's own where the family has it, Llama's elsewhere

@@ -9,23 +9,23 @@ catalog as ``step.<key>.<field>.<family>``.
 
 from __future__ import annotations
 
-from lmscope.explain.variants import SUMMARY_TEXT, Variant, retold
+from lmscope.explain.variants import ALL, SUMMARY_TEXT, Variant, retold
 
 GEMMA3: dict[str, Variant] = {
     "embedding": retold(*SUMMARY_TEXT),  # the rows times sqrt(d_model)
     "blocks": retold(*SUMMARY_TEXT),  # the sandwich: four norms
-    "qkv": retold(*SUMMARY_TEXT),  # QK-norm
+    "qkv": retold(*ALL),  # QK-norm
     "positional-encoding": retold("text"),  # two RoPE bases, local and global
-    "masked-attention": retold(*SUMMARY_TEXT),  # the sliding window
-    "mlp": retold(*SUMMARY_TEXT),  # GeGLU
+    "masked-attention": retold(*ALL),  # the sliding window
+    "mlp": retold(*ALL),  # GeGLU
     "layernorm": retold(*SUMMARY_TEXT),  # (1 + w) gains
 }
-QWEN3: dict[str, Variant] = {"qkv": retold(*SUMMARY_TEXT)}  # QK-norm
+QWEN3: dict[str, Variant] = {"qkv": retold(*ALL)}  # QK-norm
 PHI3: dict[str, Variant] = {
     "qkv": retold(*SUMMARY_TEXT),  # one qkv_proj
     "mlp": retold(*SUMMARY_TEXT),  # one gate_up_proj
 }
-MOE: dict[str, Variant] = {"mlp": retold(*SUMMARY_TEXT)}  # the router and the experts
+MOE: dict[str, Variant] = {"mlp": retold(*ALL)}  # the router and the experts
 
 # Mixtral and Qwen3-MoE tell nothing of their own: "moe" (and Qwen3's QK-norm) covers them
 FAMILY_VARIANTS: dict[str, dict[str, Variant]] = {
