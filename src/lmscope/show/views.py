@@ -42,7 +42,7 @@ def catalogs() -> tuple[str, dict[str, dict[str, str]]]:
 
 def page_texts(code: str) -> dict[str, str]:
     """A language's texts the page's views say: its words (``page.``) and the steps'."""
-    return {k: v for k, v in catalog(code).items() if k.startswith(("page.", "step."))}
+    return {k: v for k, v in catalog(code).items() if k.split(".", 1)[0] in ("page", "step")}
 
 
 def setup_of(view: str, model, trace: Trace, position, layer, head, step: str) -> dict:
