@@ -30,15 +30,24 @@ def close(a, b, tol=1e-4):
     return torch.allclose(a, b, atol=tol, rtol=tol)
 
 
+class Families(dict):
+    """family -> (transformers model, lmscope model, its folder), the same random weights;
+    each made when a test first asks for it."""
+
+    def __init__(self, tmp_path_factory):
+        super().__init__()
+        self.tmp = tmp_path_factory
+
+    def __missing__(self, family):
+        folder = self.tmp.mktemp(family)
+        hf = save_random(folder, family)
+        self[family] = (hf, lmscope.load(folder), folder)
+        return self[family]
+
+
 @pytest.fixture(scope="module")
 def families(tmp_path_factory):
-    """family -> (transformers model, lmscope model, its folder), the same random weights."""
-    out = {}
-    for family in ("gemma3_text", "qwen3", "phi3", "mixtral", "qwen3_moe"):
-        folder = tmp_path_factory.mktemp(family)
-        hf = save_random(folder, family)
-        out[family] = (hf, lmscope.load(folder), folder)
-    return out
+    return Families(tmp_path_factory)
 
 
 def capture(modules: dict[str, torch.nn.Module], hf, ids):
@@ -60,29 +69,6 @@ def capture(modules: dict[str, torch.nn.Module], hf, ids):
 def views(model, key, layer=0, head=0):
     r = report(model, IDS, layer=layer, head=head, steps=[key])
     return {type(v): v for v in r.steps[0].family_data}
-
-
-def test_each_family_has_its_name_and_falls_back_to_llama(families):
-    expected = {
-        "gemma3_text": ("gemma3", "llama"),
-        "qwen3": ("qwen3", "llama"),
-        "phi3": ("phi3", "llama"),
-        "mixtral": ("mixtral", "moe", "llama"),
-        "qwen3_moe": ("qwen3_moe", "moe", "qwen3", "llama"),
-    }
-    for family, (_, model, _) in families.items():
-        assert lineage(model.capabilities.family) == expected[family]
-    # a step the family retells is its own; the others are Llama's
-    assert step_text("qkv", "gemma3").text.id == "step.qkv.text.gemma3"
-    assert step_text("qkv", "qwen3_moe").text.id == "step.qkv.text.qwen3"
-    assert step_text("mlp", "qwen3_moe").text.id == "step.mlp.text.moe"
-    assert step_text("mlp", "phi3").title.id == "step.mlp.title.llama"
-    assert step_text("residual", "phi3").summary.id == "step.residual.summary.llama"
-    assert step_text("residual", "gpt2").summary.id == "step.residual.summary"
-    # the probes too: QK-norm's own where the family has it, Llama's elsewhere
-    assert "blocks.1.attn.q_norm.hook_out" in probe_names("qkv", "qwen3_moe", 1)
-    assert probe_names("qkv", "mixtral", 1) == probe_names("qkv", "llama", 1)
-    assert probe_names("mlp", "gemma3", 0) == probe_names("mlp", "llama", 0)
 
 
 def test_gemma3_embedding_scale_and_sandwich_norms(families):
@@ -282,3 +268,27 @@ def test_the_json_api_sends_the_views_and_the_lineage(families):
     assert [v["kind"] for v in mlp["family_data"]] == ["router"] and res["family_data"] == []
     direct = views(model, "mlp", layer=1)[fv.Router]
     assert mlp["family_data"][0]["tokens"] == [t.model_dump() for t in direct.tokens]
+
+
+def test_each_family_has_its_name_and_falls_back_to_llama(families):
+    """(Last: the other tests have made the models.)"""
+    expected = {
+        "gemma3_text": ("gemma3", "llama"),
+        "qwen3": ("qwen3", "llama"),
+        "phi3": ("phi3", "llama"),
+        "mixtral": ("mixtral", "moe", "llama"),
+        "qwen3_moe": ("qwen3_moe", "moe", "qwen3", "llama"),
+    }
+    for family, names in expected.items():
+        assert lineage(families[family][1].capabilities.family) == names
+    # a step the family retells is its own; the others are Llama's
+    assert step_text("qkv", "gemma3").text.id == "step.qkv.text.gemma3"
+    assert step_text("qkv", "qwen3_moe").text.id == "step.qkv.text.qwen3"
+    assert step_text("mlp", "qwen3_moe").text.id == "step.mlp.text.moe"
+    assert step_text("mlp", "phi3").title.id == "step.mlp.title.llama"
+    assert step_text("residual", "phi3").summary.id == "step.residual.summary.llama"
+    assert step_text("residual", "gpt2").summary.id == "step.residual.summary"
+    # the probes too: QK-norm's own where the family has it, Llama's elsewhere
+    assert "blocks.1.attn.q_norm.hook_out" in probe_names("qkv", "qwen3_moe", 1)
+    assert probe_names("qkv", "mixtral", 1) == probe_names("qkv", "llama", 1)
+    assert probe_names("mlp", "gemma3", 0) == probe_names("mlp", "llama", 0)
