@@ -112,8 +112,11 @@ def test_step_5_tells_a_character_tokenizer(client, page):
     from webtools import open_step
 
     said = {
-        lang: next(s for s in client.get(f"/api/steps?lang={lang}").json()["steps"]
-                   if s["key"] == "token-embedding")["said"]["text"]
+        lang: next(
+            s
+            for s in client.get(f"/api/steps?lang={lang}").json()["steps"]
+            if s["key"] == "token-embedding"
+        )["said"]["text"]
         for lang in ("en", "zh")
     }
     assert "BPE" not in said["en"] and "character" in said["en"] and "字符" in said["zh"]
