@@ -55,15 +55,17 @@ def chips(setup: dict) -> str:
     return f'<div class="tokens" style="margin:8px 0">{"".join(out)}</div>'
 
 
-def bars(title: str, rows: list[tuple[str, float]]) -> str:
-    """Labelled horizontal bars, one per (label, probability)."""
+def bars(title: str, rows: list[tuple[str, float]], where: list[int] | None = None) -> str:
+    """Labelled horizontal bars, one per (label, probability); ``where``: each label's
+    position, written before it (a token may come twice)."""
     top = max((p for _, p in rows), default=1.0) or 1.0
     lines = [f'<div style="font-weight:600;margin:6px 0">{escape(title)}</div>']
-    for label, p in rows:
+    for i, (label, p) in enumerate(rows):
+        at = f'<span style="color:#6b7280">{where[i]}:</span> ' if where else ""
         width = 100 * p / top
         lines.append(
             '<div class="bar" style="display:flex;gap:8px;align-items:center;font-size:12px">'
-            f'<span style="width:120px;font-family:monospace">{shown(label)}</span>'
+            f'<span style="width:120px;font-family:monospace">{at}{shown(label)}</span>'
             '<span style="flex:1;background:#e5e7eb;height:10px;border-radius:3px">'
             f'<span style="display:block;height:10px;width:{width:.1f}%;background:#7c3aed;'
             f'border-radius:3px"></span></span><span style="width:70px">{percent(p)}</span></div>'
@@ -127,6 +129,7 @@ def attention(setup: dict, lines: dict) -> str:
     reads = bars(
         text("page.position-n", p=lines["position"]),
         [(tokens[k]["text"], row[k]) for k in ranked],
+        [lines["start"] + k for k in ranked],
     )
     return (
         f'<div style="font-weight:600;margin:6px 0">{escape(title)}</div>'
