@@ -125,6 +125,7 @@ def test_every_view_is_made_with_its_first_numbers(tiny_model, trace):
         lmscope.show.flow(trace),
         lmscope.show.step(trace, "mlp", layer=1),
         lmscope.show.lens(trace),
+        lmscope.show.ablation(trace),
     ):
         assert widget.setup["trace"]["tokens"][0]["id"] == trace.ids[0]
         assert widget.snapshot.startswith('<div class="lmscope-snapshot"')

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["attention", "explainer", "flow", "lens", "sampling", "step"]
+__all__ = ["ablation", "attention", "explainer", "flow", "lens", "sampling", "step"]
 
 
 def _widget(made: tuple[dict, Any, str]):
@@ -27,8 +27,8 @@ def _widget(made: tuple[dict, Any, str]):
 
 def explainer(trace, model=None, *, position=None, layer=0, head=0, step="transformer"):
     """The explainer for a trace: its tokens, the flow view, the 20 steps (with layer, head and
-    position controls), the logit lens and the sampling panel. ``model``: the trace's own by
-    default."""
+    position controls), the logit lens, ablation and the sampling panel. ``model``: the
+    trace's own by default."""
     from lmscope.show import views
 
     return _widget(
@@ -75,3 +75,11 @@ def lens(trace, model=None, *, position=None):
     from lmscope.show import views
 
     return _widget(views.lens(trace, model, position=position))
+
+
+def ablation(trace, model=None, *, position=None):
+    """Ablation: switch heads, attention or MLP outputs off (set to zero or to their mean) and
+    see the next-token distribution move; every head's pattern on the grid."""
+    from lmscope.show import views
+
+    return _widget(views.ablation(trace, model, position=position))

@@ -22,6 +22,9 @@ from lmscope.i18n import catalog, language, text
 from lmscope.show import snapshot
 from lmscope.show.answers import Answers
 
+# the page's "look inside" views a notebook answers (compare needs a second model)
+INSIDE = ("lens", "ablation")
+
 
 def model_of(trace: Trace, model=None):
     """The model a trace came from: the one given, else the one whose readout the trace keeps
@@ -74,7 +77,7 @@ def first(answers: Answers, path: str, body: dict) -> dict:
 
 def explainer(trace: Trace, model=None, *, position=None, layer=0, head=0, step="transformer"):
     model = model_of(trace, model)
-    key = find_step(step).key if step != "lens" else "lens"
+    key = step if step in INSIDE else find_step(step).key
     s = setup_of("explainer", model, trace, position, layer, head, key)
     answers = Answers(model, trace)
     html = snapshot.frame(
@@ -109,6 +112,15 @@ def step(trace: Trace, key, model=None, *, layer=0, head=0, position=None):
     title, body = (text(texts[f]["id"], **texts[f]["values"]) for f in ("title", "text"))
     html = snapshot.frame("step", s, snapshot.chips(s), snapshot.step(s, title, body))
     return s, Answers(model, trace), html
+
+
+def ablation(trace: Trace, model=None, *, position=None):
+    model = model_of(trace, model)
+    s = setup_of("ablation", model, trace, position, 0, 0, "ablation")
+    answers = Answers(model, trace)
+    view = first(answers, "/api/final", {"ids": trace.ids, "position": s["position"]})["logits"]
+    html = snapshot.frame("ablation", s, snapshot.chips(s), snapshot.next_tokens(s, view))
+    return s, answers, html
 
 
 def sampling(trace: Trace, model=None, *, position=None):

@@ -12,7 +12,7 @@ import { groupChips } from "./chars.js";
 import { renderFlow } from "./flow.js";
 import { renderStep } from "./steps.js";
 import { attentionLines } from "./attention_lines.js";
-import { renderLens } from "./lens.js";
+import { renderView } from "./inside.js";
 import { computePool } from "./sampling.js";
 
 // Requests to the kernel: one message each, answered by id; an answer is kept, as the page's
@@ -190,14 +190,14 @@ function navPart({ state, ctx, root }) {
   root.append(box);
   return {
     draw() {
-      const keys = [...stepKeys(), "lens"];
+      const keys = [...stepKeys(), ...INSIDE];
       box.replaceChildren(
         ...keys.map((key, i) =>
           el(
             "button",
             { class: key === state.step ? "active" : "", "data-step": key, onclick: () => ctx.openStep(key) },
-            el("span", { class: "num", text: key === "lens" ? "↗" : i + 1 }),
-            key === "lens" ? t("page.interpret.view-lens") : stepText(key).title,
+            el("span", { class: "num", text: INSIDE.includes(key) ? "↗" : i + 1 }),
+            INSIDE.includes(key) ? t(INSIDE_TITLES[key]) : stepText(key).title,
           ),
         ),
       );
@@ -212,16 +212,8 @@ function stepPart({ state, ctx, root }) {
   return {
     async draw() {
       const mine = ++seq;
-      if (state.step === "lens") {
-        box.classList.add("loading");
-        try {
-          const nodes = await renderLens(ctx);
-          if (mine !== seq) return;
-          box.replaceChildren(el("h3", { text: t("page.interpret.view-lens") }), ...nodes);
-        } catch (err) {
-          box.replaceChildren(el("div", { class: "error inline", text: t("page.error-line", { message: err.message }) }));
-        }
-        box.classList.remove("loading");
+      if (INSIDE.includes(state.step)) {
+        await renderView(box, state.step, ctx); // the page's "look inside" views: lens, ablation
         return;
       }
       // the sampling steps read the position's logits, which the kernel sends once
@@ -322,6 +314,10 @@ function samplingPart({ state, ctx, root }) {
   return { draw: () => draw() };
 }
 
+// the page's "look inside" views a notebook answers (compare needs a second model: not here)
+const INSIDE = ["lens", "ablation"];
+const INSIDE_TITLES = { lens: "page.interpret.view-lens", ablation: "page.interpret.view-ablation" };
+
 const VIEWS = {
   explainer: [factsPart, tokensPart, flowPart, navPart, stepPart, samplingPart],
   flow: [tokensPart, flowPart],
@@ -329,6 +325,7 @@ const VIEWS = {
   attention: [tokensPart, attentionPart],
   sampling: [tokensPart, samplingPart],
   lens: [tokensPart, stepPart],
+  ablation: [tokensPart, stepPart],
 };
 
 export function mount(host, model) {
