@@ -50,6 +50,15 @@ def lab(tmp_path_factory):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(CHECK))
     nbformat.write(nb, root / NOTEBOOK.name)
+    # start the notebook's kernel without asking, and ask nothing about news
+    settings = root / ".settings"
+    for plugin, values in (
+        ("docmanager-extension/plugin", {"autoStartDefaultKernel": True}),
+        ("apputils-extension/notification", {"fetchNews": "false"}),
+    ):
+        path = settings / "@jupyterlab" / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
     port, token = free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
@@ -68,6 +77,7 @@ def lab(tmp_path_factory):
         "--allow-root",
         f"--ServerApp.root_dir={root}",
         f"--LabApp.workspaces_dir={root / '.workspaces'}",
+        f"--LabApp.user_settings_dir={settings}",
         "--LabApp.news_url=",
     ]
     log = open(root / "lab.log", "w")  # noqa: SIM115 - closed after the server stops
