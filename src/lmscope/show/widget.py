@@ -24,6 +24,11 @@ class View(anywidget.AnyWidget):
         self.snapshot = snapshot
         self.on_msg(self._answer)
 
+    def __repr__(self) -> str:
+        setup = self.setup
+        n = len(setup["trace"]["tokens"])
+        return f"lmscope.show.{setup['view']}({setup['model']['name'] or 'pattern'}, {n} tokens)"
+
     def _answer(self, _widget, content, _buffers) -> None:
         """A view's request (``{"id", "path", "body"}``), answered with the same id."""
         if not isinstance(content, dict) or "id" not in content:
