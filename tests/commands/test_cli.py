@@ -161,7 +161,7 @@ def test_without_smollm2_the_default_says_how_to_get_it(monkeypatch, capsys):
 def test_merges_show_spaces_as_the_page_does(capsys, tiny_hf_dir):
     """A merge whose side is a space read " +e#5": the space vanished. Both the CLI and the
     page now draw it as "·" (and a newline as "↵")."""
-    code, out, _ = run_on(capsys, "explain", PROMPT, tiny_hf_dir, "--step 5")
+    code, out, _ = run_on(capsys, "explain", PROMPT, tiny_hf_dir, "--step 4")
     assert code == 0
     merges = out[out.index("BPE merges") :]
     assert "·+e#" in merges  # Ġ + e, the first merge of ' em'

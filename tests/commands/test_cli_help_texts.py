@@ -191,7 +191,7 @@ def test_explain_names_the_characters_that_draw_nothing(capsys, monkeypatch):
     """The character column printed a no-break space as a blank and U+FE0F raw (nothing to see,
     and the panel's right border one cell off), where the page and the merges list name them."""
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, err = run_cli(capsys, "explain", "a\xa0b\ufe0f", "-m", "shakespeare", "--step", "5")
+    code, out, err = run_cli(capsys, "explain", "a\xa0b\ufe0f", "-m", "shakespeare", "--step", "4")
     assert code == 0, err
     assert "┐ ⍽" in out
     assert "┐ <U+FE0F>" in out

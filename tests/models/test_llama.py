@@ -640,4 +640,4 @@ def test_trace_step_reads_the_families_own_probes(tmp_path):
         for name in ("hook_q", "hook_rot_q", "hook_k", "hook_rot_k", "hook_attn_scores_raw")
     ]
     assert "blocks.0.mlp.hook_pre_linear" in trace.step("mlp")
-    assert "hook_pos_embed" not in trace.step(4)  # the embedding step: no position vector
+    assert "hook_pos_embed" not in trace.step(5)  # the embedding step: no position vector

@@ -120,7 +120,7 @@ def test_stop_is_said_as_the_reader_pressing_it(page):
     page.get_by_test_id("generate-count").fill("200")
     page.get_by_test_id("generate-n").click()
     said = "() => document.querySelector('#gen-status').innerText"
-    page.wait_for_function(f"{said}.startsWith('+')")
+    page.wait_for_function(f"{said}.startsWith('新增了')")
     page.get_by_test_id("stop").click()
     status = page.get_by_test_id("gen-status")
     page.wait_for_function(f"{said}.includes('已停止')")

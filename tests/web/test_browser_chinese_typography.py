@@ -285,14 +285,16 @@ def generate_with(page, *tokens) -> str:
 def test_the_generation_line_shows_the_character_its_bytes_complete(page):
     set_prompt(page, "数据可")
     status = generate_with(page, (37249, "<0xE8><0xA7>"))
-    assert status.startswith("+1：“<0xE8><0xA7>”（"), status  # no character yet: its bytes
+    # no character yet: its bytes
+    assert status.startswith("新增了 1 个 token；最后一个是“<0xE8><0xA7>”，"), status
     status = generate_with(page, (224, "<0x86>"))  # the last byte, on a later press
-    assert status.startswith("+1：“视”（"), status
+    assert status.startswith("新增了 1 个 token；最后一个是“视”，"), status
     assert half_width(status) == [], status
     status = generate_with(page, (37249, "<0xE8><0xA7>"), (224, "<0x86>"))
     assert "“视”" in status and "<0x" not in status, status
     page.get_by_test_id("lang-toggle").click()
-    assert page.get_by_test_id("gen-status").inner_text().startswith("+2: “视” (")
+    said = page.get_by_test_id("gen-status").inner_text()
+    assert said.startswith("Added 2 tokens; the last was “视” at "), said
 
 
 # --- 5. the model's tooltip -------------------------------------------------------------------

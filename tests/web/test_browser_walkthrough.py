@@ -64,7 +64,9 @@ def test_generated_text_stays_when_the_prompt_is_edited(page, width, lang):
     box = page.get_by_test_id("prompt-input")
     generated = api(page, "/api/trace", {"ids": ids})["text"]
     assert box.input_value() == generated  # the generated text is in the prompt box
-    assert page.get_by_test_id("gen-status").inner_text().startswith("+5")
+    # issue 38: said in words
+    said = "Added 5 tokens; the last was" if lang == "en" else "新增了 5 个 token；最后一个是"
+    assert page.get_by_test_id("gen-status").inner_text().startswith(said)
     before = traces(page)
     box.press("End")
     box.type("!")
@@ -72,7 +74,7 @@ def test_generated_text_stays_when_the_prompt_is_edited(page, width, lang):
     assert page.get_by_test_id("prompt-input").input_value() == generated + "!"
     expected = api(page, "/api/trace", {"text": generated + "!"})
     assert chip_ids(page) == [t["id"] for t in expected["tokens"]]
-    assert page.get_by_test_id("gen-status").inner_text() == ""  # no stale "+5"
+    assert page.get_by_test_id("gen-status").inner_text() == ""  # no stale "Added 5 tokens"
 
 
 @pytest.mark.parametrize("width", [1440, 390])
@@ -89,7 +91,8 @@ def test_chinese_mode_says_errors_and_status_lines_in_chinese(page, width):
     set_prompt(page, "The capital of France is")
     page.get_by_test_id("generate").click()
     page.wait_for_function(
-        "() => document.querySelector('[data-testid=gen-status]').innerText.startsWith('+1')"
+        "() => document.querySelector('[data-testid=gen-status]').innerText"
+        ".startsWith('新增了 1 个 token')"
     )
     assert english_words(page.get_by_test_id("gen-status").inner_text()) == []
     # a layer that does not exist, asked of the API the page uses

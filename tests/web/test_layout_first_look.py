@@ -1,5 +1,7 @@
-"""The first look's layout on the real SmolLM2 (issue 38), at 1440x900 and 390x844, in English
-and Chinese: no element of the page, the step panel, the sampling panel or /docs wider than
+"""The first look on the real SmolLM2 (issue 38), at 1440x900 and 390x844, in English and
+Chinese: every step opened from the tour's one navigator (the card's › and the keyboard's →)
+has its explanation and its lit part of the diagram in the window without scrolling; no
+element of the page, the step panel, the sampling panel or /docs wider than
 its container on any of the 20 steps; the sampling panel's small values inside their column;
 the phone header on one line with a usable position slider and a whole scrubber readout; the
 Chinese token box of step 5 showing its last character; the flow diagram's captions apart and
@@ -56,6 +58,26 @@ CUT = """() => {
   const tops = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
   if (tops.size > 1) out.push('language button on ' + tops.size + ' lines');
   return out;
+}"""
+
+
+# The step's explanation and its lit part of the diagram, both in the window without scrolling:
+# the explanation's card whole, the part's top in the room above the card.
+IN_VIEW = """() => {
+  const box = document.querySelector('[data-testid=flow-explain]');
+  const card = document.querySelector('[data-testid=flow-tour]').getBoundingClientRect();
+  const part = document.querySelector(`[data-testid=flow] [data-part="${box.dataset.part}"]`);
+  const lit = part.getBoundingClientRect();
+  const e = box.getBoundingClientRect();
+  const plain = box.querySelector('[data-testid=flow-plain]')?.textContent ?? '';
+  const panel = document.querySelector('[data-testid=step-plain]')?.textContent ?? '';
+  return {
+    // plain words first, the same in the card and the panel, without GPT-2 or notation
+    plain: plain.length > 30 && plain === panel && !/GPT|d_|[=_^]/.test(plain),
+    step: box.dataset.step,
+    explained: e.height > 20 && e.top >= 0 && e.bottom <= window.innerHeight + 1,
+    lit: lit.height > 0 && lit.top >= 0 && lit.top + Math.min(lit.height, 12) <= card.top + 1,
+  };
 }"""
 
 
@@ -122,10 +144,22 @@ def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width
         )
         assert len(keys) == 20
         problems = {}
-        for key in keys:
-            open_step(page, key)
+        for i, key in enumerate(keys):
+            # the tour's one navigator: the list opens the first step, then the card's › and
+            # the keyboard's → in turn
+            if not i:
+                page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
+            elif i % 2:
+                page.keyboard.press("ArrowRight")
+            else:
+                page.get_by_test_id("flow-next").click()
+            page.wait_for_selector(f".step-body[data-step='{key}']")
+            wait_idle(page)
             found = [*page.evaluate(WIDER, "html"), *page.evaluate(WIDER, "#step")]
             found += page.evaluate(WIDER, "#sampling")
+            seen = page.evaluate(IN_VIEW)
+            if seen != {"step": key, "explained": True, "lit": True, "plain": True}:
+                found.append(seen)
             if found:
                 problems[key] = found
         assert problems == {}, problems

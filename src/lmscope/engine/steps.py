@@ -74,8 +74,10 @@ STEPS: tuple[Step, ...] = (
         "architecture",
         ("hook_embed", "blocks.{L}.hook_resid_post", "ln_final.hook_out", "logits"),
     ),
-    Step(4, "embedding", ("hook_embed", "hook_pos_embed", "blocks.0.hook_resid_pre")),
-    Step(5, "token-embedding", ("hook_embed",)),
+    # tokenization before embedding (issue 38): the text is cut into tokens, then each becomes
+    # a vector
+    Step(4, "token-embedding", ("hook_embed",)),
+    Step(5, "embedding", ("hook_embed", "hook_pos_embed", "blocks.0.hook_resid_pre")),
     Step(6, "positional-encoding", ("hook_pos_embed", "blocks.0.hook_resid_pre")),
     Step(
         7,

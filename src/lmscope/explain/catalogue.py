@@ -135,6 +135,7 @@ def message_ids() -> set[str]:
     """Every catalog id the steps' texts use, in every variant (the ids are made at run time,
     so the catalog's completeness check asks this function)."""
     ids = {text_id(s.key, field) for s in STEPS for field in FIELDS}
+    ids |= {text_id(s.key, "plain") for s in STEPS}  # the page's plain words, every family
     for tables in (VARIANTS, TOKENIZER_VARIANTS):
         for name, steps in tables.items():
             ids |= {text_id(key, f, name) for key, v in steps.items() for f in v.fields}

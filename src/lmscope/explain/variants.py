@@ -40,8 +40,8 @@ LLAMA: dict[str, Variant] = {
     "transformer": retold(*ALL),
     "how-it-works": retold(*TEXT),
     "architecture": retold(*SUMMARY_TEXT),
-    "embedding": retold(*SUMMARY_TEXT),
     "token-embedding": retold(*TEXT),
+    "embedding": retold(*SUMMARY_TEXT),
     # RoPE rotates each head's queries and keys in every layer: the step shows one of each
     "positional-encoding": retold(*ALL, layer=True, head=True),
     "blocks": retold(*TEXT),

@@ -10,7 +10,7 @@ import { errorText, reasonText } from "./errors.js";
 import { chatOn, chatToggle, labelChatToggle } from "./chat.js";
 import { applyStatic, labelLanguageToggle, nextLang, paren, sentences, setFacts, setFamily, setLang, t } from "./catalog.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
-import { flowSettled, renderFlow } from "./flow.js";
+import { flowSettled, keepInView, renderFlow } from "./flow.js";
 import { byteNote, groupChips, lastPiece, quotedToken } from "./chars.js";
 import { sourceText } from "./model_source.js";
 import { syncPool } from "./pool_sync.js";
@@ -299,12 +299,13 @@ function openStep(key, extra = {}) {
   state.step = key;
   for (const b of document.querySelectorAll("#steps button")) b.classList.toggle("active", (b.dataset.step ?? b.dataset.view) === key);
   renderFlowNow();
+  // one tour: from the list, the keyboard, the card's ‹ ▶ › or the panel's buttons alike, the
+  // step's lit part comes into view above the card that explains it
+  keepInView();
   // the step's figures are drawn once the flow's packet has landed: the animation keeps its frames
   flowSettled().then(() => {
     if (state.step !== key) return;
     renderCurrentStep();
-    const panel = $("step");
-    if (panel.getBoundingClientRect().top < 0) panel.scrollIntoView({ block: "start" });
   });
 }
 
@@ -577,9 +578,11 @@ function setGenStatus(gen) {
     box.textContent = "";
     return;
   }
-  const pool = t("page.pool-short", { n: gen.pool.toLocaleString("en-US"), vocab: state.model.vocab_size.toLocaleString("en-US") });
+  // in words: "Added 10 tokens; the last was “-” at 95.8% (it was drawn from 49,152 candidates …)"
+  const pool = gen.pool.toLocaleString("en-US");
+  const vocab = state.model.vocab_size.toLocaleString("en-US");
   const why = gen.reason && t("page.stopped", { reason: reasonText(gen.reason) });
-  box.textContent = sentences(t("page.gen-status", { n: gen.n, tok: visible(gen.text), p: pct(gen.prob), pool }), why);
+  box.textContent = sentences(t("page.gen-status-words", { n: gen.n, tok: visible(gen.text), p: pct(gen.prob), pool, vocab }), why);
 }
 
 function serverSampling() {

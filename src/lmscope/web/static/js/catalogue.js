@@ -31,6 +31,9 @@ function say(text, vars) {
 // (and vars, which the page knows better: the layer shown...).
 export function stepText(key, vars = {}) {
   const texts = byKey.get(key)?.texts;
-  if (!texts) return { title: key, body: "" };
-  return { title: say(texts.title, vars), body: say(texts.text, vars) };
+  if (!texts) return { title: key, body: "", plain: "" };
+  // plain: one or two sentences for a beginner, the same for every architecture
+  // (step.<key>.plain, listed by explain.catalogue.message_ids)
+  const plain = t(`step.${key}.plain`);
+  return { title: say(texts.title, vars), body: say(texts.text, vars), plain: plain === `step.${key}.plain` ? "" : plain };
 }

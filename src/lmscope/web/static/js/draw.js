@@ -78,7 +78,7 @@ export function pct(p) {
   if (x === 0) return "0%";
   // a small share in plain decimals (0.000044%, never 4.4e−5%), the same in every language; one
   // under a millionth of a percent is said as a bound
-  if (x >= SMALLEST_PCT) return `${Number(x.toPrecision(2)).toFixed(Math.max(0, 1 - Math.floor(Math.log10(x))))}%`;
+  if (x >= SMALLEST_PCT) return `${Number(x.toPrecision(2))}%`; // JS writes these in decimals
   return `< ${SMALLEST_PCT.toFixed(6)}%`;
 }
 const SMALLEST_PCT = 1e-6;

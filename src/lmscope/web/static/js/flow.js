@@ -6,7 +6,7 @@
 // GPT-2 adds position vectors and uses LayerNorm and a GELU MLP; the Llama family adds none
 // (RoPE rotates q and k inside attention), uses RMSNorm, SwiGLU and grouped-query attention.
 //
-// Each of the 20 steps lights its part and opens its explanation in place; a step change
+// Each of the 20 steps lights its part and opens its explanation in the tour card; a step change
 // sends a packet (the vector that moves on) from the old part to the new one. Play / pause /
 // step run through the steps in sync with the step list; everything is a button or reachable
 // by Tab and Enter; with prefers-reduced-motion nothing moves. Frame gaps of each step change
@@ -37,7 +37,9 @@ const PARTS = {
   layernorm: ["ln1", "ln2", "final"],
   dropout: ["attn", "add1"],
 };
-const PLAY_MS = 3600; // a step's time on screen while playing (flow.playMs; tests shorten it)
+const PLAY_MS = 0; // a step's time on screen while playing: 0 paces it by its text (tests set ms)
+// reading speed: about 250 English words a minute, 400 Chinese characters a minute
+const READ_MS_PER_CHAR = { en: 45, zh: 150 };
 const NARROW = 760; // below this width the columns stack
 
 // changes: one {step, frames: [ms between frames]} per animated step change (the benchmark's)
@@ -101,12 +103,20 @@ function build(container, state, narrow, data) {
     embeddingColumn(state, data),
     stackColumn(state, data),
     outputColumn(state, data),
+  );
+  // the tour's one card: its navigator (‹ ▶ ›, the step's number and title) over the step's
+  // explanation; it stays at the foot of the window while the diagram is on screen, so the
+  // lit part (scrolled into the room above it, keepInView) and its explanation are seen together
+  const card = el(
+    "div",
+    { class: "flow-tour", "data-testid": "flow-tour" },
+    controls(),
     el("div", { class: "flow-explain", "data-testid": "flow-explain", role: "region", "aria-live": "polite" }),
   );
   const overlay = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   overlay.setAttribute("class", "flow-wires");
   overlay.setAttribute("aria-hidden", "true");
-  root.append(controls(), archLine(state, data), stage, overlay);
+  root.append(archLine(state, data), stage, overlay, card);
   container.replaceChildren(root);
   flow.root = root;
   flow.step = null;
@@ -391,9 +401,32 @@ export function play() {
     const i = stepKeys().indexOf(flow.step);
     if (i >= stepKeys().length - 1) return pause();
     move(1);
-    flow.timer = setTimeout(tick, flow.playMs);
+    flow.timer = setTimeout(tick, stepMs(flow.step));
   };
-  flow.timer = setTimeout(tick, flow.playMs / 2);
+  flow.timer = setTimeout(tick, stepMs(flow.step));
+}
+
+// How long the playing tour stays on a step: the time to read its explanation (at least 5 s),
+// unless a test set flow.playMs.
+function stepMs(key) {
+  if (flow.playMs) return flow.playMs;
+  const text = stepText(key)?.body ?? "";
+  return Math.max(5000, text.length * (READ_MS_PER_CHAR[lang()] ?? READ_MS_PER_CHAR.en));
+}
+
+// Scroll the window so the step's lit part stands in the room above the tour card (its top at
+// least, for a part taller than that room); the card itself sits at the window's foot.
+export function keepInView() {
+  const root = flow.root;
+  const node = root && activeNode(flow.step);
+  const card = root?.querySelector(".flow-tour");
+  if (!node || !card || !root.isConnected) return;
+  const margin = 8;
+  const room = window.innerHeight - card.getBoundingClientRect().height - margin;
+  const r = node.getBoundingClientRect();
+  if (r.top >= margin && r.top + Math.min(r.height, room / 2) <= room) return; // seen already
+  const wanted = r.height >= room - margin ? margin : Math.max(margin, Math.min((room - r.height) / 2, room - r.height - margin));
+  window.scrollBy({ top: r.top - wanted, behavior: "instant" });
 }
 
 export function pause() {
@@ -493,10 +526,12 @@ function explain(key) {
   }
   box.hidden = false;
   const text = stepText(key);
-  where.textContent = `${n} / ${keys.length} · ${text.title}`;
+  where.textContent = `${n} / ${keys.length}`;
+  // plain words first; the numbers and this architecture's way behind a disclosure
   box.replaceChildren(
     el("h4", {}, el("span", { class: "num", text: n }), text.title),
-    el("p", { text: text.body }),
+    text.plain ? el("p", { class: "flow-plain", "data-testid": "flow-plain", text: text.plain }) : null,
+    text.plain ? el("details", { class: "flow-detail" }, el("summary", { text: t("page.more-detail") }), el("p", { text: text.body })) : el("p", { text: text.body }),
     el("button", {
       type: "button",
       class: "flow-more-btn",
@@ -510,21 +545,9 @@ function explain(key) {
   box.dataset.layer = stepInfo(key)?.layer ? "1" : "0";
 }
 
-// In place: under the lit part in a stacked (narrow) flow; beside the row, with a pointer at the
-// lit column, in a wide one.
+// The explanation names the part it explains (the card itself stays at the window's foot).
 function placeExplanation(key, box) {
-  const columns = [...flow.root.querySelectorAll(".flow-col")];
-  const node = activeNode(key);
-  const col = node?.closest(".flow-col") ?? columns[0];
-  const index = Math.max(0, columns.indexOf(col));
-  columns.forEach((c, i) => (c.style.order = String(i * 2)));
-  const narrow = flow.root.classList.contains("narrow");
-  box.style.order = narrow ? String(index * 2 + 1) : "-1"; // wide: above the columns
-  if (!narrow && node) {
-    const stage = flow.root.querySelector(".flow-stage").getBoundingClientRect();
-    const r = node.getBoundingClientRect();
-    box.style.setProperty("--pointer", `${Math.max(16, r.left - stage.left + r.width / 2)}px`);
-  }
+  box.dataset.part = activeNode(key)?.dataset.part ?? ""; // the part it explains, for tests
 }
 
 function wire(root, overlay) {

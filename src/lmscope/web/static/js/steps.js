@@ -130,10 +130,11 @@ export async function renderStep(container, key, ctx) {
       el("h3", { "data-testid": "step-title" }, el("span", { class: "num", text: number }), text.title),
       nav,
     ),
+    text.plain ? el("p", { class: "explain plain", "data-testid": "step-plain", text: text.plain }) : null,
     el("p", { class: "explain", "data-testid": "step-explain", text: text.body }),
     controls,
     body,
-    el("div", { class: "probes" }, `${t("page.probes")}${colon()}`, probes.map((p) => el("code", { text: p }))),
+    probesNote(probes),
   );
   refocus(container, focus);
   body.classList.add("loading");
@@ -150,6 +151,18 @@ export async function renderStep(container, key, ctx) {
     body.classList.remove("loading");
     body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: t("page.error-line", { message: err.message }) }));
   }
+}
+
+// The probes behind a disclosure for programmers: what a probe is and how to read one.
+function probesNote(probes) {
+  if (!probes.length) return null;
+  return el(
+    "details",
+    { class: "probes-box", "data-testid": "probes" },
+    el("summary", { text: t("page.for-programmers") }),
+    el("p", { class: "hint", text: t("page.probes-explained", { probe: probes[0] }) }),
+    el("div", { class: "probes" }, `${t("page.probes")}${colon()}`, probes.map((p) => el("code", { text: p }))),
+  );
 }
 
 function probeNames(state, key) {
@@ -241,7 +254,7 @@ const RENDER = {
     const { state } = ctx;
     const m = state.model;
     const T = state.ids.length;
-    const norms = state.trace.resid_norms.map((row) => row[state.position]);
+    // the shapes only: the residual stream's size through the blocks is step 7's picture
     return [
       section(
         t("page.shapes"),
@@ -249,11 +262,6 @@ const RENDER = {
           [t("page.embedding"), t("page.blocks-n", { n: m.n_layer }), t("page.final-ln"), t("page.logits"), t("page.probabilities")],
           [[`[${T}, ${m.d_model}]`, `[${T}, ${m.d_model}] → [${T}, ${m.d_model}]`, `[${T}, ${m.d_model}]`, `[${T}, ${m.vocab_size}]`, `[${m.vocab_size}]`]],
         ),
-      ),
-      lineChart(
-        norms.map((_, i) => i),
-        [{ name: "|x|", values: norms, colour: "#7c3aed" }],
-        { title: t("page.resid-norm-chart"), points: true, xStart: t("page.embedding"), xEnd: t("page.block-n", { l: m.n_layer - 1 }) },
       ),
     ];
   },
@@ -326,14 +334,12 @@ const RENDER = {
             merges,
             tok.note && tok.merges.length ? el("p", { class: "hint", text: tok.note }) : null,
           );
+    // the token's id picks its row of W_E: named here, drawn in the next step (embedding)
     return [
       section("", chips),
       ...tokenizerNote(state.model.tokenizer_kind, state.trace.chars),
       built,
-      section(
-        "",
-        vec(`${t("page.token-emb", { id: tok.token.id })} — W_E ${emb.embedding_matrix.join(" × ")}`, emb.token_embedding),
-      ),
+      el("p", { class: "hint", "data-testid": "token-row", text: `${t("page.token-emb", { id: tok.token.id })} — W_E ${emb.embedding_matrix.join(" × ")}` }),
     ];
   },
 
