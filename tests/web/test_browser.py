@@ -234,7 +234,9 @@ def test_every_step_renders_real_numbers(page):
         open_step(page, key)
         assert page.get_by_test_id("step-error").count() == 0, key
         body = page.locator(f".step-body[data-step='{key}']")
-        assert body.locator("canvas, svg, table, .bar-list, .funnel").count() > 0, key
+        # step 4 draws the tokens and their merges (its W_E row is step 5's picture)
+        figures = "canvas, svg, table, .bar-list, .funnel, .mini-chips"
+        assert body.locator(figures).count() > 0, key
         page.screenshot(path=str(ARTIFACTS / f"step-{number:02d}-{key}.png"), full_page=True)
     # the tour's Next button walks the same order
     open_step(page, keys[0])

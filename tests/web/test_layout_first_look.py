@@ -157,6 +157,12 @@ def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width
             wait_idle(page)
             found = [*page.evaluate(WIDER, "html"), *page.evaluate(WIDER, "#step")]
             found += page.evaluate(WIDER, "#sampling")
+            if key == "masked-attention":
+                # the step opens with a query whose row shows masked positions (the last
+                # query's row has none)
+                tail = page.locator("[data-testid=masked-example-row] tr.tail")
+                if tail.count() != 1 or "−∞" not in tail.inner_text():
+                    found.append("no masked row")
             seen = page.evaluate(IN_VIEW)
             if seen != {"step": key, "explained": True, "lit": True, "plain": True}:
                 found.append(seen)
@@ -197,6 +203,17 @@ def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width
             )
             assert box == {"cut": 0, "inside": True}, box
             assert page.evaluate(WIDER, "#step") == []
+            # a byte token's neighbours are explained, not listed as if they meant something
+            byte = page.locator("[data-testid=token-chip]", has_text="<0x").first
+            byte.click()
+            open_step(page, "embedding")
+            page.wait_for_selector("[data-testid=neighbours][data-ready='1']")
+            assert "UTF-8" in page.get_by_test_id("neighbours-byte").inner_text()
+            assert page.locator("[data-testid=neighbour]").first.is_hidden()
+        # "Compare models" only with a second model (this server has none)
+        page.wait_for_function("() => window.lmscope.state.compareModels !== undefined")
+        assert page.locator("[data-testid=view-nav] [data-view=compare]").count() == 0
+        assert page.locator("[data-testid=view-nav] [data-view=lens]").count() == 1
         # a small share is written in decimals, the same in both languages
         assert "e−" not in page.locator("#sampling").inner_text()
         shown = page.evaluate(

@@ -290,7 +290,7 @@ function renderNav() {
         ),
       ),
     ),
-    viewNav(state.step, openStep),
+    viewNav(state.step, openStep, state.compareModels?.length === 0 ? ["compare"] : []),
   );
 }
 
@@ -768,6 +768,13 @@ async function boot() {
   if (!m.tokenizer) $("examples").parentElement.hidden = true;
   if (first) await retrace(promptBody(first), { fromPrompt: true });
   document.body.dataset.ready = "1";
+  // "Compare models" only where a second model was loaded (lmscope serve --compare MODEL)
+  getJSON("/api/compare/models")
+    .then((d) => {
+      state.compareModels = d.models;
+      if (!d.models.length) renderNav();
+    })
+    .catch(() => {});
 }
 
 window.lmscope = { state }; // for the console and for tests that inspect state

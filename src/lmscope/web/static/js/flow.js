@@ -406,11 +406,12 @@ export function play() {
   flow.timer = setTimeout(tick, stepMs(flow.step));
 }
 
-// How long the playing tour stays on a step: the time to read its explanation (at least 5 s),
+// How long the playing tour stays on a step: the time to read what the card says (at least 5 s),
 // unless a test set flow.playMs.
 function stepMs(key) {
   if (flow.playMs) return flow.playMs;
-  const text = stepText(key)?.body ?? "";
+  const said = stepText(key);
+  const text = (said?.plain || said?.body) ?? ""; // what the card shows: the plain words
   return Math.max(5000, text.length * (READ_MS_PER_CHAR[lang()] ?? READ_MS_PER_CHAR.en));
 }
 

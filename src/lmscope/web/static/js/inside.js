@@ -20,7 +20,8 @@ const USES_POSITION = new Set(["lens", "ablation"]);
 
 let renderSeq = 0;
 
-export function viewNav(active, open) {
+// hide: views this server cannot show ("compare" without a second model: issue 38)
+export function viewNav(active, open, hide = []) {
   return el(
     "div",
     { class: "view-nav", "data-testid": "view-nav" },
@@ -28,7 +29,7 @@ export function viewNav(active, open) {
     el(
       "ol",
       {},
-      VIEW_KEYS.map((key) =>
+      VIEW_KEYS.filter((key) => !hide.includes(key)).map((key) =>
         el(
           "li",
           {},

@@ -1,4 +1,4 @@
-// Embedding neighbours (step 4): the tokens whose rows of W_E point most the same way as the
+// Embedding neighbours (step 5): the tokens whose rows of W_E point most the same way as the
 // selected token's, by cosine similarity over the whole matrix (POST /api/neighbours; the
 // server keeps each row's length, computed once per model). The seed's claim "similar
 // meanings get nearby vectors", put to the test on this model.
@@ -36,9 +36,14 @@ function neighboursView(d) {
       el("span", { class: "nb-val", text: cosine(n.cosine) }),
     ),
   );
-  return [
-    el("h4", { text: t("page.picture.nb-title", { tok: visible(d.text), id: d.id }) }),
-    el("p", { class: "hint", text: t("page.picture.nb-hint", { n: d.vocab.toLocaleString("en-US") }) }),
-    el("div", { class: "nb-list" }, rows),
-  ];
+  const title = el("h4", { text: t("page.picture.nb-title", { tok: visible(d.text), id: d.id }) });
+  // a byte token (<0xA0>) has no meaning to be near: say so, its rows only on request
+  if (/^(<0x[0-9A-Fa-f]{2}>)+$/.test(d.text)) {
+    return [
+      title,
+      el("p", { class: "hint", "data-testid": "neighbours-byte", text: t("page.picture.nb-byte", { tok: d.text }) }),
+      el("details", {}, el("summary", { text: t("page.picture.nb-byte-list") }), el("div", { class: "nb-list" }, rows)),
+    ];
+  }
+  return [title, el("p", { class: "hint", text: t("page.picture.nb-hint", { n: d.vocab.toLocaleString("en-US") }) }), el("div", { class: "nb-list" }, rows)];
 }

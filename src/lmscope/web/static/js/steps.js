@@ -479,6 +479,7 @@ const RENDER = {
   async "masked-attention"(ctx) {
     const { state } = ctx;
     const a = await attentionData(ctx);
+    const example = await maskedExample(ctx, a); // a row with masked positions, first
     const labels = windowLabels(ctx, a);
     const common = (stage, title, kind, scale) =>
       heatmap(a[stage], {
@@ -504,6 +505,7 @@ const RENDER = {
         op("→"),
         common("pattern", t("page.softmax-scores"), "sequential", 1),
       ),
+      example,
       section(
         t("page.query-row", { p: state.position }),
         queryRowTable(a, state.position, (j) => tokenLabel(ctx, j)),
@@ -740,6 +742,26 @@ function curveOf({ x, y }) {
 }
 
 // --- attention helpers ------------------------------------------------------------------
+
+// The last query sees every key, so its row has nothing masked: an earlier query's row is shown
+// too, first, with the later positions the mask hides (issue 38).
+async function maskedExample(ctx, a) {
+  const { state } = ctx;
+  const last = state.ids.length - 1;
+  if (state.position !== last || last < 1) return null;
+  const q = Math.floor(last / 2);
+  const b = await ctx.post("/api/attention", { ids: ids(ctx), layer: a.layer, head: a.head, position: q });
+  // the API's row stops at the query; the keys after it are the ones the mask hides
+  const pad = (values) => values.concat(Array(last + 1 - values.length).fill(null));
+  const row = Object.fromEntries(Object.entries(b.row).map(([stage, values]) => [stage, pad(values)]));
+  const rows = queryRowTable({ ...b, row }, q, (j) => tokenLabel(ctx, j));
+  // its own names: the selected query's table below keeps query-row and all-keys
+  for (const node of [rows, ...rows.querySelectorAll("[data-testid]")]) {
+    if (node.dataset.testid?.startsWith("query-row")) node.dataset.testid = node.dataset.testid.replace("query-row", "masked-example-row");
+  }
+  rows.querySelector("details.all-keys")?.classList.replace("all-keys", "all-keys-example");
+  return el("section", { class: "viz", "data-testid": "masked-example" }, el("h4", { text: t("page.masked-example", { p: q, tok: tokenLabel(ctx, q), n: last - q }) }), rows);
+}
 
 function windowLabels(ctx, a) {
   return Array.from({ length: a.size }, (_, i) => positionLabel(a.start + i, tokenLabel(ctx, a.start + i)));
