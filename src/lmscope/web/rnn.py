@@ -32,6 +32,9 @@ def model_timeline(model) -> dict | None:
     from lmscope.train import timeline
 
     folder = getattr(model, "folder", None)
+    source = getattr(model, "source", "")
+    if folder is None and isinstance(source, str) and source:  # a model made from a path
+        folder = timeline.folder_of(source)
     return timeline.read(folder) if folder is not None else None
 
 
