@@ -109,6 +109,7 @@ BENCHMARKS = [
         quick=lambda: {"models": ("default",), "repeats": 1, "browser": False},
         renderer=sections.web,
     ),
+    Benchmark("first-load", "bench_first_load"),  # issue 38: the explainer's requests
     Benchmark(
         "load",
         "bench_load",
