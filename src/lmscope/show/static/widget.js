@@ -5,12 +5,12 @@
 // kernel's: a view's ctx.post(path, body) goes to Python over the widget's messages, where the
 // web API's explain functions answer it from the notebook's trace (lmscope/show/answers.py).
 
-import { el, fmt, grouped, compact, pct, visible } from "./draw.js";
+import { el, grouped, compact, pct, visible } from "./draw.js";
 import { colon, setFacts, setFamily, t, useCatalogs } from "./catalog.js";
-import { setSteps, stepKeys, stepText } from "./catalogue.js";
+import { modelFacts, setSteps, stepKeys, stepText } from "./catalogue.js";
 import { groupChips } from "./chars.js";
 import { renderFlow } from "./flow.js";
-import { renderStep } from "./steps.js";
+import { renderStep, selectBox } from "./steps.js";
 import { attentionLines } from "./attention_lines.js";
 import { renderView } from "./inside.js";
 import { computePool } from "./sampling.js";
@@ -40,22 +40,6 @@ function messenger(model) {
       kept.set(key, answer);
     }
     return kept.get(key);
-  };
-}
-
-function factValues(m) {
-  return {
-    model: m.name,
-    n_layer: m.n_layer,
-    n_head: m.n_head,
-    d_model: m.d_model,
-    d_head: m.d_head,
-    d_mlp: m.d_mlp,
-    n_kv_head: m.n_kv_head ?? m.n_head,
-    kv_group: m.n_head / (m.n_kv_head ?? m.n_head),
-    vocab: m.vocab_size.toLocaleString("en-US"),
-    n_ctx: m.n_ctx.toLocaleString("en-US"),
-    scale: fmt(1 / Math.sqrt(m.d_head), 4),
   };
 }
 
@@ -228,22 +212,11 @@ function attentionPart({ state, ctx, root }, setup) {
   const controls = el("div", { class: "step-controls", "data-testid": "attention-controls" });
   const box = el("div", { class: "attention-box" });
   root.append(controls, box);
-  const select = (label, n, value, onChange, testid) =>
-    el(
-      "label",
-      { class: "select" },
-      el("span", { text: label }),
-      el(
-        "select",
-        { "data-testid": testid, onchange: (e) => onChange(Number(e.target.value)) },
-        Array.from({ length: n }, (_, i) => el("option", { value: i, selected: i === value, text: String(i) })),
-      ),
-    );
   return {
     draw() {
       controls.replaceChildren(
-        setup.n_layer > 1 ? select(t("page.layer"), setup.n_layer, state.layer, ctx.setLayer, "layer-select") : "",
-        select(t("page.head"), state.model.n_head, state.head, ctx.setHead, "head-select"),
+        setup.n_layer > 1 ? selectBox(t("page.layer"), setup.n_layer, state.layer, ctx.setLayer, "layer-select") : "",
+        selectBox(t("page.head"), state.model.n_head, state.head, ctx.setHead, "head-select"),
         el("span", { class: "position-label", "data-testid": "position-label" }, `${t("page.position-n", { p: state.position })}${colon()}`, el("code", { text: `“${visible(ctx.tokenText(state.ids[state.position]))}”` })),
       );
       box.replaceChildren(attentionLines(ctx));
@@ -331,7 +304,7 @@ const VIEWS = {
 export function mount(host, model) {
   const setup = model.get("setup");
   useCatalogs(setup.catalogs, setup.lang);
-  setFacts(factValues(setup.model));
+  setFacts(modelFacts(setup.model));
   setFamily(setup.model.family);
   setSteps(setup.steps);
   const shadow = host.attachShadow({ mode: "open" });

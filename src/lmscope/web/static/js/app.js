@@ -4,7 +4,7 @@
 
 import { ApiError, cachedPost, getJSON, getModel, postJSON, streamNDJSON } from "./api.js";
 import { autosize, fitHeight } from "./autosize.js";
-import { setSteps, stepInfo, stepKeys, stepText } from "./catalogue.js";
+import { modelFacts, setSteps, stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { compact, el, fmt, grouped, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
 import { chatOn, chatToggle, labelChatToggle } from "./chat.js";
@@ -740,19 +740,7 @@ async function boot() {
     return;
   }
   const m = state.model;
-  setFacts({
-    model: m.name,
-    n_layer: m.n_layer,
-    n_head: m.n_head,
-    d_model: m.d_model,
-    d_head: m.d_head,
-    d_mlp: m.d_mlp,
-    n_kv_head: m.n_kv_head ?? m.n_head,
-    kv_group: m.n_head / (m.n_kv_head ?? m.n_head),
-    vocab: m.vocab_size.toLocaleString("en-US"),
-    n_ctx: m.n_ctx.toLocaleString("en-US"),
-    scale: fmt(1 / Math.sqrt(m.d_head), 4),
-  });
+  setFacts(modelFacts(m));
   setFamily(m.family, m.lineage); // RMSNorm, not LayerNorm, where the model says so (or its base)
   const toggle = chatToggle(m, () => retracePrompt($("prompt").value));
   if (toggle) $("examples").parentElement.append(toggle);

@@ -5,6 +5,7 @@
 // change of language says them again without asking the server.
 
 import { t } from "./catalog.js";
+import { fmt } from "./draw.js";
 
 let steps = [];
 const byKey = new Map();
@@ -36,4 +37,23 @@ export function stepText(key, vars = {}) {
   // (step.<key>.plain, listed by explain.catalogue.message_ids)
   const plain = t(`step.${key}.plain`);
   return { title: say(texts.title, vars), body: say(texts.text, vars), plain: plain === `step.${key}.plain` ? "" : plain };
+}
+
+// The model's facts the step texts fill in ({n_layer}, {vocab}, {scale}...), from
+// GET /api/model; the page and the notebook's widgets both set them (catalog.setFacts).
+export function modelFacts(m) {
+  const kv = m.n_kv_head ?? m.n_head;
+  return {
+    model: m.name,
+    n_layer: m.n_layer,
+    n_head: m.n_head,
+    d_model: m.d_model,
+    d_head: m.d_head,
+    d_mlp: m.d_mlp,
+    n_kv_head: kv,
+    kv_group: m.n_head / kv,
+    vocab: m.vocab_size.toLocaleString("en-US"),
+    n_ctx: m.n_ctx.toLocaleString("en-US"),
+    scale: fmt(1 / Math.sqrt(m.d_head), 4),
+  };
 }

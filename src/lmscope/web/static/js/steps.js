@@ -62,7 +62,7 @@ function ids(ctx) {
   return ctx.state.ids;
 }
 
-function selectBox(label, count, value, onChange, testid, name = (i) => String(i)) {
+export function selectBox(label, count, value, onChange, testid, name = (i) => String(i)) {
   return el(
     "label",
     { class: "select" },
