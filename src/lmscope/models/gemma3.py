@@ -37,17 +37,15 @@ from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import DecoderLM, Hook, KVCache
-from lmscope.models.fields import require_mapping
+from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
-    CausalSelfAttention,
     Llama,
     LlamaConfig,
     RMSNorm,
     llama_state_from_hf,
     rope_cos_sin,
 )
-from lmscope.models.state import build_checked
 
 HF_MODEL_TYPES = ("gemma3_text",)
 LOCAL, GLOBAL = "sliding_attention", "full_attention"  # Hugging Face's layer_types
@@ -88,14 +86,7 @@ class Gemma3Config(LlamaConfig):
         """From a Hugging Face ``config.json`` dict of a ``gemma3_text`` model (a
         Gemma3ForCausalLM): per-layer-type RoPE (transformers 5's ``rope_parameters``, or the
         older ``rope_theta`` and ``rope_local_base_freq``) and the layer pattern."""
-        hf = require_mapping(hf, "config.json")
-        if hf.get("model_type") not in cls.model_types:
-            raise CheckpointError(
-                "error.family.hf-type",
-                type=repr(hf.get("model_type")),
-                family="Gemma 3",
-                types=", ".join(HF_MODEL_TYPES),
-            )
+        hf = require_hf_type(hf, cls.model_types, "Gemma 3")
         for capped in ("final_logit_softcapping", "attn_logit_softcapping"):
             if hf.get(capped) is not None:
                 raise CheckpointError("error.gemma3.softcapping", field=capped)
@@ -113,32 +104,25 @@ class Gemma3Config(LlamaConfig):
         layer_types = hf.get("layer_types") or [
             GLOBAL if (i + 1) % pattern == 0 else LOCAL for i in range(n_layer)
         ]
-        llama = {
+        read_as_llama = {
             **hf,
-            "model_type": "llama",
             "hidden_act": "silu",  # read as Llama; the activation is set below
             "rope_parameters": {"rope_theta": full["rope_theta"]},
             "rope_scaling": None,
-            "max_position_embeddings": hf.get("max_position_embeddings") or 131072,
             "tie_word_embeddings": hf.get("tie_word_embeddings", True),
         }
-        fields = LlamaConfig.from_hf(llama).to_dict()
-        act = hf.get("hidden_activation") or hf.get("hidden_act") or "gelu_pytorch_tanh"
-        try:
-            return cls(
-                **{
-                    **fields,
-                    "model_type": "gemma3_text",
-                    "activation": act,
-                    "sliding_window": hf.get("sliding_window") if LOCAL in layer_types else None,
-                    "rope_local_theta": local["rope_theta"],
-                    "query_pre_attn_scalar": hf.get("query_pre_attn_scalar"),
-                    "layer_types": list(layer_types),
-                }
-            )
-        except (InvalidInputError, TypeError) as err:
-            why = err if isinstance(err, InvalidInputError) else str(err)
-            raise CheckpointError("error.config.in-config-json", why=why) from None
+        return from_llama_fields(
+            cls,
+            read_as_llama,
+            "llama",
+            "gemma3_text",
+            131072,  # transformers' Gemma3TextConfig default
+            activation=hf.get("hidden_activation") or hf.get("hidden_act") or "gelu_pytorch_tanh",
+            sliding_window=hf.get("sliding_window") if LOCAL in layer_types else None,
+            rope_local_theta=local["rope_theta"],
+            query_pre_attn_scalar=hf.get("query_pre_attn_scalar"),
+            layer_types=list(layer_types),
+        )
 
 
 class Gemma3RMSNorm(RMSNorm):
@@ -163,21 +147,16 @@ class Gemma3RMSNorm(RMSNorm):
         return hook(f"{name}.hook_out", (normalized * gain).to(x.dtype))
 
 
-class Gemma3Attention(CausalSelfAttention):
+class Gemma3Attention(QKNormAttention):
     """QK-norm attention; a local layer slides a window over the keys and uses the local RoPE."""
+
+    norm_class = Gemma3RMSNorm
 
     def __init__(self, config: Gemma3Config, layer: int):
         super().__init__(config)
         self.local = config.is_local(layer)
         self.window = config.sliding_window if self.local else None
         self.scale = (config.query_pre_attn_scalar or config.d_head) ** -0.5
-        self.q_norm = Gemma3RMSNorm(config.d_head, config.rms_norm_eps)
-        self.k_norm = Gemma3RMSNorm(config.d_head, config.rms_norm_eps)
-
-    def before_rope(self, q: torch.Tensor, k: torch.Tensor, hook: Hook | None, name: str):
-        if hook is None:
-            return self.q_norm(q, None, ""), self.k_norm(k, None, "")
-        return self.q_norm(q, hook, f"{name}.q_norm"), self.k_norm(k, hook, f"{name}.k_norm")
 
     def forward(self, x, hook: Hook | None, name: str, layer: int, cache: KVCache | None, ropes):
         local_rope, global_rope = ropes
@@ -288,6 +267,4 @@ def build_gemma3(
     """A float32 Gemma 3 in eval mode from a Hugging Face config.json dict and state dict."""
     config = Gemma3Config.from_hf(hf_config)
     state = gemma3_state_from_hf(hf_state, config)
-    return build_checked(
-        lambda: Gemma3(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
-    )
+    return build_from_hf(Gemma3, config, state, source, allow_nonfinite)

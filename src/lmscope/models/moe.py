@@ -30,7 +30,7 @@ from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import DecoderLM, Hook, Linear, PreNormBlock
-from lmscope.models.fields import require_mapping
+from lmscope.models.kin import build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
     CausalSelfAttention,
@@ -40,7 +40,6 @@ from lmscope.models.llama import (
     llama_state_from_hf,
 )
 from lmscope.models.qwen3 import Qwen3Attention
-from lmscope.models.state import build_checked
 
 HF_MODEL_TYPES = ("mixtral", "qwen3_moe")
 _HF_DEFAULT_CTX = {"mixtral": 131072, "qwen3_moe": 32768}  # transformers' defaults
@@ -89,15 +88,8 @@ class MoEConfig(LlamaConfig):
     @classmethod
     def from_hf(cls, hf: dict) -> MoEConfig:
         """From a Hugging Face ``config.json`` dict of a ``mixtral`` or ``qwen3_moe`` model."""
-        hf = require_mapping(hf, "config.json")
-        model_type = hf.get("model_type")
-        if model_type not in HF_MODEL_TYPES:
-            raise CheckpointError(
-                "error.family.hf-type",
-                type=repr(model_type),
-                family="mixture-of-experts",
-                types=", ".join(HF_MODEL_TYPES),
-            )
+        hf = require_hf_type(hf, HF_MODEL_TYPES, "mixture-of-experts")
+        model_type = hf["model_type"]
         n_expert = hf.get("num_local_experts", hf.get("num_experts"))
         if n_expert is None or "num_experts_per_tok" not in hf:
             field = "num_experts_per_tok" if n_expert is not None else "num_local_experts"
@@ -105,7 +97,7 @@ class MoEConfig(LlamaConfig):
         more = dict(n_expert=n_expert, n_expert_used=hf["num_experts_per_tok"])
         if model_type == "mixtral":  # Mistral's attention; every layer sparse, weights normalized
             more.update(norm_topk_prob=True, qk_norm=False)
-            base = {**hf, "model_type": "mistral"}
+            read_as = "mistral"
         else:  # Qwen3's attention (QK-norm); experts of their own width
             if hf.get("use_sliding_window"):
                 raise CheckpointError("error.qwen3.sliding-window", type=model_type)
@@ -116,16 +108,8 @@ class MoEConfig(LlamaConfig):
                 sparse_step=hf.get("decoder_sparse_step", 1),
                 dense_layers=list(hf.get("mlp_only_layers") or []),
             )
-            base = {**hf, "model_type": "llama"}
-        base["max_position_embeddings"] = (
-            hf.get("max_position_embeddings") or _HF_DEFAULT_CTX[model_type]
-        )
-        fields = LlamaConfig.from_hf(base).to_dict()
-        try:
-            return cls(**{**fields, "model_type": model_type, **more})
-        except (InvalidInputError, TypeError) as err:
-            why = err if isinstance(err, InvalidInputError) else str(err)
-            raise CheckpointError("error.config.in-config-json", why=why) from None
+            read_as = "llama"
+        return from_llama_fields(cls, hf, read_as, model_type, _HF_DEFAULT_CTX[model_type], **more)
 
 
 class Expert(MLP):
@@ -242,7 +226,4 @@ def build_moe(
     """A float32 mixture of experts in eval mode from a Hugging Face config.json dict and state
     dict (Mixtral's or Qwen3-MoE's names)."""
     config = MoEConfig.from_hf(hf_config)
-    state = moe_state_from_hf(hf_state, config)
-    return build_checked(
-        lambda: MoE(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
-    )
+    return build_from_hf(MoE, config, moe_state_from_hf(hf_state, config), source, allow_nonfinite)

@@ -24,9 +24,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lmscope.errors import CheckpointError
 from lmscope.models.common import DecoderLM, Hook, Linear
-from lmscope.models.fields import require_mapping
+from lmscope.models.kin import build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     Block,
     CausalSelfAttention,
@@ -35,38 +34,22 @@ from lmscope.models.llama import (
     gated,
     llama_state_from_hf,
 )
-from lmscope.models.state import build_checked
-
-HF_MODEL_TYPES = ("phi3",)
-_HF_DEFAULT_CTX = 4096  # transformers' Phi3Config default
 
 
 @dataclass
 class Phi3Config(LlamaConfig):
     arch: ClassVar[str] = "phi3"  # the "arch" of a saved model's lmscope.json
     family: ClassVar[str] = "phi3"  # the explainer's texts; it falls back to Llama's
-    model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES
+    model_types: ClassVar[tuple[str, ...]] = ("phi3",)
     model_type: str = "phi3"
 
     @classmethod
     def from_hf(cls, hf: dict) -> Phi3Config:
         """From a Hugging Face ``config.json`` dict of a ``phi3`` model: Mistral's fields (no
         biases, an optional sliding window), read as Mistral reads them."""
-        hf = require_mapping(hf, "config.json")
-        if hf.get("model_type") not in cls.model_types:
-            raise CheckpointError(
-                "error.family.hf-type",
-                type=repr(hf.get("model_type")),
-                family="Phi-3",
-                types=", ".join(HF_MODEL_TYPES),
-            )
-        mistral = {
-            **hf,
-            "model_type": "mistral",
-            "max_position_embeddings": hf.get("max_position_embeddings") or _HF_DEFAULT_CTX,
-        }
-        fields = LlamaConfig.from_hf(mistral).to_dict()
-        return cls(**{**fields, "model_type": "phi3"})
+        hf = require_hf_type(hf, cls.model_types, "Phi-3")
+        # a context of 4,096 when the file names none, as transformers' Phi3Config
+        return from_llama_fields(cls, hf, "mistral", "phi3", default_ctx=4096)
 
 
 class Phi3Attention(CausalSelfAttention):
@@ -121,7 +104,6 @@ def build_phi3(
 ) -> Phi3:
     """A float32 Phi-3 in eval mode from a Hugging Face config.json dict and state dict."""
     config = Phi3Config.from_hf(hf_config)
-    state = llama_state_from_hf(hf_state, config)
-    return build_checked(
-        lambda: Phi3(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
+    return build_from_hf(
+        Phi3, config, llama_state_from_hf(hf_state, config), source, allow_nonfinite
     )

@@ -22,74 +22,37 @@ from typing import ClassVar
 
 import torch
 
-from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.common import DecoderLM, Hook
-from lmscope.models.fields import require_mapping
+from lmscope.errors import CheckpointError
+from lmscope.models.common import DecoderLM
+from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     Block,
-    CausalSelfAttention,
     Llama,
     LlamaConfig,
-    RMSNorm,
     llama_state_from_hf,
 )
-from lmscope.models.state import build_checked
-
-HF_MODEL_TYPES = ("qwen3",)
-_HF_DEFAULT_CTX = 32768  # transformers' Qwen3Config default
 
 
 @dataclass
 class Qwen3Config(LlamaConfig):
     arch: ClassVar[str] = "qwen3"  # the "arch" of a saved model's lmscope.json
     family: ClassVar[str] = "qwen3"  # the explainer's texts; it falls back to Llama's
-    model_types: ClassVar[tuple[str, ...]] = HF_MODEL_TYPES
+    model_types: ClassVar[tuple[str, ...]] = ("qwen3",)
     model_type: str = "qwen3"
 
     @classmethod
     def from_hf(cls, hf: dict) -> Qwen3Config:
-        """From a Hugging Face ``config.json`` dict of a ``qwen3`` model."""
-        hf = require_mapping(hf, "config.json")
-        if hf.get("model_type") not in cls.model_types:
-            raise CheckpointError(
-                "error.family.hf-type",
-                type=repr(hf.get("model_type")),
-                family="Qwen3",
-                types=", ".join(HF_MODEL_TYPES),
-            )
-        return cls.from_llama_fields(hf, "qwen3")
-
-    @classmethod
-    def from_llama_fields(cls, hf: dict, model_type: str, **more):
-        """Read the fields a family shares with Llama as Llama reads them (biases on q, k, v
-        and o when ``attention_bias``), then add ``more``. Qwen3 models use no sliding window."""
+        """From a Hugging Face ``config.json`` dict of a ``qwen3`` model: Llama's fields (biases
+        on q, k, v and o when ``attention_bias``); Qwen3 models use no sliding window."""
+        hf = require_hf_type(hf, cls.model_types, "Qwen3")
         if hf.get("use_sliding_window"):
-            raise CheckpointError("error.qwen3.sliding-window", type=model_type)
-        llama = {
-            **hf,
-            "model_type": "llama",
-            "max_position_embeddings": hf.get("max_position_embeddings") or _HF_DEFAULT_CTX,
-        }
-        fields = LlamaConfig.from_hf(llama).to_dict()
-        try:
-            return cls(**{**fields, "model_type": model_type, **more})
-        except (InvalidInputError, TypeError) as err:
-            why = err if isinstance(err, InvalidInputError) else str(err)
-            raise CheckpointError("error.config.in-config-json", why=why) from None
+            raise CheckpointError("error.qwen3.sliding-window", type="qwen3")
+        # a context of 32,768 when the file names none, as transformers' Qwen3Config
+        return from_llama_fields(cls, hf, "llama", "qwen3", default_ctx=32768)
 
 
-class Qwen3Attention(CausalSelfAttention):
+class Qwen3Attention(QKNormAttention):
     """Llama's attention with an RMSNorm on each head's q and k before RoPE."""
-
-    def __init__(self, config: LlamaConfig):
-        super().__init__(config)
-        self.q_norm = RMSNorm(config.d_head, config.rms_norm_eps)
-        self.k_norm = RMSNorm(config.d_head, config.rms_norm_eps)
-
-    def before_rope(self, q: torch.Tensor, k: torch.Tensor, hook: Hook | None, name: str):
-        if hook is None:
-            return self.q_norm(q, None, ""), self.k_norm(k, None, "")
-        return self.q_norm(q, hook, f"{name}.q_norm"), self.k_norm(k, hook, f"{name}.k_norm")
 
 
 class Qwen3Block(Block):
@@ -110,7 +73,6 @@ def build_qwen3(
     """A float32 Qwen3 in eval mode from a Hugging Face config.json dict and state dict (the
     norms' ``self_attn.q_norm``/``k_norm`` become ``attn.q_norm``/``k_norm``)."""
     config = Qwen3Config.from_hf(hf_config)
-    state = llama_state_from_hf(hf_state, config)
-    return build_checked(
-        lambda: Qwen3(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
+    return build_from_hf(
+        Qwen3, config, llama_state_from_hf(hf_state, config), source, allow_nonfinite
     )
