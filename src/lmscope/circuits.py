@@ -9,26 +9,6 @@
 
 ``docs/circuits.md`` says what each experiment can and cannot show."""
 
-from lmscope.interpret.circuits import (
-    SITES,
-    Attribution,
-    Grid,
-    InductionScores,
-    PatchResult,
-    Site,
-    attribute,
-    induction_scores,
-    patch,
-)
-
-__all__ = [
-    "SITES",
-    "Attribution",
-    "Grid",
-    "InductionScores",
-    "PatchResult",
-    "Site",
-    "attribute",
-    "induction_scores",
-    "patch",
-]
+# the same names as lmscope.interpret.circuits, listed once there
+from lmscope.interpret.circuits import *  # noqa: F403
+from lmscope.interpret.circuits import __all__ as __all__

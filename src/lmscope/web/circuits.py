@@ -16,6 +16,7 @@ from lmscope.engine import checks
 from lmscope.errors import InvalidInputError
 from lmscope.interpret.circuits import Attribution, InductionScores, PatchResult
 from lmscope.interpret.circuits.common import listed, pieces, token_id, transformer
+from lmscope.interpret.circuits.patching import checked_pair
 from lmscope.web.schemas import circuits as s
 from lmscope.web.work import Costs
 
@@ -145,24 +146,13 @@ def patch_job(model, req: s.PatchRequest) -> PatchJob:
     """The request's prompts as ids and its answers as token ids, checked as ``patch`` checks
     them, and within the page's bound, before any model work is queued."""
     transformer(model)
-    clean, corrupt = tuple(model.encode(req.clean)), tuple(model.encode(req.corrupt))
-    longest = max(len(clean), len(corrupt))
+    longest = max(len(model.encode(text)) for text in (req.clean, req.corrupt))
     if longest > s.MAX_PATCH_TOKENS:
         raise InvalidInputError(
             "error.circuits.web.patch-too-long", n=longest, most=s.MAX_PATCH_TOKENS
         )
-    if len(clean) != len(corrupt):
-        raise InvalidInputError(
-            "error.circuits.lengths-differ",
-            clean=len(clean),
-            corrupt=len(corrupt),
-            clean_tokens=listed(pieces(model, clean)),
-            corrupt_tokens=listed(pieces(model, corrupt)),
-        )
-    right, wrong = token_id(model, req.right, "right"), token_id(model, req.wrong, "wrong")
-    if right == wrong:
-        raise InvalidInputError("error.circuits.same-answer", token=listed(pieces(model, [right])))
-    return PatchJob(clean, corrupt, right, wrong)
+    clean, corrupt, right, wrong = checked_pair(model, req.clean, req.corrupt, req.right, req.wrong)
+    return PatchJob(tuple(clean), tuple(corrupt), right, wrong)
 
 
 def patch_units(costs: Costs, n_head: int, t: int) -> float:

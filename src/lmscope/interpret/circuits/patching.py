@@ -198,6 +198,28 @@ def _patched_runs(
     return torch.cat(out)
 
 
+def checked_pair(model, clean, corrupt, right, wrong) -> tuple[list[int], list[int], int, int]:
+    """The clean and corrupted prompts as ids and the two answers as token ids, refused in one
+    line where patching cannot compare them: prompts of different token lengths, an answer
+    that is not one token, or the same answer twice."""
+    transformer(model)
+    clean_ids, corrupt_ids = model.to_ids(clean), model.to_ids(corrupt)
+    if len(clean_ids) != len(corrupt_ids):
+        raise InvalidInputError(
+            "error.circuits.lengths-differ",
+            clean=len(clean_ids),
+            corrupt=len(corrupt_ids),
+            clean_tokens=listed(pieces(model, clean_ids)),
+            corrupt_tokens=listed(pieces(model, corrupt_ids)),
+        )
+    right_id, wrong_id = token_id(model, right, "right"), token_id(model, wrong, "wrong")
+    if right_id == wrong_id:
+        raise InvalidInputError(
+            "error.circuits.same-answer", token=listed(pieces(model, [right_id]))
+        )
+    return clean_ids, corrupt_ids, right_id, wrong_id
+
+
 @checked_keywords
 @torch.no_grad()
 def patch(
@@ -214,21 +236,7 @@ def patch(
     prompt, and the fraction of it each patched activation restores, for every site of
     ``layers`` (default: every layer). ``right`` and ``wrong`` are token ids or texts of one
     token each (`` Paris``, with its space)."""
-    transformer(model)
-    clean_ids, corrupt_ids = model.to_ids(clean), model.to_ids(corrupt)
-    if len(clean_ids) != len(corrupt_ids):
-        raise InvalidInputError(
-            "error.circuits.lengths-differ",
-            clean=len(clean_ids),
-            corrupt=len(corrupt_ids),
-            clean_tokens=listed(pieces(model, clean_ids)),
-            corrupt_tokens=listed(pieces(model, corrupt_ids)),
-        )
-    right_id, wrong_id = token_id(model, right, "right"), token_id(model, wrong, "wrong")
-    if right_id == wrong_id:
-        raise InvalidInputError(
-            "error.circuits.same-answer", token=listed(pieces(model, [right_id]))
-        )
+    clean_ids, corrupt_ids, right_id, wrong_id = checked_pair(model, clean, corrupt, right, wrong)
     chosen = checked_layers(model.config.n_layer, layers)
     config = model.config
     names = _probes(config.n_layer)
