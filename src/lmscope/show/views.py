@@ -86,12 +86,18 @@ def explainer(trace: Trace, model=None, *, position=None, layer=0, head=0, step=
     return s, answers, html
 
 
-def flow(trace: Trace, model=None, *, position=None):
+def asked_view(view: str, step: str, path: str, draw, trace: Trace, model, position):
+    """A view whose snapshot draws one request's answer at the position (``/api/flow``,
+    ``/api/lens``, ``/api/final``) with ``draw(setup, data)``."""
     model = model_of(trace, model)
-    s = setup_of("flow", model, trace, position, 0, 0, "transformer")
+    s = setup_of(view, model, trace, position, 0, 0, step)
     answers = Answers(model, trace)
-    data = first(answers, "/api/flow", {"ids": trace.ids, "position": s["position"]})
-    return s, answers, snapshot.frame("flow", s, snapshot.chips(s), snapshot.flow(s, data))
+    data = first(answers, path, {"ids": trace.ids, "position": s["position"]})
+    return s, answers, snapshot.frame(view, s, snapshot.chips(s), draw(s, data))
+
+
+def flow(trace: Trace, model=None, *, position=None):
+    return asked_view("flow", "transformer", "/api/flow", snapshot.flow, trace, model, position)
 
 
 def attention(trace: Trace, layer=0, head=0, model=None, *, position=None):
@@ -114,30 +120,20 @@ def step(trace: Trace, key, model=None, *, layer=0, head=0, position=None):
     return s, Answers(model, trace), html
 
 
+def next_tokens(setup: dict, data: dict) -> str:
+    return snapshot.next_tokens(setup, data["logits"])
+
+
 def ablation(trace: Trace, model=None, *, position=None):
-    model = model_of(trace, model)
-    s = setup_of("ablation", model, trace, position, 0, 0, "ablation")
-    answers = Answers(model, trace)
-    view = first(answers, "/api/final", {"ids": trace.ids, "position": s["position"]})["logits"]
-    html = snapshot.frame("ablation", s, snapshot.chips(s), snapshot.next_tokens(s, view))
-    return s, answers, html
+    return asked_view("ablation", "ablation", "/api/final", next_tokens, trace, model, position)
 
 
 def sampling(trace: Trace, model=None, *, position=None):
-    model = model_of(trace, model)
-    s = setup_of("sampling", model, trace, position, 0, 0, "sampling")
-    answers = Answers(model, trace)
-    view = first(answers, "/api/final", {"ids": trace.ids, "position": s["position"]})["logits"]
-    html = snapshot.frame("sampling", s, snapshot.chips(s), snapshot.next_tokens(s, view))
-    return s, answers, html
+    return asked_view("sampling", "sampling", "/api/final", next_tokens, trace, model, position)
 
 
 def lens(trace: Trace, model=None, *, position=None):
-    model = model_of(trace, model)
-    s = setup_of("lens", model, trace, position, 0, 0, "lens")
-    answers = Answers(model, trace)
-    data = first(answers, "/api/lens", {"ids": trace.ids, "position": s["position"]})
-    return s, answers, snapshot.frame("lens", s, snapshot.chips(s), snapshot.lens(s, data))
+    return asked_view("lens", "lens", "/api/lens", snapshot.lens, trace, model, position)
 
 
 # -- a pattern from anywhere: tokens and a [head, query, key] tensor ----------------------------

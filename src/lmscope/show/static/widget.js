@@ -5,7 +5,7 @@
 // kernel's: a view's ctx.post(path, body) goes to Python over the widget's messages, where the
 // web API's explain functions answer it from the notebook's trace (lmscope/show/answers.py).
 
-import { el, grouped, compact, pct, visible } from "./draw.js";
+import { el, visible } from "./draw.js";
 import { colon, setFacts, setFamily, t, useCatalogs } from "./catalog.js";
 import { modelFacts, setSteps, stepKeys, stepText } from "./catalogue.js";
 import { groupChips } from "./chars.js";
@@ -14,6 +14,7 @@ import { renderStep, selectBox } from "./steps.js";
 import { attentionLines } from "./attention_lines.js";
 import { renderView } from "./inside.js";
 import { computePool } from "./sampling.js";
+import { drawProbBars, factSpans, poolText } from "./prob_bars.js";
 
 // Requests to the kernel: one message each, answered by id; an answer is kept, as the page's
 // cachedPost keeps one, so going back to a step asks nothing.
@@ -77,6 +78,11 @@ function widget(setup, post, root) {
   const redraw = () => {
     for (const part of Object.values(parts)) part.draw();
   };
+  // a control's new value (the layer, the head, which norm), then every part drawn again
+  const set = (key) => (value) => {
+    state[key] = value;
+    redraw();
+  };
   const ctx = {
     state,
     post,
@@ -92,18 +98,9 @@ function widget(setup, post, root) {
       state.position = i;
       redraw();
     },
-    setLayer(layer) {
-      state.layer = layer;
-      redraw();
-    },
-    setHead(head) {
-      state.head = head;
-      redraw();
-    },
-    setLn(which) {
-      state.lnWhich = which;
-      redraw();
-    },
+    setLayer: set("layer"),
+    setHead: set("head"),
+    setLn: set("lnWhich"),
     currentPool: () => {
       const view = state.views.get(state.position);
       return view ? computePool(view, state.sampling) : null;
@@ -120,21 +117,7 @@ function widget(setup, post, root) {
 function factsPart({ state, root }) {
   const box = el("div", { class: "lmscope-facts", "data-testid": "facts" });
   root.append(box);
-  return {
-    draw() {
-      const m = state.model;
-      const short = m.name.includes("/") && m.name.startsWith("/") ? m.name.split("/").filter(Boolean).at(-1) : m.name;
-      const facts = [
-        [short, ""],
-        [m.n_layer, t("page.layers")],
-        [m.n_head, t("page.heads")],
-        [grouped(m.d_model), t("page.d-model")],
-        [compact(m.vocab_size), t("page.vocab")],
-        [compact(m.n_params), t("page.params")],
-      ];
-      box.replaceChildren(...facts.map(([v, label]) => el("span", { class: "lmscope-fact" }, el("b", { "data-verbatim": "", text: v }), label ? ` ${label}` : "")));
-    },
-  };
+  return { draw: () => box.replaceChildren(...factSpans(state.model, "lmscope-fact")) };
 }
 
 function tokensPart({ state, ctx, root }) {
@@ -267,22 +250,8 @@ function samplingPart({ state, ctx, root }) {
       out[c.key].textContent = c.shown(s[c.key]);
     }
     const p = computePool(view, s);
-    const rows = p.rows.slice(0, 15);
-    const max = Math.max(...rows.map((r) => r.prob), 1e-12);
-    bars.replaceChildren(
-      ...rows.map((row, rank) =>
-        el(
-          "div",
-          { class: `prob-bar${row.survives ? " kept" : " out"}`, "data-testid": "prob-bar", "data-id": row.id, "data-prob": row.prob, "data-pool-prob": row.poolProb },
-          el("span", { class: "rank", text: rank + 1 }),
-          el("span", { class: "tok", "data-verbatim": "", text: visible(ctx.tokenText(row.id)) }),
-          el("span", { class: "track" }, el("span", { class: "fill", style: { width: `${(row.prob / max) * 100}%` } })),
-          el("span", { class: "val", text: row.survives ? `${pct(row.prob)} → ${pct(row.poolProb)}` : pct(row.prob) }),
-        ),
-      ),
-    );
-    const vocab = p.stages.vocab.toLocaleString("en-US");
-    pool.textContent = p.countKnown ? t("page.pool", { n: p.poolSize.toLocaleString("en-US"), vocab }) : t("page.pool-plus", { n: grouped(Math.min(p.poolSize, p.rows.length)), vocab });
+    drawProbBars(bars, p, ctx.tokenText, { n: 15 });
+    pool.textContent = poolText(p);
   };
   return { draw: () => draw() };
 }

@@ -5,7 +5,7 @@
 import { ApiError, cachedPost, getJSON, getModel, postJSON, streamNDJSON } from "./api.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { modelFacts, setSteps, stepInfo, stepKeys, stepText } from "./catalogue.js";
-import { compact, el, fmt, grouped, pct, visible } from "./draw.js";
+import { el, grouped, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
 import { chatOn, chatToggle, labelChatToggle } from "./chat.js";
 import { applyStatic, labelLanguageToggle, nextLang, paren, sentences, setFacts, setFamily, setLang, t } from "./catalog.js";
@@ -14,6 +14,7 @@ import { flowSettled, keepInView, renderFlow } from "./flow.js";
 import { byteNote, groupChips, lastPiece, quotedToken } from "./chars.js";
 import { sourceText } from "./model_source.js";
 import { syncPool } from "./pool_sync.js";
+import { drawProbBars, factSpans, poolText } from "./prob_bars.js";
 import { computePool } from "./sampling.js";
 import { buildScrubber, updateReadout, updateScrubber } from "./scrub.js";
 import { renderStep } from "./steps.js";
@@ -248,20 +249,7 @@ function selectPosition(i) {
 
 function renderFacts() {
   const m = state.model;
-  // a model loaded from a folder is named by its path: its last part is enough here
-  const short = m.name.includes("/") && m.name.startsWith("/") ? m.name.split("/").filter(Boolean).at(-1) : m.name;
-  const facts = [
-    [short, ""],
-    [m.n_layer, t("page.layers")],
-    [m.n_head, t("page.heads")],
-    [grouped(m.d_model), t("page.d-model")],
-    [compact(m.vocab_size), t("page.vocab")],
-    [grouped(m.n_ctx), t("page.context")],
-    [compact(m.n_params), t("page.params")],
-  ];
-  $("facts").replaceChildren(
-    ...facts.map(([v, label]) => el("span", { class: "fact" }, el("b", { "data-verbatim": "", text: v }), label ? ` ${label}` : "")),
-  );
+  $("facts").replaceChildren(...factSpans(m));
   $("facts").firstChild.title = sourceText(m);
   $("facts").firstChild.dataset.verbatim = "all"; // the model's name and where it came from
 }
@@ -522,47 +510,15 @@ function updateSampling() {
 }
 
 function drawBars(pool) {
-  const rows = pool.rows.slice(0, 20);
-  const max = Math.max(...rows.map((r) => r.prob), 1e-12);
   const box = $("bars");
   // a byte token (<0xE6><0x9B>) says what part of a character it is: in its tooltip, and the
   // most likely one under the bars
-  const bytes = rows.map((row) => byteNote(tokenText(row.id), `“${visible(tokenText(row.id))}”`));
-  const first = bytes.find(Boolean);
+  const note = (row) => byteNote(tokenText(row.id), `“${visible(tokenText(row.id))}”`);
+  const rows = drawProbBars(box, pool, tokenText, { note });
+  const first = rows.map(note).find(Boolean);
   $("byte-note").hidden = !first;
   $("byte-note").textContent = first ?? "";
-  box.replaceChildren(
-    ...rows.map((row, rank) =>
-      el(
-        "div",
-        {
-          class: `prob-bar${row.survives ? " kept" : " out"}`,
-          "data-testid": "prob-bar",
-          "data-id": row.id,
-          "data-prob": row.prob,
-          "data-pool-prob": row.poolProb,
-          "data-survives": row.survives ? "1" : "0",
-          title: [t(row.survives ? "page.bar-title-kept" : "page.bar-title-filtered", { id: String(row.id), logit: fmt(row.logit, 6) }), bytes[rank]].filter(Boolean).join("\n"),
-        },
-        el("span", { class: "rank", text: rank + 1 }),
-        el("span", { class: "tok", "data-verbatim": "", text: visible(tokenText(row.id)) }),
-        el("span", { class: "track" }, el("span", { class: "fill", style: { width: `${(row.prob / max) * 100}%` } })),
-        el("span", { class: "val", text: row.survives ? `${pct(row.prob)} → ${pct(row.poolProb)}` : pct(row.prob) }),
-      ),
-    ),
-    el(
-      "div",
-      { class: "prob-bar tail" },
-      el("span", { class: "others", text: t("page.others", { n: (pool.stages.vocab - rows.length).toLocaleString("en-US") }) }),
-      el("span", { class: "val", text: pct(Math.max(0, 1 - rows.reduce((a, r) => a + r.prob, 0))) }),
-    ),
-  );
-  // the value column fits its longest value (in the bars' own monospace digits)
-  const longest = Math.max(8, ...[...box.querySelectorAll(".val")].map((v) => v.textContent.length));
-  box.style.setProperty("--val-w", `${longest + 1}ch`);
-  const vocab = pool.stages.vocab.toLocaleString("en-US");
-  const shown = pool.countKnown ? t("page.pool", { n: pool.poolSize.toLocaleString("en-US"), vocab }) : t("page.pool-plus", { n: grouped(Math.min(pool.poolSize, pool.rows.length)), vocab });
-  $("pool").textContent = shown + (pool.exact ? "" : ` ${t("page.approx")}`);
+  $("pool").textContent = poolText(pool);
   $("pool").dataset.size = pool.poolSize;
   $("pool-note").textContent = sentences(t("page.pool-note"), t("page.from-end"), t("page.same-seed"));
   const request = { ids: state.ids, position: state.position, sampling: serverSampling() };
