@@ -6,6 +6,7 @@
     trace                                   # a cell's value: the explainer (tokens, flow, steps)
     lmscope.show.attention(trace, layer=3, head=2)
     lmscope.show.step(trace, "mlp", layer=3)
+    lmscope.show.induction(model)           # circuits: induction heads, patching, attribution
 
 Each view is an anywidget whose JavaScript is the page's own modules and whose numbers the
 kernel answers (no server). Where no widget runs, a static HTML snapshot of what it shows
@@ -15,7 +16,18 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ablation", "attention", "explainer", "flow", "lens", "sampling", "step"]
+__all__ = [
+    "ablation",
+    "attention",
+    "attribution",
+    "explainer",
+    "flow",
+    "induction",
+    "lens",
+    "patching",
+    "sampling",
+    "step",
+]
 
 
 def _widget(made: tuple[dict, Any, str]):
@@ -83,3 +95,31 @@ def ablation(trace, model=None, *, position=None):
     from lmscope.show import views
 
     return _widget(views.ablation(trace, model, position=position))
+
+
+# -- circuits (issue 37): run by lmscope.circuits in the kernel, drawn as the Circuits page draws
+
+
+def induction(model, *, length=50, seed=0, layer=None, head=None):
+    """Induction and previous-token heads on ``length`` random tokens repeated once: the two
+    layers x heads grids, the loss at each position, and one head's attention pattern (the top
+    induction head, or ``layer``/``head``; a click on the grid shows another)."""
+    from lmscope.show import circuits
+
+    return _widget(circuits.induction(model, length=length, seed=seed, layer=layer, head=head))
+
+
+def patching(model, clean, corrupt, right, wrong):
+    """Activation patching: the fraction of the logit difference ``right`` - ``wrong`` each
+    clean activation restores in the corrupted run (residual stream, heads, MLPs)."""
+    from lmscope.show import circuits
+
+    return _widget(circuits.patching(model, clean, corrupt, right, wrong))
+
+
+def attribution(model, text, token, versus=None, *, position=-1):
+    """Direct logit attribution: the logit of ``token`` (minus ``versus``'s) after
+    ``position`` split into what the embedding, every head and every MLP wrote."""
+    from lmscope.show import circuits
+
+    return _widget(circuits.attribution(model, text, token, versus, position=position))

@@ -32,6 +32,9 @@ from lmscope.web.schemas import interpret as interpret_schemas
 from lmscope.web.schemas import pictures as picture_schemas
 from lmscope.web.schemas.steps import StepRequest, StepResponse
 
+# a request path, the web API's model of its body, and what answers it
+Routes = dict[str, tuple[type[BaseModel], Callable[[Any], BaseModel]]]
+
 
 class Answers:
     """One model and the traces a widget reads (the notebook's own first), answering the
@@ -40,7 +43,7 @@ class Answers:
     def __init__(self, model, trace: Trace):
         self.model = model
         self.traces: dict[tuple[int, ...], Trace] = {tuple(trace.ids): trace}
-        self.routes: dict[str, tuple[type[BaseModel], Callable[[Any], BaseModel]]] = {
+        self.routes: Routes = {
             "/api/flow": (picture_schemas.FlowRequest, self.flow),
             "/api/attention/lines": (picture_schemas.LinesRequest, self.lines),
             "/api/neighbours": (picture_schemas.NeighboursRequest, self.neighbours),
@@ -59,23 +62,7 @@ class Answers:
     # -- the one entry -----------------------------------------------------------------------
 
     def answer(self, path: str, body: dict) -> dict:
-        """``{"ok": true, "data": ...}`` (the API's JSON body) or ``{"ok": false, "code",
-        "params", "error"}`` (its error body: the catalog id, its values and the line)."""
-        route = self.routes.get(path)
-        if route is None:
-            return _error(InvalidInputError("error.show.no-such-request", path=repr(path)))
-        request_model, fn = route
-        try:
-            request = request_model.model_validate(body)
-            return {"ok": True, "data": fn(request).model_dump(mode="json")}
-        except LmscopeError as err:
-            return _error(err)
-        except ValidationError as err:
-            first = err.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            return _error(
-                InvalidInputError("error.show.bad-request", where=where, why=first["msg"])
-            )
+        return answered(self.routes, path, body)
 
     # -- what each request reads ---------------------------------------------------------------
 
@@ -169,6 +156,25 @@ class Answers:
         trace, position = self.at(req)
         specs = canonical(req.ablate, self.model.config)
         return ablation_view(self.model, trace.ids, specs, req.mode, position, req.k)
+
+
+def answered(routes: Routes, path: str, body: dict) -> dict:
+    """A request answered by its route: ``{"ok": true, "data": ...}`` (the API's JSON body) or
+    ``{"ok": false, "code", "params", "error"}`` (its error body: the catalog id, its values
+    and the line)."""
+    route = routes.get(path)
+    if route is None:
+        return _error(InvalidInputError("error.show.no-such-request", path=repr(path)))
+    request_model, fn = route
+    try:
+        request = request_model.model_validate(body)
+        return {"ok": True, "data": fn(request).model_dump(mode="json")}
+    except LmscopeError as err:
+        return _error(err)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        return _error(InvalidInputError("error.show.bad-request", where=where, why=first["msg"]))
 
 
 def _error(err: LmscopeError) -> dict:

@@ -26,8 +26,10 @@ class View(anywidget.AnyWidget):
 
     def __repr__(self) -> str:
         setup = self.setup
-        n = len(setup["trace"]["tokens"])
-        return f"lmscope.show.{setup['view']}({setup['model']['name'] or 'pattern'}, {n} tokens)"
+        name = setup["model"]["name"] or "pattern"
+        if setup["trace"] is None:  # a circuits view: an experiment's result, no trace
+            return f"lmscope.show.{setup['view']}({name})"
+        return f"lmscope.show.{setup['view']}({name}, {len(setup['trace']['tokens'])} tokens)"
 
     def _answer(self, _widget, content, _buffers) -> None:
         """A view's request (``{"id", "path", "body"}``), answered with the same id."""

@@ -5,7 +5,7 @@
 // kernel's: a view's ctx.post(path, body) goes to Python over the widget's messages, where the
 // web API's explain functions answer it from the notebook's trace (lmscope/show/answers.py).
 
-import { el, visible } from "./draw.js";
+import { el, hideTip, visible } from "./draw.js";
 import { colon, setFacts, setFamily, t, useCatalogs } from "./catalog.js";
 import { modelFacts, setSteps, stepKeys, stepText } from "./catalogue.js";
 import { groupChips } from "./chars.js";
@@ -15,6 +15,7 @@ import { attentionLines } from "./attention_lines.js";
 import { renderView } from "./inside.js";
 import { computePool } from "./sampling.js";
 import { drawProbBars, factSpans, poolText } from "./prob_bars.js";
+import { attributeView, inductionView, patchView } from "./circuits_views.js";
 
 // Requests to the kernel: one message each, answered by id; an answer is kept, as the page's
 // cachedPost keeps one, so going back to a step asks nothing.
@@ -256,6 +257,44 @@ function samplingPart({ state, ctx, root }) {
   return { draw: () => draw() };
 }
 
+// A circuits experiment (issue 37): its title and what it shows, the Circuits page's own
+// drawing of the kernel's answer (circuits_views.js), and what it cannot show. A click on the
+// induction grid asks the kernel for that head's pattern, as the page asks its server.
+const CIRCUITS = {
+  induction: [inductionView, ["page.circuits.induction.title", "page.circuits.induction.shows", "page.circuits.induction.cannot"]],
+  patch: [patchView, ["page.circuits.patch.title", "page.circuits.patch.shows", "page.circuits.patch.cannot"]],
+  attribute: [attributeView, ["page.circuits.attribute.title", "page.circuits.attribute.shows", "page.circuits.attribute.cannot"]],
+};
+
+function circuitsPart({ ctx, root }, setup) {
+  const [view, [title, shows, cannot]] = CIRCUITS[setup.view];
+  const box = el("div", { class: "circuits-result", "data-testid": `${setup.view}-result` });
+  const error = el("p", { class: "circuits-line error", "data-testid": "circuits-error", hidden: true });
+  root.append(
+    el("h3", { text: t(title) }),
+    el("p", { class: "circuits-line muted", text: t(shows) }),
+    error,
+    box,
+    el("p", { class: "circuits-limits" }, el("b", { text: t("page.circuits.cannot") }), " ", t(cannot)),
+  );
+  let result = setup.result;
+  const draw = () => {
+    hideTip();
+    box.replaceChildren(view(result, onHead));
+  };
+  async function onHead(layer, head) {
+    try {
+      result = await ctx.post("/api/circuits/induction", { length: result.length, seed: result.seed, layer, head });
+      error.hidden = true;
+    } catch (err) {
+      error.hidden = false;
+      error.textContent = t("page.error-line", { message: err.message });
+    }
+    draw();
+  }
+  return { draw };
+}
+
 // the page's "look inside" views a notebook answers (compare needs a second model: not here)
 const INSIDE = ["lens", "ablation"];
 const INSIDE_TITLES = { lens: "page.interpret.view-lens", ablation: "page.interpret.view-ablation" };
@@ -268,6 +307,9 @@ const VIEWS = {
   sampling: [tokensPart, samplingPart],
   lens: [tokensPart, stepPart],
   ablation: [tokensPart, stepPart],
+  induction: [factsPart, circuitsPart],
+  patch: [factsPart, circuitsPart],
+  attribute: [factsPart, circuitsPart],
 };
 
 export function mount(host, model) {
