@@ -795,11 +795,7 @@ def llama_state_to_hf(model: Llama) -> dict[str, torch.Tensor]:
 
 
 def build_llama(
-    hf_config: dict,
-    hf_state: dict[str, torch.Tensor],
-    source: str,
-    *,
-    allow_nonfinite: bool = False,
+    hf_config: dict, hf_state: dict[str, torch.Tensor], source: str, *, allow_nonfinite=False
 ) -> Llama:
     """A float32 Llama in eval mode from a Hugging Face config.json dict and state dict."""
     config = LlamaConfig.from_hf(hf_config)

@@ -84,19 +84,24 @@ def checked_layers(n_layer: int, layers) -> list[int]:
 
 
 def checked_layer(n_layer: int, layer) -> int:
-    if isinstance(layer, bool) or not isinstance(layer, numbers.Integral):
-        raise InvalidInputError("error.circuits.layer-kind", value=repr(layer)[:40])
-    if not 0 <= int(layer) < n_layer:
-        raise InvalidInputError("error.circuits.no-layer", layer=int(layer), last=n_layer - 1)
-    return int(layer)
+    return _checked_index(
+        n_layer, layer, "layer", "error.circuits.layer-kind", "error.circuits.no-layer"
+    )
 
 
 def checked_head(n_head: int, head) -> int:
-    if isinstance(head, bool) or not isinstance(head, numbers.Integral):
-        raise InvalidInputError("error.circuits.head-kind", value=repr(head)[:40])
-    if not 0 <= int(head) < n_head:
-        raise InvalidInputError("error.circuits.no-head", head=int(head), last=n_head - 1)
-    return int(head)
+    return _checked_index(
+        n_head, head, "head", "error.circuits.head-kind", "error.circuits.no-head"
+    )
+
+
+def _checked_index(n: int, value, name: str, kind_id: str, missing_id: str) -> int:
+    """``value`` as an int in 0..n-1; else one line (not an integer, or out of range)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidInputError(kind_id, value=repr(value)[:40])
+    if not 0 <= int(value) < n:
+        raise InvalidInputError(missing_id, **{name: int(value)}, last=n - 1)
+    return int(value)
 
 
 def unembedding(net) -> torch.Tensor:
