@@ -145,17 +145,22 @@ def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width
         assert len(keys) == 20
         problems = {}
         for i, key in enumerate(keys):
-            # the tour's one navigator: the list opens the first step, then the card's › and
-            # the keyboard's → in turn
+            found = []
+            # the tour's one navigator: the list opens the first step, then the keyboard's →,
+            # the card's › and the step panel's › (the same control, drawn there too) in turn
             if not i:
                 page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
-            elif i % 2:
+            elif i % 3 == 1:
                 page.keyboard.press("ArrowRight")
             else:
-                page.get_by_test_id("flow-next").click()
+                page.get_by_test_id("flow-next" if i % 3 == 2 else "tour-next").click()
             page.wait_for_selector(f".step-body[data-step='{key}']")
             wait_idle(page)
-            found = [*page.evaluate(WIDER, "html"), *page.evaluate(WIDER, "#step")]
+            # the card's control and the panel's say the same step
+            where = {page.get_by_test_id(f"{bar}-where").inner_text() for bar in ("flow", "tour")}
+            if where != {f"{i + 1} / {len(keys)}"}:
+                found = [f"the tour's controls say {where}"]
+            found = [*found, *page.evaluate(WIDER, "html"), *page.evaluate(WIDER, "#step")]
             found += page.evaluate(WIDER, "#sampling")
             if key == "masked-attention":
                 # the step opens with a query whose row shows masked positions (the last
@@ -169,6 +174,19 @@ def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width
             if found:
                 problems[key] = found
         assert problems == {}, problems
+        # one ▶ for the tour: pressed in the panel, the card's shows it playing too; a step
+        # opened another way (the keyboard) pauses it, and both say so
+        pressed = """() => ['flow-play', 'tour-play'].map(
+            (id) => document.querySelector(`[data-testid=${id}]`).getAttribute('aria-pressed'))"""
+        page.get_by_test_id("tour-prev").click()
+        page.wait_for_selector(f".step-body[data-step='{keys[-2]}']")
+        page.get_by_test_id("tour-play").click()
+        assert page.evaluate(pressed) == ["true", "true"]
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_selector(f".step-body[data-step='{keys[-3]}']")
+        wait_idle(page)
+        assert page.evaluate(pressed) == ["false", "false"]
+        assert page.get_by_test_id("tour-where").inner_text() == f"{len(keys) - 2} / {len(keys)}"
         assert page.evaluate(CUT) == []
         if width == 390:
             slider = page.locator("#position-slider").bounding_box()

@@ -524,5 +524,6 @@ export function focusedControl(container) {
 }
 
 export function refocus(container, testid) {
-  if (testid) container.querySelector(`[data-testid="${testid}"]:not([disabled])`)?.focus();
+  // no scroll: a step opened from the panel's tour control brings its diagram part into view
+  if (testid) container.querySelector(`[data-testid="${testid}"]:not([disabled])`)?.focus({ preventScroll: true });
 }

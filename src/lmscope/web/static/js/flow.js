@@ -110,7 +110,7 @@ function build(container, state, narrow, data) {
   const card = el(
     "div",
     { class: "flow-tour", "data-testid": "flow-tour" },
-    controls(),
+    tourBar(),
     el("div", { class: "flow-explain", "data-testid": "flow-explain", role: "region", "aria-live": "polite" }),
   );
   const overlay = document.createElementNS("http://www.w3.org/2000/svg", "svg");
@@ -365,45 +365,94 @@ function archLine(state, data) {
 
 // --- controls ---------------------------------------------------------------------------
 
-function controls() {
-  const button = (testid, text, label, onclick) => el("button", { type: "button", class: "flow-btn", "data-testid": testid, text, "aria-label": label, title: label, onclick });
-  return el(
+// The tour's one control, ‹ ▶ › and where the tour is: the card at the diagram's foot shows it
+// and so does the step panel's header (steps.js), both built here on the same state (the open
+// step, flow.playing) with the same handlers, so the two can never say different things. A step
+// opened any other way (the list, the keyboard, a part of the diagram) pauses a playing tour.
+// hooks: { openStep, current() } of the view that shows the bar (the flow's own by default).
+const bars = new Set();
+
+export function tourBar(prefix = "flow", hooks = null) {
+  const button = (name, text, label, onclick) => el("button", { type: "button", class: `flow-btn flow-${name}`, "data-testid": `${prefix}-${name}`, text, "aria-label": label, title: label, onclick });
+  const go = (by) => {
+    pause();
+    move(by, hooks);
+  };
+  const bar = el(
     "div",
     { class: "flow-bar", role: "toolbar", "aria-label": t("page.picture.flow-controls") },
-    button("flow-prev", "‹", t("page.picture.flow-prev"), () => {
-      pause();
-      move(-1);
-    }),
-    button("flow-play", "▶", t("page.picture.flow-play"), () => (flow.playing ? pause() : play())),
-    button("flow-next", "›", t("page.picture.flow-next"), () => {
-      pause();
-      move(1);
-    }),
-    el("span", { class: "flow-where", "data-testid": "flow-where" }),
+    button("prev", "‹", t("page.picture.flow-prev"), () => go(-1)),
+    button("play", "▶", t("page.picture.flow-play"), () => (flow.playing ? pause() : play(hooks))),
+    button("next", "›", t("page.picture.flow-next"), () => go(1)),
+    el("span", { class: "flow-where", "data-testid": `${prefix}-where` }),
   );
+  bar.tourHooks = hooks;
+  bars.add(bar);
+  sayBar(bar);
+  return bar;
 }
 
-function move(by) {
+function tourHooks(hooks) {
+  return hooks ?? { openStep: (key) => hooksRef.openStep(key), current: () => flow.step };
+}
+
+// Every bar on screen says the same: the open step's number and whether the tour plays.
+function sayTour() {
+  for (const bar of bars) {
+    if (bar.isConnected) sayBar(bar);
+    else if (bar.wasShown) bars.delete(bar); // the bar of a panel drawn again
+  }
+  if (flow.root) flow.root.dataset.playing = flow.playing ? "1" : "0";
+}
+
+function sayBar(bar) {
+  bar.wasShown ||= bar.isConnected;
   const keys = stepKeys();
-  const i = keys.indexOf(flow.step);
+  const n = keys.indexOf(tourHooks(bar.tourHooks).current()) + 1;
+  bar.querySelector(".flow-where").textContent = n ? `${n} / ${keys.length}` : "";
+  bar.querySelector(".flow-prev").disabled = n === 1;
+  bar.querySelector(".flow-next").disabled = n === keys.length;
+  const b = bar.querySelector(".flow-play");
+  b.textContent = flow.playing ? "❚❚" : "▶";
+  b.title = b.ariaLabel = flow.playing ? t("page.picture.flow-pause") : t("page.picture.flow-play");
+  b.setAttribute("aria-pressed", String(flow.playing));
+}
+
+function move(by, hooks) {
+  const { openStep, current } = tourHooks(hooks);
+  const keys = stepKeys();
+  const i = keys.indexOf(current());
   const j = Math.max(0, Math.min(keys.length - 1, (i < 0 ? 0 : i) + by));
-  if (keys[j] !== flow.step) hooksRef.openStep(keys[j]);
+  if (keys[j] !== current()) openStep(keys[j]);
 }
 
-export function play() {
+// the tour's own moves, which leave it playing
+function advance(hooks, key) {
+  flow.advancing = true;
+  try {
+    if (key) tourHooks(hooks).openStep(key);
+    else move(1, hooks);
+  } finally {
+    flow.advancing = false;
+  }
+}
+
+export function play(hooks = null) {
   flow.playing = true;
-  sayPlaying();
+  flow.playHooks = hooks;
+  sayTour();
   const keys = stepKeys();
-  if (keys.indexOf(flow.step) >= keys.length - 1) hooksRef.openStep(keys[0]);
+  const current = () => tourHooks(flow.playHooks).current();
+  if (keys.indexOf(current()) >= keys.length - 1) advance(hooks, keys[0]);
   clearTimeout(flow.timer);
   const tick = () => {
     if (!flow.playing) return;
-    const i = stepKeys().indexOf(flow.step);
+    const i = stepKeys().indexOf(current());
     if (i >= stepKeys().length - 1) return pause();
-    move(1);
-    flow.timer = setTimeout(tick, stepMs(flow.step));
+    advance(flow.playHooks);
+    flow.timer = setTimeout(tick, stepMs(current()));
   };
-  flow.timer = setTimeout(tick, stepMs(flow.step));
+  flow.timer = setTimeout(tick, stepMs(current()));
 }
 
 // How long the playing tour stays on a step: the time to read what the card says (at least 5 s),
@@ -434,16 +483,7 @@ export function pause() {
   if (!flow.playing) return;
   flow.playing = false;
   clearTimeout(flow.timer);
-  sayPlaying();
-}
-
-function sayPlaying() {
-  const b = flow.root?.querySelector("[data-testid=flow-play]");
-  if (!b) return;
-  b.textContent = flow.playing ? "❚❚" : "▶";
-  b.title = b.ariaLabel = flow.playing ? t("page.picture.flow-pause") : t("page.picture.flow-play");
-  b.setAttribute("aria-pressed", String(flow.playing));
-  flow.root.dataset.playing = flow.playing ? "1" : "0";
+  sayTour();
 }
 
 // --- the step: light its parts, open its explanation, fly the packet -----------------------
@@ -452,6 +492,7 @@ function setStep(key, animate) {
   const root = flow.root;
   if (!root) return;
   const previous = flow.step;
+  if (flow.playing && !flow.advancing && previous !== key) pause(); // the list, the keys...
   flow.step = key;
   root.dataset.step = key;
   const all = EVERYTHING.has(key);
@@ -467,7 +508,7 @@ function setStep(key, animate) {
     node.classList.toggle("holds-on", !node.classList.contains("on") && node.querySelector(".on") !== null);
   }
   explain(key);
-  sayPlaying();
+  sayTour();
   if (!animate || !previous || previous === key || reducedMotion()) return;
   const from = activeNode(previous);
   const to = activeNode(key);
@@ -517,17 +558,13 @@ function packetStrip(key) {
 
 function explain(key) {
   const box = flow.root.querySelector("[data-testid=flow-explain]");
-  const where = flow.root.querySelector("[data-testid=flow-where]");
-  const keys = stepKeys();
-  const n = keys.indexOf(key) + 1;
+  const n = stepKeys().indexOf(key) + 1;
   if (n === 0) {
     box.hidden = true;
-    where.textContent = "";
     return;
   }
   box.hidden = false;
   const text = stepText(key);
-  where.textContent = `${n} / ${keys.length}`;
   // plain words first; the numbers and this architecture's way behind a disclosure
   box.replaceChildren(
     el("h4", {}, el("span", { class: "num", text: n }), text.title),

@@ -27,6 +27,7 @@ import { colon, paren, t } from "./catalog.js";
 import { LN_WORDS, familyView } from "./modern.js";
 import { familyExtras } from "./family_steps.js";
 import { temperatureCurves } from "./sampling.js";
+import { tourBar } from "./flow.js";
 import { queryRowTable } from "./query_row.js";
 import { groupChips, readableText, tokenizerNote } from "./chars.js";
 import { attentionLines } from "./attention_lines.js";
@@ -115,13 +116,8 @@ export async function renderStep(container, key, ctx) {
   );
   const body = el("div", { class: "step-body", "data-step": key });
   const probes = probeNames(state, key);
-  const nav = el(
-    "div",
-    { class: "tour" },
-    el("button", { "data-testid": "tour-prev", disabled: number === 1, text: t("page.prev"), onclick: () => ctx.openStep(keys[number - 2]) }),
-    el("span", { class: "tour-pos", text: `${number} / ${keys.length}` }),
-    el("button", { "data-testid": "tour-next", disabled: number === keys.length, text: t("page.next"), onclick: () => ctx.openStep(keys[number]) }),
-  );
+  // the tour's one control (flow.js), as the diagram's card shows it: the same buttons and state
+  const nav = tourBar("tour", { openStep: ctx.openStep, current: () => key });
   const focus = focusedControl(container);
   container.replaceChildren(
     el(
