@@ -21,6 +21,7 @@ import jinja2
 from fastapi.responses import FileResponse, Response
 
 from lmscope import i18n
+from lmscope.web import bundle
 from lmscope.web.errors import NotFound
 
 STATIC = Path(str(files("lmscope.web") / "static"))
@@ -49,6 +50,8 @@ def rendered(name: str) -> tuple[bytes, dict[str, str]]:
     environment.globals["languages"] = {code: i18n.page_tag(code) for code in i18n.LANGUAGES}
     # the page's words, in English until its script says them in the reader's language
     environment.globals["say"] = lambda message_id, lang=i18n.SOURCE: i18n.text(message_id, lang)
+    # the page's modules as one request (web/bundle.py)
+    environment.globals["bundle"] = bundle.address
     body = environment.get_template(name).render().encode("utf-8")
     newest = max(path.stat().st_mtime for path in TEMPLATES.glob("*.html"))
     return body, {

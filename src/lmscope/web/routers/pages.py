@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Header
 
+from lmscope.web import bundle
 from lmscope.web.pages import catalog_response, page
 
 router = APIRouter(include_in_schema=False)
@@ -26,3 +27,10 @@ def catalog(lang: str, v: str | None = None, if_none_match: str | None = Header(
     """One language's texts by catalog id (``en``, ``zh``, ``pseudo``); ``v``: the version
     the page names, which lets the browser keep the answer."""
     return catalog_response(lang, v, if_none_match)
+
+
+@router.api_route("/bundle/{name}.js", methods=["GET", "HEAD"])
+def script(name: str, v: str | None = None, if_none_match: str | None = Header(None)):
+    """A page's modules joined into one (``app+precision``: app.js, precision.js and what
+    they import); ``v``: the version the page names, which lets the browser keep it."""
+    return bundle.response(name, v, if_none_match)
