@@ -49,7 +49,7 @@ def test_models_and_page(client):
     assert gru["gates"] == ["r", "z"] and gru["default_kind"] == "h"
     assert lstm["corpus"] == "tinyshakespeare" and lstm["hidden"] == 10
     page = client.get("/rnn")
-    assert page.status_code == 200 and "/static/js/rnn.js" in page.text
+    assert page.status_code == 200 and "/bundle/rnn.js?v=" in page.text
 
 
 def test_one_unit_with_gates_and_predictions(client, models):

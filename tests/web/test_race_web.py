@@ -102,7 +102,7 @@ def test_the_users_own_result_appears_beside_the_shipped_one(client, local):
 @pytest.mark.slow
 def test_the_page_and_its_link_from_the_explainer(client):
     page = client.get("/why")
-    assert page.status_code == 200 and 'src="/static/js/why.js"' in page.text
+    assert page.status_code == 200 and 'src="/bundle/why.js?v=' in page.text
     assert 'href="/why"' in client.get("/").text
     for asset in ("js/why.js", "js/catalog.js", "why.css"):
         assert client.get(f"/static/{asset}").status_code == 200
