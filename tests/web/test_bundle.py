@@ -1,8 +1,8 @@
-"""Each page's JavaScript is one request (issue 38): its modules joined at serve time
-(lmscope/web/bundle.py). Every page's bundle joins (no module in a form it cannot keep the
-same), holds every module its entries reach once, dependencies first, and is served with a
-version the page names; what the joining cannot keep the same is refused by name. The browser
-tests run the pages from these bundles."""
+"""Each page's JavaScript is one request (issue 38), and so are its style sheets: joined at
+serve time (lmscope/web/bundle.py). Every page's modules join (none in a form the joining
+cannot keep the same), each module once, dependencies first, served with a version the page
+names; what the joining cannot keep the same is refused by name. The browser tests run the
+pages from these bundles."""
 
 from __future__ import annotations
 
@@ -51,10 +51,17 @@ def test_the_pages_name_one_versioned_script_and_the_server_sends_it(client):
     # an old version's address is answered with the current one, checked again next time
     stale = client.get("/bundle/app+precision.js?v=0")
     assert stale.status_code == 200 and stale.headers["cache-control"] == "no-cache"
-    for bad in ("nope", "app+..", "APP", "app+app+app+app+app"):
-        r = client.get(f"/bundle/{bad}.js")
+    for bad in ("nope.js", "app+...js", "APP.js", "app+app+app+app+app+app+app.js", "app.py"):
+        r = client.get(f"/bundle/{bad}")
         assert r.status_code == 404 and "no page script" in r.json()["error"], bad
     assert client.get("/bundle/app+..%2Fpages.js").status_code == 404
+    # and its style sheets, one after another in the order the page had them
+    sheets = re.findall(r"<link rel=\"stylesheet\" href=\"([^\"]+)\"", page)
+    assert len(sheets) == 1 and sheets[0].startswith("/bundle/style+interpret+picture+flow.css?v=")
+    r = client.get(sheets[0])
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/css")
+    assert r.text == bundle.sheets(("style.css", "interpret.css", "picture.css", "flow.css"))
+    assert r.text.index("---- style.css") < r.text.index("---- flow.css")
 
 
 def test_a_module_it_cannot_join_is_refused_with_the_reason(tmp_path):

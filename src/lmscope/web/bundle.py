@@ -1,8 +1,9 @@
 """A page's JavaScript as one request: its entry modules and every module they import
 (``static/js``), joined at serve time into one ES module, kept per process and sent with an
 ETag (``/bundle/<entries>.js``; the page's address names its version, which the browser may
-keep for good). The page had no build step and still has none: the files in ``static/js`` are
-the source, served as they are too (the notebook widget and the tests import them).
+keep for good). Its style sheets likewise, one after another (``/bundle/<sheets>.css``).
+The page had no build step and still has none: the files in ``static/`` are the source,
+served as they are too (the notebook widget and the tests import them).
 
 How modules become one without a bundler: each module's body goes into a block of its own (its
 private names stay its own), in the order the browser would evaluate them (dependencies first,
@@ -24,7 +25,8 @@ from fastapi.responses import Response
 
 from lmscope.web.errors import NotFound
 
-JS = Path(str(files("lmscope.web") / "static" / "js"))
+STATIC = Path(str(files("lmscope.web") / "static"))
+JS = STATIC / "js"
 MODULES = "__lmscopeModules"  # the one name the joined module adds
 
 IMPORT = re.compile(
@@ -136,47 +138,59 @@ def join(entries: tuple[str, ...], folder: Path = JS) -> str:
 
 def _stamp(folder: Path) -> tuple:
     return tuple(
-        (p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.js"))
+        (p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(folder.glob("*.*"))
     )
 
 
+def sheets(names: tuple[str, ...], folder: Path = STATIC) -> str:
+    """The page's style sheets as one, in the order the page links them (none uses @import)."""
+    return "".join(f"/* ---- {n} */\n{(folder / n).read_text(encoding='utf-8')}" for n in names)
+
+
+# what each kind of address holds: its folder, how its files are joined, its media type
+KINDS = {
+    "js": (JS, join, "text/javascript"),
+    "css": (STATIC, sheets, "text/css"),
+}
+
+
 @functools.lru_cache(maxsize=16)
-def _built(entries: tuple[str, ...], stamp: tuple) -> tuple[bytes, str]:
-    body = join(entries).encode("utf-8")
+def _built(kind: str, entries: tuple[str, ...], stamp: tuple) -> tuple[bytes, str]:
+    body = KINDS[kind][1](entries).encode("utf-8")
     return body, hashlib.md5(body, usedforsecurity=False).hexdigest()[:12]
 
 
-def entries_of(address: str) -> tuple[str, ...] | None:
-    """``app+precision`` -> (app.js, precision.js); None for anything but existing modules."""
+def entries_of(address: str, kind: str = "js") -> tuple[str, ...] | None:
+    """``app+precision`` -> (app.js, precision.js); None for anything but existing files."""
     stems = address.split("+")
-    if not 0 < len(stems) <= 4 or not all(NAME.match(s) for s in stems):
+    if not 0 < len(stems) <= 6 or not all(NAME.match(s) for s in stems):
         return None
-    entries = tuple(f"{s}.js" for s in stems)
-    return entries if all((JS / e).is_file() for e in entries) else None
+    entries = tuple(f"{s}.{kind}" for s in stems)
+    return entries if all((KINDS[kind][0] / e).is_file() for e in entries) else None
 
 
-def built(entries: tuple[str, ...]) -> tuple[bytes, str]:
-    """The joined module and its version, joined again when a file in static/js changed."""
-    return _built(entries, _stamp(JS))
+def built(entries: tuple[str, ...], kind: str = "js") -> tuple[bytes, str]:
+    """The joined files and their version, joined again when one of them changed."""
+    return _built(kind, entries, _stamp(KINDS[kind][0]))
 
 
-def address(scripts: list[str]) -> str:
-    """The page's one script address, with its version."""
-    entries = tuple(scripts)
-    _, version = built(entries)
-    return f"/bundle/{'+'.join(e.removesuffix('.js') for e in entries)}.js?v={version}"
+def address(files: list[str], kind: str = "js") -> str:
+    """The page's one address for its scripts (or its sheets), with its version."""
+    entries = tuple(files)
+    _, version = built(entries, kind)
+    return f"/bundle/{'+'.join(e.removesuffix('.' + kind) for e in entries)}.{kind}?v={version}"
 
 
-def response(name: str, version: str | None, if_none_match: str | None) -> Response:
-    """``/bundle/<entries>.js``: 304 when the browser has it; kept for good when the address
-    names the current version (the pages do), else checked again each time."""
-    entries = entries_of(name)
+def response(name: str, kind: str, version: str | None, if_none_match: str | None) -> Response:
+    """``/bundle/<entries>.js`` (or ``.css``): 304 when the browser has it; kept for good when
+    the address names the current version (the pages do), else checked again each time."""
+    entries = entries_of(name, kind) if kind in KINDS else None
     if entries is None:
-        raise NotFound("error.page.no-such-script", name=name)
-    body, current = built(entries)
+        raise NotFound("error.page.no-such-script", name=f"{name}.{kind}")
+    body, current = built(entries, kind)
     etag = f'"{current}"'
     cache = "public, max-age=31536000, immutable" if version == current else "no-cache"
     headers = {"etag": etag, "cache-control": cache}
     if if_none_match is not None and etag in {tag.strip() for tag in if_none_match.split(",")}:
         return Response(status_code=304, headers=headers)
-    return Response(body, media_type="text/javascript", headers=headers)
+    return Response(body, media_type=KINDS[kind][2], headers=headers)

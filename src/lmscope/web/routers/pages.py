@@ -29,8 +29,9 @@ def catalog(lang: str, v: str | None = None, if_none_match: str | None = Header(
     return catalog_response(lang, v, if_none_match)
 
 
-@router.api_route("/bundle/{name}.js", methods=["GET", "HEAD"])
-def script(name: str, v: str | None = None, if_none_match: str | None = Header(None)):
-    """A page's modules joined into one (``app+precision``: app.js, precision.js and what
-    they import); ``v``: the version the page names, which lets the browser keep it."""
-    return bundle.response(name, v, if_none_match)
+@router.api_route("/bundle/{name}.{kind}", methods=["GET", "HEAD"])
+def joined(name: str, kind: str, v: str | None = None, if_none_match: str | None = Header(None)):
+    """A page's modules joined into one (``app+precision.js``: app.js, precision.js and what
+    they import), or its style sheets (``style+flow.css``); ``v``: the version the page
+    names, which lets the browser keep it."""
+    return bundle.response(name, kind, v, if_none_match)
