@@ -24,6 +24,7 @@ __all__ = [
     "flow",
     "induction",
     "lens",
+    "neurons",
     "patching",
     "sampling",
     "step",
@@ -123,3 +124,16 @@ def attribution(model, text, token, versus=None, *, position=-1):
     from lmscope.show import circuits
 
     return _widget(circuits.attribution(model, text, token, versus, position=position))
+
+
+# -- char-RNN neurons: /rnn's view of one unit over a text
+
+
+def neurons(run_or_model, text=None, *, layer=0, unit=0, kind=None):
+    """A char-RNN unit's value after each character of a text (the text coloured by it), its
+    gates over time and, at a character, the next characters predicted; the layer, unit and
+    kind can be changed in the widget. ``run_or_model``: a run from
+    ``lmscope.neuron_activations`` or a char-RNN with ``text``."""
+    from lmscope.show import neuron_view
+
+    return _widget(neuron_view.neurons(run_or_model, text, layer=layer, unit=unit, kind=kind))

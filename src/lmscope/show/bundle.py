@@ -18,7 +18,7 @@ PAGE = Path(__file__).resolve().parent.parent / "web" / "static"
 PAGE_JS = PAGE / "js"
 ENTRY = Path(__file__).resolve().parent / "static" / "widget.js"
 # the page's sheets the views' classes are in (style.css first: the others refine it)
-SHEETS = ("style.css", "flow.css", "picture.css", "interpret.css", "circuits.css")
+SHEETS = ("style.css", "flow.css", "picture.css", "interpret.css", "circuits.css", "rnn.css")
 
 IMPORT = re.compile(r"""(\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)(["'])\./([\w.-]+\.js)\2""")
 

@@ -94,7 +94,8 @@ def loss_curve(loss: list, start: int, length: int) -> str:
         for i, v in enumerate(loss)
         if v is not None
     )
-    first, second = (text(f"page.circuits.induction.{k}") for k in ("first-copy", "second-copy"))
+    first = text("page.circuits.induction.first-copy")
+    second = text("page.circuits.induction.second-copy")
     return (
         f'<svg class="circuits-chart" data-testid="loss-curve" xmlns="http://www.w3.org/2000/svg" '
         f'width="{w}" height="{h}" font-size="10" font-family="sans-serif">'

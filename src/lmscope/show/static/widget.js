@@ -16,6 +16,7 @@ import { renderView } from "./inside.js";
 import { computePool } from "./sampling.js";
 import { drawProbBars, factSpans, poolText } from "./prob_bars.js";
 import { attributeView, inductionView, patchView } from "./circuits_views.js";
+import { KINDS, drawUnit, wireText } from "./rnn_view.js";
 
 // Requests to the kernel: one message each, answered by id; an answer is kept, as the page's
 // cachedPost keeps one, so going back to a step asks nothing.
@@ -295,6 +296,77 @@ function circuitsPart({ ctx, root }, setup) {
   return { draw };
 }
 
+// A char-RNN unit over the text (lmscope.show.neurons): /rnn's own drawing (rnn_view.js) of the
+// kernel's answer, with the page's layer, unit and kind controls; another unit is asked of the
+// kernel, which reads it from the run it holds.
+function neuronsPart({ ctx, root }, setup) {
+  const m = setup.model;
+  const unit = { view: setup.result, pinned: null };
+  const chosen = { layer: unit.view.layer, unit: unit.view.unit, kind: unit.view.kind };
+  const controls = el("div", { class: "step-controls rnn-controls", "data-testid": "neuron-controls" });
+  const error = el("p", { class: "rnn-error", "data-testid": "neuron-error", hidden: true });
+  const boxes = {
+    note: el("div", { class: "rnn-note", "data-testid": "rnn-note", hidden: true }),
+    title: el("h3", { "data-testid": "rnn-title" }),
+    legendText: el("p", { class: "muted small-text" }),
+    legend: el("div", { class: "rnn-legend", "aria-hidden": "true" }),
+    colored: el("div", { class: "rnn-colored", "data-testid": "rnn-colored" }),
+    gates: el("div", { "data-testid": "rnn-gates" }),
+    readout: el("div", { class: "rnn-readout", "data-testid": "rnn-readout" }),
+  };
+  const gatesTitle = el("h4", {});
+  const readoutTitle = el("h4", {});
+  root.append(
+    controls,
+    error,
+    boxes.note,
+    el("section", { class: "panel" }, boxes.title, boxes.legendText, boxes.legend, boxes.colored),
+    el("div", { class: "rnn-grid lmscope-neuron-grid" }, el("section", { class: "panel" }, gatesTitle, boxes.gates), el("section", { class: "panel" }, readoutTitle, boxes.readout)),
+  );
+  wireText(boxes, unit);
+  async function ask(change) {
+    Object.assign(chosen, change);
+    try {
+      unit.view = await ctx.post("/api/rnn/activations", { model: m.name, text: unit.view.text, ...chosen });
+      unit.pinned = null;
+      error.hidden = true;
+    } catch (err) {
+      error.hidden = false;
+      error.textContent = t("page.error-line", { message: err.message });
+    }
+    draw();
+  }
+  const unitBox = el("input", {
+    type: "number",
+    min: 0,
+    max: m.hidden - 1,
+    value: chosen.unit,
+    "data-testid": "rnn-unit",
+    onchange: (e) => {
+      const u = Number(e.target.value);
+      if (Number.isInteger(u) && u >= 0 && u < m.hidden) ask({ unit: u });
+      else e.target.value = chosen.unit;
+    },
+  });
+  const draw = () => {
+    controls.replaceChildren(
+      m.layers > 1 ? selectBox(t("page.layer"), m.layers, chosen.layer, (layer) => ask({ layer }), "rnn-layer") : "",
+      el("label", {}, el("span", { text: `${t("page.rnn.unit")} ` }), unitBox, el("span", { class: "muted", text: ` 0–${m.hidden - 1}` })),
+      el(
+        "label",
+        {},
+        el("span", { text: `${t("page.rnn.kind")} ` }),
+        el("select", { "data-testid": "rnn-kind", onchange: (e) => ask({ kind: e.target.value }) }, ...m.kinds.map((k) => el("option", { value: k, text: t(KINDS[k]), selected: k === chosen.kind }))),
+      ),
+    );
+    unitBox.value = chosen.unit;
+    gatesTitle.textContent = t("page.rnn.gates");
+    readoutTitle.textContent = t("page.rnn.readout");
+    drawUnit(boxes, unit);
+  };
+  return { draw };
+}
+
 // the page's "look inside" views a notebook answers (compare needs a second model: not here)
 const INSIDE = ["lens", "ablation"];
 const INSIDE_TITLES = { lens: "page.interpret.view-lens", ablation: "page.interpret.view-ablation" };
@@ -310,12 +382,13 @@ const VIEWS = {
   induction: [factsPart, circuitsPart],
   patch: [factsPart, circuitsPart],
   attribute: [factsPart, circuitsPart],
+  neurons: [neuronsPart],
 };
 
 export function mount(host, model) {
   const setup = model.get("setup");
   useCatalogs(setup.catalogs, setup.lang);
-  setFacts(modelFacts(setup.model));
+  if (setup.model.n_head) setFacts(modelFacts(setup.model)); // a Transformer's (not a char-RNN's)
   setFamily(setup.model.family);
   setSteps(setup.steps);
   const shadow = host.attachShadow({ mode: "open" });
