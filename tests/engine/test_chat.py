@@ -7,7 +7,7 @@ import pytest
 
 import lmscope
 from lmscope.engine.chat import apply_chat_template
-from lmscope.formats.gguf import find_smollm2_gguf
+from lmscope.formats.layout import find_smollm2_gguf
 
 GGUF = find_smollm2_gguf()
 

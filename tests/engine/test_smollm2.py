@@ -9,7 +9,7 @@ import torch
 import lmscope
 from lmscope.engine.loading import SMOLLM2, default_model, default_model_note
 from lmscope.engine.sampling import SamplingParams
-from lmscope.formats.gguf import find_smollm2_gguf
+from lmscope.formats.layout import find_smollm2_gguf
 from tiers import slow_work
 
 GGUF = find_smollm2_gguf()

@@ -161,7 +161,7 @@ def test_a_weights_folder_without_weights_in_chinese(tmp_path, zh):
 
 
 def test_a_config_that_is_not_an_object_in_chinese(tmp_path, zh):
-    from lmscope.formats.weights import read_json
+    from lmscope.formats.layout import read_json
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps([1, 2]))

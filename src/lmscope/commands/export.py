@@ -45,7 +45,7 @@ def _listing(names: list[str], limit: int = 4) -> str | Message:
 
 def _lmscope_model_name(folder: Path) -> str | None:
     """The name in ``folder/lmscope.json`` when export or train wrote it, else None."""
-    from lmscope.formats.weights import LMSCOPE_CONFIG  # lazy: see lmscope.commands
+    from lmscope.formats.layout import LMSCOPE_CONFIG  # lazy: see lmscope.commands
 
     try:
         meta = json.loads((folder / LMSCOPE_CONFIG).read_text("utf-8"))
@@ -92,7 +92,7 @@ def export_model(
 ) -> Path:
     from lmscope.engine.chat import chat_template_of  # lazy: see lmscope.commands
     from lmscope.engine.loading import parse_dtype, save_model
-    from lmscope.formats.weights import LMSCOPE_CONFIG
+    from lmscope.formats.layout import LMSCOPE_CONFIG
 
     weights = parse_dtype(dtype)
     out = Path(out_dir)

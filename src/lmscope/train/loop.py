@@ -23,7 +23,7 @@ from lmscope.data.cache import hash_saved_files
 from lmscope.engine import machine_memory
 from lmscope.errors import CheckpointError, InvalidInputError, LmscopeError
 from lmscope.formats import atomic, checkpoints
-from lmscope.formats.weights import read_json
+from lmscope.formats.layout import read_json
 from lmscope.i18n import Message, text
 from lmscope.models.state import load_checked
 from lmscope.tokenizers import CharTokenizer, gpt2_tokenizer, load_tokenizer, train_bpe

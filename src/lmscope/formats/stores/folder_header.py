@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmscope.errors import CheckpointError
-from lmscope.formats.weights import LMSCOPE_CONFIG, WEIGHTS_FILE, WEIGHTS_INDEX, read_json
+from lmscope.formats.layout import LMSCOPE_CONFIG, WEIGHTS_FILE, WEIGHTS_INDEX, read_json
 
 # safetensors' dtype names, as the listing shows them (GGUF's spelling: F32, BF16, ...)
 _DTYPES = {"F64": "F64", "F32": "F32", "F16": "F16", "BF16": "BF16", "I8": "I8", "U8": "U8"}

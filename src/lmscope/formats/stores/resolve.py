@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 from lmscope.errors import CheckpointError
-from lmscope.formats.gguf import SUPPORTED_ARCHITECTURES
 from lmscope.formats.hub import HUB_MODELS
+from lmscope.formats.layout import SUPPORTED_ARCHITECTURES
 from lmscope.formats.stores import lmstudio, ollama
 from lmscope.formats.stores.gguf_header import is_gguf, read_summary
 
