@@ -1,4 +1,5 @@
-"""``lmscope train``: train a GPT or a char-RNN/LSTM/GRU on a corpus; write a checkpoint folder.
+"""``lmscope train``: train a GPT, a mixture of experts or a char-RNN/LSTM/GRU on a corpus;
+write a checkpoint folder.
 
 Under ``torchrun --nproc_per_node N -m lmscope train ...`` the same command trains with DDP.
 """
@@ -38,6 +39,7 @@ def register(commands):
     model.option("--hidden", type=int, default=None)
     model.option("--seq", type=int, default=None)
     _unset(model, int, "--embed")
+    _unset(model, int, "--experts", "--experts-used")
 
     opt = p.group("help.group.optimisation")
     _unset(opt, int, "--batch", "--accum", "--iters")
@@ -92,6 +94,9 @@ def config_from_args(args) -> TrainConfig:
         raise InvalidInputError("error.train.heads-gpt-only", arch=arch.upper())
     if not adapter.stateful and "embed" in given:
         raise InvalidInputError("error.train.embed-rnn-only", arch=arch.upper())
+    if arch != "moe" and ("experts" in given or "experts_used" in given):
+        flag = "--experts" if "experts" in given else "--experts-used"
+        raise InvalidInputError("error.train.experts-moe-only", flag=flag, arch=arch.upper())
     # Settings left out come from the model family's defaults, then from TrainConfig's.
     return TrainConfig(**{**adapter.defaults, **given})
 

@@ -24,10 +24,12 @@ A carried state must be None, a tensor, or a tuple of tensors, so checkpoints ca
 An adapter whose ``language_model`` wraps the model for ``lmscope.engine`` gets samples drawn
 with ``sample_params`` by the one generation loop.
 
-Registered here: "gpt" (``lmscope.models.gpt2``, random windows, stateless) and "rnn",
-"lstm", "gru" (``lmscope.models.rnn``: contiguous streams, the state carried from chunk to
-chunk). ``dim`` is a char-RNN's hidden size, ``dropout`` its dropout between layers and
-``embed`` its input embedding (0: one-hot).
+Registered here: "gpt" (``lmscope.models.gpt2``, random windows, stateless), "moe" (a
+mixture of experts in Mixtral's layout, ``lmscope.models.moe``: random windows, stateless, a
+load-balancing loss beside the language-modelling one while training) and "rnn", "lstm",
+"gru" (``lmscope.models.rnn``: contiguous streams, the state carried from chunk to chunk).
+``dim`` is a char-RNN's hidden size, ``dropout`` its dropout between layers and ``embed`` its
+input embedding (0: one-hot).
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ from lmscope.engine.transformer import LanguageModel
 from lmscope.errors import InvalidInputError
 from lmscope.i18n import text
 from lmscope.models.gpt2 import GPT, GPTConfig
+from lmscope.models.moe import MoE, MoEConfig
 from lmscope.models.rnn import CharRNN, CharRNNConfig
+from lmscope.train.balance import BALANCE_WEIGHT, RouterTap
 from lmscope.train.config import TrainConfig
 
 
@@ -133,6 +137,54 @@ class GPTAdapter(FamilyAdapter):
         return logits, loss, state
 
 
+class MoEAdapter(FamilyAdapter):
+    """A small mixture of experts in Mixtral's layout (the Llama recipe: RoPE, RMSNorm, SwiGLU,
+    with ``experts`` SwiGLU MLPs per block and a router sending each token to
+    ``experts_used`` of them), the model class the explainer runs. Random windows, stateless.
+
+    While training (``net.training``) the loss is the language-modelling loss plus
+    ``BALANCE_WEIGHT`` times the Switch Transformer's load-balancing loss averaged over the
+    blocks (``lmscope.train.balance``), so that every expert gets tokens to learn from; the
+    evaluations (the model in eval mode) report the language-modelling loss alone. Each expert
+    is 2 x ``dim`` wide, so a token's two experts hold as many weights as one dense MLP
+    4 x ``dim`` wide. The embedding and unembedding are tied, as in the shipped GPT."""
+
+    arch = "moe"
+    sample_params = SamplingParams(temperature=0.8, top_k=200)
+    config_class, network, wrapper = MoEConfig, MoE, LanguageModel
+
+    def shape(self, cfg: TrainConfig) -> dict:
+        return dict(
+            model_type="mixtral",
+            n_layer=cfg.layers,
+            n_head=cfg.heads,
+            n_embd=cfg.dim,
+            n_ctx=cfg.context,
+            n_inner=2 * cfg.dim,
+            n_expert=cfg.experts,
+            n_expert_used=cfg.experts_used,
+            tie_word_embeddings=True,
+        )
+
+    def forward(self, net, x, targets, state):
+        if not net.training:
+            logits, loss = net(x, targets)
+            return logits, loss, state
+        with RouterTap(net) as tap:
+            logits, loss = net(x, targets)
+        return logits, loss + BALANCE_WEIGHT * tap.balance().to(loss.device), state
+
+    def describe(self, cfg: TrainConfig) -> str:
+        return text(
+            "report.training.shape-moe",
+            layers=cfg.layers,
+            heads=cfg.heads,
+            dim=str(cfg.dim),
+            experts=str(cfg.experts),
+            used=str(cfg.experts_used),
+        )
+
+
 # Training settings that suit char-RNNs better than the GPT defaults (``lmscope train --arch
 # lstm`` uses them for flags left out): char-rnn's 2 layers, 50 streams of 50 characters, and
 # a constant-then-decaying Adam step without weight decay or warm-up.
@@ -191,7 +243,8 @@ class GRUAdapter(CharRNNAdapter):
 
 
 ARCHS: dict[str, ModelAdapter] = {
-    adapter.arch: adapter for adapter in (GPTAdapter(), RNNAdapter(), LSTMAdapter(), GRUAdapter())
+    adapter.arch: adapter
+    for adapter in (GPTAdapter(), MoEAdapter(), RNNAdapter(), LSTMAdapter(), GRUAdapter())
 }
 
 

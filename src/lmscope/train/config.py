@@ -34,6 +34,8 @@ FIXED_ON_RESUME = (
     "context",
     "dropout",
     "embed",
+    "experts",
+    "experts_used",
     "batch",
     "accum",
     "optimizer",
@@ -60,6 +62,8 @@ class TrainConfig(JsonConfig):
     context: int = 64  # tokens per training window (the GPT's n_ctx)
     dropout: float = 0.0
     embed: int = 0  # char-RNNs: input embedding width; 0 means one-hot input (as char-rnn)
+    experts: int = 4  # a mixture of experts (--arch moe): experts per block
+    experts_used: int = 2  # a mixture of experts: experts each token goes through
     # optimisation
     batch: int = 12  # sequences per micro-batch, per process
     accum: int = 1  # micro-batches per optimizer step
@@ -103,6 +107,8 @@ class TrainConfig(JsonConfig):
     def validate(self) -> TrainConfig:
         """Raise InvalidInputError naming the first unusable setting; return self."""
         for name in ("layers", "heads", "dim", "context", "batch", "accum", "sample_length"):
+            _positive_int(self, name)
+        for name in ("experts", "experts_used"):
             _positive_int(self, name)
         for name in ("iters", "warmup", "eval_every", "sample_every", "log_every", "seed"):
             _non_negative_int(self, name)
