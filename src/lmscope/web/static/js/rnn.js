@@ -11,13 +11,18 @@ import { applyStatic, labelLanguageToggle, lang, nextLang, setLang, t } from "./
 import { renderTimeline, showTimeline, topUnit } from "./rnn_timeline.js";
 import { KINDS, drawReadout, drawUnit, wireText } from "./rnn_view.js";
 
+// The first is what the page opens on: War and Peace from the part of the novel the shipped
+// model never trained on (its validation split), dialogue and narration in turn, on which the
+// quote cell the page opens on (warpeace-lstm layer 1 unit 71, c) goes red inside the quotes
+// and blue outside them (r 0.88 with "inside quotes" here; tests/web/test_browser_rnn_open.py).
 const EXAMPLES = [
+  'Once she had a talk with her friend Natasha about Sonya and about her\nown injustice toward her.\n\n"You know," said Natasha, "you have read the Gospels a great deal--there\nis a passage in them that just fits Sonya."\n\n"What?" asked Countess Mary, surprised.\n',
   '"Well, Prince, so Genoa and Lucca are now just family estates of the\nBuonapartes. But I warn you, if you don\'t tell me that this means war,\nif you still try to defend the infamies and horrors perpetrated by that\nAntichrist--I really believe he is Antichrist--I will have nothing more\nto do with you," said Anna Pavlovna.\n',
   "The old prince (who was in the study) said nothing for a long while.\n\"Yes,\" he said at last, \"it is so.\" And he went out.\n",
   "def find(items, key):\n    # look for key (a string)\n    for i, item in enumerate(items):\n        if item == key:\n            return i\n    return -1\n",
   'def parse(line, sep=","):\n    """Split a line into fields (quotes keep a field whole)."""\n    fields, word = [], ""  # the fields so far\n    for ch in line.strip():\n        if ch == sep and not word.startswith(\'"\'):\n            fields.append(word)\n            word = ""\n        else:\n            word += ch  # still inside (or after) "quotes"\n    return [f.strip(\'"\') for f in fields + [word]]\n',
 ];
-const CODE = new Set([EXAMPLES[2], EXAMPLES[3]]); // the examples a code model opens on
+const CODE = new Set([EXAMPLES[3], EXAMPLES[4]]); // the examples a code model opens on
 const DEBOUNCE_MS = 300;
 // the server's limits (lmscope/web/schemas/rnn.py), checked here first so a refusal is said
 // beside its control, in the page's language, before any request
@@ -383,7 +388,7 @@ function chooseModel(name) {
   const input = $("rnn-input");
   const code = state.model.features === "code";
   if (EXAMPLES.includes(input.value) && CODE.has(input.value) !== code) {
-    setText(code ? EXAMPLES[3] : EXAMPLES[0]);
+    setText(code ? EXAMPLES[4] : EXAMPLES[0]);
   }
   state.kind = state.model.default_kind;
   state.layer = Math.min(state.layer, state.model.layers - 1);
