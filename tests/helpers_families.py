@@ -5,6 +5,7 @@ here."""
 
 from __future__ import annotations
 
+import math
 import warnings
 from pathlib import Path
 
@@ -170,12 +171,20 @@ def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     w.add_key_length(head_dim)
     w.add_value_length(head_dim)
-    w.add_rope_dimension_count(head_dim)
     rope = config.rope_parameters
+    # the rotated dims; Phi-4-mini's partial rotary factor rotates fewer than head_dim
+    rope_dims = int(head_dim * rope.get("partial_rotary_factor", 1.0))
+    w.add_rope_dimension_count(rope_dims)
     w.add_rope_freq_base(rope.get("full_attention", rope)["rope_theta"])
     w.add_layer_norm_rms_eps(config.rms_norm_eps)
-    if getattr(config, "sliding_window", None) is not None and arch == "phi3":
-        w.add_sliding_window(config.sliding_window)
+    if arch == "phi3":  # llama.cpp writes 0 when the model has no window (Phi-4-mini)
+        w.add_sliding_window(getattr(config, "sliding_window", None) or 0)
+    longrope = arch == "phi3" and rope.get("rope_type") == "longrope"
+    if longrope:  # llama.cpp's converter: the original context and attention factor as keys
+        original = rope["original_max_position_embeddings"]
+        scale = config.max_position_embeddings / original
+        w.add_rope_scaling_orig_ctx_len(original)
+        w.add_rope_scaling_attn_factors(math.sqrt(1 + math.log(scale) / math.log(original)))
     if config.model_type == "gemma3_text":  # local layers all but every pattern-th
         w.add_sliding_window(config.sliding_window)
         w.add_rope_freq_base_swa(rope["sliding_attention"]["rope_theta"])
@@ -194,7 +203,12 @@ def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path
     w.add_token_merges(["h i"])
     w.add_token_types([1] * config.vocab_size)
     w.add_add_bos_token(False)
-    for name, value in gguf_tensors(state, config).items():
+    tensors = gguf_tensors(state, config)
+    if longrope:  # ... and the two factor lists as tensors
+        for which in ("long", "short"):
+            factors = np.array(rope[f"{which}_factor"], dtype=np.float32)
+            tensors[f"rope_factors_{which}.weight"] = factors
+    for name, value in tensors.items():
         t = qtype if value.ndim >= 2 else Q.F32
         data = quantize(value, t)
         w.add_tensor(name, data, raw_dtype=t if data.dtype == np.uint8 else None)

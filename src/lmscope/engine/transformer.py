@@ -460,6 +460,10 @@ class LanguageModel(TextModel):
             kept = (state.ids + [token])[-(n_ctx // 2) :]
             state = _Continuation(self.net.new_cache(), [])
             return self._feed(state, kept), state
+        if self.net.cache_stale(state.cache.length, 1):  # LongRoPE turns to its long factors
+            every = state.ids + [token]
+            state = _Continuation(self.net.new_cache(), [])
+            return self._feed(state, every), state
         return self._feed(state, [token]), state
 
     @torch.inference_mode()  # a run's cache may come from one (the generation loop's)
@@ -467,9 +471,14 @@ class LanguageModel(TextModel):
         self, states: list[_Continuation], tokens: list[int]
     ) -> list[tuple[torch.Tensor, _Continuation]]:
         """``step`` for several generation runs at once, (logits, state) for each: the
-        weights are read once for all of them. A run whose window is full slides on its own."""
+        weights are read once for all of them. A run whose window is full slides on its own,
+        as does one whose cache goes stale (``step``)."""
         n_ctx = self.config.n_ctx
-        together = [i for i, s in enumerate(states) if s.cache.length + 1 <= n_ctx]
+        together = [
+            i
+            for i, s in enumerate(states)
+            if s.cache.length + 1 <= n_ctx and not self.net.cache_stale(s.cache.length, 1)
+        ]
         out: list = [None] * len(states)
         if together:
             idx = torch.tensor([[tokens[i]] for i in together], device=self.device)

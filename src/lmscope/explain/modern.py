@@ -100,8 +100,20 @@ MOVES = (1, 2, 5, 10)  # how far the contrast moves the query alone
 class RotationFrequencies(BaseModel):
     theta: float = Field(..., description="rope_theta, the base of the frequencies")
     d_head: int
-    scaled: bool = Field(..., description="Llama 3's rescaling of the slow pairs is applied")
-    inv_freq: list[float] = Field(..., description="per pair i (dims i, i + d_head/2): rad/pos")
+    rotary_dims: int = Field(
+        ..., description="the first dims of a head that rotate (d_head unless partial)"
+    )
+    scaled: bool = Field(..., description="Llama 3's or LongRoPE's rescaling is applied")
+    factors: Literal["short", "long"] | None = Field(
+        None, description="LongRoPE: which factor list this prompt's length uses"
+    )
+    original_context: int | None = Field(
+        None, description="LongRoPE: longer prompts than this use the long factors"
+    )
+    attention_factor: float = Field(1.0, description="LongRoPE: cos and sin are multiplied by it")
+    inv_freq: list[float] = Field(
+        ..., description="per pair i (dims i, i + rotary_dims/2): rad/pos"
+    )
     wavelength: list[float] = Field(..., description="positions per full turn, 2π / inv_freq")
     angle: list[float] = Field(..., description="per pair: the angle at this position, mod 2π")
 
@@ -144,10 +156,12 @@ class RopeStep(BaseModel):
     check: RelativeCheck
 
 
-def _rotate(model, x: torch.Tensor, position: int, layer: int) -> torch.Tensor:
+def _rotate(model, x: torch.Tensor, position: int, layer: int, length: int) -> torch.Tensor:
     """One query or key vector [d_head] rotated to ``position`` by the model's own RoPE (that
-    of ``layer``: Gemma 3's local and global layers rotate at different speeds)."""
-    return model.net.rotate(x.float()[None, None, :], [position], layer)[0, 0]
+    of ``layer``: Gemma 3's local and global layers rotate at different speeds) at the speeds
+    of a sequence of ``length`` (LongRoPE's short or long factors: the prompt's, even where the
+    check moves a position past it)."""
+    return model.net.rotate(x.float()[None, None, :], [position], layer, length)[0, 0]
 
 
 def _unrotated(trace: Trace, attention: str, which: str) -> torch.Tensor:
@@ -171,9 +185,10 @@ def relative_check(model, trace: Trace, layer: int, head: int, position: int) ->
     j = _key_position(trace, layer, head, i)
     q, k = _unrotated(trace, a, "q")[i, head], _unrotated(trace, a, "k")[j, kv]
     limit = model.config.n_ctx - 1
+    length = len(trace.ids)
 
     def score(qi: int, kj: int, shift: int) -> ShiftedScore:
-        dot = _rotate(model, q, qi, layer) @ _rotate(model, k, kj, layer)
+        dot = _rotate(model, q, qi, layer, length) @ _rotate(model, k, kj, layer, length)
         return ShiftedScore(
             shift=shift,
             query_at=qi,
@@ -199,12 +214,15 @@ def relative_check(model, trace: Trace, layer: int, head: int, position: int) ->
 
 def rope_view(model, trace: Trace, layer: int, head: int, position: int) -> RopeStep:
     a, kv = f"blocks.{layer}.attn", kv_head(trace, layer, head)
-    inv_freq = model.net.inv_freq_of(layer).float()
+    length = len(trace.ids)
+    inv_freq = model.net.inv_freq_for(layer, length).float()
     q, rot_q = _unrotated(trace, a, "q")[position, head], trace[f"{a}.hook_rot_q"][position, head]
     k, rot_k = _unrotated(trace, a, "k")[position, kv], trace[f"{a}.hook_rot_k"][position, kv]
-    error = (_rotate(model, q, position, layer) - rot_q.float()).abs().max()
-    error = torch.maximum(error, (_rotate(model, k, position, layer) - rot_k.float()).abs().max())
+    error = (_rotate(model, q, position, layer, length) - rot_q.float()).abs().max()
+    rot_error = (_rotate(model, k, position, layer, length) - rot_k.float()).abs().max()
+    error = torch.maximum(error, rot_error)
     config = model.config
+    longrope = config.longrope
     return RopeStep(
         layer=layer,
         head=head,
@@ -213,7 +231,13 @@ def rope_view(model, trace: Trace, layer: int, head: int, position: int) -> Rope
         frequencies=RotationFrequencies(
             theta=model.net.rope_theta_of(layer),
             d_head=config.d_head,
+            rotary_dims=config.rotary_dims,
             scaled=config.rope_scaling is not None,
+            factors=("long" if model.net.long_rope_at(length) else "short") if longrope else None,
+            original_context=(
+                config.rope_scaling["original_max_position_embeddings"] if longrope else None
+            ),
+            attention_factor=model.net.rope_scale,
             inv_freq=rounded(inv_freq),
             wavelength=rounded(2 * math.pi / inv_freq),
             angle=rounded(torch.remainder(position * inv_freq.double(), 2 * math.pi)),

@@ -270,6 +270,12 @@ class DecoderLM(nn.Module):
     def new_cache(self) -> KVCache:
         return KVCache(self.config.n_layer, self.config.n_ctx)
 
+    def cache_stale(self, past: int, new: int) -> bool:
+        """Whether ``new`` positions must not continue a cache of ``past``: the sequence must
+        run again from its start (Llama's LongRoPE changes every position's rotation once the
+        sequence passes a length). Never here."""
+        return False
+
 
 def head_of_model(model, x, hook: Hook | None, targets, last_only: bool):
     """Final norm, (the last position only, for generation), unembedding and the loss: the

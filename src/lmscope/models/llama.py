@@ -61,6 +61,10 @@ _HF_ARCHITECTURES = {
 # Context lengths transformers assumes when a config.json leaves max_position_embeddings out.
 _HF_DEFAULT_CTX = {"llama": 2048, "mistral": 131072, "qwen2": 32768}
 _LLAMA3_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
+# LongRoPE (Phi-3.5, Phi-4-mini): a factor per pair for short and for long sequences, the
+# context they were trained on, and the factor cos and sin are multiplied by
+_LONGROPE_KEYS = ("short_factor", "long_factor", "original_max_position_embeddings")
+_LONGROPE_ALL_KEYS = (*_LONGROPE_KEYS, "attention_factor")
 
 
 @dataclass
@@ -78,7 +82,8 @@ class LlamaConfig(JsonConfig):
     n_inner: int = 11008  # MLP width (intermediate_size)
     rms_norm_eps: float = 1e-6
     rope_theta: float = 10000.0
-    rope_scaling: dict | None = None  # None, or Llama-3's {"rope_type": "llama3", ...}
+    rope_scaling: dict | None = None  # None, {"rope_type": "llama3", ...} or "longrope"
+    partial_rotary_factor: float = 1.0  # the share of each head's dims RoPE rotates (Phi-4-mini)
     attention_bias: bool = False  # biases on q_proj, k_proj, v_proj
     attention_out_bias: bool = False  # a bias on o_proj (Llama's attention_bias; not Qwen2)
     mlp_bias: bool = False
@@ -125,8 +130,14 @@ class LlamaConfig(JsonConfig):
             raise InvalidInputError(
                 "error.value.above", name="rope_theta", low=1, got=str(self.rope_theta)
             )
+        if not 0 < self.partial_rotary_factor <= 1 or self.rotary_dims < 2 or self.rotary_dims % 2:
+            raise InvalidInputError(
+                "error.llama.rotary-dims",
+                factor=str(self.partial_rotary_factor),
+                head=str(self.d_head),
+            )
         if self.rope_scaling is not None:
-            _check_rope_scaling(self.rope_scaling)
+            _check_rope_scaling(self.rope_scaling, self.rotary_dims // 2)
             self.rope_scaling = dict(self.rope_scaling)
         if self.sliding_window is not None and self.sliding_window < 1:
             raise InvalidInputError(
@@ -152,6 +163,16 @@ class LlamaConfig(JsonConfig):
     @property
     def d_mlp(self) -> int:
         return self.n_inner
+
+    @property
+    def rotary_dims(self) -> int:
+        """How many of a head's dims RoPE rotates (the first ones; the rest pass unchanged):
+        d_head unless partial_rotary_factor is below 1, as transformers rounds it."""
+        return int(self.d_head * self.partial_rotary_factor)
+
+    @property
+    def longrope(self) -> bool:
+        return self.rope_scaling is not None and self.rope_scaling["rope_type"] == "longrope"
 
     @property
     def n_kv_groups(self) -> int:
@@ -225,6 +246,8 @@ class LlamaConfig(JsonConfig):
             raise InvalidInputError("error.llama.llama-biases")
         if kind != "mistral" and self.sliding_window is not None:
             raise InvalidInputError("error.llama.sliding-export", kind=kind)
+        if self.partial_rotary_factor != 1.0:  # transformers' Llama rotates every dim
+            raise InvalidInputError("error.llama.partial-export", kind=kind)
         out = {
             "model_type": kind,
             "architectures": [_HF_ARCHITECTURES[kind]],
@@ -252,18 +275,40 @@ class LlamaConfig(JsonConfig):
         return out
 
 
-def _check_rope_scaling(scaling: dict):
+def _check_rope_scaling(scaling: dict, pairs: int):
     kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
+    if kind == "longrope":
+        _check_longrope(scaling, pairs)
+        return
     _llama3_only(
         kind, scaling, InvalidInputError, "error.llama.rope-unsupported", "error.llama.rope-lacks"
     )
     for key in _LLAMA3_KEYS:  # JSON may hold anything; the frequencies divide by these
-        value = scaling[key]
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not number or not math.isfinite(value) or value <= 0:
-            raise InvalidInputError("error.llama.rope-key", key=key, got=f"{value!r:.60}")
+        _check_positive(key, scaling[key])
     if scaling["high_freq_factor"] <= scaling["low_freq_factor"]:
         raise InvalidInputError("error.llama.rope-factors")
+
+
+def _check_positive(key: str, value) -> None:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value <= 0:
+        raise InvalidInputError("error.llama.rope-key", key=key, got=f"{value!r:.60}")
+
+
+def _check_longrope(scaling: dict, pairs: int) -> None:
+    """LongRoPE's keys: a factor list of one number > 0 per rotated pair for short and for
+    long sequences, the original context and the attention factor."""
+    missing = [k for k in _LONGROPE_ALL_KEYS if k not in scaling]
+    if missing:
+        raise InvalidInputError("error.llama.longrope-lacks", keys=", ".join(missing))
+    for key in ("short_factor", "long_factor"):
+        factors = scaling[key]
+        if not isinstance(factors, (list, tuple)) or len(factors) != pairs:
+            raise InvalidInputError("error.llama.longrope-length", key=key, n=str(pairs))
+        for value in factors:
+            _check_positive(key, value)
+    _check_positive("original_max_position_embeddings", scaling["original_max_position_embeddings"])
+    _check_positive("attention_factor", scaling["attention_factor"])
 
 
 def _llama3_only(
@@ -327,21 +372,27 @@ def _hf_sliding_window(hf: dict, model_type: str) -> int | None:
 # Rotary position embeddings
 
 
-def rope_inv_freq(config: LlamaConfig) -> torch.Tensor:
-    """The rotation speed (radians per position) of each of the d_head / 2 dimension pairs,
-    float32, after Llama-3's rescaling when the config asks for it.
+def rope_inv_freq(config: LlamaConfig, long: bool = False) -> torch.Tensor:
+    """The rotation speed (radians per position) of each of the rotary_dims / 2 dimension
+    pairs, float32, after Llama-3's or LongRoPE's rescaling when the config asks for it.
 
-    Pair i turns by theta^(-2i / d_head) per position: pair 0 a full radian, the last pair
-    barely at all. Llama 3 slows the slow pairs further (by ``factor``) so that a context longer
-    than the one it was trained on does not show them angles they never saw, leaves the fast
-    pairs alone, and blends smoothly in between.
+    Pair i turns by theta^(-2i / d) per position (d = rotary_dims, d_head unless only part of
+    each head rotates): pair 0 a full radian, the last pair barely at all. Llama 3 slows the
+    slow pairs further (by ``factor``) so that a context longer than the one it was trained on
+    does not show them angles they never saw, leaves the fast pairs alone, and blends smoothly
+    in between. LongRoPE divides each pair's speed by a factor of its own, found by a search
+    when the model was trained: ``short_factor`` for sequences within the original context,
+    ``long_factor`` (``long``) for longer ones.
     """
-    d = config.d_head
+    d = config.rotary_dims
     # on the CPU even while a model is shaped on the meta device: a few numbers, and arange
     # there pulls in torch's compiler (3 s)
     pairs = torch.arange(0, d, 2, dtype=torch.float32, device="cpu")
-    inv_freq = 1.0 / config.rope_theta ** (pairs / d)
     s = config.rope_scaling
+    if s is not None and s["rope_type"] == "longrope":
+        factors = torch.tensor(s["long_factor" if long else "short_factor"], dtype=torch.float32)
+        return 1.0 / (factors * config.rope_theta ** (pairs / d))  # as transformers rounds it
+    inv_freq = 1.0 / config.rope_theta ** (pairs / d)
     if s is None:
         return inv_freq
     old_ctx = s["original_max_position_embeddings"]
@@ -356,12 +407,15 @@ def rope_inv_freq(config: LlamaConfig) -> torch.Tensor:
     return torch.where(wavelength < short_wave, inv_freq, out)
 
 
-def rope_cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor):
-    """cos and sin of every (position, dimension) angle, float32, shaped [pos, 1, d_head] to
-    broadcast over heads. Both halves of a head share the angles of their pair."""
+def rope_cos_sin(positions: torch.Tensor, inv_freq: torch.Tensor, scale: float = 1.0):
+    """cos and sin of every (position, dimension) angle, float32, shaped [pos, 1, rotary_dims]
+    to broadcast over heads. Both halves of the rotated dims share the angles of their pair.
+    LongRoPE multiplies both by ``scale`` (its attention factor): q and k grow by it, so every
+    score grows by its square, which keeps attention as sharp over a longer context."""
     angles = positions.float()[:, None] * inv_freq.to(positions.device)[None, :]
     angles = torch.cat([angles, angles], dim=-1)
-    return angles.cos()[:, None, :], angles.sin()[:, None, :]
+    cos, sin = angles.cos()[:, None, :], angles.sin()[:, None, :]
+    return (cos, sin) if scale == 1.0 else (cos * scale, sin * scale)
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -371,8 +425,16 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
 
 
 def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate each pair (x_i, x_{i + d/2}) of a [..., pos, head, d_head] tensor by its angle."""
-    return x * cos.to(x.dtype) + rotate_half(x) * sin.to(x.dtype)
+    """Rotate each pair (x_i, x_{i + d/2}) of a [..., pos, head, d_head] tensor by its angle,
+    d = cos's last size. When that is less than d_head (a partial rotary factor: Phi-4-mini
+    rotates 96 of 128 dims), the first d dims rotate and the rest pass through unchanged: those
+    carry no position, so their part of q·k is the same at every distance."""
+    d = cos.shape[-1]
+    if d == x.shape[-1]:
+        return x * cos.to(x.dtype) + rotate_half(x) * sin.to(x.dtype)
+    rotated, kept = x[..., :d], x[..., d:]
+    rotated = rotated * cos.to(x.dtype) + rotate_half(rotated) * sin.to(x.dtype)
+    return torch.cat([rotated, kept], dim=-1)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -629,6 +691,10 @@ class Llama(DecoderLM):
         # A plain float32 tensor, not a buffer: .to(float16) must not round the frequencies,
         # and it is derived from the config, so it has no place in a state dict.
         self.inv_freq = rope_inv_freq(config)
+        # LongRoPE's speeds past the original context, and the factor on cos and sin
+        scaling = config.rope_scaling if config.longrope else None
+        self.inv_freq_long = None if scaling is None else rope_inv_freq(config, long=True)
+        self.rope_scale = 1.0 if scaling is None else float(scaling["attention_factor"])
         self.apply(self._init_weights)
 
     @staticmethod
@@ -650,17 +716,46 @@ class Llama(DecoderLM):
             )
         return query_head // self.config.n_kv_groups
 
-    def rotate(self, x: torch.Tensor, positions, layer: int | None = None) -> torch.Tensor:
+    def rotate(
+        self, x: torch.Tensor, positions, layer: int | None = None, length: int | None = None
+    ) -> torch.Tensor:
         """RoPE applied to a [..., pos, head, d_head] tensor of queries or keys at ``positions``
         (a sequence of ints, one per pos), exactly as the forward pass rotates them (in
-        ``layer``, for a family whose layers rotate at different speeds)."""
+        ``layer``, for a family whose layers rotate at different speeds) in a sequence of
+        ``length`` positions (LongRoPE's speeds depend on it; by default the last position's)."""
         positions = torch.as_tensor(positions, device=x.device)
-        inv_freq = self.inv_freq if layer is None else self.inv_freq_of(layer)
-        return apply_rope(x, *rope_cos_sin(positions, inv_freq))
+        length = int(positions.max()) + 1 if length is None else length
+        inv_freq = self.inv_freq_for(layer, length)
+        return apply_rope(x, *rope_cos_sin(positions, inv_freq, self.rope_scale))
 
     def inv_freq_of(self, layer: int) -> torch.Tensor:
         """RoPE's speeds in ``layer``: the same in every layer of a Llama (not in Gemma 3)."""
         return self.inv_freq
+
+    def inv_freq_for(self, layer: int | None, length: int) -> torch.Tensor:
+        """RoPE's speeds in ``layer`` for a sequence of ``length`` positions. With LongRoPE the
+        long factors' once the sequence is longer than the original context, as transformers
+        decides it (the sequence's length, not the context the model may reach); otherwise
+        ``inv_freq_of(layer)``."""
+        if self.long_rope_at(length):
+            assert self.inv_freq_long is not None  # long_rope_at says so
+            return self.inv_freq_long
+        return self.inv_freq if layer is None else self.inv_freq_of(layer)
+
+    def long_rope_at(self, length: int) -> bool:
+        """Whether a sequence of ``length`` positions rotates with LongRoPE's long factors."""
+        scaling = self.config.rope_scaling
+        if self.inv_freq_long is None or scaling is None:
+            return False
+        return length > scaling["original_max_position_embeddings"]
+
+    def cache_stale(self, past: int, new: int) -> bool:
+        """Whether ``new`` positions after a KV cache of ``past`` must not continue it: with
+        LongRoPE, the step that takes the sequence past the original context switches every
+        position to the long factors, and the cached keys and values were made with the short
+        ones (transformers' Phi-3 generation then runs the whole sequence again; so does
+        lmscope's)."""
+        return past > 0 and not self.long_rope_at(past) and self.long_rope_at(past + new)
 
     def rope_theta_of(self, layer: int) -> float:
         """RoPE's base in ``layer``."""
@@ -669,7 +764,8 @@ class Llama(DecoderLM):
     def embed(self, idx: torch.Tensor, past: int, hook: Hook | None):
         """Token embeddings, and RoPE's cos/sin for the positions, which every block needs."""
         T = idx.shape[1]
-        rope = rope_cos_sin(torch.arange(past, past + T, device=idx.device), self.inv_freq)
+        positions = torch.arange(past, past + T, device=idx.device)
+        rope = rope_cos_sin(positions, self.inv_freq_for(None, past + T), self.rope_scale)
         rope = tuple(t.to(self.wte.weight.dtype) for t in rope)  # once, not in every layer
         x = self.wte(idx)
         if hook is not None:
@@ -688,6 +784,9 @@ class Llama(DecoderLM):
         positions and probes) spends five to ten. At 135M parameters a step's matrix products
         take about 40 ms on one core, and the general path's small operations added about 8."""
 
+        if not self._plain_rope:
+            return DecoderLM.decode_step(self, idx, cache)
+
         def attend(layer, q, k, v):
             k, v = cache.extend(layer, k, v)
             return self.h[layer].attn._fast_attention(q, k, v, k.shape[2] - 1)
@@ -699,10 +798,19 @@ class Llama(DecoderLM):
         of any lengths): every weight is read once for all of them, which is what a step costs;
         only attention runs row by row, over each row's own cache."""
 
+        if not self._plain_rope:
+            return DecoderLM.decode_rows(self, idx, caches)
+
         def attend(layer, q, k, v):
             return attend_rows(self.h[layer].attn, caches, layer, q, k, v)
 
         return self._decode(idx, [cache.length for cache in caches], attend)
+
+    @property
+    def _plain_rope(self) -> bool:
+        """Every dim rotates at speeds that do not depend on the sequence's length: what the
+        one-row shortcut (_decode) assumes."""
+        return self.inv_freq_long is None and self.config.rotary_dims == self.config.d_head
 
     def _decode(self, idx: torch.Tensor, positions: list[int], attend) -> torch.Tensor:
         B, c = idx.shape[0], self.config
