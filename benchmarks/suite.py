@@ -91,6 +91,12 @@ BENCHMARKS = [
         "bench_llama",
         quick=lambda: importlib.import_module("benchmarks.bench_llama").quick_settings(),
     ),
+    Benchmark(  # issue 35: a mixture of experts' trace against transformers' forward pass
+        "moe",
+        "bench_moe",
+        full=lambda: {"log": _no_log},
+        quick=lambda: {"repeats": 1, "log": _no_log},
+    ),
     Benchmark(  # issue 37: the patching grid against the same patching with hooks
         "patching",
         "bench_patching",
