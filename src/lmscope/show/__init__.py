@@ -20,6 +20,7 @@ __all__ = [
     "ablation",
     "attention",
     "attribution",
+    "compare",
     "explainer",
     "flow",
     "induction",
@@ -137,3 +138,15 @@ def neurons(run_or_model, text=None, *, layer=0, unit=0, kind=None):
     from lmscope.show import neuron_view
 
     return _widget(neuron_view.neurons(run_or_model, text, layer=layer, unit=unit, kind=kind))
+
+
+# -- two models on one text
+
+
+def compare(model_a, model_b=None, text=None):
+    """Two models on one text, as the page's compare view: each token (or character, where
+    their tokenizers differ) coloured by A's loss, B's loss and B − A. ``model_a`` may also be
+    a ``Comparison`` from ``lmscope.interpret.compare.compare``."""
+    from lmscope.show import compare_view
+
+    return _widget(compare_view.compare_models(model_a, model_b, text))

@@ -14,7 +14,7 @@ from lmscope.explain.attention import pattern_bytes
 from lmscope.explain.probes import read
 from lmscope.explain.tokens import Token, token_text, tokens
 from lmscope.interpret.ablation import ablation_effect, parse_ablations
-from lmscope.interpret.compare import compare
+from lmscope.interpret.compare import Comparison, compare
 from lmscope.web.schemas import interpret as s
 
 LENS_LEAD = 0.75  # the lens is read left to right, towards the prediction
@@ -65,7 +65,12 @@ def ablation_view(model, ids, specs: list[str], mode: str, position: int, k: int
 
 
 def compare_view(model_a, model_b, text: str) -> s.CompareResponse:
-    body = compare(model_a, model_b, text).to_dict()
+    return comparison_view(compare(model_a, model_b, text))
+
+
+def comparison_view(c: Comparison) -> s.CompareResponse:
+    """A comparison as /api/compare sends it (and the notebook's compare view): no NaN."""
+    body = c.to_dict()
     for key in ("loss_a", "loss_b", "diff"):
         body[key] = [finite(x) for x in body[key]]
     body["mean_a"], body["mean_b"] = finite(body["mean_a"]), finite(body["mean_b"])

@@ -17,6 +17,7 @@ import { computePool } from "./sampling.js";
 import { drawProbBars, factSpans, poolText } from "./prob_bars.js";
 import { attributeView, inductionView, patchView } from "./circuits_views.js";
 import { KINDS, drawUnit, wireText } from "./rnn_view.js";
+import { compareRows } from "./compare.js";
 
 // Requests to the kernel: one message each, answered by id; an answer is kept, as the page's
 // cachedPost keeps one, so going back to a step asks nothing.
@@ -367,6 +368,14 @@ function neuronsPart({ ctx, root }, setup) {
   return { draw };
 }
 
+// Two models on one text (lmscope.show.compare): the page's compare view (compare.js) of the
+// kernel's comparison.
+function comparePart({ root }, setup) {
+  const box = el("section", { class: "panel", "data-testid": "compare" });
+  root.append(box);
+  return { draw: () => box.replaceChildren(el("h3", { text: t("page.interpret.view-compare") }), ...compareRows(setup.result)) };
+}
+
 // the page's "look inside" views a notebook answers (compare needs a second model: not here)
 const INSIDE = ["lens", "ablation"];
 const INSIDE_TITLES = { lens: "page.interpret.view-lens", ablation: "page.interpret.view-ablation" };
@@ -383,6 +392,7 @@ const VIEWS = {
   patch: [factsPart, circuitsPart],
   attribute: [factsPart, circuitsPart],
   neurons: [neuronsPart],
+  compare: [comparePart],
 };
 
 export function mount(host, model) {

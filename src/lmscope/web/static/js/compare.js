@@ -76,7 +76,12 @@ export async function renderCompare(ctx, { controls, refresh }) {
       ),
     ),
   );
-  const d = await ctx.post("/api/compare", { model: chosen, ids: state.ids });
+  return compareRows(await ctx.post("/api/compare", { model: chosen, ids: state.ids }));
+}
+
+// What a comparison shows (the /api/compare answer d): its unit, the two means, the loss rows of
+// A and B and B − A. The page's compare view and the notebook's (lmscope.show.compare) draw it.
+export function compareRows(d) {
   const unitWord = t(d.unit === "token" ? "page.interpret.cmp-token" : "page.interpret.cmp-char");
   const mean = (x) => (x === null ? "—" : fmt(x, 4));
   // one scale for both loss rows, so equal colours mean equal surprise
