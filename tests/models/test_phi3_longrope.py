@@ -8,10 +8,13 @@ of it are a few tokens long; the context reaches 64."""
 
 from __future__ import annotations
 
+import io
 import warnings
+from argparse import Namespace
 
 import pytest
 import torch
+from rich.console import Console
 
 import lmscope
 from helpers_families import (
@@ -21,6 +24,9 @@ from helpers_families import (
     save_random,
     write_family_gguf,
 )
+from lmscope import i18n
+from lmscope.commands import explain_render
+from lmscope.commands.common import use_lang
 from lmscope.errors import CheckpointError
 from lmscope.explain import modern
 from lmscope.models.phi3 import Phi3Config
@@ -155,6 +161,21 @@ def test_the_rope_step_says_what_rotates(phi4):
     assert step.check.relative_difference < 1e-4
     short = modern.rope_view(model, model.trace(ids[:12]), layer=1, head=2, position=10)
     assert short.frequencies.factors == "short"
+    # the CLI says it in both languages: which dims rotate, which factors, the score's growth
+    a2 = f"{model.net.rope_scale**2:.4g}"
+    said = {}
+    for lang in ("en", "zh"):
+        with i18n.using(lang):
+            use_lang(Namespace(lang=lang))
+            for name, data in (("long", step), ("short", short)):
+                buffer = io.StringIO()
+                Console(width=200, file=buffer).print(explain_render.render(data))
+                said[lang, name] = buffer.getvalue()
+    assert "first 6 of each head's 8 dims rotate" in said["en", "long"]
+    assert "20 positions are more than the 16" in said["en", "long"] and a2 in said["en", "long"]
+    assert "12 positions fit in the 16" in said["en", "short"]
+    assert "前 6 维旋转" in said["zh", "long"] and "长因子" in said["zh", "long"]
+    assert "短因子" in said["zh", "short"]
 
 
 def test_unsupported_rope_is_one_line():

@@ -409,6 +409,7 @@ def _render_rope(d: modern.RopeStep):
                 f"{r.score:.7f}",
             )
     return Group(
+        *[Text(note) for note in _rope_notes(f)],
         _kv(
             [
                 (say("report.explain.positions"), say("report.explain.no-vector-added")),
@@ -447,6 +448,23 @@ def _render_rope(d: modern.RopeStep):
             )
         ),
     )
+
+
+def _rope_notes(f: modern.RotationFrequencies) -> list[str]:
+    """Where the model's RoPE is not the plain one: which dims rotate (a partial rotary factor)
+    and LongRoPE's factors for this prompt's length (the page says the same, modern.js)."""
+    notes = []
+    if f.rotary_dims < f.d_head:
+        rest = f.d_head - f.rotary_dims
+        notes.append(say("page.modern.rope-partial", r=f.rotary_dims, d=f.d_head, rest=rest))
+    if f.factors is not None:
+        a, a2 = f"{f.attention_factor:.4g}", f"{f.attention_factor**2:.4g}"
+        values = dict(n=f.length, L=f.original_context or 0, a=a, a2=a2)
+        if f.factors == "long":
+            notes.append(say("page.modern.rope-longrope-long", **values))
+        else:
+            notes.append(say("page.modern.rope-longrope-short", **values))
+    return notes
 
 
 def _score(v: float | None) -> str:

@@ -23,6 +23,7 @@ GEMMA3: dict[str, Variant] = {
 QWEN3: dict[str, Variant] = {"qkv": retold(*ALL)}  # QK-norm
 PHI3: dict[str, Variant] = {
     "qkv": retold(*SUMMARY_TEXT),  # one qkv_proj
+    "positional-encoding": retold("text"),  # LongRoPE and a partial rotary factor
     "mlp": retold(*SUMMARY_TEXT),  # one gate_up_proj
 }
 MOE: dict[str, Variant] = {"mlp": retold(*ALL)}  # the router and the experts

@@ -110,6 +110,7 @@ class RotationFrequencies(BaseModel):
     original_context: int | None = Field(
         None, description="LongRoPE: longer prompts than this use the long factors"
     )
+    length: int = Field(..., description="the prompt's positions (LongRoPE's factors follow it)")
     attention_factor: float = Field(1.0, description="LongRoPE: cos and sin are multiplied by it")
     inv_freq: list[float] = Field(
         ..., description="per pair i (dims i, i + rotary_dims/2): rad/pos"
@@ -238,6 +239,7 @@ def rope_view(model, trace: Trace, layer: int, head: int, position: int) -> Rope
                 config.rope_scaling["original_max_position_embeddings"] if longrope else None
             ),
             attention_factor=model.net.rope_scale,
+            length=length,
             inv_freq=rounded(inv_freq),
             wavelength=rounded(2 * math.pi / inv_freq),
             angle=rounded(torch.remainder(position * inv_freq.double(), 2 * math.pi)),

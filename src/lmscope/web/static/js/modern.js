@@ -106,12 +106,17 @@ function frequencyChart(f, position) {
 // Every pair (x_i, x_{i + d/2}) of a vector as an arrow on a small dial: before rotation in
 // grey, after in colour, and the arc it turned through. Arrows are drawn at least half the
 // radius long so that every pair's turn shows; the length above that follows the pair's size.
+// Only the first 2 × angles.length dims rotate when a model's rotary factor is partial
+// (Phi-4-mini): pair i is (x_i, x_{i + angles.length}); the dims after them get no dial.
 function pairDials(before, after, angles, colour, testid) {
-  const half = before.length / 2;
+  const half = angles.length;
   const size = 42;
   const r = size / 2 - 3;
   let longest = 1e-12;
-  for (let i = 0; i < half; i++) longest = Math.max(longest, Math.hypot(before[i], before[i + half]));
+  for (let i = 0; i < half; i++) {
+    // LongRoPE's attention factor lengthens the rotated pair: the longer of the two sets the scale
+    longest = Math.max(longest, Math.hypot(before[i], before[i + half]), Math.hypot(after[i], after[i + half]));
+  }
   const lengthOf = (x, y) => {
     const n = Math.hypot(x, y);
     return n > 0 ? (r * (0.5 + (0.5 * n) / longest)) / n : 0;
@@ -119,7 +124,7 @@ function pairDials(before, after, angles, colour, testid) {
   const box = el("div", { class: "rope-dials", "data-testid": testid, style: { display: "flex", flexWrap: "wrap", gap: "3px" } });
   for (let i = 0; i < half; i++) {
     const [bx, by, ax, ay] = [before[i], before[i + half], after[i], after[i + half]];
-    const k = lengthOf(bx, by); // RoPE keeps a pair's length: one scale for both arrows
+    const k = lengthOf(bx, by); // one scale for both arrows (RoPE keeps a pair's length)
     const c = size / 2;
     const dial = svg("svg", { width: size, height: size, viewBox: `0 0 ${size} ${size}`, "data-pair": i });
     const start = Math.atan2(by, bx);
@@ -168,11 +173,28 @@ function ropeCheck(c) {
   );
 }
 
+// What rotates and how fast where the model's RoPE is not the plain one (Phi-3.5, Phi-4-mini);
+// the CLI says the same (explain_render._rope_notes).
+function ropeNotes(f) {
+  const notes = [];
+  if (f.rotary_dims < f.d_head) {
+    notes.push(hint(t("page.modern.rope-partial", { r: f.rotary_dims, d: f.d_head, rest: f.d_head - f.rotary_dims })));
+  }
+  if (f.factors) {
+    const a = f.attention_factor;
+    const values = { n: f.length, L: f.original_context, a: fmt(a, 4), a2: fmt(a * a, 4) };
+    const id = f.factors === "long" ? "page.modern.rope-longrope-long" : "page.modern.rope-longrope-short";
+    notes.push(hint(t(id, values), { "data-testid": "rope-longrope" }));
+  }
+  return notes;
+}
+
 async function rope(ctx) {
   const d = (await stepData(ctx, "positional-encoding")).data;
   const f = d.frequencies;
   return [
     hint(t("page.modern.rope-no-vector")),
+    ...ropeNotes(f),
     frequencyChart(f, d.position),
     el(
       "div",
