@@ -307,7 +307,7 @@ function experimentView(entry) {
   return el(
     "article",
     {
-      class: "why-exp",
+      class: "exp-card why-exp",
       id: `exp-${entry.name}`,
       "data-testid": "why-experiment",
       "data-name": entry.name,
