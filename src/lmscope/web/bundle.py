@@ -53,7 +53,7 @@ class BundleError(ValueError):
 
 def _imports(source: str) -> list[tuple[str, str, list[str]]]:
     """(dependency, the destructuring of its record, the names it takes) for each import."""
-    found = []
+    found: list[tuple[str, str, list[str]]] = []
     for m in IMPORT.finditer(source):
         if m.group("ns"):
             found.append((m.group("dep"), m.group("ns"), []))
