@@ -19,6 +19,7 @@ from rich.console import Console
 import lmscope
 from helpers_families import (
     assert_matches_transformers,
+    assert_saved_folder_reloads,
     load_gguf_privately,
     random_ids,
     save_random,
@@ -32,7 +33,7 @@ from lmscope.explain import modern
 from lmscope.models.phi3 import Phi3Config
 
 ORIGINAL = 16  # original_max_position_embeddings
-LENGTHS = (10, ORIGINAL, ORIGINAL + 1, 40)  # shorter, at, just past and well past it
+LENGTHS = (ORIGINAL, ORIGINAL + 1, 40)  # at it, just past and well past it
 
 
 def _factors(pairs: int, low: float, high: float, seed: int) -> list[float]:
@@ -84,6 +85,12 @@ def test_folder_and_gguf_equal_transformers_on_both_sides_of_the_original_contex
             assert_matches_transformers(hf, model.net, random_ids(hf.config.vocab_size, length))
 
 
+def test_a_saved_folder_keeps_the_rope(phi4, tmp_path):
+    """lmscope's own saved folder holds LongRoPE's factors and the partial rotary factor."""
+    hf, model, _ = phi4
+    assert_saved_folder_reloads(model.net, random_ids(hf.config.vocab_size, 20), tmp_path / "s")
+
+
 def test_the_long_factors_change_every_position(phi35):
     """Past the original context every position rotates with the long factors: the first 16
     positions of a 17-token prompt get other logits than the same 16 tokens alone (as in
@@ -110,14 +117,13 @@ def test_partial_rotary_rotates_the_first_dims_only(phi4):
         assert (before[..., 1:, :, :6] - after[..., 1:, :, :6]).abs().max() > 1e-2
 
 
-@pytest.mark.parametrize("which", ["phi35", "phi4"])
-def test_generation_across_the_original_context_equals_full_recompute(which, request):
+def test_generation_across_the_original_context_equals_full_recompute(phi4):
     """Greedy generation through the KV cache from a 12-token prompt to 20 tokens: the step
     that passes the original context runs the sequence again (the cached keys were rotated with
     the short factors), so every step's logits are those of one pass over the whole sequence,
     and the tokens are transformers' generate()'s (which also recomputes there). Two runs of
     different lengths stepping together (step_many) give the same logits."""
-    hf, model, _ = request.getfixturevalue(which)
+    hf, model, _ = phi4
     prompt = random_ids(hf.config.vocab_size, 12, batch=1)[0].tolist()
     logits, state = model.start(prompt)
     ids = list(prompt)
