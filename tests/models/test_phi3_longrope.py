@@ -184,6 +184,53 @@ def test_the_rope_step_says_what_rotates(phi4):
     assert "短因子" in said["zh", "short"]
 
 
+# config.json as Microsoft ships Phi-3.5-mini-instruct and Phi-4-mini-instruct: "type", and the
+# original context and partial rotary factor at the top level (the factors here are made up: 48
+# of them, one per rotated pair in both models)
+PHI35_MINI = dict(num_attention_heads=32, num_key_value_heads=32)  # head_dim 96, all rotate
+PHI4_MINI = dict(num_attention_heads=24, num_key_value_heads=8, partial_rotary_factor=0.75)
+
+
+@pytest.mark.parametrize("shape", [PHI35_MINI, PHI4_MINI], ids=["phi3.5-mini", "phi4-mini"])
+def test_the_real_models_rope_equals_transformers_bit_for_bit(shape):
+    """At the real models' sizes (context 131,072, original 4,096) lmscope's cos and sin are
+    transformers' Phi3RotaryEmbedding's, to the bit, up to and past the original context."""
+    from transformers import Phi3Config as TransformersPhi3Config
+    from transformers.models.phi3.modeling_phi3 import Phi3RotaryEmbedding
+
+    from lmscope.models.llama import rope_cos_sin, rope_inv_freq
+
+    rope = {
+        "type": "longrope",
+        "short_factor": torch.linspace(1.0, 3.0, 48).tolist(),
+        "long_factor": torch.linspace(1.0, 40.0, 48).tolist(),
+    }
+    hf = dict(
+        vocab_size=32064,
+        hidden_size=3072,
+        intermediate_size=8192,
+        num_hidden_layers=32,
+        max_position_embeddings=131072,
+        original_max_position_embeddings=4096,
+        rope_theta=10000.0,
+        rope_scaling=rope,
+        **shape,
+    )
+    ours = Phi3Config.from_hf({"model_type": "phi3", **hf})
+    assert ours.rotary_dims == 96
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = Phi3RotaryEmbedding(TransformersPhi3Config(**hf))
+    scale = ours.rope_scaling["attention_factor"]
+    assert scale == theirs.attention_scaling == pytest.approx(1.190238, abs=1e-6)
+    for length in (4096, 4097, 6000):
+        positions = torch.arange(length)
+        cos, sin = theirs(torch.zeros(1), positions[None])
+        inv_freq = rope_inv_freq(ours, long=length > 4096)
+        our_cos, our_sin = rope_cos_sin(positions, inv_freq, scale)
+        assert torch.equal(our_cos[:, 0], cos[0]) and torch.equal(our_sin[:, 0], sin[0])
+
+
 def test_unsupported_rope_is_one_line():
     """RoPE scalings transformers' Phi-3 does not run, factor lists of the wrong length, and a
     partial rotary factor that leaves an odd number of dims are refused in one line."""
