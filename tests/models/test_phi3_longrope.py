@@ -30,6 +30,7 @@ from lmscope.commands import explain_render
 from lmscope.commands.common import use_lang
 from lmscope.errors import CheckpointError
 from lmscope.explain import modern
+from lmscope.explain.report import report
 from lmscope.models.phi3 import Phi3Config
 
 ORIGINAL = 16  # original_max_position_embeddings
@@ -154,7 +155,8 @@ def test_generation_across_the_original_context_equals_full_recompute(phi4):
 def test_the_rope_step_says_what_rotates(phi4):
     """The explainer's RoPE step on a prompt past the original context: the speeds are the
     long factors' (one per rotated pair), the rotation is the model's own, and q·k still
-    follows the distance alone (the shifted positions keep the prompt's factors)."""
+    follows the distance alone (the shifted positions keep the prompt's factors). All 20
+    steps build on this layout."""
     hf, _, model = phi4
     ids = random_ids(hf.config.vocab_size, 20, batch=1)[0].tolist()
     trace = model.trace(ids)
@@ -167,6 +169,7 @@ def test_the_rope_step_says_what_rotates(phi4):
     assert step.check.relative_difference < 1e-4
     short = modern.rope_view(model, model.trace(ids[:12]), layer=1, head=2, position=10)
     assert short.frequencies.factors == "short"
+    assert [s.number for s in report(model, ids, layer=1).steps] == list(range(1, 21))
     # the CLI says it in both languages: which dims rotate, which factors, the score's growth
     a2 = f"{model.net.rope_scale**2:.4g}"
     said = {}
