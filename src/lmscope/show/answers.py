@@ -177,6 +177,13 @@ def answered(routes: Routes, path: str, body: dict) -> dict:
         return _error(InvalidInputError("error.show.bad-request", where=where, why=first["msg"]))
 
 
+class NoAnswers:
+    """A view that asks nothing after it is drawn (patching, attribution, compare)."""
+
+    def answer(self, path: str, body: dict) -> dict:
+        return answered({}, path, body)
+
+
 def _error(err: LmscopeError) -> dict:
     return {"ok": False, "code": err.code, "params": _plain(err.values), "error": str(err)}
 

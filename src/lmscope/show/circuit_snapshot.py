@@ -178,29 +178,18 @@ def induction(setup: dict, r: dict) -> str:
         "induction",
         setup,
         title(text("page.circuits.induction.title")),
-        note(summary),
-        note(bos),
-        note(f"{text('page.circuits.induction.top')} {top}"),
+        *map(note, (summary, bos, f"{text('page.circuits.induction.top')} {top}")),
         note(f"{text('page.circuits.induction.top-previous')} {top_prev}"),
         row(
-            grid(
-                "induction-grid",
-                text("page.circuits.induction.grid"),
-                r["scores"],
-                layers,
-                heads(n_head),
-                kind="sequential",
-                scale=1.0,
-            ),
-            grid(
-                "previous-grid",
-                text("page.circuits.induction.grid-previous"),
-                r["previous_token"],
-                layers,
-                heads(n_head),
-                kind="sequential",
-                scale=1.0,
-            ),
+            *(
+                grid(
+                    testid, text(words), r[key], layers, heads(n_head), kind="sequential", scale=1.0
+                )
+                for testid, words, key in (
+                    ("induction-grid", "page.circuits.induction.grid", "scores"),
+                    ("previous-grid", "page.circuits.induction.grid-previous", "previous_token"),
+                )
+            )
         ),
         title(text("page.circuits.induction.loss-title")),
         loss_curve(r["loss"], 1 if r["bos"] else 0, r["length"]),
@@ -220,51 +209,36 @@ def patching(setup: dict, r: dict) -> str:
         "patch",
         setup,
         title(text("page.circuits.patch.title")),
-        note(
-            text(
-                "page.circuits.patch.clean-diff",
-                right=right,
-                wrong=wrong,
-                diff=number(r["clean_diff"], 4),
-            )
-        ),
-        note(
-            text(
-                "page.circuits.patch.corrupt-diff",
-                right=right,
-                wrong=wrong,
-                diff=number(r["corrupt_diff"], 4),
+        *(
+            note(text(words, right=right, wrong=wrong, diff=number(r[key], 4)))
+            for words, key in (
+                ("page.circuits.patch.clean-diff", "clean_diff"),
+                ("page.circuits.patch.corrupt-diff", "corrupt_diff"),
             )
         ),
         note(text("page.circuits.patch.reading")),
         row(
-            grid(
-                "patch-resid",
-                text("page.circuits.patch.resid-title"),
-                resid["values"],
-                layer_labels(resid["rows"]),
-                tokens,
-                kind="diverging",
-                scale=scale,
-            ),
-            grid(
-                "patch-heads",
-                text("page.circuits.patch.head-title"),
-                heads_site["values"],
-                layer_labels(heads_site["rows"]),
-                heads(len(heads_site["cols"])),
-                kind="diverging",
-                scale=scale,
-            ),
-            grid(
-                "patch-mlp",
-                text("page.circuits.patch.mlp-title"),
-                mlp["values"],
-                layer_labels(mlp["rows"]),
-                ["MLP"],
-                kind="diverging",
-                scale=scale,
-            ),
+            *(
+                grid(
+                    testid,
+                    text(words),
+                    site["values"],
+                    layer_labels(site["rows"]),
+                    cols,
+                    kind="diverging",
+                    scale=scale,
+                )
+                for testid, words, site, cols in (
+                    ("patch-resid", "page.circuits.patch.resid-title", resid, tokens),
+                    (
+                        "patch-heads",
+                        "page.circuits.patch.head-title",
+                        heads_site,
+                        heads(len(heads_site["cols"])),
+                    ),
+                    ("patch-mlp", "page.circuits.patch.mlp-title", mlp, ["MLP"]),
+                )
+            )
         ),
         note(text("page.circuits.patch.cannot")),
     )
@@ -305,9 +279,7 @@ def attribution(setup: dict, r: dict) -> str:
         "attribute",
         setup,
         title(text("page.circuits.attribute.title")),
-        note(logit),
-        note(total),
-        note(text("page.circuits.attribute.frozen")),
+        *map(note, (logit, total, text("page.circuits.attribute.frozen"))),
         row(
             "<figure style='margin:4px'>"
             + title(text("page.circuits.attribute.bars-title", n=len(largest)))

@@ -9,7 +9,8 @@ from lmscope.circuits import attribute, induction_scores, patch
 from lmscope.explain.facts import model_facts
 from lmscope.interpret.circuits.common import transformer
 from lmscope.show import circuit_snapshot as snap
-from lmscope.show.answers import Routes, answered
+from lmscope.show.answers import NoAnswers, Routes, answered
+from lmscope.show.views import result_setup
 from lmscope.web import circuits as c
 from lmscope.web.schemas import circuits as s
 
@@ -35,32 +36,9 @@ class InductionAnswers:
         return answered(routes, path, body)
 
 
-class NoAnswers:
-    """The patching and attribution views ask nothing after they are drawn."""
-
-    def answer(self, path: str, body: dict) -> dict:
-        return answered({}, path, body)
-
-
 def setup_of(view: str, model, result: dict) -> dict:
-    """What a circuits widget is set up with: the page's words, the model's facts, the answer."""
-    from lmscope.show.views import catalogs
-
-    lang, texts = catalogs()
-    return {
-        "view": view,
-        "lang": lang,
-        "catalogs": texts,
-        "model": model_facts(model).model_dump(mode="json"),
-        "steps": [],
-        "trace": None,
-        "position": 0,
-        "layer": 0,
-        "head": 0,
-        "step": view,
-        "n_layer": model.config.n_layer,
-        "result": result,
-    }
+    facts = model_facts(model).model_dump(mode="json")
+    return result_setup(view, facts, result, model.config.n_layer)
 
 
 def induction(model, *, length: int = 50, seed: int = 0, layer=None, head=None):

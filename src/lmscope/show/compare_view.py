@@ -9,15 +9,9 @@ from __future__ import annotations
 from lmscope.errors import InvalidInputError
 from lmscope.i18n import text as say
 from lmscope.interpret.compare import Comparison, compare, html_fragment
-from lmscope.show.answers import answered
+from lmscope.show.answers import NoAnswers
+from lmscope.show.views import result_setup
 from lmscope.web.interpret import comparison_view
-
-
-class NoAnswers:
-    """The compare view asks nothing after it is drawn."""
-
-    def answer(self, path: str, body: dict) -> dict:
-        return answered({}, path, body)
 
 
 def comparison_of(a, b, text) -> Comparison:
@@ -30,24 +24,8 @@ def comparison_of(a, b, text) -> Comparison:
 
 
 def compare_models(a, b=None, text=None):
-    from lmscope.show.views import catalogs
-
     c = comparison_of(a, b, text)
     body = comparison_view(c).model_dump(mode="json")
-    lang, texts = catalogs()
-    setup = {
-        "view": "compare",
-        "lang": lang,
-        "catalogs": texts,
-        "model": {"name": " / ".join(c.names)},
-        "steps": [],
-        "trace": None,
-        "position": 0,
-        "layer": 0,
-        "head": 0,
-        "step": "compare",
-        "n_layer": 0,
-        "result": body,
-    }
+    setup = result_setup("compare", {"name": " / ".join(c.names)}, body)
     html = html_fragment(c, lambda message_id, **values: say(message_id, **values))
     return setup, NoAnswers(), f'<div class="lmscope-snapshot" data-view="compare">{html}</div>'

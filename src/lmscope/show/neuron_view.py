@@ -8,6 +8,7 @@ from __future__ import annotations
 from lmscope.errors import InvalidInputError
 from lmscope.interpret.neurons import GATE_KINDS, KINDS, NeuronRun, default_kind, neuron_activations
 from lmscope.show.answers import Routes, answered
+from lmscope.show.views import result_setup
 from lmscope.web.rnn import activations_view
 from lmscope.web.schemas import rnn as s
 
@@ -39,34 +40,19 @@ def run_of(run_or_model, text: str | None) -> NeuronRun:
 
 
 def neurons(run_or_model, text=None, *, layer=0, unit=0, kind=None):
-    from lmscope.show.views import catalogs
-
     run = run_of(run_or_model, text)
     kind = kind or default_kind(run.arch)
     body = activations_view(run.model_name, run, layer, unit, kind).model_dump(mode="json")
-    lang, texts = catalogs()
-    setup = {
-        "view": "neurons",
-        "lang": lang,
-        "catalogs": texts,
-        # what the controls offer (the page's /api/rnn/models facts of the run's model)
-        "model": {
-            "name": run.model_name,
-            "arch": run.arch,
-            "layers": run.layers,
-            "hidden": run.hidden,
-            "kinds": list(KINDS[run.arch]),
-            "gates": list(GATE_KINDS[run.arch]),
-        },
-        "steps": [],
-        "trace": None,
-        "position": 0,
-        "layer": layer,
-        "head": 0,
-        "step": "neurons",
-        "n_layer": run.layers,
-        "result": body,
+    # what the controls offer (the page's /api/rnn/models facts of the run's model)
+    facts = {
+        "name": run.model_name,
+        "arch": run.arch,
+        "layers": run.layers,
+        "hidden": run.hidden,
+        "kinds": list(KINDS[run.arch]),
+        "gates": list(GATE_KINDS[run.arch]),
     }
+    setup = result_setup("neurons", facts, body, run.layers)
     html = run.view(layer, unit, kind).to_html()
     return (
         setup,

@@ -68,6 +68,26 @@ def setup_of(view: str, model, trace: Trace, position, layer, head, step: str) -
     }
 
 
+def result_setup(view: str, model: dict, result: dict, n_layer: int = 0) -> dict:
+    """What a view of one experiment's result is set up with (no trace): the page's words, the
+    model's facts and the result as the web API sends it."""
+    lang, texts = catalogs()
+    return {
+        "view": view,
+        "lang": lang,
+        "catalogs": texts,
+        "model": model,
+        "steps": [],
+        "trace": None,
+        "position": 0,
+        "layer": 0,
+        "head": 0,
+        "step": view,
+        "n_layer": n_layer,
+        "result": result,
+    }
+
+
 def first(answers: Answers, path: str, body: dict) -> dict:
     reply = answers.answer(path, body)
     if not reply["ok"]:
