@@ -8,6 +8,7 @@ of it are a few tokens long; the context reaches 64."""
 
 from __future__ import annotations
 
+import copy
 import io
 import warnings
 from argparse import Namespace
@@ -232,6 +233,71 @@ def test_the_real_models_rope_equals_transformers_bit_for_bit(shape):
         inv_freq = rope_inv_freq(ours, long=length > 4096)
         our_cos, our_sin = rope_cos_sin(positions, inv_freq, scale)
         assert torch.equal(our_cos[:, 0], cos[0]) and torch.equal(our_sin[:, 0], sin[0])
+
+
+def _lists(pairs: int) -> dict:
+    """LongRoPE's two factor lists for ``pairs`` rotated pairs."""
+    return {
+        "short_factor": _factors(pairs, 1.0, 2.0, 3),
+        "long_factor": _factors(pairs, 2.0, 9.0, 4),
+    }
+
+
+SPELLINGS = {  # head_dim 16: 8 pairs, 6 of them rotating at 0.75, 4 at 0.5
+    "top-level fields": dict(
+        rope_scaling={"type": "longrope", **_lists(6)},
+        original_max_position_embeddings=16,
+        partial_rotary_factor=0.75,
+    ),
+    "transformers 5": dict(
+        rope_parameters={
+            "rope_type": "longrope",
+            "rope_theta": 500.0,
+            "partial_rotary_factor": 0.5,
+            "original_max_position_embeddings": 16,
+            **_lists(4),
+        },
+        original_max_position_embeddings=16,
+    ),
+    # transformers' Phi-3 takes the top-level original context (4,096 when absent) over this
+    "original in the rope dict only": dict(
+        rope_scaling={"type": "longrope", "original_max_position_embeddings": 8, **_lists(8)}
+    ),
+    "su, an explicit factor": dict(rope_scaling={"type": "su", "factor": 3.0, **_lists(8)}),
+    "attention factor given": dict(
+        rope_scaling={"rope_type": "longrope", "attention_factor": 1.5, **_lists(8)}
+    ),
+}
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS.values(), ids=SPELLINGS.keys())
+def test_config_json_is_read_as_transformers_reads_it(spelling):
+    """Each way a config.json spells Phi-3's RoPE gives transformers' rotated dims, theta,
+    original context, factors and attention factor."""
+    from transformers import Phi3Config as TransformersPhi3Config
+    from transformers.models.phi3.modeling_phi3 import Phi3RotaryEmbedding
+
+    hf = dict(
+        vocab_size=10,
+        hidden_size=64,
+        intermediate_size=8,
+        num_hidden_layers=1,
+        num_attention_heads=4,  # head_dim 16
+        max_position_embeddings=1024,
+        **spelling,
+    )
+    ours = Phi3Config.from_hf({"model_type": "phi3", **copy.deepcopy(hf)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = TransformersPhi3Config(**hf)
+        embedding = Phi3RotaryEmbedding(theirs)
+    rope = theirs.rope_parameters
+    assert ours.rotary_dims == int(16 * rope["partial_rotary_factor"])
+    assert ours.rope_theta == rope["rope_theta"]
+    s = ours.rope_scaling
+    assert s["original_max_position_embeddings"] == rope["original_max_position_embeddings"]
+    assert s["attention_factor"] == pytest.approx(embedding.attention_scaling, rel=1e-12)
+    assert (s["short_factor"], s["long_factor"]) == (rope["short_factor"], rope["long_factor"])
 
 
 def test_unsupported_rope_is_one_line():

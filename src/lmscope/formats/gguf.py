@@ -830,6 +830,10 @@ def read_gguf(path: str | Path) -> GGUFModel:
 
     if longrope:
         config["rope_scaling"] = _longrope_scaling(fields, arch, longrope, config, label)
+        # where transformers' Phi3Config reads it
+        config["original_max_position_embeddings"] = config["rope_scaling"][
+            "original_max_position_embeddings"
+        ]
 
     permute = arch in PERMUTED_ARCHITECTURES
     heads = {"q_proj": config["num_attention_heads"], "k_proj": config["num_key_value_heads"]}

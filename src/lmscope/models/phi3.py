@@ -86,9 +86,8 @@ def _longrope_from_hf(rope: dict, hf: dict, ctx: int) -> dict | None:
         return None
     if kind not in ("longrope", "su", "yarn"):  # transformers' Phi-3 reads su and yarn as longrope
         raise CheckpointError("error.phi3.rope-unsupported", kind=repr(kind))
-    original = rope.get("original_max_position_embeddings") or hf.get(
-        "original_max_position_embeddings", 4096
-    )
+    # transformers' Phi3Config takes the top-level field (4,096 when absent) over the rope dict's
+    original = hf.get("original_max_position_embeddings", 4096)
     missing = [k for k in ("short_factor", "long_factor") if k not in rope]
     if missing:
         raise CheckpointError("error.phi3.longrope-lacks", keys=", ".join(missing))
