@@ -204,10 +204,11 @@ def write_family_gguf(path: Path, hf, folder: Path, *, qtype: Q = Q.F32) -> Path
     w.add_token_types([1] * config.vocab_size)
     w.add_add_bos_token(False)
     tensors = gguf_tensors(state, config)
-    if longrope:  # ... and the two factor lists as tensors
+    if longrope:  # ... and the two factor lists as tensors (a test may leave one out)
         for which in ("long", "short"):
-            factors = np.array(rope[f"{which}_factor"], dtype=np.float32)
-            tensors[f"rope_factors_{which}.weight"] = factors
+            if f"{which}_factor" in rope:
+                factors = np.array(rope[f"{which}_factor"], dtype=np.float32)
+                tensors[f"rope_factors_{which}.weight"] = factors
     for name, value in tensors.items():
         t = qtype if value.ndim >= 2 else Q.F32
         data = quantize(value, t)

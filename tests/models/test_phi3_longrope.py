@@ -12,6 +12,7 @@ import copy
 import io
 import warnings
 from argparse import Namespace
+from pathlib import Path
 
 import pytest
 import torch
@@ -298,6 +299,23 @@ def test_config_json_is_read_as_transformers_reads_it(spelling):
     assert s["original_max_position_embeddings"] == rope["original_max_position_embeddings"]
     assert s["attention_factor"] == pytest.approx(embedding.attention_scaling, rel=1e-12)
     assert (s["short_factor"], s["long_factor"]) == (rope["short_factor"], rope["long_factor"])
+
+
+def test_a_gguf_file_with_one_factor_list_is_refused_in_one_line(phi35, tmp_path):
+    """llama.cpp writes LongRoPE's two lists together; a file with only the long one names the
+    tensor it lacks."""
+    from types import SimpleNamespace
+
+    from lmscope.formats.gguf import read_gguf
+
+    hf, _, model = phi35
+    config = copy.deepcopy(hf.config)
+    del config.rope_parameters["short_factor"]
+    folder = Path(model.source).parent  # the GGUF file beside the saved weights
+    path = write_family_gguf(tmp_path / "half.gguf", SimpleNamespace(config=config), folder)
+    with pytest.raises(CheckpointError) as err:
+        read_gguf(path)
+    assert "rope_factors_short.weight" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_unsupported_rope_is_one_line():
