@@ -63,8 +63,12 @@ _HF_DEFAULT_CTX = {"llama": 2048, "mistral": 131072, "qwen2": 32768}
 _LLAMA3_KEYS = ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings")
 # LongRoPE (Phi-3.5, Phi-4-mini): a factor per pair for short and for long sequences, the
 # context they were trained on, and the factor cos and sin are multiplied by
-_LONGROPE_KEYS = ("short_factor", "long_factor", "original_max_position_embeddings")
-_LONGROPE_ALL_KEYS = (*_LONGROPE_KEYS, "attention_factor")
+_LONGROPE_KEYS = (
+    "short_factor",
+    "long_factor",
+    "original_max_position_embeddings",
+    "attention_factor",
+)
 
 
 @dataclass
@@ -172,7 +176,7 @@ class LlamaConfig(JsonConfig):
 
     @property
     def longrope(self) -> bool:
-        return self.rope_scaling is not None and self.rope_scaling["rope_type"] == "longrope"
+        return _rope_kind(self.rope_scaling) == "longrope"
 
     @property
     def n_kv_groups(self) -> int:
@@ -275,8 +279,13 @@ class LlamaConfig(JsonConfig):
         return out
 
 
+def _rope_kind(scaling) -> str | None:
+    """A RoPE scaling's type ("llama3", "longrope"), under either key config.json uses."""
+    return scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
+
+
 def _check_rope_scaling(scaling: dict, pairs: int):
-    kind = scaling.get("rope_type", scaling.get("type")) if isinstance(scaling, dict) else None
+    kind = _rope_kind(scaling)
     if kind == "longrope":
         _check_longrope(scaling, pairs)
         return
@@ -298,7 +307,7 @@ def _check_positive(key: str, value) -> None:
 def _check_longrope(scaling: dict, pairs: int) -> None:
     """LongRoPE's keys: a factor list of one number > 0 per rotated pair for short and for
     long sequences, the original context and the attention factor."""
-    missing = [k for k in _LONGROPE_ALL_KEYS if k not in scaling]
+    missing = [k for k in _LONGROPE_KEYS if k not in scaling]
     if missing:
         raise InvalidInputError("error.llama.longrope-lacks", keys=", ".join(missing))
     for key in ("short_factor", "long_factor"):
@@ -389,7 +398,8 @@ def rope_inv_freq(config: LlamaConfig, long: bool = False) -> torch.Tensor:
     # there pulls in torch's compiler (3 s)
     pairs = torch.arange(0, d, 2, dtype=torch.float32, device="cpu")
     s = config.rope_scaling
-    if s is not None and s["rope_type"] == "longrope":
+    if config.longrope:
+        assert s is not None  # longrope says so
         factors = torch.tensor(s["long_factor" if long else "short_factor"], dtype=torch.float32)
         return 1.0 / (factors * config.rope_theta ** (pairs / d))  # as transformers rounds it
     inv_freq = 1.0 / config.rope_theta ** (pairs / d)
