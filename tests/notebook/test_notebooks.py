@@ -25,6 +25,7 @@ HERE = [
     "lens-and-ablation",
     "char-rnn-neurons",
     "why-transformers-lab",
+    "circuits",
 ]
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -47,6 +48,12 @@ def executed(tmp_path_factory):
         "[int(trace.last_logits.argmax())]), 'kl': effect.kl}))",
         "char-rnn-neurons": "import json; print(json.dumps({'first': values[:5].tolist()}))",
         "why-transformers-lab": "import json; print(json.dumps({'n': section['rows'][0]['n']}))",
+        # the induction scores (lmscope.circuits) and the logit differences of the two prompts,
+        # from plain traces
+        "circuits": "import json; pr = [model.tokenizer.encode(a)[0] for a in (' Paris', ' Rome')]"
+        "\nlast = [model.trace(x).last_logits for x in (clean, corrupt)]"
+        "\nprint(json.dumps({'scores': heads.scores.tolist(), 'losses': heads.copy_losses(), "
+        "'diffs': [float(v[pr[0]] - v[pr[1]]) for v in last]}))",
     }
     from lmscope.formats.layout import find_smollm2_gguf
 
@@ -110,8 +117,25 @@ def test_the_notebooks_show_widgets_with_the_kernels_numbers(executed):
     assert kernel["kl"] > 0
 
     nb, kernel = executed["char-rnn-neurons"]
-    html = outputs(nb.cells[1])[0]["text/html"]
-    assert "238" in html and len(kernel["first"]) == 5
+    shown = outputs(nb.cells[1])[0]
+    assert WIDGET in shown and 'data-view="neurons"' in shown["text/html"]
+    tips = [float(v) for v in re.findall(r"h = ([-+][0-9.]+)", shown["text/html"])]
+    assert "238" in shown["text/html"] and tips[:5] == pytest.approx(kernel["first"], abs=1e-4)
+
+    nb, kernel = executed["circuits"]
+    induction, patching, attribution = (d["text/html"] for d in widgets(nb))
+    grid = re.search(r'<svg [^>]*data-testid="induction-grid".*?</svg>', induction, re.S)
+    drawn = [float(v) for v in re.findall(r'data-value="([-0-9.e]+)"', grid.group(0))]
+    assert drawn == pytest.approx([v for row in kernel["scores"] for v in row], abs=1e-6)
+    assert max(drawn) > 0.5  # SmolLM2 has induction heads
+    first, second = kernel["losses"]
+    assert second < first / 2  # the second copy's loss collapses
+    clean, corrupt = kernel["diffs"]
+    assert clean > 0 > corrupt  # Paris after France, Rome after Italy
+    said = [float(v) for v in re.findall(r" = (-?[0-9.]+)</p>", patching)]
+    assert said == pytest.approx([clean, corrupt], abs=1e-3)
+    logit = float(re.search(r"[:：] ?(-?[0-9.]+)</p>", attribution).group(1))  # its first line
+    assert logit == pytest.approx(clean, abs=1e-3)
 
     nb, kernel = executed["why-transformers-lab"]
     assert any("image/svg+xml" in d for c in nb.cells for d in outputs(c))

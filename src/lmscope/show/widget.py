@@ -10,6 +10,10 @@ import traitlets
 from lmscope.show import bundle
 
 
+# the function of lmscope.show that makes a view, where its name is not the view's
+CALLED = {"patch": "patching", "attribute": "attribution"}
+
+
 class View(anywidget.AnyWidget):
     """One of the page's views over a trace the notebook holds."""
 
@@ -27,8 +31,8 @@ class View(anywidget.AnyWidget):
     def __repr__(self) -> str:
         setup = self.setup
         name = setup["model"]["name"] or "pattern"
-        if setup["trace"] is None:  # a circuits view: an experiment's result, no trace
-            return f"lmscope.show.{setup['view']}({name})"
+        if setup["trace"] is None:  # an experiment's result (circuits, neurons, compare)
+            return f"lmscope.show.{CALLED.get(setup['view'], setup['view'])}({name})"
         return f"lmscope.show.{setup['view']}({name}, {len(setup['trace']['tokens'])} tokens)"
 
     def _answer(self, _widget, content, _buffers) -> None:

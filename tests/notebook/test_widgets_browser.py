@@ -1,0 +1,101 @@
+"""The circuits, neuron and compare widgets drawn in headless Chromium (tests/notebook/harness.py:
+the widget's own module, its messages answered by its Python side as the kernel's comm would),
+on tiny random models: the marks carry the numbers lmscope computed, and a click on the
+induction grid or a change of unit asks the kernel and redraws with its answer. JupyterLab itself
+is tested once, by test_jupyterlab.py."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tiers import slow_work
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "web"))  # the browser helpers
+from webtools import CHROMIUM_ARGS, HANG_MS, find_chromium  # noqa: E402
+
+pytest.importorskip("anywidget")
+sync_api = pytest.importorskip("playwright.sync_api")
+
+from harness import mount  # noqa: E402
+
+import lmscope.show  # noqa: E402
+from lmscope.circuits import induction_scores, patch  # noqa: E402
+from lmscope.engine.rnn_model import RNNLanguageModel  # noqa: E402
+from lmscope.interpret.neurons import neuron_activations  # noqa: E402
+from lmscope.models.rnn import CharRNN, CharRNNConfig  # noqa: E402
+from lmscope.tokenizers import CharTokenizer  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+@slow_work
+def browser():
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("no Chromium found (apt-get install chromium, or set LMSCOPE_CHROMIUM)")
+    sync_api.expect.set_options(timeout=HANG_MS)
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def opened(browser, widget, tmp_path):
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    problems: list[str] = []
+    page.on("pageerror", lambda err: problems.append(str(err)))
+    mount(page, widget, tmp_path)
+    return page, problems
+
+
+def values(page, selector: str) -> list[float]:
+    return page.locator(selector).evaluate_all("(n) => n.map((e) => Number(e.dataset.value))")
+
+
+@pytest.mark.browser
+def test_circuits_widgets_draw_the_librarys_numbers(browser, tiny_model, tmp_path):
+    expect = sync_api.expect
+    found = induction_scores(tiny_model, length=6, seed=2)
+    page, problems = opened(browser, lmscope.show.induction(tiny_model, length=6, seed=2), tmp_path)
+    cells = "[data-testid=induction-grid] rect.cell"
+    assert values(page, cells) == pytest.approx(found.scores.flatten().tolist(), abs=1e-6)
+    page.locator(f"{cells}[data-row='1'][data-col='3']").click()  # L1H3: the kernel's pattern
+    pattern = page.locator("[data-testid=pattern]")
+    expect(pattern).to_have_attribute("data-head", "3")
+    last = len(found.ids) - 1
+    drawn = values(page, f"[data-testid=pattern] rect.cell[data-row='{last}']")
+    assert drawn == pytest.approx(found.pattern(1, 3)[last].tolist(), abs=1e-6)
+    assert not problems, problems
+
+    clean, corrupt = "The cat sat on the", "The dog sat on the"
+    result = patch(tiny_model, clean, corrupt, " mat", " floor")
+    widget = lmscope.show.patching(tiny_model, clean, corrupt, " mat", " floor")
+    page, problems = opened(browser, widget, tmp_path)
+    heads = values(page, "[data-testid=patch-heads] rect.cell")
+    assert heads == pytest.approx(result.sites["attn_head"].values.flatten().tolist(), abs=1e-6)
+    diff = page.get_by_test_id("patch-clean-diff").get_attribute("data-value")
+    assert float(diff) == pytest.approx(result.clean_diff, abs=1e-6)
+    assert not problems, problems
+
+
+@pytest.mark.browser
+def test_the_neuron_widget_asks_the_kernel_for_another_unit(browser, tmp_path):
+    expect = sync_api.expect
+    chars = '\n !"(),.?abcdefghijklmnopqrstuvwxyz'
+    torch.manual_seed(0)
+    net = CharRNN(CharRNNConfig(vocab_size=len(chars), cell="lstm", hidden=8, layers=2))
+    model = RNNLanguageModel(net, CharTokenizer(chars), name="tiny-lstm")
+    run = neuron_activations(model, 'he said, "yes (it is)."\n')
+    page, problems = opened(browser, lmscope.show.neurons(run, layer=1, unit=3), tmp_path)
+    text = page.get_by_test_id("rnn-colored").locator(".ch")
+    expect(text).to_have_count(len(run))
+    page.get_by_test_id("rnn-kind").select_option("f")
+    expect(page.get_by_test_id("rnn-title")).to_contain_text("unit 3")
+    expect(page.get_by_test_id("rnn-title")).to_contain_text("forget")
+    text.nth(4).hover()
+    value = float(page.get_by_test_id("readout-value").inner_text())
+    assert value == pytest.approx(float(run.unit(1, 3, "f")[4]), abs=1e-3)
+    assert not problems, problems
