@@ -1,0 +1,75 @@
+"""The docs' screenshots of the circuits, neuron and compare widgets (docs/notebooks.md): each
+widget made as a notebook makes it (SmolLM2, stdlib-lstm), drawn in headless Chromium by the
+widget test's harness (tests/notebook/harness.py: the widget's own module, its messages answered
+by its Python side), in English and Chinese, at 1440 and 390 pixels.
+
+    python scripts/notebook_widget_shots.py            # writes docs/images/notebook-*.png
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests" / "notebook"), str(ROOT / "tests" / "web")]
+
+import lmscope  # noqa: E402
+import lmscope.show  # noqa: E402
+from harness import mount  # noqa: E402
+from lmscope.interpret.compare import compare  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+from webtools import CHROMIUM_ARGS, find_chromium  # noqa: E402
+
+IMAGES = ROOT / "docs" / "images"
+CLEAN, CORRUPT = "The capital of France is", "The capital of Italy is"
+CODE = "def area(w, h):\n    return max(0, (w * (h + 1)) - len([w, h]))\n"
+# (name, sizes, languages): what is shot
+SHOTS = [
+    ("induction", (1440, 390), ("en", "zh")),
+    ("patching", (1440,), ("en", "zh")),
+    ("attribution", (1440,), ("en",)),
+    ("neurons", (1440, 390), ("en", "zh")),
+    ("compare", (1440,), ("en",)),
+]
+
+
+def widgets(lang: str) -> dict:
+    lmscope.set_language(lang)
+    smol, lstm = lmscope.load(), lmscope.load("stdlib-lstm")
+    run = lmscope.neuron_activations(lstm, CODE)
+    return {
+        "induction": lambda: lmscope.show.induction(smol, length=20, seed=0),
+        "patching": lambda: lmscope.show.patching(smol, CLEAN, CORRUPT, " Paris", " Rome"),
+        "attribution": lambda: lmscope.show.attribution(smol, CLEAN, " Paris", versus=" Rome"),
+        "neurons": lambda: lmscope.show.neurons(run, layer=1, unit=238, kind="h"),
+        "compare": lambda: lmscope.show.compare(compare(smol, lstm, CODE)),
+    }
+
+
+def main() -> None:
+    folder = Path(tempfile.mkdtemp())
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        for lang in ("en", "zh"):
+            made = widgets(lang)
+            for name, sizes, langs in SHOTS:
+                if lang not in langs:
+                    continue
+                widget = made[name]()
+                for width in sizes:
+                    page = browser.new_page(viewport={"width": width, "height": 800})
+                    mount(page, widget, folder)
+                    if name == "neurons":  # a character pinned: the readout shows it
+                        page.locator("[data-testid=rnn-colored] .ch").nth(38).click()
+                    page.wait_for_timeout(300)
+                    path = IMAGES / f"notebook-{name}-{lang}-{width}.png"
+                    page.screenshot(path=str(path), full_page=True)
+                    print(path.relative_to(ROOT))
+                    page.close()
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
