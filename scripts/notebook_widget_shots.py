@@ -15,12 +15,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests" / "notebook"), str(ROOT / "tests" / "web")]
 
-import lmscope  # noqa: E402
-import lmscope.show  # noqa: E402
 from harness import mount  # noqa: E402
-from lmscope.interpret.compare import compare  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 from webtools import CHROMIUM_ARGS, find_chromium  # noqa: E402
+
+import lmscope  # noqa: E402
+import lmscope.show  # noqa: E402
+from lmscope.interpret.compare import compare  # noqa: E402
 
 IMAGES = ROOT / "docs" / "images"
 CLEAN, CORRUPT = "The capital of France is", "The capital of Italy is"
