@@ -36,7 +36,7 @@ from lmscope.explain.report import report
 from lmscope.models.phi3 import Phi3Config
 
 ORIGINAL = 16  # original_max_position_embeddings
-LENGTHS = (ORIGINAL, ORIGINAL + 1, 40)  # at it, just past and well past it
+LENGTHS = (12, ORIGINAL, ORIGINAL + 1, 40)  # shorter, at it (still short), just past, well past
 
 
 def _factors(pairs: int, low: float, high: float, seed: int) -> list[float]:
