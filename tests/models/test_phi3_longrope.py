@@ -94,6 +94,17 @@ def test_a_saved_folder_keeps_the_rope(phi4, tmp_path):
     assert_saved_folder_reloads(model.net, random_ids(hf.config.vocab_size, 20), tmp_path / "s")
 
 
+def test_partial_rotary_without_longrope_equals_transformers(tmp_path):
+    """A partial rotary factor with plain RoPE: the speeds are theta^(-2i/d) over the rotated
+    dims d, not over the head's, as transformers computes them."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hf = save_random(tmp_path, "phi3", partial_rotary_factor=0.5)
+    model = lmscope.load(tmp_path)
+    assert model.net.config.rotary_dims == 4 and model.net.config.rope_scaling is None
+    assert_matches_transformers(hf, model.net, random_ids(hf.config.vocab_size, 30))
+
+
 def test_the_long_factors_change_every_position(phi35):
     """Past the original context every position rotates with the long factors: the first 16
     positions of a 17-token prompt get other logits than the same 16 tokens alone (as in
