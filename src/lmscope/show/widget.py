@@ -9,7 +9,6 @@ import traitlets
 
 from lmscope.show import bundle
 
-
 # the function of lmscope.show that makes a view, where its name is not the view's
 CALLED = {"patch": "patching", "attribute": "attribution"}
 
