@@ -22,7 +22,7 @@ from lmscope.i18n import catalog, language, text
 from lmscope.show import snapshot
 from lmscope.show.answers import Answers
 
-# the page's "look inside" views a notebook answers (compare needs a second model)
+# the page's "look inside" views the explainer answers (compare needs a second model: show.compare)
 INSIDE = ("lens", "ablation")
 
 

@@ -376,7 +376,7 @@ function comparePart({ root }, setup) {
   return { draw: () => box.replaceChildren(el("h3", { text: t("page.interpret.view-compare") }), ...compareRows(setup.result)) };
 }
 
-// the page's "look inside" views a notebook answers (compare needs a second model: not here)
+// the page's "look inside" views the explainer answers (compare needs a second model: lmscope.show.compare)
 const INSIDE = ["lens", "ablation"];
 const INSIDE_TITLES = { lens: "page.interpret.view-lens", ablation: "page.interpret.view-ablation" };
 
