@@ -56,7 +56,7 @@ def values(page, selector: str) -> list[float]:
 
 
 @pytest.mark.browser
-def test_circuits_widgets_draw_the_librarys_numbers(browser, tiny_model, tmp_path):
+def test_circuits_and_compare_widgets_draw_the_librarys_numbers(browser, tiny_model, tmp_path):
     expect = sync_api.expect
     found = induction_scores(tiny_model, length=6, seed=2)
     page, problems = opened(browser, lmscope.show.induction(tiny_model, length=6, seed=2), tmp_path)
@@ -78,6 +78,15 @@ def test_circuits_widgets_draw_the_librarys_numbers(browser, tiny_model, tmp_pat
     assert heads == pytest.approx(result.sites["attn_head"].values.flatten().tolist(), abs=1e-6)
     diff = page.get_by_test_id("patch-clean-diff").get_attribute("data-value")
     assert float(diff) == pytest.approx(result.clean_diff, abs=1e-6)
+    assert not problems, problems
+
+    # two models on one text (the same model twice: B − A is 0 everywhere)
+    page, problems = opened(browser, lmscope.show.compare(tiny_model, tiny_model, clean), tmp_path)
+    rows = page.get_by_test_id("compare-row")
+    sync_api.expect(rows).to_have_count(3)
+    a = values(page, "[data-row=loss_a] .unit")
+    assert a == values(page, "[data-row=loss_b] .unit") and len(a) == len(tiny_model.encode(clean))
+    assert values(page, "[data-row=diff] .unit") == [0.0] * len(a)
     assert not problems, problems
 
 
