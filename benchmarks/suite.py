@@ -97,6 +97,11 @@ BENCHMARKS = [
         full=lambda: {"log": _no_log},
         quick=lambda: {"repeats": 1, "log": _no_log},
     ),
+    Benchmark(  # issue 35: the real Gemma 3 270M, bench_llama's measures
+        "gemma3",
+        "bench_gemma3",
+        quick=lambda: importlib.import_module("benchmarks.bench_gemma3").quick_settings(),
+    ),
     Benchmark(  # issue 37: the patching grid against the same patching with hooks
         "patching",
         "bench_patching",

