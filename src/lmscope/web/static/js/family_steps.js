@@ -4,7 +4,7 @@
 // (the same catalog messages as `lmscope explain`). GPT-2 and plain Llama models add nothing.
 
 import { el, fmt, heatmap, strip } from "./draw.js";
-import { t } from "./catalog.js";
+import { colon, t } from "./catalog.js";
 
 // the steps a family may add to (explain.family_views): others are not asked for
 const KEYS = new Set(["embedding", "blocks", "layernorm", "qkv", "positional-encoding", "masked-attention", "mlp"]);
@@ -89,10 +89,20 @@ const VIEWS = {
       }),
     }),
     el("p", { class: "hint", text: t("page.family.mask", { start: d.window_start }) }),
-    // the mask the model applied: 1 where the query may look, 0 where the window or the future hides
+    // the mask the model applied: 1 where the query may look, 0 where the window or the future
+    // hides the key; rows are queries, columns keys, both from window_start; the last row is
+    // the chosen query
     heatmap(
       d.allowed.map((row) => row.map((ok) => (ok ? 1 : 0))),
-      { kind: "sequential", scale: 1, size: 220, readoutTestid: "window-readout" },
+      {
+        kind: "sequential",
+        scale: 1,
+        size: 220,
+        rowLabels: d.allowed.map((_, r) => String(d.window_start + r)),
+        highlightRow: d.allowed.length - 1,
+        describe: (r, c) => t("page.family.mask-cell", { query: d.window_start + r, key: d.window_start + c }),
+        readoutTestid: "window-readout",
+      },
     ),
   ],
   fused: (d) => [
@@ -105,11 +115,20 @@ const VIEWS = {
   ],
   router: (d) => [
     note(t("report.family.router", { layer: d.layer, n: d.n_expert, k: d.top_k })),
-    // tokens x experts: the router's probabilities over the prompt
-    el("p", { class: "hint", text: t("report.family.probs") }),
+    // tokens x experts: the router's probabilities over the prompt, a row per token (labelled
+    // with its position and text), a column per expert, wide enough to see
+    el("p", { class: "hint", text: `${t("report.family.probs")}${colon()}${t("page.family.router-axes", { last: d.n_expert - 1 })}` }),
     heatmap(
       d.tokens.map((tok) => tok.probs),
-      { kind: "sequential", scale: 1, size: 260, readoutTestid: "router-readout" },
+      {
+        kind: "sequential",
+        scale: 1,
+        cellWidth: Math.max(12, Math.min(36, Math.floor(240 / d.n_expert))),
+        cellHeight: 14,
+        rowLabels: d.tokens.map((tok) => `${tok.position} ${JSON.stringify(tok.token)}`),
+        describe: (r, c) => t("page.family.router-cell", { token: JSON.stringify(d.tokens[r].token), position: d.tokens[r].position, expert: c }),
+        readoutTestid: "router-readout",
+      },
     ),
     table(
       ["#", t("report.explain.token"), t("report.family.experts")],

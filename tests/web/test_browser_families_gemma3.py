@@ -1,0 +1,94 @@
+"""The page walks all 20 steps on a Gemma 3 (lmscope's own Gemma3, random weights, a character
+vocabulary so the prompt is text): every step shows numbers that POST /api/step gives, and the
+masked-attention step draws the sliding window of a local layer, the prompt being longer than
+the window: the window's numbers, in English and Chinese, at 1440 and 390 px."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from walk_steps import walk
+from webtools import ARTIFACTS, open_step, set_prompt, to_chinese, wait_idle
+
+pytestmark = pytest.mark.browser
+
+WINDOW = 6
+PROMPT = "To be, or not to be: that is the question."  # 42 characters, 7 windows
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    import lmscope
+    from lmscope.engine.loading import save_model
+    from lmscope.models.gemma3 import GLOBAL, LOCAL, Gemma3, Gemma3Config
+    from lmscope.tokenizers import CharTokenizer
+    from lmscope.web import create_app
+
+    tokenizer = CharTokenizer.from_text(PROMPT + "abcdefghijklmnopqrstuvwxyz\n")
+    config = Gemma3Config(
+        vocab_size=len(tokenizer),
+        n_ctx=64,
+        n_embd=32,
+        n_layer=3,
+        n_head=2,
+        n_kv_head=1,
+        head_dim=16,
+        n_inner=48,
+        sliding_window=WINDOW,
+        layer_types=[LOCAL, GLOBAL, LOCAL],
+        rope_theta=1_000_000.0,
+    )
+    torch.manual_seed(0)
+    net = Gemma3(config)
+    with torch.no_grad():  # gains 1 + w with w around 0, weights at a scale where layers matter
+        for name, p in net.named_parameters():
+            p.uniform_(-0.5, 0.5) if "norm" in name or "ln" in name else p.normal_(0.0, 0.15)
+    folder = tmp_path_factory.mktemp("gemma3") / "tiny-gemma3"
+    save_model(net, folder, tokenizer=tokenizer, meta={"name": "tiny-gemma3"})
+    return create_app(lmscope.load(folder))
+
+
+def test_all_20_steps_and_the_sliding_window(page):
+    set_prompt(page, PROMPT)
+    steps = page.request.get(page.server + "/api/steps?lang=en").json()["steps"]
+    assert len(steps) == 20
+    answers = walk(page, steps)
+
+    model = page.evaluate("fetch('/api/model').then((r) => r.json())")
+    assert model["lineage"] == ["gemma3", "llama"]
+    open_step(page, "masked-attention")  # layer 0: local
+    window = next(d for d in answers["masked-attention"]["family_data"])
+    assert window["kind"] == "sliding-window" and window["local"]
+    assert window["window"] == WINDOW and window["query_position"] == len(PROMPT) - 1
+    assert window["first_key"] == len(PROMPT) - WINDOW
+    assert window["hidden_by_window"] == len(PROMPT) - WINDOW
+    assert window["local_layers"] == [0, 2] and window["global_layers"] == [1]
+    view = page.get_by_test_id("family-sliding-window")
+    said = view.inner_text()
+    assert "GPT-2" in said and view.locator("canvas.heat").count() == 1
+    for number in (WINDOW, window["first_key"], window["hidden_by_window"], "1,000,000"):
+        assert str(number) in said, number
+    # the mask drawn is the model's, around the query: each query sees its last WINDOW keys
+    # (those from window_start on), no later one
+    allowed = window["allowed"]
+    assert len(allowed) > WINDOW and window["window_start"] + len(allowed) == len(PROMPT)
+    assert [sum(row) for row in allowed] == [min(i + 1, WINDOW) for i in range(len(allowed))]
+    assert all(not any(row[i + 1 :]) for i, row in enumerate(allowed))
+    ARTIFACTS.mkdir(exist_ok=True)
+    for width, lang in ((1440, "en"), (390, "zh")):  # docs/models.md has all four sizes
+        if lang == "zh":
+            to_chinese(page)
+        page.set_viewport_size({"width": width, "height": 900})
+        wait_idle(page)
+        view = page.get_by_test_id("family-sliding-window")
+        view.scroll_into_view_if_needed()
+        box, panel = view.bounding_box(), page.get_by_test_id("step-panel").bounding_box()
+        assert (
+            panel["x"] - 1 <= box["x"]
+            and box["x"] + box["width"] <= panel["x"] + panel["width"] + 1
+        )
+        said = view.inner_text()
+        assert str(window["first_key"]) in said and str(WINDOW) in said
+        if lang == "zh":
+            assert "GPT-2" in said and "窗口" in said, said[:80]
+        view.screenshot(path=str(ARTIFACTS / f"family-gemma3-window-{lang}-{width}.png"))
