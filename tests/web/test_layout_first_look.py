@@ -1,6 +1,7 @@
 """The first look on the real SmolLM2 (issue 38), at 1440x900 and 390x844, in English and
-Chinese: every step opened from the tour's one navigator (the card's › and the keyboard's →)
-has its explanation and its lit part of the diagram in the window without scrolling; no
+Chinese: every step opened from the tour's one navigator (the keyboard's →, and its › on the
+diagram's card and in the step panel, one control whose two copies say the same step and play
+state) has its explanation and its lit part of the diagram in the window without scrolling; no
 element of the page, the step panel, the sampling panel or /docs wider than
 its container on any of the 20 steps; the sampling panel's small values inside their column;
 the phone header on one line with a usable position slider and a whole scrubber readout; the
