@@ -13,7 +13,7 @@ from webtools import ARTIFACTS, open_step, set_prompt, to_chinese, wait_idle
 pytestmark = pytest.mark.browser
 
 WINDOW = 6
-PROMPT = "To be, or not to be: that is the question."  # 42 characters, 7 windows
+PROMPT = "To be, or not to be."  # 20 characters, over 3 windows
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from webtools import ARTIFACTS, open_step, set_prompt, to_chinese, wait_idle
 
 pytestmark = pytest.mark.browser
 
-PROMPT = "ROMEO:\nWhat say you, my lord? I go."
+PROMPT = "ROMEO:\nI go, my lord."
 
 
 @pytest.fixture(scope="module")
