@@ -49,6 +49,7 @@ def app(tmp_path_factory):
 
 
 def test_all_20_steps_and_the_sliding_window(page):
+    page.emulate_media(reduced_motion="reduce")  # no flying packet: a step each 0.6 s sooner
     set_prompt(page, PROMPT)
     steps = page.request.get(page.server + "/api/steps?lang=en").json()["steps"]
     assert len(steps) == 20
