@@ -93,6 +93,8 @@ def test_moe_is_a_trainable_arch_and_its_config_is_the_explainers_mixtral():
     net = adapter.build(adapter.model_config(cfg, 65))
     assert isinstance(net, MoE) and all(net.config.is_sparse(i) for i in range(3))
     assert "6 experts per block, 2 per token" in adapter.describe(cfg)
+    # under DDP an expert no token chose has no gradient: DDP is told to look for such
+    assert adapter.unused_parameters and not ARCHS["gpt"].unused_parameters
 
 
 def test_training_adds_the_weighted_balance_loss_and_evaluation_does_not():

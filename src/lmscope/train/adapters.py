@@ -16,10 +16,12 @@ The trainer never touches a model's internals. For each architecture it asks an 
 - ``sample(model, tokenizer, prompt_ids, length, seed) -> str``: a short text to show
   progress (optional; returning None skips samples).
 
-``stateful`` tells the trainer whether to carry state; ``default_batches`` whether random
-windows ("random", GPTs) or contiguous streams ("stream", RNNs) suit the family. ``defaults``
-holds training settings that suit the family better than ``TrainConfig``'s (the CLI applies
-them to flags left out); ``describe(cfg)`` is the model's shape in the run's first line.
+``unused_parameters`` tells DDP to look for weights without a gradient in a step (a mixture
+of experts' unchosen experts). ``stateful`` tells the trainer whether to carry state;
+``default_batches`` whether random windows ("random", GPTs) or contiguous streams ("stream",
+RNNs) suit the family. ``defaults`` holds training settings that suit the family better than
+``TrainConfig``'s (the CLI applies them to flags left out); ``describe(cfg)`` is the model's
+shape in the run's first line.
 A carried state must be None, a tensor, or a tuple of tensors, so checkpoints can store it.
 An adapter whose ``language_model`` wraps the model for ``lmscope.engine`` gets samples drawn
 with ``sample_params`` by the one generation loop.
@@ -59,6 +61,7 @@ class ModelAdapter(ABC):
     default_batches: ClassVar[str] = "random"
     defaults: ClassVar[dict] = {}
     sample_params: ClassVar[SamplingParams] = SamplingParams(temperature=0.8)
+    unused_parameters: ClassVar[bool] = False  # some weights may get no gradient in a step
 
     @abstractmethod
     def model_config(self, cfg: TrainConfig, vocab_size: int) -> dict: ...
@@ -151,6 +154,7 @@ class MoEAdapter(FamilyAdapter):
 
     arch = "moe"
     sample_params = SamplingParams(temperature=0.8, top_k=200)
+    unused_parameters = True  # an expert no token of a batch chose gets no gradient
     config_class, network, wrapper = MoEConfig, MoE, LanguageModel
 
     def shape(self, cfg: TrainConfig) -> dict:

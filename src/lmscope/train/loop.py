@@ -417,7 +417,10 @@ class Trainer:
         if not self.dist.enabled:
             return model
         ids = [self.device.index] if self.device.type == "cuda" else None
-        return DistributedDataParallel(model, device_ids=ids)
+        # an expert no token of a batch chose has no gradient there: DDP must look for such
+        return DistributedDataParallel(
+            model, device_ids=ids, find_unused_parameters=self.adapter.unused_parameters
+        )
 
     def _announce(self, n_train: int, n_val: int, resumed: bool) -> None:
         cfg = self.cfg
