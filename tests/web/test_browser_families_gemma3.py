@@ -1,7 +1,7 @@
 """The page walks all 20 steps on a Gemma 3 (lmscope's own Gemma3, random weights, a character
 vocabulary so the prompt is text): every step shows numbers that POST /api/step gives, and the
 masked-attention step draws the sliding window of a local layer, the prompt being longer than
-the window: the window's numbers, in English and Chinese, at 1440 and 390 px."""
+the window: the window's numbers, in English at 1440 px and in Chinese at 390 px."""
 
 from __future__ import annotations
 

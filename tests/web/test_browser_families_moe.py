@@ -2,7 +2,7 @@
 ``lmscope train --arch moe``): every step shows numbers that POST /api/step gives, and the MLP
 step draws the router of the chosen layer: each token's probabilities over the experts, the
 two it goes through with their weights, and how many tokens each expert took, as the API gives
-them, in English and Chinese, at 1440 and 390 px. The trained router sends every space to one
+them, in English at 1440 px and in Chinese at 390 px. The trained router sends every space to one
 expert in layer 0 (its model card's table), which the page shows."""
 
 from __future__ import annotations
