@@ -17,6 +17,11 @@ tokens but not these, so its BPE merges cut a run of more than 31 spaces differe
 16 + 24 instead of 31 + 9). The reference registers them as added tokens too, as the file
 asks, and a text where that changes the ids keeps transformers' own ids beside the right ones.
 
+SentencePiece itself agrees: the file's pieces, scores and types make a ``tokenizer.model``
+that SentencePiece loads (``sentencepiece_model``), and every text without a control token
+(which SentencePiece never reads out of text) keeps SentencePiece's ids too
+(``sentencepiece_ids``): 31 + 9 for those 40 spaces.
+
     python scripts/gemma3_reference.py            # writes tests/data/gemma3_270m_reference.json
     python scripts/gemma3_reference.py --out F    # elsewhere
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import struct
 import sys
 import time
 from pathlib import Path
@@ -72,12 +78,16 @@ TEXTS = [
 # marks, whitespace runs, special and user-defined tokens
 _POOL = list("abcxyz ABC数据可视化模型，。！？!?.,;:'\"()[]{}0123456789👋🌍éßАБ<>/=_-\u0301\u00a0")
 _POOL += ["  ", "   ", " " * 33, "\n", "\n\n", "\t", "\r\n", " the", "ing", "http://", "𠀀"]
-_POOL += ["<start_of_turn>", "<end_of_turn>", "<eos>", "<mask>", "<b>", "</td>", "<unused5>"]
+_CONTROL = ["<start_of_turn>", "<end_of_turn>", "<eos>", "<mask>", "<unused5>"]
+_POOL += [*_CONTROL, "<b>", "</td>"]
 
 
-def random_texts(count: int, seed: int) -> list[str]:
+def random_texts(count: int, seed: int, *, control: bool = True) -> list[str]:
+    """Random mixes of the pool's pieces; without ``control``, none of the control tokens
+    (SentencePiece, which reads none of them out of text, is asked about those)."""
     rng = random.Random(seed)
-    return ["".join(rng.choice(_POOL) for _ in range(rng.randint(1, 40))) for _ in range(count)]
+    pool = _POOL if control else [p for p in _POOL if p not in _CONTROL]
+    return ["".join(rng.choice(pool) for _ in range(rng.randint(1, 40))) for _ in range(count)]
 
 
 def long_prompt(tokenizer) -> str:
@@ -104,24 +114,74 @@ def load_transformers(gguf: Path):
     return model, tokenizer
 
 
-def vocabulary(gguf: Path) -> tuple[list[str], list[int]]:
-    """The file's pieces and their SentencePiece types (1 normal, 3 control, 4 user-defined,
-    6 byte), read with gguf's own reader."""
+def vocabulary(gguf: Path) -> tuple[list[str], list[int], list[float]]:
+    """The file's pieces, their SentencePiece types (1 normal, 3 control, 4 user-defined,
+    6 byte) and scores, read with gguf's own reader."""
     from gguf import GGUFReader
 
     fields = GGUFReader(gguf).fields
     pieces, types = fields["tokenizer.ggml.tokens"], fields["tokenizer.ggml.token_type"]
+    scores = fields["tokenizer.ggml.scores"]
     words = [bytes(pieces.parts[i]).decode("utf-8") for i in pieces.data]
-    return words, [int(types.parts[i][0]) for i in types.data]
+    kinds = [int(types.parts[i][0]) for i in types.data]
+    return words, kinds, [float(scores.parts[i][0]) for i in scores.data]
 
 
-def right_tokenizer(tokenizer, gguf: Path):
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, value: int | float | bytes) -> bytes:
+    """One protobuf field: a varint, a 32-bit float or length-delimited bytes."""
+    if isinstance(value, bytes):
+        return _varint(number << 3 | 2) + _varint(len(value)) + value
+    if isinstance(value, float):
+        return _varint(number << 3 | 5) + struct.pack("<f", value)
+    return _varint(number << 3) + _varint(value)
+
+
+def sentencepiece_model(pieces: list[str], types: list[int], scores: list[float]) -> bytes:
+    """A SentencePiece BPE ``tokenizer.model`` rebuilt from the file's pieces, scores and types
+    (Gemma's settings: no dummy prefix, spaces kept and escaped as U+2581, byte fallback), for
+    SentencePiece itself to tokenize with. llama.cpp's converter wrote the USER_DEFINED pieces
+    with plain spaces; they go back to U+2581, as SentencePiece keeps them."""
+    body = bytearray()
+    for piece, kind, score in zip(pieces, types, scores, strict=True):
+        text = piece.replace(" ", "\u2581") if kind == 4 else piece
+        body += _field(1, _field(1, text.encode()) + _field(2, score) + _field(3, kind))
+    # TrainerSpec: model_type BPE, vocab_size, byte_fallback, unk/bos/eos/pad ids
+    trainer = b"".join(
+        _field(n, v) for n, v in ((3, 2), (4, len(pieces)), (35, 1), (40, 3), (41, 2), (42, 1))
+    )
+    trainer += _field(43, 0)
+    # NormalizerSpec: identity, add_dummy_prefix off, remove_extra_whitespaces off, escape on
+    normalizer = _field(1, b"identity") + _field(3, 0) + _field(4, 0) + _field(5, 1)
+    return bytes(body) + _field(2, trainer) + _field(3, normalizer)
+
+
+def sentencepiece_encoder(vocab: tuple[list[str], list[int], list[float]]):
+    """``encode(text) -> ids`` by SentencePiece itself, on the model rebuilt from the file, and
+    the file's control pieces: SentencePiece never reads a control token (<start_of_turn>,
+    <eos>) out of text, as transformers and llama.cpp do, so it is asked only about texts
+    without them."""
+    import sentencepiece
+
+    processor = sentencepiece.SentencePieceProcessor(model_proto=sentencepiece_model(*vocab))
+    pieces, types, _ = vocab
+    return processor.encode, [p for p, t in zip(pieces, types, strict=True) if t == 3]
+
+
+def right_tokenizer(tokenizer, gguf: Path, pieces: list[str], types: list[int]):
     """``encode(text) -> ids`` (no BOS): transformers' tokenizer with every USER_DEFINED piece
     of the file that it left out registered as an added token, as SentencePiece treats them."""
     import transformers
     from tokenizers import AddedToken
 
-    pieces, types = vocabulary(gguf)
     known = tokenizer.get_added_vocab()
     missing = [p for p, t in zip(pieces, types, strict=True) if t == 4 and p not in known]
     fixed = transformers.AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -148,9 +208,12 @@ def record(model, tokenizer, gguf: Path, *, prompts=None, texts=None) -> dict:
     positions and the greedy continuation; per text the (right) token ids."""
     import torch
 
-    encode, added = right_tokenizer(tokenizer, gguf)
+    vocab = vocabulary(gguf)
+    encode, added = right_tokenizer(tokenizer, gguf, *vocab[:2])
+    sentencepiece, controls = sentencepiece_encoder(vocab)
     prompts = prompts if prompts is not None else [*PROMPTS, long_prompt(tokenizer)]
-    texts = texts if texts is not None else [*TEXTS, *random_texts(300, seed=35)]
+    if texts is None:
+        texts = [*TEXTS, *random_texts(300, seed=35), *random_texts(200, 37, control=False)]
     out_prompts = []
     for prompt in prompts:
         ids = tokenizer(prompt)["input_ids"]
@@ -178,6 +241,8 @@ def record(model, tokenizer, gguf: Path, *, prompts=None, texts=None) -> dict:
         entry = {"text": text, "ids": right}
         if theirs != right:
             entry["transformers_ids"] = theirs
+        if not any(c in text for c in controls):
+            entry["sentencepiece_ids"] = sentencepiece(text)
         out_texts.append(entry)
     return {
         "bos_id": tokenizer.bos_token_id,

@@ -10,7 +10,9 @@ questions (and more texts) and compares lmscope with it, and the stored file wit
 
 Where transformers' GGUF tokenizer is wrong (runs of more than 31 spaces: the file's
 USER_DEFINED space pieces, see the script), the reference holds SentencePiece's ids and keeps
-transformers' own beside them; the tests check that those are the only texts that differ."""
+transformers' own beside them; the tests check that those are the only texts that differ. The
+reference also keeps what SentencePiece itself gives, on a tokenizer.model rebuilt from the
+file's vocabulary, for every text without a control token."""
 
 from __future__ import annotations
 
@@ -109,6 +111,8 @@ def assert_texts_match(model, reference: dict) -> None:
             assert model.encode(text) == [bos, *ids], repr(text)
         if "transformers_ids" in entry:  # where transformers' GGUF conversion is wrong
             assert re.search(" {32,}", text), repr(text)
+        if "sentencepiece_ids" in entry:  # SentencePiece itself, where it reads the text
+            assert entry["sentencepiece_ids"] == ids, repr(text)
 
 
 @pytest.mark.slow
@@ -144,9 +148,13 @@ def test_logits_and_greedy_continuations_equal_transformers(gemma, reference):
 
 def test_token_ids_equal_transformers_on_any_text(gemma, reference):
     """English, Chinese, Japanese, Korean, Cyrillic, Arabic, code, emoji (joined ones too),
-    whitespace runs, digits, control and special tokens, and 300 random mixes of them."""
+    whitespace runs, digits, control and special tokens, and 500 random mixes of them; where a
+    text holds no control token, SentencePiece itself gave the same ids (on a tokenizer.model
+    rebuilt from the file)."""
     assert len(reference["texts"]) > 300
     assert_texts_match(gemma, reference)
+    asked = [e for e in reference["texts"] if "sentencepiece_ids" in e]
+    assert len(asked) > 300 and any(re.search(" {32,}", e["text"]) for e in asked)
     differ = [e for e in reference["texts"] if "transformers_ids" in e]
     assert differ and all(re.search(" {32,}", e["text"]) for e in differ)
     forty = next(e for e in reference["texts"] if e["text"] == " " * 40 + "x")
