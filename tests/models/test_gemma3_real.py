@@ -169,7 +169,9 @@ def _script():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not LIVE, reason="set LMSCOPE_LIVE_REFERENCE=1 to load transformers (~50 s)")
+@pytest.mark.skipif(
+    not LIVE, reason="set LMSCOPE_LIVE_REFERENCE=1 to ask transformers itself (~2 min)"
+)
 def test_live_transformers_agrees_with_lmscope_and_with_the_stored_reference(gemma, reference):
     """transformers itself, now: the same prompts, every logit at every short position, the
     greedy continuations, the stored texts and 2,000 more random ones."""
