@@ -140,3 +140,21 @@ def test_the_notebooks_show_widgets_with_the_kernels_numbers(executed):
     nb, kernel = executed["why-transformers-lab"]
     assert any("image/svg+xml" in d for c in nb.cells for d in outputs(c))
     assert kernel["n"] == 64
+
+
+def test_nbconvert_shows_the_pictures_of_a_notebook_saved_without_widget_state(executed):
+    """A notebook saved from JupyterLab holds no widget state (unless "Save Widget State
+    Automatically" is on): nbconvert then skips the widget and shows its picture, the
+    ``text/html`` beside it (only `--execute`, which stores the state, needs the priority
+    flag docs/notebooks.md gives)."""
+    from nbconvert import HTMLExporter
+
+    nb, kernel = executed["attention-heads"]
+    assert "widgets" not in nb.metadata
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    for data in widgets(nb):
+        assert data["text/html"][:200] in body
+    assert 'type="application/vnd.jupyter.widget-view+json"' not in body
+    # the attention picture's weights are the kernel's pattern, as in the notebook's output
+    weights = re.findall(r'data-w="([0-9.e-]+)"', body)
+    assert weights and float(weights[0]) == pytest.approx(kernel["pattern"][0][0], abs=1e-4)
