@@ -199,6 +199,7 @@ def test_the_rnn_text_box_grows_with_an_example_and_a_sample(page):
     used as text, until a scroll."""
     _open_rnn(page)
     box = page.get_by_test_id("rnn-input")
+    box.fill("a")  # the page opens on a long passage: its least height is a short text's
     five_rows = box.evaluate("b => b.clientHeight")
     page.get_by_test_id("example").nth(3).click()
     sizes = box.evaluate("b => [b.scrollHeight, b.clientHeight]")
