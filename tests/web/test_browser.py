@@ -224,6 +224,7 @@ def test_pipeline_parts_open_their_steps(page):
 
 
 def test_every_step_renders_real_numbers(page):
+    page.emulate_media(reduced_motion="reduce")  # no flying packet: each step 0.6 s sooner
     ARTIFACTS.mkdir(exist_ok=True)
     buttons = page.locator("[data-testid=step-nav] button[data-step]")
     keys = buttons.evaluate_all("els => els.map(e => e.dataset.step)")

@@ -60,6 +60,7 @@ def body_text(page) -> str:
 
 
 def test_every_step_renders_with_the_models_own_labels(page):
+    page.emulate_media(reduced_motion="reduce")  # no flying packet: each step 0.6 s sooner
     set_prompt(page, PROMPT)
     steps = page.request.get(page.server + "/api/steps?lang=en").json()["steps"]
     assert len(steps) == 20
