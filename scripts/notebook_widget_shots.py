@@ -24,10 +24,13 @@ import lmscope.show  # noqa: E402
 from lmscope.interpret.compare import compare  # noqa: E402
 
 IMAGES = ROOT / "docs" / "images"
+PROMPT = "Data visualization empowers users to"
 CLEAN, CORRUPT = "The capital of France is", "The capital of Italy is"
 CODE = "def area(w, h):\n    return max(0, (w * (h + 1)) - len([w, h]))\n"
 # (name, sizes, languages): what is shot
 SHOTS = [
+    ("explainer", (1440,), ("en", "zh")),
+    ("sampling", (1440,), ("en", "zh")),
     ("induction", (1440, 390), ("en", "zh")),
     ("patching", (1440,), ("en", "zh")),
     ("attribution", (1440,), ("en",)),
@@ -40,7 +43,10 @@ def widgets(lang: str) -> dict:
     lmscope.set_language(lang)
     smol, lstm = lmscope.load(), lmscope.load("stdlib-lstm")
     run = lmscope.neuron_activations(lstm, CODE)
+    trace = smol.trace(PROMPT)
     return {
+        "explainer": lambda: lmscope.show.explainer(trace, smol),
+        "sampling": lambda: lmscope.show.sampling(trace, smol),
         "induction": lambda: lmscope.show.induction(smol, length=20, seed=0),
         "patching": lambda: lmscope.show.patching(smol, CLEAN, CORRUPT, " Paris", " Rome"),
         "attribution": lambda: lmscope.show.attribution(smol, CLEAN, " Paris", versus=" Rome"),
@@ -65,7 +71,9 @@ def main() -> None:
                     if name == "neurons":  # a character pinned: the readout shows it
                         page.locator("[data-testid=rnn-colored] .ch").nth(38).click()
                     page.wait_for_timeout(300)
-                    path = IMAGES / f"notebook-{name}-{lang}-{width}.png"
+                    # the sampling panel's picture was named without its width
+                    shown = f"{lang}" if name == "sampling" else f"{lang}-{width}"
+                    path = IMAGES / f"notebook-{name}-{shown}.png"
                     page.screenshot(path=str(path), full_page=True)
                     print(path.relative_to(ROOT))
                     page.close()
