@@ -22,7 +22,6 @@ measuring and its table; its own children (``--child``) do the same before measu
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -127,20 +126,8 @@ def gemma3_words(result: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
     use_gemma3()
-    if argv and argv[0] == "--child":
-        return bench_llama.child_main(argv[1:])
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--quick", action="store_true", help="one repeat, shorter inputs")
-    parser.add_argument("--json", action="store_true", help="print every figure as JSON")
-    args = parser.parse_args(argv)
-    kwargs = quick_settings() if args.quick else {"repeats": args.repeats}
-    figures = run(threads=args.threads, **kwargs, log=(lambda t: None) if args.json else print)
-    print(json.dumps(figures, indent=1) if args.json else markdown(figures))
-    return 0
+    return bench_llama.main(argv, run_fn=run, markdown_fn=markdown, about=__doc__)
 
 
 def quick_settings() -> dict:

@@ -748,19 +748,23 @@ def _wrap(text: str) -> str:
     return textwrap.fill(text, width=100, break_on_hyphens=False, break_long_words=False)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None, *, run_fn=run, markdown_fn=markdown, about: str = __doc__
+) -> int:
+    """The command line; another GGUF model's benchmark (bench_gemma3) passes its own ``run``,
+    ``markdown`` and docstring."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
         return child_main(argv[1:])
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=about.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--quick", action="store_true", help="one repeat, shorter inputs")
     parser.add_argument("--json", action="store_true", help="print every figure as JSON")
     args = parser.parse_args(argv)
     kwargs = quick_settings() if args.quick else {"repeats": args.repeats}
-    figures = run(threads=args.threads, **kwargs, log=(lambda t: None) if args.json else print)
-    print(json.dumps(figures, indent=1) if args.json else markdown(figures))
+    figures = run_fn(threads=args.threads, **kwargs, log=(lambda t: None) if args.json else print)
+    print(json.dumps(figures, indent=1) if args.json else markdown_fn(figures))
     return 0
 
 
