@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from walk_steps import walk
-from webtools import ARTIFACTS, open_step, set_prompt, to_chinese, wait_idle
+from walk_steps import family_view_at_sizes, walk
+from webtools import ARTIFACTS, open_step, set_prompt
 
 pytestmark = pytest.mark.browser
 
@@ -76,18 +76,7 @@ def test_all_20_steps_and_the_sliding_window(page):
     assert [sum(row) for row in allowed] == [min(i + 1, WINDOW) for i in range(len(allowed))]
     assert all(not any(row[i + 1 :]) for i, row in enumerate(allowed))
     ARTIFACTS.mkdir(exist_ok=True)
-    for width, lang in ((1440, "en"), (390, "zh")):  # docs/models.md has all four sizes
-        if lang == "zh":
-            to_chinese(page)
-        page.set_viewport_size({"width": width, "height": 900})
-        wait_idle(page)
-        view = page.get_by_test_id("family-sliding-window")
-        view.scroll_into_view_if_needed()
-        box, panel = view.bounding_box(), page.get_by_test_id("step-panel").bounding_box()
-        assert (
-            panel["x"] - 1 <= box["x"]
-            and box["x"] + box["width"] <= panel["x"] + panel["width"] + 1
-        )
+    for view, width, lang in family_view_at_sizes(page, "family-sliding-window"):
         said = view.inner_text()
         assert str(window["first_key"]) in said and str(WINDOW) in said
         if lang == "zh":

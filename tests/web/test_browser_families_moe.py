@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from walk_steps import walk
-from webtools import ARTIFACTS, open_step, set_prompt, to_chinese, wait_idle
+from walk_steps import family_view_at_sizes, walk
+from webtools import ARTIFACTS, open_step, set_prompt
 
 pytestmark = pytest.mark.browser
 
@@ -47,16 +47,7 @@ def test_all_20_steps_and_the_router(page):
     assert sum(router["tokens_per_expert"]) == 2 * len(PROMPT)
 
     ARTIFACTS.mkdir(exist_ok=True)
-    for width, lang in ((1440, "en"), (390, "zh")):  # docs/models.md has all four sizes
-        if lang == "zh":
-            to_chinese(page)
-        page.set_viewport_size({"width": width, "height": 900})
-        wait_idle(page)
-        view = page.get_by_test_id("family-router")
-        view.scroll_into_view_if_needed()
-        box, panel = view.bounding_box(), page.get_by_test_id("step-panel").bounding_box()
-        assert panel["x"] - 1 <= box["x"]
-        assert box["x"] + box["width"] <= panel["x"] + panel["width"] + 1
+    for view, width, lang in family_view_at_sizes(page, "family-router"):
         heat = view.locator("canvas.heat")
         assert heat.count() == 1
         assert (heat.get_attribute("data-rows"), heat.get_attribute("data-cols")) == (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from webtools import api, chip_ids, open_step, wait_idle
+from webtools import api, chip_ids, open_step, to_chinese, wait_idle
 
 # Steps whose /api/step numbers the page draws only as pictures or as shapes: their body is
 # checked for an error and its title, not for numbers.
@@ -76,3 +76,19 @@ def walk(page, steps: list[dict]) -> dict[str, dict]:
         if n < len(steps):
             page.locator(f"[data-testid=step-nav] button[data-step='{steps[n]['key']}']").click()
     return answers
+
+
+def family_view_at_sizes(page, test_id: str):
+    """The open step's family view (``test_id``) at 1440 px in English, then at 390 px in
+    Chinese, each checked to lie inside the step panel: yields (view, width, lang)."""
+    for width, lang in ((1440, "en"), (390, "zh")):  # docs/models.md has all four sizes
+        if lang == "zh":
+            to_chinese(page)
+        page.set_viewport_size({"width": width, "height": 900})
+        wait_idle(page)
+        view = page.get_by_test_id(test_id)
+        view.scroll_into_view_if_needed()
+        box, panel = view.bounding_box(), page.get_by_test_id("step-panel").bounding_box()
+        assert panel["x"] - 1 <= box["x"]
+        assert box["x"] + box["width"] <= panel["x"] + panel["width"] + 1
+        yield view, width, lang
