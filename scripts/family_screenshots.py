@@ -14,47 +14,23 @@ from __future__ import annotations
 
 import shutil
 import socket
+import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-import torch
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the browser test's tiny Gemma 3
 
-import lmscope
-from lmscope.engine.loading import save_model
-from lmscope.models.gemma3 import GLOBAL, LOCAL, Gemma3, Gemma3Config
-from lmscope.tokenizers import CharTokenizer
-from lmscope.web import create_app
+import lmscope  # noqa: E402
+from helpers_families import tiny_gemma3  # noqa: E402
+from lmscope.web import create_app  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "docs" / "images"
+OUT = ROOT / "docs" / "images"
 GEMMA_PROMPT = "To be, or not to be: that is the question."
 MOE_PROMPT = "ROMEO:\nWhat say you, my lord? I go."
 SIZES = [(1440, "en"), (390, "en"), (1440, "zh"), (390, "zh")]
-
-
-def tiny_gemma3(folder: Path):
-    tokenizer = CharTokenizer.from_text(GEMMA_PROMPT + "abcdefghijklmnopqrstuvwxyz\n")
-    config = Gemma3Config(
-        vocab_size=len(tokenizer),
-        n_ctx=64,
-        n_embd=32,
-        n_layer=3,
-        n_head=2,
-        n_kv_head=1,
-        head_dim=16,
-        n_inner=48,
-        sliding_window=6,
-        layer_types=[LOCAL, GLOBAL, LOCAL],
-        rope_theta=1_000_000.0,
-    )
-    torch.manual_seed(0)
-    net = Gemma3(config)
-    with torch.no_grad():
-        for name, p in net.named_parameters():
-            p.uniform_(-0.5, 0.5) if "norm" in name or "ln" in name else p.normal_(0.0, 0.15)
-    save_model(net, folder, tokenizer=tokenizer, meta={"name": "tiny-gemma3"})
-    return lmscope.load(folder)
 
 
 def serve(app):
@@ -102,7 +78,7 @@ def main() -> None:
         browser = p.chromium.launch(
             executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"]
         )
-        gemma = tiny_gemma3(Path(tmp) / "tiny-gemma3")
+        gemma = lmscope.load(tiny_gemma3(Path(tmp) / "tiny-gemma3", GEMMA_PROMPT))
         shoot(browser, gemma, GEMMA_PROMPT, "masked-attention", "sliding-window", "family-window")
         moe = lmscope.load("shakespeare-moe")
         shoot(browser, moe, MOE_PROMPT, "mlp", "router", "family-router")

@@ -287,3 +287,35 @@ def load_gguf_privately(path: Path):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LMSCOPE_CACHE", str(path.parent / "cache"))
         return lmscope.load(path)
+
+
+def tiny_gemma3(folder: Path, text: str, window: int = 6) -> Path:
+    """A tiny lmscope Gemma 3 saved in ``folder``: a character vocabulary over ``text`` (and
+    a-z), layers local/global/local with a window of ``window`` keys, random weights at a scale
+    where the layers matter (gains 1 + w, w around 0). For the page's sliding-window step, whose
+    picture shows a window's edge only when the window is shorter than the prompt."""
+    from lmscope.engine.loading import save_model
+    from lmscope.models.gemma3 import GLOBAL, LOCAL, Gemma3, Gemma3Config
+    from lmscope.tokenizers import CharTokenizer
+
+    tokenizer = CharTokenizer.from_text(text + "abcdefghijklmnopqrstuvwxyz\n")
+    config = Gemma3Config(
+        vocab_size=len(tokenizer),
+        n_ctx=64,
+        n_embd=32,
+        n_layer=3,
+        n_head=2,
+        n_kv_head=1,
+        head_dim=16,
+        n_inner=48,
+        sliding_window=window,
+        layer_types=[LOCAL, GLOBAL, LOCAL],
+        rope_theta=1_000_000.0,
+    )
+    torch.manual_seed(0)
+    net = Gemma3(config)
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            p.uniform_(-0.5, 0.5) if "norm" in name or "ln" in name else p.normal_(0.0, 0.15)
+    save_model(net, folder, tokenizer=tokenizer, meta={"name": "tiny-gemma3"})
+    return folder

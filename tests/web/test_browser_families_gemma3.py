@@ -6,9 +6,10 @@ the window: the window's numbers, in English at 1440 px and in Chinese at 390 px
 from __future__ import annotations
 
 import pytest
-import torch
 from walk_steps import family_view_at_sizes, walk
 from webtools import ARTIFACTS, open_step, set_prompt
+
+from helpers_families import tiny_gemma3
 
 pytestmark = pytest.mark.browser
 
@@ -19,32 +20,9 @@ PROMPT = "To be, or not to be."  # 20 characters, over 3 windows
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     import lmscope
-    from lmscope.engine.loading import save_model
-    from lmscope.models.gemma3 import GLOBAL, LOCAL, Gemma3, Gemma3Config
-    from lmscope.tokenizers import CharTokenizer
     from lmscope.web import create_app
 
-    tokenizer = CharTokenizer.from_text(PROMPT + "abcdefghijklmnopqrstuvwxyz\n")
-    config = Gemma3Config(
-        vocab_size=len(tokenizer),
-        n_ctx=64,
-        n_embd=32,
-        n_layer=3,
-        n_head=2,
-        n_kv_head=1,
-        head_dim=16,
-        n_inner=48,
-        sliding_window=WINDOW,
-        layer_types=[LOCAL, GLOBAL, LOCAL],
-        rope_theta=1_000_000.0,
-    )
-    torch.manual_seed(0)
-    net = Gemma3(config)
-    with torch.no_grad():  # gains 1 + w with w around 0, weights at a scale where layers matter
-        for name, p in net.named_parameters():
-            p.uniform_(-0.5, 0.5) if "norm" in name or "ln" in name else p.normal_(0.0, 0.15)
-    folder = tmp_path_factory.mktemp("gemma3") / "tiny-gemma3"
-    save_model(net, folder, tokenizer=tokenizer, meta={"name": "tiny-gemma3"})
+    folder = tiny_gemma3(tmp_path_factory.mktemp("gemma3") / "tiny-gemma3", PROMPT, WINDOW)
     return create_app(lmscope.load(folder))
 
 
