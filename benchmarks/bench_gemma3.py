@@ -22,10 +22,8 @@ measuring and its table; its own children (``--child``) do the same before measu
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -49,24 +47,12 @@ def load_lmscope():
     return lmscope.load(gguf_file())
 
 
-def _child(args: list[str], env: dict | None = None, timeout: float = 900) -> dict:
-    """bench_llama's fresh-process measurement, in this module (so the child loads Gemma 3)."""
-    cmd = [sys.executable, "-m", "benchmarks.bench_gemma3", "--child", *args]
-    full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
-    done = subprocess.run(
-        cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"child {' '.join(args)} failed: {done.stderr.strip()[-1500:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def use_gemma3() -> None:
     """bench_llama's measures, on the Gemma 3 file: its model functions and its child command
     are looked up in its module when called, so they are replaced there."""
     bench_llama.gguf_file = gguf_file
     bench_llama.load_lmscope = load_lmscope
-    bench_llama._child = _child
+    bench_llama.CHILD_MODULE = "benchmarks.bench_gemma3"
 
 
 def run(**kwargs) -> dict:

@@ -242,8 +242,12 @@ def measure_generation(ours, hf, tokens: int, repeats: int) -> dict:
 # --- fresh processes: load time and peak memory -----------------------------------------------
 
 
+# the module a fresh process runs (bench_gemma3 sets its own, so the child loads Gemma 3)
+CHILD_MODULE = "benchmarks.bench_llama"
+
+
 def _child(args: list[str], env: dict | None = None, timeout: float = 900) -> dict:
-    cmd = [sys.executable, "-m", "benchmarks.bench_llama", "--child", *args]
+    cmd = [sys.executable, "-m", CHILD_MODULE, "--child", *args]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
     done = subprocess.run(
         cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout
