@@ -19,12 +19,12 @@ difference is reported) and so are the experts each token is routed to.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import tempfile
 import warnings
 from pathlib import Path
+
+from benchmarks.command import run_alone
 
 LENGTHS = (16, 128, 1024)
 GOAL = "<= 1.0"
@@ -248,13 +248,7 @@ def markdown(result: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    result = run(args.repeats, args.threads)
-    print(json.dumps(result, indent=1) if args.json else markdown(result))
+    run_alone(__doc__, run, markdown, repeats=3)
 
 
 if __name__ == "__main__":

@@ -22,10 +22,10 @@ they are this thread's CPU time, which other jobs on a shared machine delay with
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
+
+from benchmarks.command import run_alone
 
 CLEAN = "When Mary and John went home, John gave a book to"
 CORRUPT = "When Mary and John went home, Mary gave a book to"
@@ -237,13 +237,7 @@ def markdown(result: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    result = run(args.repeats, args.threads)
-    print(json.dumps(result, indent=1) if args.json else markdown(result))
+    run_alone(__doc__, run, markdown, repeats=2)
 
 
 if __name__ == "__main__":
