@@ -146,12 +146,13 @@ def patch_job(model, req: s.PatchRequest) -> PatchJob:
     """The request's prompts as ids and its answers as token ids, checked as ``patch`` checks
     them, and within the page's bound, before any model work is queued."""
     transformer(model)
-    longest = max(len(model.encode(text)) for text in (req.clean, req.corrupt))
+    prompts = [model.encode(text) for text in (req.clean, req.corrupt)]
+    longest = max(map(len, prompts))
     if longest > s.MAX_PATCH_TOKENS:
         raise InvalidInputError(
             "error.circuits.web.patch-too-long", n=longest, most=s.MAX_PATCH_TOKENS
         )
-    clean, corrupt, right, wrong = checked_pair(model, req.clean, req.corrupt, req.right, req.wrong)
+    clean, corrupt, right, wrong = checked_pair(model, *prompts, req.right, req.wrong)
     return PatchJob(tuple(clean), tuple(corrupt), right, wrong)
 
 
