@@ -22,14 +22,7 @@ from dataclasses import dataclass, field
 import torch
 
 from lmscope.errors import InvalidInputError, checked_keywords
-from lmscope.interpret.circuits.common import (
-    floats,
-    listed,
-    pieces,
-    token_id,
-    transformer,
-    unembedding,
-)
+from lmscope.interpret.circuits.common import answer_ids, floats, pieces, transformer, unembedding
 from lmscope.models.gpt2 import LayerNorm
 from lmscope.models.llama import RMSNorm
 
@@ -117,10 +110,7 @@ def attribute(
             "error.circuits.no-position", position=position, n=len(ids), last=len(ids) - 1
         )
     position %= len(ids)
-    target = token_id(model, token, "token")
-    other = None if versus is None else token_id(model, versus, "versus")
-    if other == target:
-        raise InvalidInputError("error.circuits.same-answer", token=listed(pieces(model, [target])))
+    target, other = answer_ids(model, token, versus, ("token", "versus"))
     net, config = model.net, model.config
     trace = model.trace(ids[: position + 1], names=_names(config.n_layer), keep_logits="all")
     t = trace.tensors

@@ -56,6 +56,18 @@ def token_id(model, token: int | str, what: str) -> int:
     return ids[0]
 
 
+def answer_ids(model, answer, other, names: tuple[str, str]) -> tuple[int, int | None]:
+    """Two answers as token ids (``other`` may be None: no second answer), refused when they
+    are the same token: a difference of a logit with itself says nothing."""
+    answer_id = token_id(model, answer, names[0])
+    other_id = None if other is None else token_id(model, other, names[1])
+    if other_id == answer_id:
+        raise InvalidInputError(
+            "error.circuits.same-answer", token=listed(pieces(model, [answer_id]))
+        )
+    return answer_id, other_id
+
+
 def piece(model, token: int) -> str:
     """A token's readable text, or its id for a model without a tokenizer."""
     tokenizer = model.tokenizer

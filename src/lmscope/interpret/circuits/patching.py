@@ -28,17 +28,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import torch
 
 from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.interpret.circuits.common import (
     Grid,
+    answer_ids,
     checked_layers,
     floats,
     listed,
     pieces,
-    token_id,
     transformer,
     unembedding,
 )
@@ -212,12 +213,8 @@ def checked_pair(model, clean, corrupt, right, wrong) -> tuple[list[int], list[i
             clean_tokens=listed(pieces(model, clean_ids)),
             corrupt_tokens=listed(pieces(model, corrupt_ids)),
         )
-    right_id, wrong_id = token_id(model, right, "right"), token_id(model, wrong, "wrong")
-    if right_id == wrong_id:
-        raise InvalidInputError(
-            "error.circuits.same-answer", token=listed(pieces(model, [right_id]))
-        )
-    return clean_ids, corrupt_ids, right_id, wrong_id
+    right_id, wrong_id = answer_ids(model, right, wrong, ("right", "wrong"))
+    return clean_ids, corrupt_ids, right_id, cast(int, wrong_id)
 
 
 @checked_keywords
