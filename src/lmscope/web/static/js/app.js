@@ -8,7 +8,7 @@ import { modelFacts, setSteps, stepInfo, stepKeys, stepText } from "./catalogue.
 import { el, grouped, pct, visible } from "./draw.js";
 import { errorText, reasonText } from "./errors.js";
 import { chatOn, chatToggle, labelChatToggle } from "./chat.js";
-import { applyStatic, labelLanguageToggle, nextLang, paren, sentences, setFacts, setFamily, setLang, t } from "./catalog.js";
+import { applyStatic, labelLanguageToggle, paren, sentences, setFacts, setFamily, t, wireLanguageToggle } from "./catalog.js";
 import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { flowSettled, keepInView, renderFlow } from "./flow.js";
 import { byteNote, groupChips, lastPiece, quotedToken } from "./chars.js";
@@ -674,10 +674,7 @@ function buildExamples() {
 async function boot() {
   $("prompt").addEventListener("input", onPromptInput);
   autosize($("prompt"));
-  $("lang").addEventListener("click", async () => {
-    await setLang(nextLang());
-    renderLanguage();
-  });
+  wireLanguageToggle($("lang"), renderLanguage);
   document.addEventListener("keydown", (e) => {
     if (e.target.closest("input, textarea, select")) return;
     const keys = stepKeys();

@@ -241,6 +241,15 @@ export function nextLang() {
   return MENU[(i + 1) % MENU.length];
 }
 
+// A page's language toggle: a click switches to the next language, then the page redraws its
+// words (and labels the toggle again with labelLanguageToggle).
+export function wireLanguageToggle(button, redraw) {
+  button.addEventListener("click", async () => {
+    await setLang(nextLang());
+    redraw();
+  });
+}
+
 // The language toggle: the next language's name and "switch to ..." in that language (under
 // pseudo, in pseudo, so that every word on the page is the test language's).
 export function labelLanguageToggle(button) {

@@ -4,7 +4,7 @@
 // only those that fit its model. Errors are one line in the reader's language.
 
 import { getJSON, postJSON } from "./api.js";
-import { applyStatic, has, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
+import { applyStatic, has, labelLanguageToggle, lang, t, wireLanguageToggle } from "./catalog.js";
 import { attributeView, inductionView, patchView } from "./circuits_views.js";
 import { el, hideTip } from "./draw.js";
 import { errorText } from "./errors.js";
@@ -173,10 +173,7 @@ function wire() {
   });
   $("patch-example").addEventListener("change", (e) => useExample("patch", e.target.value));
   $("attribute-example").addEventListener("change", (e) => useExample("attribute", e.target.value));
-  $("lang").addEventListener("click", async () => {
-    await setLang(nextLang());
-    renderAll();
-  });
+  wireLanguageToggle($("lang"), renderAll);
 }
 
 async function boot() {

@@ -7,7 +7,7 @@ import { ApiError, getJSON, postJSON } from "./api.js";
 import { errorText } from "./errors.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { el, fmt } from "./draw.js";
-import { applyStatic, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
+import { applyStatic, labelLanguageToggle, lang, t, wireLanguageToggle } from "./catalog.js";
 import { renderTimeline, showTimeline, topUnit } from "./rnn_timeline.js";
 import { KINDS, drawReadout, drawUnit, wireText } from "./rnn_view.js";
 
@@ -509,10 +509,7 @@ function wire() {
     setText(state.sample);
     refresh();
   });
-  $("lang").addEventListener("click", async () => {
-    await setLang(nextLang());
-    renderLanguage();
-  });
+  wireLanguageToggle($("lang"), renderLanguage);
 }
 
 async function boot() {

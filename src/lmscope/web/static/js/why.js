@@ -5,7 +5,7 @@
 
 import { getJSON } from "./api.js";
 import { el, minus } from "./draw.js";
-import { has, labelLanguageToggle, lang, nextLang, setLang, t } from "./catalog.js";
+import { has, labelLanguageToggle, lang, t, wireLanguageToggle } from "./catalog.js";
 
 const LONG_TABLE = 12; // rows; longer tables start folded so the figures stay close together
 
@@ -374,10 +374,7 @@ async function choose(entry, source) {
 }
 
 async function boot() {
-  $("lang").addEventListener("click", async () => {
-    await setLang(nextLang());
-    renderAll();
-  });
+  wireLanguageToggle($("lang"), renderAll);
   renderAll();
   try {
     state.index = await getJSON("/api/lab");
