@@ -43,8 +43,8 @@ def browser():
         b.close()
 
 
-def opened(browser, widget, tmp_path):
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
+def opened(browser, widget, tmp_path, width=1200):
+    page = browser.new_page(viewport={"width": width, "height": 900})
     problems: list[str] = []
     page.on("pageerror", lambda err: problems.append(str(err)))
     mount(page, widget, tmp_path)
@@ -108,3 +108,42 @@ def test_the_neuron_widget_asks_the_kernel_for_another_unit(browser, tmp_path):
     value = float(page.get_by_test_id("readout-value").inner_text())
     assert value == pytest.approx(float(run.unit(1, 3, "f")[4]), abs=1e-3)
     assert not problems, problems
+
+
+# Every element of the widget (inside its shadow root) whose box runs past the widget's right
+# edge by more than a pixel, and every box that scrolls sideways to hide what it holds.
+WIDER = """() => {
+  const root = document.querySelector('#cell').shadowRoot.querySelector('.lmscope-widget');
+  const limit = root.getBoundingClientRect().right;
+  const out = [];
+  for (const e of root.querySelectorAll('*')) {
+    const b = e.getBoundingClientRect();
+    if (!b.width || !b.height) continue;
+    const id = e.dataset?.testid || e.getAttribute('class') || '';
+    if (b.right > limit + 1) out.push(`${e.tagName}.${id} +${Math.round(b.right - limit)}px`);
+    if (e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX !== 'visible')
+      out.push(`${e.tagName}.${id} scrolls ${e.scrollWidth} > ${e.clientWidth}`);
+  }
+  return out.slice(0, 6);
+}"""
+
+
+@pytest.mark.browser
+def test_the_attention_widget_fits_a_phone(browser, tiny_model, tmp_path):
+    """Issue 36: at 390 px the attention view's connections (keys left, queries right) fit the
+    cell, the query column in sight, alone and in the step that shows them; at 1440 px they
+    keep the page's full width."""
+    trace = tiny_model.trace("The cat sat on the mat and the dog")
+    widget = lmscope.show.attention(trace, layer=1, head=1)
+    lines = "[data-testid=attention-lines][data-ready='1'] svg.lines-svg"
+    page, problems = opened(browser, widget, tmp_path, width=1440)
+    assert page.locator(lines).bounding_box()["width"] == pytest.approx(620, abs=1)
+    assert not problems, problems
+    step = lmscope.show.step(trace, "self-attention", layer=1)
+    for shown in (widget, step):
+        page, problems = opened(browser, shown, tmp_path, width=390)
+        wide = page.locator(lines).bounding_box()
+        assert page.evaluate(WIDER) == []
+        query = page.locator("[data-testid=line-token][data-side=query] rect").last.bounding_box()
+        assert query["x"] + query["width"] <= wide["x"] + wide["width"] <= 390 - 12
+        assert not problems, problems

@@ -24,16 +24,30 @@ export function attentionLines(ctx) {
   ctx
     .post("/api/attention/lines", body)
     .then((d) => {
-      const draw = () => box.replaceChildren(...linesView(ctx, d, draw).filter(Boolean));
-      box.classList.remove("loading");
-      draw();
-      box.dataset.ready = "1";
+      const draw = () => box.replaceChildren(...linesView(ctx, d, draw, room(box)).filter(Boolean));
+      // a kept answer can come before the step has put the section on the page: drawn once it
+      // is there, at the width it has
+      whenShown(box, () => {
+        box.classList.remove("loading");
+        draw();
+        box.dataset.ready = "1";
+      });
     })
     .catch((err) => {
       box.classList.remove("loading");
       box.replaceChildren(el("div", { class: "error inline", text: t("page.error-line", { message: err.message }) }));
     });
   return box;
+}
+
+function whenShown(box, then) {
+  if (box.isConnected || typeof ResizeObserver === "undefined") return then();
+  const watch = new ResizeObserver(() => {
+    if (!box.isConnected) return;
+    watch.disconnect();
+    then();
+  });
+  watch.observe(box);
 }
 
 // weights[q][k] of what is drawn: one head, or the mean of all heads
@@ -43,7 +57,14 @@ function weightsOf(d, head) {
   return d.patterns[0].map((row, q) => row.map((_, k) => d.patterns.reduce((s, p) => s + p[q][k], 0) / n));
 }
 
-function linesView(ctx, d, redraw) {
+// The picture's width: the room its own section has (the page's step panel, or a notebook
+// cell, which has no #step), at most 620 px, so at 390 px the query column is in sight.
+function room(box) {
+  const free = box.clientWidth || (document.querySelector("#step")?.clientWidth ?? 660) - 40;
+  return Math.max(240, Math.min(620, free));
+}
+
+function linesView(ctx, d, redraw, width) {
   const { state } = ctx;
   const head = Math.min(state.head, d.n_head - 1);
   const modes = el(
@@ -63,7 +84,7 @@ function linesView(ctx, d, redraw) {
     ),
   );
   const readout = el("p", { class: "lines-readout", "data-testid": "lines-readout" });
-  const picture = drawLines(ctx, d, head, readout);
+  const picture = drawLines(ctx, d, head, readout, width);
   const before = mode === "mean" ? d.outside.reduce((a, b) => a + b, 0) / d.n_head : d.outside[head];
   const outside = d.start > 0 && before > 0 ? el("p", { class: "hint", text: t("page.picture.lines-outside", { w: pct(before), a: d.start }) }) : null;
   const kv = d.n_kv_head < d.n_head ? el("p", { class: "hint", text: t("page.picture.lines-gqa", { n: d.n_head, kv: d.n_kv_head, g: d.n_head / d.n_kv_head }) }) : null;
@@ -92,8 +113,7 @@ function layout(d, width) {
   return { rowH, label, width, height: d.size * rowH + 8, xL: label, xR: width - label };
 }
 
-function drawLines(ctx, d, head, readout) {
-  const width = Math.max(300, Math.min(620, (document.querySelector("#step")?.clientWidth ?? 620) - 40));
+function drawLines(ctx, d, head, readout, width) {
   const L = layout(d, width);
   const root = svg("svg", { class: "lines-svg", width: L.width, height: L.height, viewBox: `0 0 ${L.width} ${L.height}`, role: "img" });
   const wires = svg("g", { class: "wires" });
@@ -134,7 +154,7 @@ function drawLines(ctx, d, head, readout) {
   return el(
     "div",
     { class: "lines-frame" },
-    el("div", { class: "lines-heads" }, el("span", { text: t("page.picture.lines-keys") }), el("span", { text: t("page.picture.lines-queries") })),
+    el("div", { class: "lines-heads", style: { maxWidth: `${L.width}px` } }, el("span", { text: t("page.picture.lines-keys") }), el("span", { text: t("page.picture.lines-queries") })),
     root,
   );
 }
