@@ -47,20 +47,15 @@ def run(args) -> int:
 
 def as_json(model) -> dict:
     """One model as ``--json`` writes it."""
-    return {
-        "name": model.name,
-        "store": model.store,
-        "format": model.format,
-        "family": model.family,
+    problem = model.problem
+    as_listed = ("name", "store", "format", "family", "quantization", "tensor_types", "experts")
+    return {key: getattr(model, key) for key in as_listed} | {
         "parameters": model.n_params,
-        "quantization": model.quantization,
-        "tensor_types": model.tensor_types,
-        "experts": model.experts,
         "size_bytes": model.size,
         "path": str(model.path),
-        "opens": model.problem is None,
-        "problem": None if model.problem is None else model.problem.render(),
-        "problem_id": None if model.problem is None else model.problem.id,
+        "opens": problem is None,
+        "problem": None if problem is None else problem.render(),
+        "problem_id": None if problem is None else problem.id,
     }
 
 

@@ -183,11 +183,7 @@ class CellText:
         return path
 
     def to_dict(self) -> dict:
-        return {
-            "title": self.title,
-            "kind": self.kind,
-            "text": self.text,
-            "slots": self.slots,
+        return {key: getattr(self, key) for key in ("title", "kind", "text", "slots")} | {
             "values": [round(float(v), 6) for v in self.values],
             "predictions": [[[c, round(p, 6)] for c, p in top] for top in self.predictions],
         }

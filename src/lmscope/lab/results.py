@@ -157,11 +157,8 @@ class Section:
     data: dict | None = None  # derived numbers the texts quote (fits, limits), for pages
 
     def to_dict(self) -> dict:
-        return {
-            "key": self.key,
-            "title": self.title,
-            "explain": self.explain,
-            "verdict": self.verdict,
+        said = {key: getattr(self, key) for key in ("key", "title", "explain", "verdict")}
+        return said | {
             "columns": [_column(c) for c in self.columns],
             "rows": self.rows,
             "plot": {"png": f"{self.plot}.png", "svg": f"{self.plot}.svg"} if self.plot else None,
