@@ -4,6 +4,7 @@ widget test's harness (tests/notebook/harness.py: the widget's own module, its m
 by its Python side), in English and Chinese, at 1440 and 390 pixels.
 
     python scripts/notebook_widget_shots.py            # writes docs/images/notebook-*.png
+    python scripts/notebook_widget_shots.py attention  # only those named
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ sys.path[:0] = [str(ROOT / "tests" / "notebook"), str(ROOT / "tests" / "web")]
 
 from harness import mount  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
+from small_png import small  # noqa: E402
 from webtools import CHROMIUM_ARGS, find_chromium  # noqa: E402
 
 import lmscope  # noqa: E402
@@ -29,6 +31,7 @@ CLEAN, CORRUPT = "The capital of France is", "The capital of Italy is"
 CODE = "def area(w, h):\n    return max(0, (w * (h + 1)) - len([w, h]))\n"
 # (name, sizes, languages): what is shot
 SHOTS = [
+    ("attention", (1440, 390), ("en", "zh")),
     ("explainer", (1440,), ("en", "zh")),
     ("sampling", (1440,), ("en", "zh")),
     ("induction", (1440, 390), ("en", "zh")),
@@ -45,6 +48,7 @@ def widgets(lang: str) -> dict:
     run = lmscope.neuron_activations(lstm, CODE)
     trace = smol.trace(PROMPT)
     return {
+        "attention": lambda: lmscope.show.step(trace, "self-attention", model=smol),
         "explainer": lambda: lmscope.show.explainer(trace, smol),
         "sampling": lambda: lmscope.show.sampling(trace, smol),
         "induction": lambda: lmscope.show.induction(smol, length=20, seed=0),
@@ -55,14 +59,14 @@ def widgets(lang: str) -> dict:
     }
 
 
-def main() -> None:
+def main(only: list[str]) -> None:
     folder = Path(tempfile.mkdtemp())
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
         for lang in ("en", "zh"):
             made = widgets(lang)
             for name, sizes, langs in SHOTS:
-                if lang not in langs:
+                if lang not in langs or (only and name not in only):
                     continue
                 widget = made[name]()
                 for width in sizes:
@@ -70,15 +74,21 @@ def main() -> None:
                     mount(page, widget, folder)
                     if name == "neurons":  # a character pinned: the readout shows it
                         page.locator("[data-testid=rnn-colored] .ch").nth(38).click()
+                    if name == "attention":  # its connections drawn at the cell's width
+                        page.wait_for_selector("[data-testid=attention-lines][data-ready='1']")
+                        page.wait_for_selector(
+                            "[data-testid=lmscope-widget] .loading", state="detached"
+                        )
                     page.wait_for_timeout(300)
                     # the sampling panel's picture was named without its width
                     shown = f"{lang}" if name == "sampling" else f"{lang}-{width}"
                     path = IMAGES / f"notebook-{name}-{shown}.png"
                     page.screenshot(path=str(path), full_page=True)
+                    small(path)
                     print(path.relative_to(ROOT))
                     page.close()
         browser.close()
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -127,23 +127,33 @@ WIDER = """() => {
   return out.slice(0, 6);
 }"""
 
+# The token labels of the connections whose text runs out of their box.
+SPILLED = """() => [...document.querySelector('#cell').shadowRoot.querySelectorAll('.line-token')]
+  .filter((g) => {
+    const box = g.querySelector('rect').getBoundingClientRect();
+    const text = g.querySelector('text').getBoundingClientRect();
+    return text.left < box.left - 1 || text.right > box.right + 1;
+  }).map((g) => g.textContent)"""
+
 
 @pytest.mark.browser
 def test_the_attention_widget_fits_a_phone(browser, tiny_model, tmp_path):
     """Issue 36: at 390 px the attention view's connections (keys left, queries right) fit the
-    cell, the query column in sight, alone and in the step that shows them; at 1440 px they
-    keep the page's full width."""
-    trace = tiny_model.trace("The cat sat on the mat and the dog")
-    widget = lmscope.show.attention(trace, layer=1, head=1)
+    cell, the query column in sight and each token's label inside its box, alone and in the
+    step that shows them; at 1440 px they keep the page's full width."""
+    trace = tiny_model.trace("Data visualization empowers users to understand")
     lines = "[data-testid=attention-lines][data-ready='1'] svg.lines-svg"
-    page, problems = opened(browser, widget, tmp_path, width=1440)
-    assert page.locator(lines).bounding_box()["width"] == pytest.approx(620, abs=1)
-    assert not problems, problems
-    step = lmscope.show.step(trace, "self-attention", layer=1)
-    for shown in (widget, step):
+    widget = lmscope.show.attention(trace, layer=1, head=1)
+    for shown in (lmscope.show.step(trace, "self-attention", layer=1), widget):
         page, problems = opened(browser, shown, tmp_path, width=390)
         wide = page.locator(lines).bounding_box()
         assert page.evaluate(WIDER) == []
+        assert page.evaluate(SPILLED) == []
         query = page.locator("[data-testid=line-token][data-side=query] rect").last.bounding_box()
         assert query["x"] + query["width"] <= wide["x"] + wide["width"] <= 390 - 12
         assert not problems, problems
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.locator("[data-testid=line-token][data-side=query]").first.click()  # drawn again
+    sync_api.expect(page.locator("[data-testid=position-label]")).to_contain_text("Position 0")
+    assert page.locator(lines).bounding_box()["width"] == pytest.approx(620, abs=1)
+    assert page.evaluate(SPILLED) == []

@@ -110,7 +110,9 @@ function legend(d) {
 function layout(d, width) {
   const rowH = Math.max(15, Math.min(22, Math.floor(640 / d.size)));
   const label = Math.min(118, Math.floor(width * 0.3));
-  return { rowH, label, width, height: d.size * rowH + 8, xL: label, xR: width - label };
+  // as many characters of a label as its box holds (11.5 px monospace: about 7 px each)
+  const chars = Math.min(14, Math.floor((label - 10) / 7));
+  return { rowH, label, chars, width, height: d.size * rowH + 8, xL: label, xR: width - label };
 }
 
 function drawLines(ctx, d, head, readout, width) {
@@ -141,7 +143,7 @@ function drawLines(ctx, d, head, readout, width) {
       });
       g.append(
         svg("rect", { x: side === "key" ? 2 : L.xR + 2, y: y(i) - L.rowH / 2 + 1, width: L.label - 4, height: L.rowH - 2, rx: 4 }),
-        svg("text", { x, y: y(i) + 4, "data-verbatim": "", "text-anchor": side === "key" ? "end" : "start" }, positionLabel(d.start + i, tokenAt(i))),
+        svg("text", { x, y: y(i) + 4, "data-verbatim": "", "text-anchor": side === "key" ? "end" : "start" }, positionLabel(d.start + i, tokenAt(i), L.chars)),
       );
       g.addEventListener("mouseenter", () => focus(side, i));
       g.addEventListener("mouseleave", () => focus("query", query));
