@@ -92,16 +92,13 @@ class RNNLanguageModel(TextModel):
     def info(self) -> RNNModelInfo:
         c = self.config
         return RNNModelInfo(
-            self.name,
-            str(self.source),
-            c.cell,
-            c.layers,
-            c.hidden,
-            c.embed,
-            c.dropout,
-            c.vocab_size,
-            self.net.num_params(),
-            getattr(self.tokenizer, "name", None),
+            name=self.name,
+            source=str(self.source),
+            arch=c.cell,
+            n_layer=c.layers,
+            **{key: getattr(c, key) for key in ("hidden", "embed", "dropout", "vocab_size")},
+            n_params=self.net.num_params(),
+            tokenizer=getattr(self.tokenizer, "name", None),
         )
 
     def __repr__(self) -> str:

@@ -164,23 +164,19 @@ class LanguageModel(TextModel):
 
     def info(self) -> ModelInfo:
         c = self.config
+        as_configured = ("n_layer", "n_head", "d_head", "d_mlp", "vocab_size", "n_ctx")
         return ModelInfo(
-            self.name,
-            str(self.source),
-            c.n_layer,
-            c.n_head,
-            c.n_embd,
-            c.d_head,
-            c.d_mlp,
-            c.vocab_size,
-            c.n_ctx,
-            self.net.num_params(),
-            getattr(self.tokenizer, "name", None),
-            self.capabilities.family,
-            getattr(c, "n_kv_head", None),
-            self.precision,
-            getattr(self.tokenizer, "kind", None),
-            self.source_message(),
+            name=self.name,
+            source=str(self.source),
+            d_model=c.n_embd,
+            **{key: getattr(c, key) for key in as_configured},
+            n_params=self.net.num_params(),
+            tokenizer=getattr(self.tokenizer, "name", None),
+            family=self.capabilities.family,
+            n_kv_head=getattr(c, "n_kv_head", None),
+            dtype=self.precision,
+            tokenizer_kind=getattr(self.tokenizer, "kind", None),
+            source_message=self.source_message(),
         )
 
     def __repr__(self) -> str:
