@@ -27,6 +27,7 @@ from lmscope.lab.results import (
     format_seconds,
     machine_line,
     plot_name,
+    plot_stem,
     say,
     shown,
 )
@@ -228,6 +229,23 @@ def save_panels(
         with rc_context({"svg.hashsalt": "lmscope"}):
             fig.savefig(paths[1], metadata={"Date": None})
     return paths
+
+
+def save_length_plot(
+    out_dir: Path,
+    key: str,
+    lang: str,
+    title: str,
+    ylabel: str,
+    series: list[Series],
+    footnote: str = "",
+    **axes,
+) -> list[Path]:
+    """Section ``key``'s plot (its file stem from tables.json) when it is one panel over the
+    sequence length N; ``axes`` are the panel's other settings (units, scales, lines)."""
+    xlabel = plot_words(lang)("lab.plot.length-n")
+    panel = Panel(title=title, xlabel=xlabel, ylabel=ylabel, series=series, **axes)
+    return save_panels(out_dir, plot_stem(key), [panel], footnote=footnote, lang=lang)
 
 
 # --- the words of a figure, in its language ----------------------------------------------------

@@ -20,9 +20,9 @@ import numpy as np
 from lmscope import i18n
 from lmscope.lab import texts, torch_sweep
 from lmscope.lab.configs import SerialDepthConfig
-from lmscope.lab.plots import CLOCK_WORDS, Panel, Series, machine_words, plot_words, save_panels
+from lmscope.lab.plots import CLOCK_WORDS, Series, machine_words, plot_words, save_length_plot
 from lmscope.lab.progress import stage
-from lmscope.lab.results import LANGS, Result, Section, hardware_info, plot_stem, table
+from lmscope.lab.results import LANGS, Result, Section, hardware_info, table
 from lmscope.lab.scans import (
     AFFINE_IDENTITY,
     affine_op,
@@ -267,18 +267,13 @@ def plot_result(doc: dict, out_dir: Path, langs: tuple[str, ...] = LANGS) -> Non
 
 def plot_depth(rows: list[dict], out_dir: Path, lang: str = "en") -> None:
     say = plot_words(lang)
-    save_panels(
+    save_length_plot(
         out_dir,
-        plot_stem("depth"),
-        [
-            Panel(
-                title=say("lab.plot.serial-depth.depth-title"),
-                xlabel=say("lab.plot.length-n"),
-                ylabel=say("lab.plot.serial-depth.depth-steps"),
-                series=_depth_series(rows, say),
-            )
-        ],
-        lang=lang,
+        "depth",
+        lang,
+        say("lab.plot.serial-depth.depth-title"),
+        say("lab.plot.serial-depth.depth-steps"),
+        _depth_series(rows, say),
     )
 
 
@@ -306,31 +301,21 @@ def _depth_series(rows: list[dict], say) -> list[Series]:
 def plot_python(rows: list[dict], out_dir: Path, hardware: dict, clock: str, lang: str = "en"):
     say = plot_words(lang)
     n = [r["n"] for r in rows]
-    save_panels(
+    series = [
+        Series(say("lab.plot.serial-depth.python-loop"), n, [r["recurrence_s"] for r in rows]),
+        Series(say("lab.plot.serial-depth.python-sum"), n, [r["reduction_s"] for r in rows]),
+    ]
+    save_length_plot(
         out_dir,
-        plot_stem("python"),
-        [
-            Panel(
-                title=say("lab.plot.serial-depth.python-title"),
-                xlabel=say("lab.plot.length-n"),
-                ylabel=say("lab.plot.serial-depth.python-time", clock=say(CLOCK_WORDS[clock])),
-                y_unit="seconds",
-                x_unit="decimal",
-                x_base=10,
-                series=[
-                    Series(
-                        say("lab.plot.serial-depth.python-loop"),
-                        n,
-                        [r["recurrence_s"] for r in rows],
-                    ),
-                    Series(
-                        say("lab.plot.serial-depth.python-sum"), n, [r["reduction_s"] for r in rows]
-                    ),
-                ],
-            )
-        ],
+        "python",
+        lang,
+        say("lab.plot.serial-depth.python-title"),
+        say("lab.plot.serial-depth.python-time", clock=say(CLOCK_WORDS[clock])),
+        series,
         footnote=machine_words(hardware, lang),
-        lang=lang,
+        y_unit="seconds",
+        x_unit="decimal",
+        x_base=10,
     )
 
 

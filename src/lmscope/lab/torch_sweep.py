@@ -20,16 +20,9 @@ from lmscope.lab.linear_scan import (
     recurrence_loop,
     relative_error,
 )
-from lmscope.lab.plots import (
-    CLOCK_WORDS,
-    Panel,
-    Series,
-    machine_words,
-    plot_words,
-    save_panels,
-)
+from lmscope.lab.plots import CLOCK_WORDS, Series, machine_words, plot_words, save_length_plot
 from lmscope.lab.progress import stage
-from lmscope.lab.results import Section, format_seconds, plot_stem, shown, table
+from lmscope.lab.results import Section, format_seconds, shown, table
 from lmscope.lab.timing import (
     MAX_REPEATS,
     Timing,
@@ -245,19 +238,14 @@ def plot_sweep(
         hlines.append(
             (floor, say("lab.plot.torch-sweep.floor", device=where, time=format_seconds(floor)))
         )
-    save_panels(
+    save_length_plot(
         out_dir,
-        plot_stem("torch"),
-        [
-            Panel(
-                title=say("lab.plot.torch-sweep.title", a=f"{a:g}"),
-                xlabel=say("lab.plot.length-n"),
-                ylabel=say("lab.plot.torch-sweep.time", clock=say(CLOCK_WORDS[clock])),
-                y_unit="seconds",
-                series=series,
-                hlines=hlines,
-            )
-        ],
+        "torch",
+        lang,
+        say("lab.plot.torch-sweep.title", a=f"{a:g}"),
+        say("lab.plot.torch-sweep.time", clock=say(CLOCK_WORDS[clock])),
+        series,
         footnote=machine_words(hw, lang),
-        lang=lang,
+        y_unit="seconds",
+        hlines=hlines,
     )
