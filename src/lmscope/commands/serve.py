@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import errno
 import os
 import socket
@@ -18,7 +19,8 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 def register(commands):
     p = commands.add("serve", run)
-    p.model(nonfinite=False)
+    # repeatable: the page switches between the models named (the first is the default)
+    p.option("--model", "-m", action="append", default=[], metavar="MODEL")
     p.option("--host", default="127.0.0.1")
     p.option("--port", type=int, default=8000)
     p.flag("--open")
@@ -80,8 +82,9 @@ def run(args) -> int:
     import torch  # lazy, as uvicorn and the web app (FastAPI): see lmscope.commands
     import uvicorn
 
-    from lmscope.web.factory import ENV, ServeSettings, build_app, settle
+    from lmscope.web.factory import ENV, ServeSettings, build_app, explained, settle
     from lmscope.web.limits import keep_freed_memory, limit_malloc_arenas
+    from lmscope.web.served import named
 
     _check_options(args)
     from lmscope.engine.transformer import max_trace_tokens  # lazy: torch
@@ -93,20 +96,29 @@ def run(args) -> int:
     threads = args.threads
     if threads is None and args.workers > 1:  # the cores shared out, not each worker all
         threads = max(1, (os.cpu_count() or 1) // args.workers)
+    names = list(args.model)
     settings = ServeSettings(
-        args.model, args.compare, args.rnn, args.cache_mb, threads, args.max_wait, args.dtype
+        names[0] if names else None,
+        args.compare,
+        args.rnn,
+        args.cache_mb,
+        threads,
+        args.max_wait,
+        args.dtype,
+        more=names[1:],
     )
     limit_malloc_arenas()  # before the worker threads exist: keeps resident memory flat
     keep_freed_memory()  # the next trace reuses the last one's pages
     if threads is not None:
         torch.set_num_threads(threads)
-    model = load_model(args, any_family=True)  # with --workers too: one line, said once
+    first = argparse.Namespace(model=settings.model)
+    model = load_model(first, any_family=True)  # with --workers too: one line, said once
     if not model.capabilities.trace:  # a char-RNN has its own page: say how to open it
         raise InvalidInputError(
             "error.serve.needs-transformer",
             name=model.name,
             arch=model.capabilities.family.upper(),
-            command=f"lmscope serve --rnn {args.model}",
+            command=f"lmscope serve --rnn {settings.model}",
         )
     if args.dtype != "float32":
         model.to_precision(args.dtype)
@@ -115,8 +127,10 @@ def run(args) -> int:
     shown = model.name
     if args.dtype != "float32":
         shown = say("report.serve.model-in-dtype", model=model.name, dtype=args.dtype)
+    more = [explained(name, args.dtype) for name in settings.more]  # refused now, in one line
     if args.workers > 1:
-        del model  # each worker loads its own
+        served_names = list(named([model, *more]))
+        del model, more  # each worker loads its own
         # the other models too, once here: a name that cannot load is one line now, not a
         # traceback in every worker that uvicorn then starts again
         compare, rnn = _names_that_load(args)
@@ -130,6 +144,7 @@ def run(args) -> int:
             docs=f"{url}docs",
         )
         print(said, file=sys.stderr)
+        _say_switch(url, served_names)
         _say_other_pages(url, compare, rnn)
         _open_later(args, url)
         target = "lmscope.web.factory:app_from_env"
@@ -142,10 +157,12 @@ def run(args) -> int:
             log_level="warning",
         )
         return 0
-    app = build_app(settings, model)
+    app = build_app(settings, model, more=more)
     print(say("report.serve.serving", model=shown, url=url, docs=f"{url}docs"), file=sys.stderr)
+    _say_switch(url, list(app.state.served.models))
     _say_other_pages(url, list(app.state.compare), list(app.state.rnn))
     _open_later(args, url)
+    app.state.served.on_disk.start()  # the model menu's listing of this machine's models
     settle()
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0
@@ -160,6 +177,13 @@ def _names_that_load(args) -> tuple[list[str], list[str]]:
     compare = [lmscope.load(name).name for name in args.compare]
     rnn = [model.name for model in rnn_models(args.rnn)]
     return compare, rnn
+
+
+def _say_switch(url: str, names: list[str]) -> None:
+    """The models the page switches between, when there are several."""
+    if len(names) > 1:
+        shown = ", ".join(names)
+        print(say("report.serve.switch", names=shown, url=url), file=sys.stderr)
 
 
 def _say_other_pages(url: str, compare: list[str], rnn: list[str]) -> None:

@@ -22,18 +22,25 @@ from lmscope.engine.weight_memory import give_back_freed_memory
 
 ENV = "LMSCOPE_SERVE"
 
-__all__ = ["ENV", "ServeSettings", "app_from_env", "build_app", "rnn_models", "settle"]
+__all__ = ["ENV", "ServeSettings", "app_from_env", "build_app", "explained", "rnn_models", "settle"]
 
 
 @dataclass
 class ServeSettings:
-    model: str | None = None
+    model: str | None = None  # the first --model (None: the default model)
     compare: list[str] = field(default_factory=list)
     rnn: list[str] = field(default_factory=list)
     cache_mb: int = 1024
     threads: int | None = None
     max_wait: float = 60.0
     dtype: str = "float32"  # the Transformer's precision (lmscope serve --dtype)
+    more: list[str] = field(default_factory=list)  # the further --model values, explained too
+
+    def specs(self) -> list[str]:
+        """What opened each model to explain, in order (the default model by its name)."""
+        from lmscope.engine.loading import default_model
+
+        return [self.model or default_model(), *self.more]
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -66,13 +73,17 @@ def rnn_models(names: list[str], warn: Callable[[str], None] = _warn) -> list:
     return models
 
 
-def build_app(settings: ServeSettings, model=None, warn: Callable[[str], None] = _warn):
-    """The web app for ``settings`` (``model``: already loaded, else loaded here)."""
+def build_app(settings: ServeSettings, model=None, warn: Callable[[str], None] = _warn, more=None):
+    """The web app for ``settings`` (``model`` and ``more``: already loaded, else loaded
+    here). The listing of this machine's models starts when first asked for (``lmscope
+    serve`` starts it as it begins to serve)."""
     import lmscope
     from lmscope.web.app import create_app
 
     if model is None:
         model = lmscope.load(settings.model, dtype=settings.dtype)
+    if more is None:
+        more = [explained(name, settings.dtype) for name in settings.more]
     others = [lmscope.load(name) for name in settings.compare]  # any family: char-RNNs too
     app = create_app(
         model,
@@ -80,9 +91,30 @@ def build_app(settings: ServeSettings, model=None, warn: Callable[[str], None] =
         compare=others,
         rnn=rnn_models(settings.rnn, warn),
         wait_s=settings.max_wait,
+        more=more,
+        specs=settings.specs(),
     )
     app.state.store.work.on_idle = give_back_freed_memory  # see limits.keep_freed_memory
     return app
+
+
+def explained(name: str, dtype: str = "float32"):
+    """A further model to explain (``--model``), in the served precision: one line when it
+    cannot be (a char model has /rnn: ``--rnn``)."""
+    import lmscope
+    from lmscope.errors import InvalidInputError
+
+    model = lmscope.load(name)
+    if not model.capabilities.trace:
+        raise InvalidInputError(
+            "error.serve.needs-transformer",
+            name=model.name,
+            arch=model.capabilities.family.upper(),
+            command=f"lmscope serve --rnn {name}",
+        )
+    if dtype != "float32":
+        model.to_precision(dtype)
+    return model
 
 
 def settle() -> None:
@@ -105,5 +137,6 @@ def app_from_env():
     if settings.threads is not None:
         torch.set_num_threads(settings.threads)
     app = build_app(settings, warn=lambda text: None)  # the serving command said it once
+    app.state.served.on_disk.start()  # the model menu's listing, in the background
     settle()
     return app

@@ -3,6 +3,14 @@ its trace store (which holds the server's one cache, the model gate and the work
 models a request may pick by name, and the lab's results. ``select`` is the one check of the
 token ids, position, layer and head a request asks for.
 
+A server may hold several models to explain (``lmscope serve --model A --model B``): each has
+its own ``Served`` (model, trace store, compare allowlist), all sharing one cache, one model
+gate and one work queue (one CPU: two models never run at once), the char models, the lab and
+the views pool. ``Serving`` picks one by the request's ``?model=`` (its served name; absent:
+the first); a name the server does not hold is refused with the served names, and nothing is
+ever loaded for a request. ``ServingShared`` is for the routes that explain no Transformer
+(/rnn's char models, /why's results): they take no ``?model=``.
+
 The routes are coroutines: the model's work runs on the store's work queue (``web.work``),
 everything else that takes more than a moment (checking 100,000 ids, building a view from a
 cached trace) on the small ``views`` pool, so the event loop and the ordinary thread pool
@@ -19,13 +27,14 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import torch
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request
 
 from lmscope.engine import checks
 from lmscope.engine.trace import Trace
 from lmscope.errors import InvalidInputError
 from lmscope.explain.logits import position_logits
 from lmscope.web.lab import LabResults
+from lmscope.web.on_disk import OnDisk
 from lmscope.web.store import TraceStore
 from lmscope.web.work import WorkQueue
 
@@ -55,10 +64,38 @@ class Served:
     views: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(VIEW_THREADS, thread_name_prefix="lmscope-view")
     )
+    name: str = ""  # its name among the served models (default: the model's own)
+    spec: str | None = None  # what --model named to open it (None: not known)
+    # every model this server explains by name, the default first: one dict, shared by them all
+    models: dict[str, Served] = field(default_factory=dict)
+    on_disk: OnDisk = field(default_factory=OnDisk)  # the models on this machine (shared)
 
     def __post_init__(self):
         if self.rnn_work is None:
             self.rnn_work = WorkQueue(self.store.work.limit_s, name="char-model")
+        self.name = self.name or self.model.name
+        self.models.setdefault(self.name, self)
+
+    def beside(self, model, store: TraceStore, name: str, spec: str | None = None) -> Served:
+        """Another model to explain on this server, sharing everything but the model, its
+        trace store and its compare allowlist (``compare_all`` sets that)."""
+        other = Served(
+            model, store, {}, self.rnn, self.lab, self.rnn_lock, self.rnn_work, self.views
+        )
+        other.name, other.spec, other.models, other.on_disk = name, spec, self.models, self.on_disk
+        self.models[name] = other
+        return other
+
+    def choose(self, name: str | None) -> Served:
+        """The served model called ``name`` (None: the default, this one); one line naming
+        the served models when there is none of that name."""
+        if name is None:
+            return self
+        found = self.models.get(name)
+        if found is None:
+            choices = ", ".join(repr(n) for n in self.models)
+            raise InvalidInputError("error.web.model-not-served", name=repr(name), choices=choices)
+        return found
 
     async def view(self, fn: Callable, *args):
         """``fn(*args)`` on the views pool: work that reads what is computed, never the model
@@ -103,11 +140,41 @@ class Served:
         return trace, await self.view(position_logits, self.model, trace, position)
 
 
-async def serving(request: Request) -> Served:  # async: no thread for a lookup
+ModelName = Annotated[
+    str | None,
+    Query(
+        max_length=1000,
+        description="which of the served models (lmscope serve --model A --model B) to "
+        "explain, by its name in GET /api/models; absent: the first",
+    ),
+]
+
+
+async def serving(request: Request, model: ModelName = None) -> Served:  # async: no thread
+    return request.app.state.served.choose(model)
+
+
+async def serving_shared(request: Request) -> Served:
     return request.app.state.served
 
 
 Serving = Annotated[Served, Depends(serving)]
+# what every model shares (the char models, the lab): for the routes that explain none
+ServingShared = Annotated[Served, Depends(serving_shared)]
+
+
+def compare_all(served: Served, compare: Mapping[str, Any]) -> None:
+    """Each served model's compare allowlist: the other served models (by their served
+    names), then the ``--compare`` models (a name already taken gets " (2)")."""
+    for one in served.models.values():
+        offered = {name: s.model for name, s in served.models.items() if s is not one}
+        for name, model in compare.items():
+            label, n = name, 1
+            while label in offered:
+                n += 1
+                label = f"{name} ({n})"
+            offered[label] = model
+        one.compare = offered
 
 
 def named(models: Iterable) -> dict[str, Any]:

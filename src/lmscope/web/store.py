@@ -80,22 +80,35 @@ class TraceStore:
         max_bytes: int = 1 << 30,
         max_entries: int = 64,
         wait_s: float | None = None,
+        name: str | None = None,
+        beside: TraceStore | None = None,
     ):
+        """``name``: the model's name in the cache's keys (default: its own; a server holding
+        several models names each uniquely). ``beside``: another model's store whose cache,
+        gate and work queue this one shares (``lmscope serve --model A --model B``: one CPU,
+        so one queue and one forward pass at a time, whichever model it is)."""
         self.model = model
-        self.cache = LRUCache(max_bytes, max_entries)
-        self.full_limit = max_bytes // 4  # a full trace up to this size is recorded in one go
-        # one forward pass at a time (re-entrant: views nest); waits give up after wait_s
-        self.gate = Gate(wait_s)
-        # the model's work, bounded in expected seconds (see web.work)
-        self.work = WorkQueue(wait_s if wait_s is not None else float("inf"), gate=self.gate)
-        self.work.batchers[generation.GROUP] = generation.steps_together(model)
+        self.name = name or model.name
+        if beside is None:
+            self.cache = LRUCache(max_bytes, max_entries)
+            # one forward pass at a time (re-entrant: views nest); waits give up after wait_s
+            self.gate = Gate(wait_s)
+            # the model's work, bounded in expected seconds (see web.work)
+            self.work = WorkQueue(wait_s if wait_s is not None else float("inf"), gate=self.gate)
+        else:
+            self.cache, self.gate, self.work = beside.cache, beside.gate, beside.work
+        self.full_limit = self.cache.max_bytes // 4  # a full trace up to this size in one go
+        # this model's batch groups on the (maybe shared) queue: its generation steps, its traces
+        self.steps_group = (generation.GROUP, self.name)
+        self.traces_group = (TRACES, self.name)
+        self.work.batchers[self.steps_group] = generation.steps_together(model)
         self.costs = Costs(model)
         self._batch = threading.local()  # traces a worker's batch made for its jobs (.traces)
         if hasattr(model, "trace_many"):
-            self.work.batchers[TRACES] = self._traces_together
-            self.work.batch_units[TRACES] = self.costs.forward(BATCH_TOKENS) + self.costs.logits(
+            self.work.batchers[self.traces_group] = self._traces_together
+            self.work.batch_units[self.traces_group] = self.costs.forward(
                 BATCH_TOKENS
-            )
+            ) + self.costs.logits(BATCH_TOKENS)
         # a long prompt's base trace also keeps the keys and values generation starts from
         self.base_probes = BASE_PROBES + tuple(getattr(model, "cache_probes", ()))
 
@@ -105,12 +118,12 @@ class TraceStore:
         """(the value for ``key``, whether it was cached): ``key`` starts with what kind of
         value it is; ``compute`` runs behind the gate (or ``lock``) when it is missing and
         returns (value, size in bytes)."""
-        return self.cache.cached((self.model.name, *key), compute, lock or self.gate)
+        return self.cache.cached((self.name, *key), compute, lock or self.gate)
 
     def keep(self, key: tuple[Hashable, ...], compute: Callable[[], tuple[Any, int]]):
         """``remember`` without the gate, for values that need no model (a view's parts): two
         requests at once may both compute it."""
-        return self.cache.cached((self.model.name, *key), compute, lock=None)
+        return self.cache.cached((self.name, *key), compute, lock=None)
 
     async def obtain(
         self,
@@ -127,18 +140,18 @@ class TraceStore:
         requests (``limits.Busy`` when the queue is too long). ``traces``: the prompt whose
         trace ``compute`` starts with, which may then come from one pass with other queued
         new prompts' (``traces_together``)."""
-        value = self.cache.hit((self.model.name, *key), _MISSING)
+        value = self.cache.hit((self.name, *key), _MISSING)
         if value is not _MISSING:
             return value, True
         work = queue if queue is not None else self.work
-        full = (self.model.name, *key)
+        full = (self.name, *key)
 
         def compute_and_keep():
             return self.remember(key, compute, lock)
 
         options = {}
         if traces is not None and self._batchable(traces):
-            options = {"together": TRACES, "payload": traces}
+            options = {"together": self.traces_group, "payload": traces}
         return await work.run(full, units, compute_and_keep, arrival(), **options)
 
     def stats(self) -> CacheStats:
@@ -203,7 +216,7 @@ class TraceStore:
     # --- the same for a request: cached, or one job on the work queue ---------------------------
     def cached(self, key: tuple[Hashable, ...]):
         """The value under ``key``, or None (not counted as a hit or a miss)."""
-        return self.cache.get((self.model.name, *key))
+        return self.cache.get((self.name, *key))
 
     def kept_trace(self, ids: tuple[int, ...]) -> Trace | None:
         """The trace of ``ids`` the cache holds (the full one, or the base one), or None."""

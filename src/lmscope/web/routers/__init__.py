@@ -5,6 +5,7 @@ from lmscope.web.routers import (
     circuits,
     interpret,
     lab,
+    models,
     pages,
     pictures,
     precision,
@@ -17,6 +18,7 @@ from lmscope.web.routers import (
 ROUTERS = (
     pages.router,
     steps.router,
+    models.router,
     precision.router,
     step_data.router,
     pictures.router,

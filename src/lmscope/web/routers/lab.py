@@ -12,7 +12,7 @@ from fastapi.responses import FileResponse
 from lmscope.web.errors import NOT_FOUND
 from lmscope.web.lab import LabIndex
 from lmscope.web.pages import page
-from lmscope.web.served import Serving
+from lmscope.web.served import ServingShared
 
 router = APIRouter(tags=["lab"])
 Source = Literal["shipped", "local"]
@@ -24,7 +24,7 @@ def why_page():
 
 
 @router.get("/api/lab", response_model=LabIndex)
-def lab_index(served: Serving):
+def lab_index(served: ServingShared):
     """The saved lab results: for each experiment, which sources exist (shipped with
     lmscope, or made on this machine), the hardware each was measured on, the languages its
     figures were drawn in, and the CLI commands that re-run it."""
@@ -32,7 +32,7 @@ def lab_index(served: Serving):
 
 
 @router.get("/api/lab/{name}", responses=NOT_FOUND)
-def lab_result(name: str, served: Serving, source: Source = "shipped") -> dict:
+def lab_result(name: str, served: ServingShared, source: Source = "shipped") -> dict:
     """One result file as saved (schema ``lmscope.lab.result/2``): tables, plots, explanations
     and verdicts, each text a catalog id with its values (``{"id", "values"}``, or a list of
     them) that the page says in its language; a file written before the catalog (``/1``) keeps
@@ -50,7 +50,7 @@ def lab_result(name: str, served: Serving, source: Source = "shipped") -> dict:
         **NOT_FOUND,
     },
 )
-def lab_plot(name: str, file: str, served: Serving, source: Source = "shipped"):
+def lab_plot(name: str, file: str, served: ServingShared, source: Source = "shipped"):
     """A plot (PNG or SVG) that the result names, or its Chinese sibling (``<stem>.zh.png``;
     the English file when the result has none)."""
     return FileResponse(served.lab.plot(name, source, file))

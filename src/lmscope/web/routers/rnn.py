@@ -30,7 +30,7 @@ from lmscope.web.rnn import (
     run_bytes,
 )
 from lmscope.web.schemas import rnn as s
-from lmscope.web.served import Served, Serving, pick
+from lmscope.web.served import Served, ServingShared, pick
 from lmscope.web.work import Costs
 
 router = APIRouter(tags=["rnn"])
@@ -76,13 +76,13 @@ async def _run(served: Served, name: str, model, text: str) -> NeuronRun:
 
 
 @router.get("/api/rnn/models", response_model=s.RNNModels)
-def rnn_models(served: Serving):
+def rnn_models(served: ServingShared):
     """The char models this server was started with (``lmscope serve --rnn``)."""
     return s.RNNModels(models=[model_facts(n, m) for n, m in served.rnn.items()])
 
 
 @router.post("/api/rnn/activations", response_model=s.ActivationsResponse, responses=ERRORS)
-async def activations(req: s.ActivationsRequest, served: Serving):
+async def activations(req: s.ActivationsRequest, served: ServingShared):
     """One unit's value after each character of the text (h, c or a gate), the unit's
     gates (LSTM i f o, GRU r z), and the top-5 next characters after each character.
     Characters outside the vocabulary are skipped and listed."""
@@ -116,7 +116,7 @@ def _finder_text(name: str, model, text: str | None) -> tuple[str, str]:
 
 
 @router.post("/api/rnn/cells", response_model=s.CellsResponse, responses=ERRORS)
-async def cells(req: s.CellsRequest, served: Serving):
+async def cells(req: s.CellsRequest, served: ServingShared):
     """The interpretable-cell finder: for each feature (inside quotes, position in line,
     bracket depth, URL, indentation, comment, word start), the best units, chosen on the
     first half of the text and scored on the held-out second half."""
@@ -137,7 +137,7 @@ async def cells(req: s.CellsRequest, served: Serving):
 
 
 @router.post("/api/rnn/sample", response_model=s.SampleResponse, responses=ERRORS)
-async def sample(req: s.SampleRequest, served: Serving):
+async def sample(req: s.SampleRequest, served: ServingShared):
     """Sample characters after the prompt at a temperature (0: greedy); the same seed
     and settings give the same text."""
     name, model = _model(served, req.model)
@@ -157,7 +157,7 @@ async def sample(req: s.SampleRequest, served: Serving):
 
 
 @router.get("/api/rnn/timeline", response_model=s.TimelineResponse, responses=ERRORS)
-def rnn_timeline(served: Serving, model: str | None = None):
+def rnn_timeline(served: ServingShared, model: str | None = None):
     """The samples the model kept over training (its folder's ``timeline.json``): Karpathy's
     War and Peace LSTM going from noise to spaced "words" to sentences, one seed throughout."""
     name, found = _model(served, model)

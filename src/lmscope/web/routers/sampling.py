@@ -61,7 +61,7 @@ async def generate(req: schemas.GenerateRequest, served: Serving, request: Reque
     # the first (the whole prompt, unless a kept trace gave it) is asked for before answering:
     # a full queue is a 503. The queued tokens of several runs go as one batch
     # (generation.steps_together).
-    steps = Steps(served.store.work, events, together=generation.GROUP, payload=run)
+    steps = Steps(served.store.work, events, together=served.store.steps_group, payload=run)
     costs = served.store.costs
     prompt = 0.0 if traced else costs.forward(len(ids))
     first = await steps.next(prompt + costs.logits(1), kind="forward")

@@ -30,12 +30,25 @@ async function failure(response) {
   return new ApiError(errorText(code, params, message), response.status, code, params, message);
 }
 
+// The served model this page explains: ?model=NAME in its address (lmscope serve --model A
+// --model B; the model menu sets it), else null (the server's first). Every request of the
+// explainer's API names it; /rnn's and /why's have models of their own.
+export function chosenModel() {
+  return new URLSearchParams(location.search).get("model");
+}
+
+export function withModel(path) {
+  const name = chosenModel();
+  if (name === null || !path.startsWith("/api/") || /^\/api\/(rnn|lab)\b/.test(path)) return path;
+  return `${path}${path.includes("?") ? "&" : "?"}model=${encodeURIComponent(name)}`;
+}
+
 async function request(path, init) {
   let response;
   // the server's own line of an error, for a code this page does not know, in its language
   const headers = { "accept-language": lang(), ...init.headers };
   try {
-    response = await fetch(path, { ...init, headers });
+    response = await fetch(withModel(path), { ...init, headers });
   } catch (err) {
     if (err.name === "AbortError") throw err;
     throw new ApiError(errorText("unreachable"), 0, "unreachable");

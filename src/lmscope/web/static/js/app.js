@@ -3,6 +3,7 @@
 // in the browser from the logits already received.
 
 import { ApiError, cachedPost, getJSON, getModel, postJSON, streamNDJSON } from "./api.js";
+import { takeCarriedPrompt } from "./model_menu.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { modelFacts, setSteps, stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { el, grouped, pct, visible } from "./draw.js";
@@ -703,7 +704,8 @@ async function boot() {
   renderNav();
   // the first example this model can read: a small model's context may be shorter than some
   const usable = (m.examples ?? []).find((e) => e.usable);
-  const first = !m.tokenizer ? "0 1 2 3" : (usable?.text ?? "");
+  // a switch from another served model's page carries its prompt here (model_menu.js)
+  const first = !m.tokenizer ? "0 1 2 3" : (takeCarriedPrompt() ?? usable?.text ?? "");
   $("prompt").value = first;
   fitHeight($("prompt"));
   if (!m.tokenizer) $("examples").parentElement.hidden = true;
