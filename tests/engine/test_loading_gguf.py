@@ -25,28 +25,42 @@ def cached_gguf(tmp_path, monkeypatch):
     return path, first
 
 
-def test_the_tokenizer_is_built_while_the_cached_weights_are_checked(cached_gguf, monkeypatch):
+@pytest.mark.parametrize("verify", [False, True])
+def test_the_tokenizer_is_built_while_the_cached_weights_are_checked(
+    cached_gguf, monkeypatch, verify
+):
     """SmolLM2's tokenizer tables take about 1 s to build and its cached weights' checksum
     0.6 s; one after the other they were a third of every start (every CLI command). The
-    tokenizer is now built on another thread while the weights are checked and placed."""
+    tokenizer is now built on another thread while the weights are checked (in full with
+    $LMSCOPE_VERIFY_CACHE=1, else from the kept stamp), read and placed."""
     path, first = cached_gguf
+    if verify:
+        monkeypatch.setenv(weight_cache.VERIFY_ENV, "1")
     tokenizer_started = threading.Event()
-    overlapped = []
+    overlapped, summed = [], []
     real_tokenizer, real_sha = loading.tokenizer_from_gguf_fields, weight_cache.sha256_file
+    real_read = weight_cache.load_file
 
     def tokenizer(fields, **kwargs):
         tokenizer_started.set()
         return real_tokenizer(fields, **kwargs)
 
     def sha(file):
+        summed.append(Path(file).name)
         if Path(file).name == weight_cache.TENSORS_FILE:  # the cached weights' checksum
             overlapped.append(tokenizer_started.wait(timeout=60))  # False only if never
         return real_sha(file)
 
+    def read(file):
+        overlapped.append(tokenizer_started.wait(timeout=60))
+        return real_read(file)
+
     monkeypatch.setattr(loading, "tokenizer_from_gguf_fields", tokenizer)
     monkeypatch.setattr(weight_cache, "sha256_file", sha)
+    monkeypatch.setattr(weight_cache, "load_file", read)
     again = lmscope.load(path)
-    assert overlapped == [True]
+    assert overlapped == [True] * (1 + verify)
+    assert summed == (["tiny.gguf", weight_cache.TENSORS_FILE] if verify else [])
     ids = [3, 1, 4, 1, 5]
     assert again.tokenizer.reference.merges == first.tokenizer.reference.merges
     assert torch.equal(again.logits(ids), first.logits(ids))

@@ -515,7 +515,11 @@ def test_cache_first_load_writes_second_reads(tiny, tmp_path, count_dequantize):
     first = load_gguf(path, cache_dir=cache)
     assert not first.from_cache and count_dequantize
     entry = _entry(cache, path)
-    assert sorted(p.name for p in entry.iterdir()) == ["meta.json", "tensors.safetensors"]
+    assert sorted(p.name for p in entry.iterdir()) == [
+        "meta.json",
+        "tensors.safetensors",
+        "verified.json",
+    ]
     assert first.sha256 == entry.name
 
     count_dequantize.clear()

@@ -891,13 +891,17 @@ def load_gguf(
     *,
     cache_dir: str | Path | None = None,
     on_tokenizer: Callable[[dict[str, Any]], object] | None = None,
+    verify: bool = False,
 ) -> GGUFModel:
     """``read_gguf`` through a cache of the dequantized tensors.
 
     The cache entry lives in ``cache_dir`` (default: ``weight_cache.cache_root()``) under
     ``gguf/<sha256 of the file>``; the first load writes it atomically, later loads read it
     after checking its own checksum. A broken entry is rebuilt; a cache folder that cannot be
-    written means loading without a cache (one warning line on stderr).
+    written means loading without a cache (one warning line on stderr). Both checksums (the
+    file's and the entry's) are read in full only when the file they were computed from has
+    changed since (``weight_cache.file_stamp``), or with ``verify`` (or
+    ``$LMSCOPE_VERIFY_CACHE=1``).
 
     ``on_tokenizer(fields)`` is told a cache entry's tokenizer fields before its tensors are
     checked, to build the tokenizer meanwhile; they are the result's ``tokenizer`` unless the
@@ -909,11 +913,11 @@ def load_gguf(
     path = Path(path)
     if not path.is_file():
         raise ModelNotFoundError("error.gguf.no-file", file=label)
+    root = Path(cache_dir) if cache_dir is not None else weight_cache.cache_root()
     try:
-        digest = weight_cache.sha256_file(path)
+        digest = weight_cache.source_sha256(path, root, verify=verify)
     except OSError as err:
         raise CheckpointError("error.cannot-read", file=label, why=err.strerror or err) from None
-    root = Path(cache_dir) if cache_dir is not None else weight_cache.cache_root()
     entry = root / "gguf" / digest
 
     def early(meta: dict[str, Any]) -> None:
@@ -921,7 +925,7 @@ def load_gguf(
         if on_tokenizer is not None and ours and isinstance(fields, dict):
             on_tokenizer(dict(fields))
 
-    cached = weight_cache.read_entry(entry, early)
+    cached = weight_cache.read_entry(entry, early, verify=verify)
     if cached is not None:
         meta, tensors = cached
         model = _from_cache(path, digest, meta, tensors)
