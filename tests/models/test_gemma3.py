@@ -130,6 +130,67 @@ def test_generation_saved_folder_and_steps(gemma3, tmp_path):
     assert [s.number for s in r.steps] == list(range(1, 21))
 
 
+def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkeypatch):
+    """Gemma3.decode_step (the one-row path generation runs) gives transformers' logits at
+    every position, on both sides of the 5-key window, for two rows at once; decode_rows does
+    the same for rows of different lengths, each past the window at its own step."""
+    from lmscope.models.common import DecoderLM
+
+    hf, model, _ = gemma3
+    net, calls = model.net, []
+    monkeypatch.setattr(DecoderLM, "decode_step", lambda *a: calls.append(a))  # never taken
+    ids = random_ids(hf.config.vocab_size, 14, batch=2)
+    with torch.no_grad():
+        ref = hf(ids).logits
+        cache = net.new_cache()
+        net(ids[:, :2], cache=cache)
+        for t in range(2, 14):
+            step = net(ids[:, t : t + 1], cache=cache, last_only=True)[0]
+            assert (step[:, 0] - ref[:, t]).abs().max() < 1e-4, t
+        seqs = [ids[:1, :n] for n in (4, 9, 14)]
+        full = [hf(s).logits[0] for s in seqs]
+        caches = [net.new_cache() for _ in seqs]
+        for s, row_cache in zip(seqs, caches, strict=True):
+            net(s[:, :-3], cache=row_cache)
+        for back in (3, 2, 1):
+            idx = torch.stack([s[0, -back:][:1] for s in seqs])
+            logits = net.decode_rows(idx, caches)
+            for row, f in enumerate(full):
+                assert (logits[row, 0] - f[-back]).abs().max() < 1e-4, (back, row)
+    assert calls == [] and [c.length for c in caches] == [4, 9, 14]
+
+
+def test_a_generation_step_sees_a_changed_norm_weight(gemma3):
+    """The lean step keeps each norm's 1 + w between steps: an edit of the weight (in place, as
+    an ablation or a load does, or a new Parameter) is seen by the next step."""
+    _, model, _ = gemma3
+    net = model.net
+    ids = random_ids(net.config.vocab_size, 6)
+    norm = net.h[1].ln_2_post
+
+    def step() -> torch.Tensor:
+        cache = net.new_cache()
+        net(ids[:, :-1], cache=cache)
+        return net(ids[:, -1:], cache=cache)[0][0, 0]
+
+    def whole() -> torch.Tensor:
+        return net(ids)[0][0, -1]
+
+    saved = norm.weight.detach().clone()
+    try:
+        with torch.no_grad():
+            before = step()
+            norm.weight.mul_(-2.0)
+            assert (step() - whole()).abs().max() < 1e-4
+            assert (step() - before).abs().max() > 1e-2
+            norm.weight = torch.nn.Parameter(torch.zeros_like(saved))
+            assert (step() - whole()).abs().max() < 1e-4
+    finally:
+        norm.weight = torch.nn.Parameter(saved)
+    with torch.no_grad():
+        assert torch.equal(step(), before)
+
+
 def test_unsupported_gemma3_variants_are_one_line():
     hf = dict(
         model_type="gemma3_text",

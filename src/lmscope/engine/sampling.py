@@ -159,7 +159,9 @@ def _as_logits(logits: Any) -> torch.Tensor:
     if x.numel() == 0:
         raise InvalidInputError("error.sampling.logits-empty")
     x = x.to(torch.float64)
-    if bool(torch.isfinite(x).all()):  # one pass in the usual case; the causes only if not
+    # One cheap pass in the usual case: a NaN or an infinity makes the sum non-finite, and the
+    # float64 sum of float32 numbers cannot overflow (a float64 input's may: then look closer).
+    if math.isfinite(float(x.sum())) or bool(torch.isfinite(x).all()):
         return x
     if torch.isnan(x).any():
         raise InvalidInputError("error.sampling.logits-nan")
@@ -174,14 +176,19 @@ def _is_int(x: torch.Tensor) -> bool:
     return x.dtype in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
-def _scaled(x: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """(x - max) / T and its logsumexp: log_softmax(x / T) is their difference."""
+def _scaled(
+    x: torch.Tensor, temperature: float, high: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(x - max) / T and its logsumexp: log_softmax(x / T) is their difference. ``high`` is
+    x.max() when the caller has it already."""
     # Shift first: the max becomes exactly 0 and everything else <= 0, so dividing by a tiny T
     # can only overflow towards -inf (probability 0, the right limit), never to +inf or NaN.
-    scaled = x - x.max()
+    scaled = x - (x.max() if high is None else high)
     if temperature != 1.0:  # x / 1.0 is x: one pass over the vocabulary saved
         scaled = scaled / temperature
-    return scaled, torch.logsumexp(scaled, dim=0)
+    # logsumexp subtracts the max (exactly 0 here) before exp, sum and log: the same numbers,
+    # without its own pass to find that max
+    return scaled, torch.exp(scaled).sum().log()
 
 
 def _log_softmax(x: torch.Tensor, temperature: float) -> torch.Tensor:
@@ -338,12 +345,15 @@ def candidate_pool(logits: Any, params: SamplingParams | None = None) -> Candida
     if not isinstance(params, SamplingParams):
         raise InvalidInputError("error.sampling.params-type", type=type(params).__name__)
     x = _as_logits(logits)
-    scaled, lse = _scaled(x, 1.0)  # log softmax at T = 1 is scaled - lse, read at the pool only
+    # greedy: the max and where it is first (the lowest id on ties) in one pass over raw
+    # logits (tempering can merge near-ties)
+    high, first = torch.max(x, dim=0) if params.is_greedy else (None, None)
+    scaled, lse = _scaled(x, 1.0, high)  # log softmax at T = 1 is scaled - lse, read at the pool
     cold = params.temperature < GREEDY_TEMPERATURE
     warm = params.temperature == 1.0  # tempered = the T = 1 softmax: computed once
 
-    if params.is_greedy:
-        ids = torch.argmax(x).reshape(1)  # raw logits: tempering can merge near-ties
+    if first is not None:
+        ids = first.reshape(1)
         if cold:  # the T -> 0 limit: a one-hot at the argmax
             nonzero, tempered_at = 1, torch.zeros(1, dtype=torch.float64)
         else:

@@ -28,21 +28,23 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.common import DecoderLM, Hook, KVCache
+from lmscope.models.common import Hook, KVCache
 from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
     Llama,
     LlamaConfig,
     RMSNorm,
+    _rotate_row,
     llama_state_from_hf,
     rope_cos_sin,
 )
@@ -136,6 +138,16 @@ class Gemma3RMSNorm(RMSNorm):
     def gain(self) -> torch.Tensor:
         return 1.0 + self.weight
 
+    def gain_now(self) -> torch.Tensor:
+        """1 + weight in float32, computed once and kept until the weight changes (a generation
+        step reads every norm's gain; loading or an ablation edits the weight in place, which
+        bumps its version, or replaces it, which changes its identity)."""
+        weight, kept = self.weight, self.__dict__.get("_gain_kept")
+        if kept is None or kept[0] is not weight or kept[1] != weight._version:
+            kept = (weight, weight._version, 1.0 + weight.detach().float())
+            self.__dict__["_gain_kept"] = kept
+        return kept[2]
+
     def forward(self, x: torch.Tensor, hook: Hook | None, name: str) -> torch.Tensor:
         x32 = x.float()
         scale = (x32.pow(2).mean(-1, keepdim=True) + self.eps).sqrt()
@@ -151,6 +163,8 @@ class Gemma3Attention(QKNormAttention):
     """QK-norm attention; a local layer slides a window over the keys and uses the local RoPE."""
 
     norm_class = Gemma3RMSNorm
+    q_norm: Gemma3RMSNorm
+    k_norm: Gemma3RMSNorm
 
     def __init__(self, config: Gemma3Config, layer: int):
         super().__init__(config)
@@ -209,9 +223,6 @@ class SandwichBlock(nn.Module):
 class Gemma3(Llama):
     config: Gemma3Config
     block_class = SandwichBlock
-    # a generation step takes the general path (Llama's one-row shortcut is Llama's block)
-    decode_step = DecoderLM.decode_step
-    decode_rows = DecoderLM.decode_rows
 
     def __init__(self, config: Gemma3Config):
         super().__init__(config)
@@ -240,6 +251,82 @@ class Gemma3(Llama):
             x = hook("hook_embed", x)
         scale = torch.tensor(math.sqrt(self.config.n_embd)).to(x.dtype)  # as transformers rounds
         return x * scale, (ropes,)
+
+    def decode_step(self, idx: torch.Tensor, cache: KVCache) -> torch.Tensor:
+        """One generation step ([batch, 1] new ids after the cache): the forward pass's numbers
+        in fewer operations, as Llama's (``Llama.decode_step``), with the sandwich block's four
+        norms, QK-norm, GeGLU and each layer's own RoPE; a local layer's attention reads only
+        the last ``sliding_window`` cached keys (a view, no mask, no copy)."""
+
+        def attend(layer, q, k, v):
+            k, v = cache.extend(layer, k, v)
+            return _attend_window(self.h[layer].attn, q, k, v)
+
+        return self._decode_sandwich(idx, [cache.length], attend)
+
+    def decode_rows(self, idx: torch.Tensor, caches: list[KVCache]) -> torch.Tensor:
+        """``decode_step`` for several sequences at once (``DecoderLM.decode_rows``): the
+        weights are read once for all rows, attention runs over each row's own cache."""
+
+        def attend(layer, q, k, v):
+            z = []
+            for row, cache in enumerate(caches):
+                keys, values = cache.extend(layer, k[row : row + 1], v[row : row + 1])
+                z.append(_attend_window(self.h[layer].attn, q[row : row + 1], keys, values))
+            return torch.cat(z)
+
+        return self._decode_sandwich(idx, [cache.length for cache in caches], attend)
+
+    def _decode_sandwich(self, idx: torch.Tensor, positions: list[int], attend) -> torch.Tensor:
+        B, c = idx.shape[0], self.config
+        nq, nkv, d, eps = c.n_head, c.n_kv_head, c.d_head, c.rms_norm_eps
+        x = self.wte(idx).view(B, c.n_embd)
+        x = x * torch.tensor(math.sqrt(c.n_embd)).to(x.dtype)
+        at = torch.tensor(positions)
+        # each RoPE's cos and signed sin (see Llama._decode): [rows or 1, 1, 1, d]
+        ropes = [
+            _row_rope(at, inv_freq, d, x.dtype) for inv_freq in (self.inv_freq_local, self.inv_freq)
+        ]
+        for block in cast("Iterable[SandwichBlock]", self.h):
+            attn, mlp = block.attn, block.mlp
+            cos, sin = ropes[0] if attn.local else ropes[1]
+            h = _norm(x, block.ln_1, eps)
+            q = attn.q_proj(h).view(B, nq, 1, d)
+            k = attn.k_proj(h).view(B, nkv, 1, d)
+            q = _rotate_row(_norm(q, attn.q_norm, eps), cos, sin)
+            k = _rotate_row(_norm(k, attn.k_norm, eps), cos, sin)
+            z = attend(block.layer, q, k, attn.v_proj(h).view(B, nkv, 1, d))
+            a = attn.o_proj(z.reshape(B, nq * d))
+            x = x + _norm(a, block.ln_1_post, eps)
+            h = _norm(x, block.ln_2, eps)
+            m = F.gelu(mlp.gate_proj(h), approximate="tanh").mul_(mlp.up_proj(h))
+            x = x + _norm(mlp.down_proj(m), block.ln_2_post, eps)
+        x = _norm(x, cast("Gemma3RMSNorm", self.ln_f), eps)
+        return self.unembed(x).view(B, 1, -1)
+
+
+def _norm(x: torch.Tensor, norm: Gemma3RMSNorm, eps: float) -> torch.Tensor:
+    """Gemma3RMSNorm's forward without a hook in one fused operation (in float32)."""
+    gain = norm.gain_now()
+    if x.dtype == torch.float32:
+        return F.rms_norm(x, gain.shape, gain, eps)
+    return F.rms_norm(x.float(), gain.shape, gain, eps).to(x.dtype)
+
+
+def _row_rope(at: torch.Tensor, inv_freq: torch.Tensor, d: int, dtype: torch.dtype):
+    """cos and the signed sin for one position per row: rotate_half(t) * sin is
+    roll(t, d/2) * sin with the first half's sign flipped (``_rotate_row``)."""
+    cos, sin = rope_cos_sin(at, inv_freq)
+    sin = torch.cat((-sin[..., : d // 2], sin[..., d // 2 :]), -1)
+    return cos.view(-1, 1, 1, d).to(dtype), sin.view(-1, 1, 1, d).to(dtype)
+
+
+def _attend_window(attn: Gemma3Attention, q, k, v) -> torch.Tensor:
+    """One new query over its cached keys and values: a local layer's over the last
+    ``window`` of them only (a view of the cache), which is what its mask would keep."""
+    if attn.window is not None and k.shape[2] > attn.window:
+        k, v = k[:, :, -attn.window :], v[:, :, -attn.window :]
+    return attn._fast_attention(q, k, v, k.shape[2] - 1)
 
 
 # Gemma's norms in a block, by their Hugging Face names -> ours
