@@ -197,17 +197,27 @@ def operations(spec: dict) -> list[tuple[str, str, dict | None, list[dict]]]:
 
 
 @st.composite
-def filled_path(draw, path: str, parameters: list[dict], components: dict) -> str:
-    """The path with its {parameters} filled in (URL-quoted), and a query string."""
+def filled_path(
+    draw, path: str, parameters: list[dict], components: dict, hints: dict | None = None
+) -> str:
+    """The path with its {parameters} filled in (URL-quoted), and a query string: an optional
+    query parameter is left out half the time (every explainer route takes ?model=, and a
+    name drawn at random is refused before anything else is looked at), else drawn from its
+    schema, from ``hints`` (by name), or weird."""
     from urllib.parse import quote, urlencode
 
     query = {}
     for param in parameters:
+        optional = param.get("in") == "query" and not param.get("required")
+        if optional and draw(st.booleans()):
+            continue
+        hinted = (hints or {}).get(param["name"]) if param.get("in") == "query" else None
         value = draw(
             st.one_of(
                 from_schema(param.get("schema", {}), components),
                 WEIRD_TEXT,
                 st.sampled_from(["..", "../../etc/passwd", "%00", "serial-depth", "x.png"]),
+                *([hinted] if hinted is not None else []),
             )
         )
         text = json.dumps(value) if not isinstance(value, str) else value
@@ -245,7 +255,7 @@ def hints_for(model, ids: list[int]) -> dict:
 def api_cases(draw, spec, hints):
     components = spec.get("components", {}).get("schemas", {})
     method, template, schema, parameters = draw(st.sampled_from(operations(spec)))
-    path = draw(filled_path(template, parameters, components))
+    path = draw(filled_path(template, parameters, components, hints))
     if schema is None:
         return method, template, path, None
     valid = from_schema(schema, components, hints)
