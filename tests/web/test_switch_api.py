@@ -207,6 +207,19 @@ def test_the_models_on_disk_come_with_the_command_that_serves_them(
     assert gemma2["command"] is None and gemma2["family"] == "gemma2"
     assert gemma2["problem"]["id"] == "error.store.family-cannot-run"
     assert "gemma2" in gemma2["problem"]["said"]
+    # a char model is for the /rnn page: served with --rnn, or already there
+    lstm = found["warpeace-lstm"]
+    assert lstm["page"] == "/rnn" and not lstm["on_page"]
+    assert (
+        lstm["command"]
+        == f"lmscope serve --model {specs[0]} --model {specs[1]} --rnn warpeace-lstm"
+    )
+    assert found["shakespeare"]["page"] == "/" and found["shakespeare"]["command"].endswith(
+        "--model shakespeare"
+    )
+    monkeypatch.setitem(app.state.served.rnn, "warpeace-lstm", object())
+    there = {m["name"]: m for m in client.get("/api/models").json()["on_disk"]}["warpeace-lstm"]
+    assert there["on_page"] and there["command"] is None
     zh = client.get("/api/models", params={"lang": "zh"}).json()
     said = {m["name"]: m for m in zh["on_disk"]}["ollama:gemma2:2b"]["problem"]["said"]
     assert said != gemma2["problem"]["said"] and any("\u4e00" <= c <= "\u9fff" for c in said)
@@ -230,6 +243,10 @@ def test_the_command_names_each_served_model_as_it_was_opened():
     )
     # an app made in Python: what opened its models is not known, so the model alone
     assert serve_command([None], "shakespeare") == "lmscope serve --model shakespeare"
+    assert serve_command(["smollm2"], "stdlib-lstm", char=True) == (
+        "lmscope serve --model smollm2 --rnn stdlib-lstm"
+    )
+    assert serve_command([None], "stdlib-lstm", char=True) == "lmscope serve --rnn stdlib-lstm"
 
 
 def test_serve_settings_carry_every_model(tiny_hf_dir, gemma_dir):

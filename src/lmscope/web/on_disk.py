@@ -72,8 +72,17 @@ def same_model(stored: StoredModel, specs: Sequence[str | None]) -> bool:
     return False
 
 
-def serve_command(specs: Sequence[str | None], name: str) -> str:
+# the families of the char models, which the /rnn page shows (``--rnn``), not the explainer
+CHAR_FAMILIES = ("rnn", "lstm", "gru")
+
+
+def serve_command(specs: Sequence[str | None], name: str, *, char: bool = False) -> str:
     """The command that serves ``name`` beside the served models (each as --model named it),
-    or alone when what opened one of them is not known (an app made in Python)."""
+    or alone when what opened one of them is not known (an app made in Python); a char model
+    (``char``) with ``--rnn``, for the /rnn page."""
     known = [s for s in specs if s is not None] if None not in specs else []
-    return " ".join(["lmscope", "serve", *(f"--model {shlex.quote(s)}" for s in [*known, name])])
+    if not char:
+        known, last = [*known, name], ""
+    else:
+        last = f" --rnn {shlex.quote(name)}"
+    return " ".join(["lmscope", "serve", *(f"--model {shlex.quote(s)}" for s in known)]) + last

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from lmscope.errors import LmscopeError
 from lmscope.i18n import Message
 from lmscope.web.error_codes import request_language
-from lmscope.web.on_disk import same_model, serve_command
+from lmscope.web.on_disk import CHAR_FAMILIES, same_model, serve_command
 from lmscope.web.schemas import models as s
 from lmscope.web.served import ServingShared
 
@@ -56,6 +56,11 @@ def models(served: ServingShared, request: Request, lang: str | None = None):
     for m in found:
         if m.problem is None and same_model(m, specs):
             continue
+        char = m.family in CHAR_FAMILIES
+        on_page = char and m.problem is None and m.name in served.rnn
+        command = None
+        if m.problem is None and not on_page:
+            command = serve_command(specs, m.name, char=char)
         rest.append(
             s.DiskModel(
                 name=m.name,
@@ -66,7 +71,9 @@ def models(served: ServingShared, request: Request, lang: str | None = None):
                 quantization=m.quantization,
                 size_bytes=m.size,
                 experts=m.experts,
-                command=None if m.problem is not None else serve_command(specs, m.name),
+                command=command,
+                page="/rnn" if char else "/",
+                on_page=on_page,
                 problem=None if m.problem is None else _problem(m.problem, said_in),
             )
         )

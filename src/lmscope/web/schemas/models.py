@@ -40,6 +40,12 @@ class DiskModel(BaseModel):
     command: str | None = Field(
         None, description="the command that serves it beside the served models (null: it cannot)"
     )
+    page: str = Field(
+        "/", description="the page that shows it: / (the explainer), or /rnn for a char model"
+    )
+    on_page: bool = Field(
+        False, description="this server already shows it there (a char model on /rnn)"
+    )
     problem: Problem | None = Field(None, description="why lmscope cannot open it (null: it can)")
 
 

@@ -125,6 +125,15 @@ function diskItem(m) {
       el("span", { class: "model-why", "data-testid": "disk-model-why", text: m.problem.said }),
     );
   }
+  if (m.on_page) {
+    // a char model this server already shows on /rnn
+    return el(
+      "li",
+      { class: "model-disk", "data-testid": "disk-model", "data-opens": "true" },
+      head,
+      el("a", { class: "model-open", href: m.page, "data-testid": "disk-model-page", text: t("page.models.open-rnn") }),
+    );
+  }
   const button = el("button", {
     type: "button",
     class: "model-copy",
@@ -137,6 +146,7 @@ function diskItem(m) {
     { class: "model-disk", "data-testid": "disk-model", "data-opens": "true" },
     head,
     el("div", { class: "model-command" }, el("code", { "data-testid": "disk-model-command", text: m.command }), button),
+    m.page === "/rnn" ? el("span", { class: "model-why", text: t("page.models.rnn-note") }) : null,
   );
 }
 
