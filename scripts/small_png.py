@@ -1,6 +1,7 @@
 """Docs screenshots made small: a PNG rewritten with at most 256 colours (median cut, no
-dithering: flat page colours and thin borders stay exact enough to read) and zlib's best
-compression, about a third of the browser's file. Used by the screenshot scripts."""
+dithering: flat page colours and thin borders stay; two k-means passes after it keep small
+coloured text its colour, which median cut alone turned from orange to red) and zlib's best
+compression, about a third to a half of the browser's file. Used by the screenshot scripts."""
 
 from __future__ import annotations
 
@@ -12,5 +13,7 @@ from PIL import Image
 def small(path: Path) -> None:
     with Image.open(path) as image:
         flat = image.convert("RGB")
-    fewer = flat.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    fewer = flat.quantize(
+        colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE, kmeans=2
+    )
     fewer.save(path, optimize=True)
