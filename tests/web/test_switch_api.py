@@ -259,3 +259,30 @@ def test_serve_settings_carry_every_model(tiny_hf_dir, gemma_dir):
     served = app.state.served
     assert [s.spec for s in served.models.values()] == again.specs()
     assert [s.model.capabilities.family for s in served.models.values()] == ["gpt2", "gemma3"]
+
+
+@pytest.mark.slow
+def test_serve_takes_several_models_and_says_the_page_switches(
+    tiny_hf_dir, gemma_dir, monkeypatch, capsys
+):
+    import uvicorn
+
+    from lmscope.cli import main
+    from lmscope.commands import serve
+
+    calls = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: calls.update(app=app))
+    monkeypatch.setattr(serve, "_check_free", lambda host, port: None)
+    argv = ["serve", "--model", str(tiny_hf_dir), "-m", str(gemma_dir), "--rnn", "none"]
+    assert main(argv) == 0
+    served = calls["app"].state.served
+    assert list(served.models) == [served.model.name, "tiny-gemma3"]
+    assert [s.spec for s in served.models.values()] == [str(tiny_hf_dir), str(gemma_dir)]
+    err = capsys.readouterr().err
+    assert "the page switches between" in err and "tiny-gemma3" in err
+    # a char model is not one to explain: one line pointing to --rnn
+    from lmscope.engine.loading import ASSET_MODELS
+
+    lstm = str(ASSET_MODELS / "warpeace-lstm")
+    assert main(["serve", "--model", str(tiny_hf_dir), "--model", lstm]) == 2
+    assert f"lmscope serve --rnn {lstm}" in capsys.readouterr().err

@@ -79,10 +79,8 @@ def test_the_menu_switches_between_the_served_models(page, app):
     disk = panel.get_by_test_id("disk-model")
     opens = disk.filter(has_text="ollama:tiny:q8").first
     command = opens.get_by_test_id("disk-model-command").inner_text()
-    assert (
-        command
-        == f"lmscope serve --model {app.state.served.spec} --model {app.state.served.models[gemma].spec} --model ollama:tiny:q8"
-    )
+    specs = " ".join(f"--model {s.spec}" for s in app.state.served.models.values())
+    assert command == f"lmscope serve {specs} --model ollama:tiny:q8"
     assert "Q8_0" in opens.inner_text() and "llama" in opens.inner_text()
     refused = disk.filter(has_text="ollama:gemma2:2b").first
     assert refused.get_attribute("data-opens") == "false"
@@ -136,3 +134,10 @@ def test_the_menu_switches_between_the_served_models(page, app):
     assert page.evaluate(OVERFLOW) == []
     # the header's link to /circuits keeps the model
     assert "model=" in page.locator(".top-actions a[href^='/circuits']").get_attribute("href")
+
+    # a link to a model this server does not hold: the page says which it does, the menu too
+    page.goto(page.server + "/?model=gpt2")
+    error = page.get_by_test_id("error")
+    error.filter(has_text=gemma).wait_for()
+    assert "gpt2" in error.inner_text() and "没有提供模型" in error.inner_text()
+    assert open_menu(page).get_by_test_id("served-model").count() == 2

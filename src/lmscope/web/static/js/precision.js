@@ -85,4 +85,6 @@ async function start() {
   render(line);
 }
 
-start();
+// no model facts (a ?model= this server does not hold, or no server): the explainer says why
+// (app.js), and the precision line stays empty instead of an uncaught rejection
+start().catch(() => {});
