@@ -6,7 +6,8 @@ element of the page, the step panel, the sampling panel or /docs wider than
 its container on any of the 20 steps; the sampling panel's small values inside their column;
 the phone header on one line with a usable position slider and a whole scrubber readout; the
 Chinese token box of step 5 showing its last character; the flow diagram's captions apart and
-its opened block on one row; small shares written in decimals; /api/model asked for once.
+its opened block on one row; small shares written in decimals; /api/model asked for once;
+on a phone, no number in a step's table broken over two lines.
 
 One server and one browser for the module; each size and language is one page load that opens
 every step from the step list and measures the boxes with page.evaluate."""
@@ -59,6 +60,27 @@ CUT = """() => {
   const tops = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
   if (tops.size > 1) out.push('language button on ' + tops.size + ' lines');
   return out;
+}"""
+
+
+# Numbers in a step's tables broken over two lines on a phone ("100" over "0", "450." over
+# "0 KiB" in Chinese): each word of a cell that holds only numbers stays on one line.
+BROKEN_NUMBERS = """() => {
+  const out = [];
+  for (const td of document.querySelectorAll('#step table.data td')) {
+    const text = td.textContent;
+    if (!/^\\s*[−\\-+\\[(]?\\d[\\d.,\\s\\[\\]()−\\-+×→e%]*(KiB|MiB|GiB)?\\s*$/.test(text)) continue;
+    const node = [...td.childNodes].find((n) => n.nodeType === 3);
+    if (!node) continue;
+    for (const word of text.matchAll(/\\S+/g)) {
+      const r = document.createRange();
+      r.setStart(node, word.index);
+      r.setEnd(node, word.index + word[0].length);
+      const tops = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
+      if (tops.size > 1) out.push(word[0]);
+    }
+  }
+  return out.slice(0, 6);
 }"""
 
 
@@ -163,6 +185,8 @@ def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width
                 found = [f"the tour's controls say {where}"]
             found = [*found, *page.evaluate(WIDER, "html"), *page.evaluate(WIDER, "#step")]
             found += page.evaluate(WIDER, "#sampling")
+            if width == 390:
+                found += [f"number broken: {n}" for n in page.evaluate(BROKEN_NUMBERS)]
             if key == "masked-attention":
                 # the step opens with a query whose row shows masked positions (the last
                 # query's row has none)

@@ -142,10 +142,22 @@ export async function renderStep(container, key, ctx) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
     body.replaceChildren(...[content].flat(), ...extras);
+    markNumbers(body);
   } catch (err) {
     if (seq !== renderSeq) return;
     body.classList.remove("loading");
     body.replaceChildren(el("div", { class: "error inline", "data-testid": "step-error", text: t("page.error-line", { message: err.message }) }));
+  }
+}
+
+// A table cell that holds only a number, a size or a shape ("24.6176662", "450.0 KiB",
+// "[5, 49152]"): on a phone its digits stay together (style.css), where a cell's words may
+// break anywhere to fit the panel ("100" over "0" read as two numbers).
+const NUMBER = /^[−\-+]?[\d\[(][\d.,\s\[\]()−\-+×→e]*(\s?(%|B|KiB|MiB|GiB))?$/u;
+
+function markNumbers(root) {
+  for (const td of root.querySelectorAll("table.data td")) {
+    if (NUMBER.test(td.textContent.trim())) td.classList.add("num");
   }
 }
 
