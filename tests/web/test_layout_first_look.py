@@ -7,7 +7,8 @@ its container on any of the 20 steps; the sampling panel's small values inside t
 the phone header on one line with a usable position slider and a whole scrubber readout; the
 Chinese token box of step 5 showing its last character; the flow diagram's captions apart and
 its opened block on one row; small shares written in decimals; /api/model asked for once;
-on a phone, no number in a step's table broken over two lines.
+on a phone, no number in a step's table, no operation's name heading a column and no step
+number broken over two lines.
 
 One server and one browser for the module; each size and language is one page load that opens
 every step from the step list and measures the boxes with page.evaluate."""
@@ -63,16 +64,19 @@ CUT = """() => {
 }"""
 
 
-# Numbers in a step's tables broken over two lines on a phone ("100" over "0", "450." over
-# "0 KiB" in Chinese): each word of a cell that holds only numbers stays on one line.
-BROKEN_NUMBERS = """() => {
+# Words broken over two lines on a phone: a number in a step's table ("100" over "0", "450."
+# over "0 KiB" in Chinese; each word of a cell holding only numbers), an operation's name
+# heading a column ("softma" over "x"), the step's number beside its title ("1" over "3").
+BROKEN = """() => {
   const out = [];
-  for (const td of document.querySelectorAll('#step table.data td')) {
-    const text = td.textContent;
-    if (!/^\\s*[−\\-+\\[(]?\\d[\\d.,\\s\\[\\]()−\\-+×→e%]*(KiB|MiB|GiB)?\\s*$/.test(text)) continue;
-    const node = [...td.childNodes].find((n) => n.nodeType === 3);
+  const number = /^\\s*[−\\-+\\[(]?\\d[\\d.,\\s\\[\\]()−\\-+×→e%]*(KiB|MiB|GiB)?\\s*$/;
+  const cells = [...document.querySelectorAll('#step table.data td')]
+    .filter((td) => number.test(td.textContent));
+  const more = document.querySelectorAll('#step table.data th code, #step h3 .num');
+  for (const box of [...cells, ...more]) {
+    const node = [...box.childNodes].find((n) => n.nodeType === 3);
     if (!node) continue;
-    for (const word of text.matchAll(/\\S+/g)) {
+    for (const word of node.textContent.matchAll(/\\S+/g)) {
       const r = document.createRange();
       r.setStart(node, word.index);
       r.setEnd(node, word.index + word[0].length);
@@ -186,7 +190,7 @@ def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width
             found = [*found, *page.evaluate(WIDER, "html"), *page.evaluate(WIDER, "#step")]
             found += page.evaluate(WIDER, "#sampling")
             if width == 390:
-                found += [f"number broken: {n}" for n in page.evaluate(BROKEN_NUMBERS)]
+                found += [f"broken: {word}" for word in page.evaluate(BROKEN)]
             if key == "masked-attention":
                 # the step opens with a query whose row shows masked positions (the last
                 # query's row has none)
