@@ -120,6 +120,7 @@ def test_the_menu_switches_between_the_served_models(page, app):
     # 390 px, Chinese: the same menu, switched by clicks, inside the phone's width
     page.set_viewport_size({"width": 390, "height": 844})
     to_chinese(page)
+    assert button.inner_text().startswith("模型")  # said again in the new language, closed too
     panel = open_menu(page)
     assert "正在讲解" in panel.inner_text() and "这台机器上" in panel.inner_text()
     why = panel.get_by_test_id("disk-model").filter(has_text="ollama:gemma2:2b").first

@@ -249,16 +249,18 @@ function onKey(e) {
 
 async function load() {
   clearTimeout(retry);
+  const before = JSON.stringify([state.data, state.error?.message]);
   try {
     state.data = await getJSON(`/api/models?lang=${encodeURIComponent(lang())}`);
     state.error = null;
   } catch (err) {
     state.error = err;
   }
+  if (state.data && !state.data.ready) retry = setTimeout(load, RETRY_MS);
+  if (JSON.stringify([state.data, state.error?.message]) === before) return; // as drawn: keep the focus
   const focused = document.activeElement?.closest?.("#model-menu-panel") ? document.activeElement.dataset.model : null;
   render();
   if (focused) $("model-menu-panel").querySelector(`a[data-model="${CSS.escape(focused)}"]`)?.focus();
-  if (state.data && !state.data.ready) retry = setTimeout(load, RETRY_MS);
 }
 
 function boot() {
@@ -287,7 +289,10 @@ function boot() {
     if (state.open && !root.contains(e.target)) setOpen(false);
   });
   window.addEventListener("resize", () => state.open && place());
-  document.addEventListener("lmscope:lang", () => load()); // the reasons, in the new language
+  document.addEventListener("lmscope:lang", () => {
+    render(); // the menu's words now, then the reasons the server says in the new language
+    load();
+  });
   render();
   load();
 }
