@@ -130,15 +130,25 @@ def test_generation_saved_folder_and_steps(gemma3, tmp_path):
     assert [s.number for s in r.steps] == list(range(1, 21))
 
 
-def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkeypatch):
+@pytest.mark.parametrize("joined", [True, False])
+def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkeypatch, joined):
     """Gemma3.decode_step (the one-row path generation runs) gives transformers' logits at
     every position, on both sides of the 5-key window, for two rows at once; decode_rows does
-    the same for rows of different lengths, each past the window at its own step."""
+    the same for rows of different lengths, each past the window at its own step. Both with
+    q, k, v (and gate, up) as one product over weights stored back to back, as a loaded model
+    keeps them, and as one product each, where they are not."""
+    from lmscope.models import gemma3 as module
     from lmscope.models.common import DecoderLM
 
     hf, model, _ = gemma3
     net, calls = model.net, []
     monkeypatch.setattr(DecoderLM, "decode_step", lambda *a: calls.append(a))  # never taken
+    attn = net.h[0].attn
+    weights = [attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]
+    if joined and module._joined(weights) is None:
+        pytest.skip("the weights are not packed here (no transparent huge pages)")
+    if not joined:
+        monkeypatch.setattr(module, "_joined", lambda weights: None)
     ids = random_ids(hf.config.vocab_size, 14, batch=2)
     with torch.no_grad():
         ref = hf(ids).logits
@@ -160,13 +170,27 @@ def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkey
     assert calls == [] and [c.length for c in caches] == [4, 9, 14]
 
 
-def test_a_generation_step_sees_a_changed_norm_weight(gemma3):
-    """The lean step keeps each norm's 1 + w between steps: an edit of the weight (in place, as
-    an ablation or a load does, or a new Parameter) is seen by the next step."""
+def test_one_product_only_over_weights_stored_back_to_back():
+    from lmscope.models.gemma3 import _joined
+
+    buffer = torch.arange(40.0).view(10, 4)
+    q, k, v = buffer[:3], buffer[3:7], buffer[7:]
+    assert torch.equal(_joined([q, k, v]), buffer) and torch.equal(_joined([k, v]), buffer[3:])
+    assert _joined([q, v]) is None  # a gap between them
+    assert _joined([k, q]) is None  # the wrong order
+    assert _joined([q, k.clone()]) is None  # another storage
+    assert _joined([buffer[:2, :2], buffer[2:4, :2]]) is None  # not row-major back to back
+
+
+@pytest.mark.parametrize("which", ["h.1.ln_2_post", "h.0.attn.k_norm"])
+def test_a_generation_step_sees_a_changed_norm_weight(gemma3, which):
+    """The lean step keeps each norm's 1 + w (and every head's q and k gains side by side)
+    between steps: an edit of the weight (in place, as an ablation or a load does, or a new
+    Parameter) is seen by the next step."""
     _, model, _ = gemma3
     net = model.net
     ids = random_ids(net.config.vocab_size, 6)
-    norm = net.h[1].ln_2_post
+    norm = net.get_submodule(which)
 
     def step() -> torch.Tensor:
         cache = net.new_cache()

@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.common import Hook, KVCache
+from lmscope.models.common import Hook, KVCache, linear
 from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
@@ -172,6 +172,19 @@ class Gemma3Attention(QKNormAttention):
         self.window = config.sliding_window if self.local else None
         self.scale = (config.query_pre_attn_scalar or config.d_head) ** -0.5
 
+    def qk_gains(self) -> torch.Tensor:
+        """Every query head's q-norm gain, then every key head's k-norm gain ([n_head +
+        n_kv_head, 1, d_head], float32), to normalize all of a row's q and k at once; kept
+        while both gains are."""
+        q, k = self.q_norm.gain_now(), self.k_norm.gain_now()
+        kept = self.__dict__.get("_qk_kept")
+        if kept is None or kept[0] is not q or kept[1] is not k:
+            d = q.shape[-1]
+            both = torch.cat([q.expand(self.n_head, d), k.expand(self.n_kv_head, d)])
+            kept = (q, k, both.view(self.n_head + self.n_kv_head, 1, d))
+            self.__dict__["_qk_kept"] = kept
+        return kept[2]
+
     def forward(self, x, hook: Hook | None, name: str, layer: int, cache: KVCache | None, ropes):
         local_rope, global_rope = ropes
         rope = local_rope if self.local else global_rope
@@ -278,8 +291,15 @@ class Gemma3(Llama):
         return self._decode_sandwich(idx, [cache.length for cache in caches], attend)
 
     def _decode_sandwich(self, idx: torch.Tensor, positions: list[int], attend) -> torch.Tensor:
+        """The step itself. At one row per sequence a step is bound by reading the weights, and
+        what it adds is the number of small operations (each costs several microseconds after
+        a product has streamed megabytes through the caches): norms are five plain tensor
+        operations with their kept gains, q and k of every head are normalized and rotated
+        together, and projections whose weights lie one after another in memory (q, k, v; gate,
+        up: ``pack_weights`` puts them so) are one product."""
         B, c = idx.shape[0], self.config
-        nq, nkv, d, eps = c.n_head, c.n_kv_head, c.d_head, c.rms_norm_eps
+        nq, d, eps, mlp_width = c.n_head, c.d_head, c.rms_norm_eps, c.d_mlp
+        nkv = cast("SandwichBlock", self.h[0]).attn.n_kv_head
         x = self.wte(idx).view(B, c.n_embd)
         x = x * torch.tensor(math.sqrt(c.n_embd)).to(x.dtype)
         at = torch.tensor(positions)
@@ -290,27 +310,57 @@ class Gemma3(Llama):
         for block in cast("Iterable[SandwichBlock]", self.h):
             attn, mlp = block.attn, block.mlp
             cos, sin = ropes[0] if attn.local else ropes[1]
-            h = _norm(x, block.ln_1, eps)
-            q = attn.q_proj(h).view(B, nq, 1, d)
-            k = attn.k_proj(h).view(B, nkv, 1, d)
-            q = _rotate_row(_norm(q, attn.q_norm, eps), cos, sin)
-            k = _rotate_row(_norm(k, attn.k_norm, eps), cos, sin)
-            z = attend(block.layer, q, k, attn.v_proj(h).view(B, nkv, 1, d))
+            h = _norm(x, block.ln_1.gain_now(), eps)
+            qkv = _products(h, attn.q_proj, attn.k_proj, attn.v_proj)
+            qk = qkv[:, : (nq + nkv) * d].view(B, nq + nkv, 1, d)
+            qk = _rotate_row(_norm(qk, attn.qk_gains(), eps), cos, sin)
+            v = qkv[:, (nq + nkv) * d :].view(B, nkv, 1, d)
+            z = attend(block.layer, qk[:, :nq], qk[:, nq:], v)
             a = attn.o_proj(z.reshape(B, nq * d))
-            x = x + _norm(a, block.ln_1_post, eps)
-            h = _norm(x, block.ln_2, eps)
-            m = F.gelu(mlp.gate_proj(h), approximate="tanh").mul_(mlp.up_proj(h))
-            x = x + _norm(mlp.down_proj(m), block.ln_2_post, eps)
-        x = _norm(x, cast("Gemma3RMSNorm", self.ln_f), eps)
+            x = x + _norm(a, block.ln_1_post.gain_now(), eps)
+            gate_up = _products(_norm(x, block.ln_2.gain_now(), eps), mlp.gate_proj, mlp.up_proj)
+            m = F.gelu(gate_up[:, :mlp_width], approximate="tanh").mul_(gate_up[:, mlp_width:])
+            x = x + _norm(mlp.down_proj(m), block.ln_2_post.gain_now(), eps)
+        x = _norm(x, cast("Gemma3RMSNorm", self.ln_f).gain_now(), eps)
         return self.unembed(x).view(B, 1, -1)
 
 
-def _norm(x: torch.Tensor, norm: Gemma3RMSNorm, eps: float) -> torch.Tensor:
-    """Gemma3RMSNorm's forward without a hook in one fused operation (in float32)."""
-    gain = norm.gain_now()
-    if x.dtype == torch.float32:
-        return F.rms_norm(x, gain.shape, gain, eps)
-    return F.rms_norm(x.float(), gain.shape, gain, eps).to(x.dtype)
+def _norm(x: torch.Tensor, gain: torch.Tensor, eps: float) -> torch.Tensor:
+    """Gemma3RMSNorm's forward without a hook (in float32), as plain tensor operations:
+    after a large product they cost less than F.rms_norm, which on a CPU is the same
+    operations behind more dispatch."""
+    x32 = x.float()
+    out = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) * gain
+    return out if x.dtype == torch.float32 else out.to(x.dtype)
+
+
+def _products(x: torch.Tensor, *linears: nn.Linear) -> torch.Tensor:
+    """The outputs of ``linears`` on ``x``, side by side: one product where their weights lie
+    one after another in one storage (no bias), else one product each."""
+    weights = [layer.weight for layer in linears]
+    joined = _joined(weights) if all(layer.bias is None for layer in linears) else None
+    if joined is None:
+        return torch.cat([layer(x) for layer in linears], -1)
+    return linear(x, joined)
+
+
+def _joined(weights: list[torch.Tensor]) -> torch.Tensor | None:
+    """One [rows, columns] view of row-major weights stored back to back, or None."""
+    first = weights[0]
+    end, storage = first.data_ptr(), first.untyped_storage().data_ptr()
+    for w in weights:
+        if (
+            w.data_ptr() != end
+            or w.dim() != 2
+            or w.shape[1] != first.shape[1]
+            or w.dtype != first.dtype
+            or not w.is_contiguous()
+            or w.untyped_storage().data_ptr() != storage
+        ):
+            return None
+        end += w.numel() * w.element_size()
+    rows = sum(w.shape[0] for w in weights)
+    return first.as_strided((rows, first.shape[1]), (first.shape[1], 1), first.storage_offset())
 
 
 def _row_rope(at: torch.Tensor, inv_freq: torch.Tensor, d: int, dtype: torch.dtype):
