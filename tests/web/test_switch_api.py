@@ -73,6 +73,7 @@ def test_each_route_answers_from_the_model_asked_for(client, alone, names, tiny_
         ("post", "/api/final", {"ids": IDS, "position": 5}),
         ("post", "/api/step", {"ids": IDS, "key": "mlp", "layer": 1, "position": 2}),
         ("get", "/api/steps", None),
+        ("get", "/api/circuits/examples", None),
         ("get", "/api/model", None),
     ]
     for name, model in ((gpt2, tiny_model), (other, gemma)):

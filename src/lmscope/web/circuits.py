@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from lmscope.engine import checks
-from lmscope.errors import InvalidInputError
+from lmscope.errors import InvalidInputError, LmscopeError
 from lmscope.interpret.circuits import Attribution, InductionScores, PatchResult
 from lmscope.interpret.circuits.common import listed, pieces, token_id, transformer
 from lmscope.interpret.circuits.patching import checked_pair
@@ -66,8 +66,11 @@ def examples(model) -> s.CircuitExamples:
     for e in EXAMPLES:
         if tokenizer is None:  # a model given ids only: no text to offer
             break
-        clean, corrupt = model.encode(e.clean), model.encode(e.corrupt)
-        answers = [tokenizer.encode(a) for a in (e.right, e.wrong)]
+        try:
+            clean, corrupt = model.encode(e.clean), model.encode(e.corrupt)
+            answers = [tokenizer.encode(a) for a in (e.right, e.wrong)]
+        except LmscopeError:  # characters a small vocabulary lacks: this one does not fit
+            continue
         if len(clean) != len(corrupt) or len(clean) > s.MAX_PATCH_TOKENS:
             continue
         if any(len(a) != 1 for a in answers) or answers[0] == answers[1]:
