@@ -213,7 +213,7 @@ def test_the_page_is_served_with_the_catalogs_version_and_its_words(client):
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
     body = r.text
     assert f'<meta name="lmscope-catalog" content="{catalog_version()}"' in body
-    assert '<script type="module" src="/bundle/circuits+model_menu.js?v=' in body  # + the model menu
+    assert '<script type="module" src="/bundle/circuits+model_menu.js?v=' in body
     for message in ("page.circuits.title", "page.circuits.patch.shows", "page.explainer-link"):
         assert i18n.text(message, "en").replace("'", "&#39;") in body, message
     # the other pages link to it
