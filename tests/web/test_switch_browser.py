@@ -3,8 +3,9 @@ model explained, lists the other served model and the models on this machine (fa
 LM Studio stores) with the command that serves each or why it cannot open; choosing the other
 model (by keyboard at 1440 px in English, by touch-size clicks at 390 px in Chinese) redraws the
 whole page for that model's family (the Gemma 3's sliding window; GPT-2's LayerNorm), the
-address keeps the choice through reload and back, the prompt goes along, and nothing is wider
-than the window with the menu open."""
+address keeps the choice through reload and back and on to /circuits, the prompt goes along,
+nothing is wider than the window with the menu open, and a link to a model the server does not
+hold says which it does."""
 
 from __future__ import annotations
 
@@ -133,8 +134,11 @@ def test_the_menu_switches_between_the_served_models(page, app):
         model_family(page) == "gemma3" and page.evaluate("document.documentElement.lang") == "zh-CN"
     )
     assert page.evaluate(OVERFLOW) == []
-    # the header's link to /circuits keeps the model
-    assert "model=" in page.locator(".top-actions a[href^='/circuits']").get_attribute("href")
+    # the header's link to /circuits keeps the model: that page explains it too
+    page.locator(".top-actions a[href^='/circuits']").click()
+    page.wait_for_selector("body.circuits-page[data-ready='1']")
+    assert "model=" in page.url and gemma in page.get_by_test_id("model-menu-button").inner_text()
+    assert gemma in page.get_by_test_id("circuits-facts").inner_text()
 
     # a link to a model this server does not hold: the page says which it does, the menu too
     page.goto(page.server + "/?model=gpt2")
