@@ -305,3 +305,41 @@ def test_serve_takes_several_models_and_says_the_page_switches(
     lstm = str(ASSET_MODELS / "warpeace-lstm")
     assert main(["serve", "--model", str(tiny_hf_dir), "--model", lstm]) == 2
     assert f"lmscope serve --rnn {lstm}" in capsys.readouterr().err
+
+
+def test_two_models_never_run_at_once(app, monkeypatch):
+    """Requests for both models at once: their forward passes take turns on the one queue."""
+    import asyncio
+    import time
+
+    served = list(app.state.served.models.values())
+    running, most, lock = [0], [0], threading.Lock()
+
+    def one_at_a_time(fn):
+        def run(*args, **kwargs):
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.02)  # room for another pass to start, if anything let it
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                with lock:
+                    running[0] -= 1
+
+        return run
+
+    for one in served:
+        for name in ("trace", "trace_many"):
+            monkeypatch.setattr(one.model, name, one_at_a_time(getattr(one.model, name)))
+
+    async def together():
+        asks = [
+            one.store.base_trace((n + 1, i + 2, 7))
+            for n, one in enumerate(served)
+            for i in range(3)
+        ]
+        return await asyncio.gather(*asks)
+
+    traces = asyncio.run(together())
+    assert len(traces) == 6 and most[0] == 1
