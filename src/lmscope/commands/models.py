@@ -48,9 +48,9 @@ def run(args) -> int:
 def as_json(model) -> dict:
     """One model as ``--json`` writes it."""
     problem = model.problem
-    as_listed = ("name", "store", "format", "family", "quantization", "tensor_types", "experts")
-    return {key: getattr(model, key) for key in as_listed} | {
+    return model.listed() | {
         "parameters": model.n_params,
+        "tensor_types": model.tensor_types,
         "size_bytes": model.size,
         "path": str(model.path),
         "opens": problem is None,

@@ -11,6 +11,7 @@ from lmscope.formats.stores.gguf_header import read_summary
 from lmscope.i18n import Message
 
 GGUF, FOLDER = "gguf", "folder"
+LISTED = ("name", "store", "format", "family", "quantization", "experts")
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,11 @@ class StoredModel:
     size: int = 0  # bytes on disk
     experts: int | None = None
     problem: Message | None = None
+
+    def listed(self) -> dict:
+        """What every listing says of it under the same names (``lmscope models --json`` and
+        the page's model menu add their own)."""
+        return {key: getattr(self, key) for key in LISTED}
 
     def refused(self, message_id: str, **values: object) -> StoredModel:
         return replace(self, problem=Message(message_id, **values))

@@ -63,14 +63,9 @@ def models(served: ServingShared, request: Request, lang: str | None = None):
             command = serve_command(specs, m.name, char=char)
         rest.append(
             s.DiskModel(
-                name=m.name,
-                store=m.store,
-                format=m.format,
-                family=m.family,
+                **m.listed(),
                 n_params=m.n_params,
-                quantization=m.quantization,
                 size_bytes=m.size,
-                experts=m.experts,
                 command=command,
                 page="/rnn" if char else "/",
                 on_page=on_page,
