@@ -139,6 +139,14 @@ def test_the_menu_switches_between_the_served_models(page, app):
     page.wait_for_selector("body.circuits-page[data-ready='1']")
     assert "model=" in page.url and gemma in page.get_by_test_id("model-menu-button").inner_text()
     assert gemma in page.get_by_test_id("circuits-facts").inner_text()
+    # /why does not use the model, but hands it back: its link to the explainer keeps it
+    page.locator(".top-actions a[href^='/why']").click()
+    page.wait_for_url("**/why?model=*")
+    home = page.locator(".top-actions a[href^='/?'], .top-actions a[href='/']").first
+    page.wait_for_function("() => document.querySelector(\".top-actions a[href^='/?model=']\")")
+    home.click()
+    page.wait_for_selector("body[data-ready='1']")
+    assert model_family(page) == "gemma3"
 
     # a link to a model this server does not hold: the page says which it does, the menu too
     page.goto(page.server + "/?model=gpt2")

@@ -37,6 +37,17 @@ export function chosenModel() {
   return new URLSearchParams(location.search).get("model");
 }
 
+// The header's links to the site's pages keep ?model=: the explainer and /circuits show that
+// model, and /why and /rnn (which do not use it) hand it back when the reader returns.
+export function keepModelInLinks() {
+  const name = chosenModel();
+  if (name === null) return;
+  for (const a of document.querySelectorAll(".top-actions a[href^='/']")) {
+    const path = new URL(a.href).pathname;
+    if (!path.startsWith("/docs")) a.href = `${path}?model=${encodeURIComponent(name)}`;
+  }
+}
+
 export function withModel(path) {
   const name = chosenModel();
   if (name === null || !path.startsWith("/api/") || /^\/api\/(rnn|lab)\b/.test(path)) return path;

@@ -8,7 +8,7 @@
 // The menu is a disclosure: its button opens a panel of links; Escape or a click outside closes
 // it, the arrow keys move between its entries.
 
-import { chosenModel, getJSON } from "./api.js";
+import { chosenModel, getJSON, keepModelInLinks } from "./api.js";
 import { lang, t } from "./catalog.js";
 import { compact, el } from "./draw.js";
 
@@ -188,17 +188,7 @@ function render() {
   if (state.data || state.error) panel.replaceChildren(...panelContent().filter(Boolean));
   else panel.replaceChildren(el("p", { class: "model-note", text: t("page.models.looking") }));
   panel.setAttribute("aria-label", t("page.models.panel"));
-  keepLinksOnModel();
-}
-
-// The header's links to the other pages of this model (the explainer, /circuits) keep ?model=.
-function keepLinksOnModel() {
-  const name = chosenModel();
-  if (name === null) return;
-  for (const a of document.querySelectorAll(".top-actions a[href^='/']")) {
-    const path = new URL(a.href).pathname;
-    if (path === "/" || path === "/circuits") a.href = `${path}?model=${encodeURIComponent(name)}`;
-  }
+  keepModelInLinks();
 }
 
 function place() {

@@ -3,7 +3,7 @@
 // (/api/rnn/cells) and sampling (/api/rnn/sample). The server runs the model; this file only
 // draws the numbers it is sent.
 
-import { ApiError, getJSON, postJSON } from "./api.js";
+import { ApiError, getJSON, keepModelInLinks, postJSON } from "./api.js";
 import { errorText } from "./errors.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { el, fmt } from "./draw.js";
@@ -515,6 +515,7 @@ function wire() {
 async function boot() {
   wire();
   buildExamples();
+  keepModelInLinks();
   renderLanguage();
   try {
     state.models = (await getJSON("/api/rnn/models")).models;

@@ -3,7 +3,7 @@
 // each experiment on the reader's machine. Every number comes from a result file, and every
 // word from the catalog: a result file keeps its texts as catalog ids with values (said).
 
-import { getJSON } from "./api.js";
+import { getJSON, keepModelInLinks } from "./api.js";
 import { el, minus } from "./draw.js";
 import { has, labelLanguageToggle, lang, t, wireLanguageToggle } from "./catalog.js";
 
@@ -375,6 +375,7 @@ async function choose(entry, source) {
 
 async function boot() {
   wireLanguageToggle($("lang"), renderAll);
+  keepModelInLinks();
   renderAll();
   try {
     state.index = await getJSON("/api/lab");
