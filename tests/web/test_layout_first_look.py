@@ -7,8 +7,8 @@ its container on any of the 20 steps; the sampling panel's small values inside t
 the phone header on one line with a usable position slider and a whole scrubber readout; the
 Chinese token box of step 5 showing its last character; the flow diagram's captions apart and
 its opened block on one row; small shares written in decimals; /api/model asked for once;
-on a phone, no number in a step's table, no operation's name heading a column and no step
-number broken over two lines.
+on a phone, no number in a step's table, no word of a column's heading and no step number
+broken over two lines.
 
 One server and one browser for the module; each size and language is one page load that opens
 every step from the step list and measures the boxes with page.evaluate."""
@@ -65,18 +65,22 @@ CUT = """() => {
 
 
 # Words broken over two lines on a phone: a number in a step's table ("100" over "0", "450."
-# over "0 KiB" in Chinese; each word of a cell holding only numbers), an operation's name
-# heading a column ("softma" over "x"), the step's number beside its title ("1" over "3").
+# over "0 KiB" in Chinese; each word of a cell holding only numbers), a column's heading
+# ("Probabili" over "ties", "softma" over "x"), the step's number beside its title ("1" over
+# "3").
 BROKEN = """() => {
   const out = [];
   const number = /^\\s*[−\\-+\\[(]?\\d[\\d.,\\s\\[\\]()−\\-+×→e%]*(KiB|MiB|GiB)?\\s*$/;
   const cells = [...document.querySelectorAll('#step table.data td')]
     .filter((td) => number.test(td.textContent));
   const more = document.querySelectorAll('#step table.data th code, #step h3 .num');
-  for (const box of [...cells, ...more]) {
+  const heads = document.querySelectorAll('#step table.data th');
+  for (const box of [...cells, ...more, ...heads]) {
     const node = [...box.childNodes].find((n) => n.nodeType === 3);
     if (!node) continue;
     for (const word of node.textContent.matchAll(/\\S+/g)) {
+      // a heading's English word (Chinese breaks between its characters)
+      if (box.tagName === 'TH' && !/^[\\x21-\\x7e]+$/.test(word[0])) continue;
       const r = document.createRange();
       r.setStart(node, word.index);
       r.setEnd(node, word.index + word[0].length);
