@@ -103,3 +103,24 @@ def test_a_damaged_cache_entry_builds_the_tokenizer_from_the_file(cached_gguf, m
     again = lmscope.load(path)
     assert [list(m) for m in made][-1] == ["t 1", "t 2"]
     assert again.tokenizer.reference.merges == first.tokenizer.reference.merges
+
+
+def test_the_threads_take_short_turns_while_the_tokenizer_is_built(cached_gguf, monkeypatch):
+    """Each torch call of the load waits for the interpreter's lock while the tokenizer's
+    thread runs Python; at the default 5 ms turns a cached Gemma 3 load spent seconds waiting.
+    The turns are short while both run, and the interval is as it was after."""
+    import sys
+
+    from lmscope.engine.turns import TURN_S
+
+    path, _ = cached_gguf
+    seen = []
+    real = loading.tokenizer_from_gguf_fields
+    monkeypatch.setattr(
+        loading,
+        "tokenizer_from_gguf_fields",
+        lambda fields, **kw: seen.append(sys.getswitchinterval()) or real(fields, **kw),
+    )
+    before = sys.getswitchinterval()
+    lmscope.load(path)
+    assert seen == [pytest.approx(TURN_S)] and sys.getswitchinterval() == before

@@ -33,6 +33,7 @@ from lmscope.engine.model_names import (
 )
 from lmscope.engine.rnn_model import RNNLanguageModel
 from lmscope.engine.transformer import LanguageModel
+from lmscope.engine.turns import short_turns
 from lmscope.engine.weight_memory import pack_weights
 from lmscope.errors import (
     CheckpointError,
@@ -437,7 +438,10 @@ def load_gguf_transformer(
     The tokenizer's tables are built on another thread (pure Python: about 1 s for SmolLM2's
     49,152 tokens) while the cached weights are checked and put in place, which mostly runs
     outside Python's lock."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmscope-tokenizer") as pool:
+    with (
+        ThreadPoolExecutor(max_workers=1, thread_name_prefix="lmscope-tokenizer") as pool,
+        short_turns(),  # or each torch call here waits a 5 ms turn of the tokenizer's thread
+    ):
         started: list[tuple[dict, Future]] = []  # (fields, their tokenizer being built)
 
         def build_tokenizer(fields: dict) -> None:

@@ -85,14 +85,16 @@ def _stat_stamp(path: str | os.PathLike) -> list[int]:
 def _sampled(path: str | os.PathLike) -> str:
     """sha256 of the size, the first and last MiB, and 64 blocks of 64 KiB evenly between."""
     size = os.stat(path).st_size
-    digest = hashlib.sha256(str(size).encode())
     spots = [(0, _END_BYTES), (max(0, size - _END_BYTES), _END_BYTES)]
     spots += [(size * i // (_SAMPLES + 1), _SAMPLE_BYTES) for i in range(1, _SAMPLES + 1)]
     with open(path, "rb") as f:
+        # one read per block, then one hash of them all: each read or hash of a large buffer
+        # lets go of the interpreter's lock, and a load runs a tokenizer's thread beside this
+        blocks = [str(size).encode()]
         for offset, length in spots:
             f.seek(offset)
-            digest.update(f.read(length))
-    return digest.hexdigest()
+            blocks.append(f.read(length))
+    return hashlib.sha256(b"".join(blocks)).hexdigest()
 
 
 def _read_json(path: Path) -> Any:
