@@ -301,16 +301,19 @@ def merges_from_scores(
     transformers rebuilds them from a GGUF file."""
     ids = {token: token_id for token_id, token in enumerate(tokens)}
     skipped = set(skip)
+    usable = ids.keys() - skipped if skipped else ids  # the halves a cut may have
     found: list[tuple[str, str, float]] = []
     # a token listed twice counts once, with its last score (a dict of the two lists)
     for token, score in dict(zip(tokens, scores, strict=True)).items():
         if token in skipped:
             continue
         cuts = [
-            (token[:k], token[k:], score)
+            (left, right, score)
             for k in range(1, len(token))
-            if token[:k] in ids and token[k:] in ids and not {token[:k], token[k:]} & skipped
+            if (left := token[:k]) in usable and (right := token[k:]) in usable
         ]
-        found.extend(sorted(cuts, key=lambda cut: (ids[cut[0]], ids[cut[1]])))
+        if len(cuts) > 1:  # (262,144 tokens: most have one cut or none)
+            cuts.sort(key=lambda cut: (ids[cut[0]], ids[cut[1]]))
+        found.extend(cuts)
     found.sort(key=lambda cut: (cut[2], len(cut[0]), len(cut[1])), reverse=True)
     return [(left, right) for left, right, _ in found]
