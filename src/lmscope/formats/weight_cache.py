@@ -16,11 +16,12 @@ Reading every byte of a file for its sha256 took most of a cached start (4 s of 
 270M: its 240 MB GGUF and the 1 GB of float32 tensors). So a file's checksum is computed once
 and kept with its *stamp*: device, inode, size, modification and change times (nanoseconds),
 and the sha256 of its first and last MiB and 64 blocks spread between. While the stamp is the
-same, the checksum is the kept one. Any write to a file moves its change time, which no
-program can set back (touch, cp -p and rsync restore the modification time only), and a file
-replaced by another has another inode or size; a file edited within the same clock tick as
-the check (on a file system with coarse times) still changes the sampled blocks unless the edit
-misses all of them. ``$LMSCOPE_VERIFY_CACHE=1`` (or ``verify=True``) reads every byte again.
+same, the checksum is the kept one. Any write to a file moves its change time (on Linux and
+macOS; Windows reports the creation time there), which no program can set back (touch, cp -p
+and rsync restore the modification time only), and a file replaced by another has another
+inode or size; a file edited within the same clock tick as the check (on a file system with
+coarse times) still changes the sampled blocks unless the edit misses all of them.
+``$LMSCOPE_VERIFY_CACHE=1`` (or ``verify=True``) reads every byte again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import contextlib
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -107,7 +109,7 @@ def _read_json(path: Path) -> Any:
 def _write_json(path: Path, data: dict) -> None:
     """Write ``path`` whole (a temporary sibling renamed over it); a cache that cannot be
     written is only slower next time, so any failure is ignored."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_text(json.dumps(data), encoding="utf-8")
