@@ -67,7 +67,7 @@ CUT = """() => {
 # Words broken over two lines on a phone: a number in a step's table ("100" over "0", "450."
 # over "0 KiB" in Chinese; each word of a cell holding only numbers), a column's heading
 # ("Probabili" over "ties", "softma" over "x"), the step's number beside its title ("1" over
-# "3").
+# "3"), a one-word choice of a segmented control ("最" over "终").
 BROKEN = """() => {
   const out = [];
   const number = /^\\s*[−\\-+\\[(]?\\d[\\d.,\\s\\[\\]()−\\-+×→e%]*(KiB|MiB|GiB)?\\s*$/;
@@ -87,6 +87,13 @@ BROKEN = """() => {
       const tops = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
       if (tops.size > 1) out.push(word[0]);
     }
+  }
+  // a choice of one word on one line ("最终" stood as 最 over 终)
+  for (const b of document.querySelectorAll('#step .segmented button')) {
+    const r = document.createRange();
+    r.selectNodeContents(b);
+    const tops = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
+    if (!/\\s/.test(b.textContent.trim()) && tops.size > 1) out.push(b.textContent);
   }
   return out.slice(0, 6);
 }"""
