@@ -67,7 +67,8 @@ CUT = """() => {
 # Words broken over two lines on a phone: a number in a step's table ("100" over "0", "450."
 # over "0 KiB" in Chinese; each word of a cell holding only numbers), a column's heading
 # ("Probabili" over "ties", "softma" over "x"), the step's number beside its title ("1" over
-# "3"), a one-word choice of a segmented control ("最" over "终").
+# "3"), a one-word choice of a segmented control ("最" over "终"); and a line chart's words
+# drawn at their size, not scaled down to 6 px.
 BROKEN = """() => {
   const out = [];
   const number = /^\\s*[−\\-+\\[(]?\\d[\\d.,\\s\\[\\]()−\\-+×→e%]*(KiB|MiB|GiB)?\\s*$/;
@@ -87,6 +88,11 @@ BROKEN = """() => {
       const tops = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
       if (tops.size > 1) out.push(word[0]);
     }
+  }
+  // a line chart's words at their size, not scaled down to the panel (6 px at 390 px)
+  for (const text of document.querySelectorAll('#step svg.line-chart text')) {
+    const h = text.getBoundingClientRect().height;
+    if (h && h < 10) out.push(`${text.textContent} ${h.toFixed(1)} px`);
   }
   // a choice of one word on one line ("最终" stood as 最 over 终)
   for (const b of document.querySelectorAll('#step .segmented button')) {

@@ -386,7 +386,8 @@ export function histogram(hist, opts = {}) {
 
 // Lines over a shared x axis. series: [{name, values, colour}]; marker: x value to mark.
 export function lineChart(xs, series, opts = {}) {
-  const w = opts.width ?? 520;
+  // as wide as a phone's panel, not scaled down to it (its labels were 6 px at 390 px)
+  const w = opts.width ?? Math.min(520, Math.max(260, window.innerWidth - 80));
   const h = opts.height ?? 180;
   const pad = { l: 44, r: 110, t: 8, b: 24 };
   const all = series.flatMap((s) => s.values).filter((v) => v !== null && Number.isFinite(v));
@@ -396,7 +397,7 @@ export function lineChart(xs, series, opts = {}) {
   const xmax = xs.at(-1) === xmin ? xmin + 1 : xs.at(-1);
   const X = (x) => pad.l + ((x - xmin) / (xmax - xmin)) * (w - pad.l - pad.r);
   const Y = (y) => pad.t + (1 - (y - ymin) / (ymax - ymin || 1)) * (h - pad.t - pad.b);
-  const root = svg("svg", { width: w, height: h, class: "chart", viewBox: `0 0 ${w} ${h}` });
+  const root = svg("svg", { width: w, height: h, class: "chart line-chart", viewBox: `0 0 ${w} ${h}` });
   root.append(
     svg("line", { x1: pad.l, x2: w - pad.r, y1: Y(ymin), y2: Y(ymin), class: "axis-line" }),
     svg("line", { x1: pad.l, x2: pad.l, y1: pad.t, y2: h - pad.b, class: "axis-line" }),
