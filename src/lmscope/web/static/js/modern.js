@@ -65,7 +65,7 @@ function stepData(ctx, key, extra = {}) {
 
 // Radians per position of every pair, on a log scale: the fast pairs left, the slow right.
 function frequencyChart(f, position) {
-  const w = 560;
+  const w = Math.min(560, Math.max(260, window.innerWidth - 80)); // a phone's panel, not scaled to it
   const h = 170;
   const pad = { l: 52, r: 10, t: 10, b: 26 };
   const logs = f.inv_freq.map((r) => Math.log10(r));
