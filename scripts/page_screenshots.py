@@ -32,11 +32,19 @@ LINES_PROMPT = (
 ZH_PROMPT = "数据可视化让用户能够"
 DESKTOP, PHONE = (1440, 900), (390, 844)
 
-# The page is drawn: no part waits for an answer, the fonts are in, and two frames have
-# been painted since (a redraw a resize or a new answer asked for has happened).
+# The page is drawn: no part waits for an answer, the fonts are in, and the layout has
+# stood still (the scroll position and the page's height) for three painted frames, so a
+# step that scrolls its lit part into view has finished doing so.
 DRAWN = """async () => {
   await document.fonts.ready;
-  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  let last = null;
+  for (let same = 0; same < 3; ) {
+    await frame();
+    const now = `${window.scrollY} ${document.documentElement.scrollHeight}`;
+    same = now === last ? same + 1 : 0;
+    last = now;
+  }
 }"""
 
 
