@@ -6,8 +6,8 @@ the window: the window's numbers, in English at 1440 px and in Chinese at 390 px
 from __future__ import annotations
 
 import pytest
-from walk_steps import family_view_at_sizes, walk
-from webtools import ARTIFACTS, open_step, set_prompt
+from walk_steps import family_view_at_sizes, walk_prompt
+from webtools import ARTIFACTS, open_step
 
 from helpers_families import tiny_gemma3
 
@@ -27,11 +27,7 @@ def app(tmp_path_factory):
 
 
 def test_all_20_steps_and_the_sliding_window(page):
-    page.emulate_media(reduced_motion="reduce")  # no flying packet: a step each 0.6 s sooner
-    set_prompt(page, PROMPT)
-    steps = page.request.get(page.server + "/api/steps?lang=en").json()["steps"]
-    assert len(steps) == 20
-    answers = walk(page, steps)
+    answers = walk_prompt(page, PROMPT)
 
     model = page.evaluate("fetch('/api/model').then((r) => r.json())")
     assert model["lineage"] == ["gemma3", "llama"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from walk_steps import family_view_at_sizes, walk
-from webtools import ARTIFACTS, open_step, set_prompt
+from walk_steps import family_view_at_sizes, walk_prompt
+from webtools import ARTIFACTS, open_step
 
 pytestmark = pytest.mark.browser
 
@@ -27,11 +27,7 @@ def app():
 
 
 def test_all_20_steps_and_the_router(page):
-    page.emulate_media(reduced_motion="reduce")  # no flying packet: a step each 0.6 s sooner
-    set_prompt(page, PROMPT)
-    steps = page.request.get(page.server + "/api/steps?lang=en").json()["steps"]
-    assert len(steps) == 20
-    answers = walk(page, steps)
+    answers = walk_prompt(page, PROMPT)
 
     model = page.evaluate("fetch('/api/model').then((r) => r.json())")
     assert model["lineage"][0] == "mixtral" and model["lineage"][-1] == "llama"
