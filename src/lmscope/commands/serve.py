@@ -82,7 +82,14 @@ def run(args) -> int:
     import torch  # lazy, as uvicorn and the web app (FastAPI): see lmscope.commands
     import uvicorn
 
-    from lmscope.web.factory import ENV, ServeSettings, build_app, explained, settle
+    from lmscope.web.factory import (
+        ENV,
+        ServeSettings,
+        build_app,
+        explainable,
+        explained,
+        settle,
+    )
     from lmscope.web.limits import keep_freed_memory, limit_malloc_arenas
     from lmscope.web.served import named
 
@@ -113,15 +120,7 @@ def run(args) -> int:
         torch.set_num_threads(threads)
     first = argparse.Namespace(model=settings.model)
     model = load_model(first, any_family=True)  # with --workers too: one line, said once
-    if not model.capabilities.trace:  # a char-RNN has its own page: say how to open it
-        raise InvalidInputError(
-            "error.serve.needs-transformer",
-            name=model.name,
-            arch=model.capabilities.family.upper(),
-            command=f"lmscope serve --rnn {settings.model}",
-        )
-    if args.dtype != "float32":
-        model.to_precision(args.dtype)
+    model = explainable(model, settings.model, args.dtype)  # a char-RNN: its page's command
     host = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{host}:{args.port}/"
     shown = model.name

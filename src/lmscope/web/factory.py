@@ -22,7 +22,16 @@ from lmscope.engine.weight_memory import give_back_freed_memory
 
 ENV = "LMSCOPE_SERVE"
 
-__all__ = ["ENV", "ServeSettings", "app_from_env", "build_app", "explained", "rnn_models", "settle"]
+__all__ = [
+    "ENV",
+    "ServeSettings",
+    "app_from_env",
+    "build_app",
+    "explainable",
+    "explained",
+    "rnn_models",
+    "settle",
+]
 
 
 @dataclass
@@ -102,9 +111,15 @@ def explained(name: str, dtype: str = "float32"):
     """A further model to explain (``--model``), in the served precision: one line when it
     cannot be (a char model has /rnn: ``--rnn``)."""
     import lmscope
+
+    return explainable(lmscope.load(name), name, dtype)
+
+
+def explainable(model, name: str | None, dtype: str = "float32"):
+    """``model`` (opened as ``name``) in the served precision, when the explainer can show it;
+    a char model is refused in one line saying how /rnn serves it."""
     from lmscope.errors import InvalidInputError
 
-    model = lmscope.load(name)
     if not model.capabilities.trace:
         raise InvalidInputError(
             "error.serve.needs-transformer",
