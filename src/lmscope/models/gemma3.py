@@ -45,6 +45,7 @@ from lmscope.models.llama import (
     LlamaConfig,
     RMSNorm,
     _rotate_row,
+    _row_rope,
     llama_state_from_hf,
     rope_cos_sin,
 )
@@ -361,14 +362,6 @@ def _joined(weights: list[torch.Tensor]) -> torch.Tensor | None:
         end += w.numel() * w.element_size()
     rows = sum(w.shape[0] for w in weights)
     return first.as_strided((rows, first.shape[1]), (first.shape[1], 1), first.storage_offset())
-
-
-def _row_rope(at: torch.Tensor, inv_freq: torch.Tensor, d: int, dtype: torch.dtype):
-    """cos and the signed sin for one position per row: rotate_half(t) * sin is
-    roll(t, d/2) * sin with the first half's sign flipped (``_rotate_row``)."""
-    cos, sin = rope_cos_sin(at, inv_freq)
-    sin = torch.cat((-sin[..., : d // 2], sin[..., d // 2 :]), -1)
-    return cos.view(-1, 1, 1, d).to(dtype), sin.view(-1, 1, 1, d).to(dtype)
 
 
 def _attend_window(attn: Gemma3Attention, q, k, v) -> torch.Tensor:

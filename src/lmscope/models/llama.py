@@ -624,6 +624,14 @@ def _rms_norm_row(x: torch.Tensor, norm: RMSNorm) -> torch.Tensor:
     return F.rms_norm(x.float(), norm.weight.shape, None, norm.eps).to(x.dtype) * norm.weight
 
 
+def _row_rope(at: torch.Tensor, inv_freq: torch.Tensor, d: int, dtype: torch.dtype):
+    """cos and the signed sin for one position per row, [rows or 1, 1, 1, d]: rotate_half(t) *
+    sin is roll(t, d/2) * sin with the first half's sign flipped (``_rotate_row``)."""
+    cos, sin = rope_cos_sin(at, inv_freq)
+    sin = torch.cat((-sin[..., : d // 2], sin[..., d // 2 :]), -1)
+    return cos.view(-1, 1, 1, d).to(dtype), sin.view(-1, 1, 1, d).to(dtype)
+
+
 def _rotate_row(t: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
     """apply_rope for one position: t * cos + rotate_half(t) * sin in three operations."""
     return torch.addcmul(t * cos, t.roll(t.shape[-1] // 2, -1), signed_sin)
@@ -826,11 +834,7 @@ class Llama(DecoderLM):
         B, c = idx.shape[0], self.config
         nq, nkv, d = c.n_head, c.n_kv_head, c.d_head
         x = self.wte(idx).view(B, c.n_embd)
-        cos, sin = rope_cos_sin(torch.tensor(positions), self.inv_freq)  # [rows or 1, 1, d]
-        # rotate_half(t) * sin == roll(t, d/2) * sin with the first half's sign flipped
-        cos = cos.view(-1, 1, 1, d).to(x.dtype)
-        sin = torch.cat((-sin[..., : d // 2], sin[..., d // 2 :]), -1).view(-1, 1, 1, d)
-        sin = sin.to(x.dtype)
+        cos, sin = _row_rope(torch.tensor(positions), self.inv_freq, d, x.dtype)
         for layer, block in enumerate(cast("Iterable[Block]", self.h)):
             attn, mlp = block.attn, block.mlp
             h = _rms_norm_row(x, block.ln_1)
