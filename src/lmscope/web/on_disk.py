@@ -72,10 +72,6 @@ def same_model(stored: StoredModel, specs: Sequence[str | None]) -> bool:
     return False
 
 
-# the families of the char models, which the /rnn page shows (``--rnn``), not the explainer
-CHAR_FAMILIES = ("rnn", "lstm", "gru")
-
-
 def serve_command(specs: Sequence[str | None], name: str, *, char: bool = False) -> str:
     """The command that serves ``name`` beside the served models (each as --model named it),
     or alone when what opened one of them is not known (an app made in Python); a char model

@@ -10,8 +10,9 @@ from fastapi import APIRouter, Request
 
 from lmscope.errors import LmscopeError
 from lmscope.i18n import Message
+from lmscope.models.rnn import CELLS
 from lmscope.web.error_codes import request_language
-from lmscope.web.on_disk import CHAR_FAMILIES, same_model, serve_command
+from lmscope.web.on_disk import same_model, serve_command
 from lmscope.web.schemas import models as s
 from lmscope.web.served import ServingShared
 
@@ -56,7 +57,7 @@ def models(served: ServingShared, request: Request, lang: str | None = None):
     for m in found:
         if m.problem is None and same_model(m, specs):
             continue
-        char = m.family in CHAR_FAMILIES
+        char = m.family in CELLS  # a char model: the /rnn page shows it (--rnn)
         on_page = char and m.problem is None and m.name in served.rnn
         command = None
         if m.problem is None and not on_page:
