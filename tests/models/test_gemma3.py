@@ -5,6 +5,7 @@ bases."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import pytest
@@ -149,6 +150,7 @@ def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkey
         pytest.skip("the weights are not packed here (no transparent huge pages)")
     if not joined:
         monkeypatch.setattr(module, "_joined", lambda weights: None)
+    monkeypatch.delitem(vars(net), "_step_plan", raising=False)  # gathered with this _joined
     ids = random_ids(hf.config.vocab_size, 14, batch=2)
     with torch.no_grad():
         ref = hf(ids).logits
@@ -168,6 +170,8 @@ def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkey
             for row, f in enumerate(full):
                 assert (logits[row, 0] - f[-back]).abs().max() < 1e-4, (back, row)
     assert calls == [] and [c.length for c in caches] == [4, 9, 14]
+    one_product = isinstance(net.step_plan()[0].qkv, functools.partial)
+    assert one_product == joined
 
 
 def test_one_product_only_over_weights_stored_back_to_back():
@@ -213,6 +217,44 @@ def test_a_generation_step_sees_a_changed_norm_weight(gemma3, which):
         norm.weight = torch.nn.Parameter(saved)
     with torch.no_grad():
         assert torch.equal(step(), before)
+
+
+@pytest.mark.parametrize("edit", ["in place", "moved", "new parameter"])
+def test_a_generation_step_sees_changed_projection_weights(gemma3, edit):
+    """The step's weights are gathered once (``step_plan``) and kept: a projection edited in
+    place, moved to other memory (as a dtype cast or ``pack_weights`` moves it) or replaced is
+    what the next step reads, and an unchanged model keeps the same plan."""
+    _, model, _ = gemma3
+    net = model.net
+    ids = random_ids(net.config.vocab_size, 6)
+    proj = net.h[1].mlp.up_proj
+
+    def step() -> torch.Tensor:
+        cache = net.new_cache()
+        net(ids[:, :-1], cache=cache)
+        return net(ids[:, -1:], cache=cache)[0][0, 0]
+
+    saved, saved_data = proj.weight, proj.weight.data
+    with torch.no_grad():
+        before, plan = step(), net.step_plan()
+        assert net.step_plan() is plan
+        try:
+            if edit == "in place":
+                proj.weight.mul_(-3.0)
+            elif edit == "moved":
+                proj.weight.data = proj.weight.detach() * -3.0
+            else:
+                proj.weight = torch.nn.Parameter(saved.detach() * -3.0)
+            assert (step() - net(ids)[0][0, -1]).abs().max() < 1e-4
+            assert (step() - before).abs().max() > 1e-3
+            assert net.step_plan() is not plan
+        finally:
+            if edit == "in place":
+                proj.weight.div_(-3.0)
+            else:
+                proj.weight = saved
+                proj.weight.data = saved_data
+        assert (step() - before).abs().max() < 1e-6
 
 
 def test_unsupported_gemma3_variants_are_one_line():

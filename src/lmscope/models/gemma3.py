@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.common import Hook, KVCache, linear
+from lmscope.models.common import Hook, KVCache, kept_while_parameters_hold, linear
 from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
@@ -272,9 +272,9 @@ class Gemma3(Llama):
         norms, QK-norm, GeGLU and each layer's own RoPE; a local layer's attention reads only
         the last ``sliding_window`` cached keys (a view, no mask, no copy)."""
 
-        def attend(layer, q, k, v):
-            k, v = cache.extend(layer, k, v)
-            return _attend_window(self.h[layer].attn, q, k, v)
+        def attend(step: _StepLayer, q, k, v):
+            k, v = cache.extend(step.layer, k, v)
+            return _attend_window(step, q, k, v)
 
         return self._decode_sandwich(idx, [cache.length], attend)
 
@@ -282,22 +282,55 @@ class Gemma3(Llama):
         """``decode_step`` for several sequences at once (``DecoderLM.decode_rows``): the
         weights are read once for all rows, attention runs over each row's own cache."""
 
-        def attend(layer, q, k, v):
+        def attend(step: _StepLayer, q, k, v):
             z = []
             for row, cache in enumerate(caches):
-                keys, values = cache.extend(layer, k[row : row + 1], v[row : row + 1])
-                z.append(_attend_window(self.h[layer].attn, q[row : row + 1], keys, values))
+                keys, values = cache.extend(step.layer, k[row : row + 1], v[row : row + 1])
+                z.append(_attend_window(step, q[row : row + 1], keys, values))
             return torch.cat(z)
 
         return self._decode_sandwich(idx, [cache.length for cache in caches], attend)
 
+    def step_plan(self) -> list[_StepLayer]:
+        """What a generation step reads from each block, gathered once and kept while the
+        parameters stay as they are (``kept_while_parameters_hold``): looking it up through the
+        modules on every step cost about 3 ms of the 11 a step adds to its products."""
+        return kept_while_parameters_hold(self, "_step_plan", self._gather_step_plan)
+
+    def _gather_step_plan(self) -> list[_StepLayer]:
+        plan = []
+        for block in cast("Iterable[SandwichBlock]", self.h):
+            attn, mlp = block.attn, block.mlp
+            options: dict[str, Any] = {"scale": attn.scale}
+            if attn.n_kv_groups > 1:
+                options["enable_gqa"] = True
+            plan.append(
+                _StepLayer(
+                    layer=block.layer,
+                    local=attn.local,
+                    window=attn.window,
+                    attention=options,
+                    ln_1=block.ln_1.gain_now(),
+                    qkv=_projection(attn.q_proj, attn.k_proj, attn.v_proj),
+                    qk_gains=attn.qk_gains(),
+                    o=_projection(attn.o_proj),
+                    ln_1_post=block.ln_1_post.gain_now(),
+                    ln_2=block.ln_2.gain_now(),
+                    gate_up=_projection(mlp.gate_proj, mlp.up_proj),
+                    down=_projection(mlp.down_proj),
+                    ln_2_post=block.ln_2_post.gain_now(),
+                )
+            )
+        return plan
+
     def _decode_sandwich(self, idx: torch.Tensor, positions: list[int], attend) -> torch.Tensor:
         """The step itself. At one row per sequence a step is bound by reading the weights, and
         what it adds is the number of small operations (each costs several microseconds after
-        a product has streamed megabytes through the caches): norms are five plain tensor
-        operations with their kept gains, q and k of every head are normalized and rotated
-        together, and projections whose weights lie one after another in memory (q, k, v; gate,
-        up: ``pack_weights`` puts them so) are one product."""
+        a product has streamed megabytes through the caches): the weights and gains come from
+        ``step_plan``, norms are plain tensor operations with their kept gains, q and k of
+        every head are normalized and rotated together, and projections whose weights lie one
+        after another in memory (q, k, v; gate, up: ``pack_weights`` puts them so) are one
+        product."""
         B, c = idx.shape[0], self.config
         nq, d, eps, mlp_width = c.n_head, c.d_head, c.rms_norm_eps, c.d_mlp
         nkv = cast("SandwichBlock", self.h[0]).attn.n_kv_head
@@ -305,44 +338,68 @@ class Gemma3(Llama):
         x = x * torch.tensor(math.sqrt(c.n_embd)).to(x.dtype)
         at = torch.tensor(positions)
         # each RoPE's cos and signed sin (see Llama._decode): [rows or 1, 1, 1, d]
-        ropes = [
+        local_rope, global_rope = (
             _row_rope(at, inv_freq, d, x.dtype) for inv_freq in (self.inv_freq_local, self.inv_freq)
-        ]
-        for block in cast("Iterable[SandwichBlock]", self.h):
-            attn, mlp = block.attn, block.mlp
-            cos, sin = ropes[0] if attn.local else ropes[1]
-            h = _norm(x, block.ln_1.gain_now(), eps)
-            qkv = _products(h, attn.q_proj, attn.k_proj, attn.v_proj)
+        )
+        for step in self.step_plan():
+            cos, sin = local_rope if step.local else global_rope
+            qkv = step.qkv(_norm(x, step.ln_1, eps))
             qk = qkv[:, : (nq + nkv) * d].view(B, nq + nkv, 1, d)
-            qk = _rotate_row(_norm(qk, attn.qk_gains(), eps), cos, sin)
+            qk = _rotate_row(_norm(qk, step.qk_gains, eps), cos, sin)
             v = qkv[:, (nq + nkv) * d :].view(B, nkv, 1, d)
-            z = attend(block.layer, qk[:, :nq], qk[:, nq:], v)
-            a = attn.o_proj(z.reshape(B, nq * d))
-            x = x + _norm(a, block.ln_1_post.gain_now(), eps)
-            gate_up = _products(_norm(x, block.ln_2.gain_now(), eps), mlp.gate_proj, mlp.up_proj)
+            z = attend(step, qk[:, :nq], qk[:, nq:], v)
+            x = x + _norm(step.o(z.reshape(B, nq * d)), step.ln_1_post, eps)
+            gate_up = step.gate_up(_norm(x, step.ln_2, eps))
             m = F.gelu(gate_up[:, :mlp_width], approximate="tanh").mul_(gate_up[:, mlp_width:])
-            x = x + _norm(mlp.down_proj(m), block.ln_2_post.gain_now(), eps)
+            x = x + _norm(step.down(m), step.ln_2_post, eps)
         x = _norm(x, cast("Gemma3RMSNorm", self.ln_f).gain_now(), eps)
         return self.unembed(x).view(B, 1, -1)
+
+
+class _StepLayer(NamedTuple):
+    """One block as a generation step reads it (``Gemma3.step_plan``)."""
+
+    layer: int
+    local: bool
+    window: int | None  # a local layer's keys, None: all
+    attention: dict  # F.scaled_dot_product_attention's options (scale, enable_gqa)
+    ln_1: torch.Tensor  # each norm's (1 + w) gain, float32
+    qkv: Callable[[torch.Tensor], torch.Tensor]  # x -> q, k, v side by side
+    qk_gains: torch.Tensor  # every q head's gain, then every k head's (qk_gains)
+    o: Callable[[torch.Tensor], torch.Tensor]
+    ln_1_post: torch.Tensor
+    ln_2: torch.Tensor
+    gate_up: Callable[[torch.Tensor], torch.Tensor]  # x -> gate, up side by side
+    down: Callable[[torch.Tensor], torch.Tensor]
+    ln_2_post: torch.Tensor
 
 
 def _norm(x: torch.Tensor, gain: torch.Tensor, eps: float) -> torch.Tensor:
     """Gemma3RMSNorm's forward without a hook (in float32), as plain tensor operations:
     after a large product they cost less than F.rms_norm, which on a CPU is the same
-    operations behind more dispatch."""
+    operations behind more dispatch. The mean square is a sum times 1/n, in place: ``mean``
+    divides through a scalar tensor it first makes, two more operations each time."""
     x32 = x.float()
-    out = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + eps) * gain
+    mean_square = (x32 * x32).sum(-1, keepdim=True).mul_(1 / x32.shape[-1])
+    out = x32 * torch.rsqrt(mean_square.add_(eps)) * gain
     return out if x.dtype == torch.float32 else out.to(x.dtype)
 
 
-def _products(x: torch.Tensor, *linears: nn.Linear) -> torch.Tensor:
-    """The outputs of ``linears`` on ``x``, side by side: one product where their weights lie
-    one after another in one storage (no bias), else one product each."""
+def _projection(*linears: nn.Linear) -> Callable[[torch.Tensor], torch.Tensor]:
+    """x -> the outputs of ``linears`` side by side: one product where their weights lie one
+    after another in one storage (their biases, if any, joined beside), else one each."""
     weights = [layer.weight for layer in linears]
-    joined = _joined(weights) if all(layer.bias is None for layer in linears) else None
+    joined = _joined(weights)
     if joined is None:
-        return torch.cat([layer(x) for layer in linears], -1)
-    return linear(x, joined)
+        return lambda x: torch.cat([layer(x) for layer in linears], -1)
+    biases = [layer.bias for layer in linears]
+    if all(b is None for b in biases):
+        bias = None
+    elif all(b is not None for b in biases):
+        bias = torch.cat(cast("list[torch.Tensor]", biases))
+    else:
+        return lambda x: torch.cat([layer(x) for layer in linears], -1)
+    return functools.partial(linear, weight=joined, bias=bias)
 
 
 def _joined(weights: list[torch.Tensor]) -> torch.Tensor | None:
@@ -364,12 +421,12 @@ def _joined(weights: list[torch.Tensor]) -> torch.Tensor | None:
     return first.as_strided((rows, first.shape[1]), (first.shape[1], 1), first.storage_offset())
 
 
-def _attend_window(attn: Gemma3Attention, q, k, v) -> torch.Tensor:
+def _attend_window(step: _StepLayer, q, k, v) -> torch.Tensor:
     """One new query over its cached keys and values: a local layer's over the last
     ``window`` of them only (a view of the cache), which is what its mask would keep."""
-    if attn.window is not None and k.shape[2] > attn.window:
-        k, v = k[:, :, -attn.window :], v[:, :, -attn.window :]
-    return attn._fast_attention(q, k, v, k.shape[2] - 1)
+    if step.window is not None and k.shape[2] > step.window:
+        k, v = k[:, :, -step.window :], v[:, :, -step.window :]
+    return F.scaled_dot_product_attention(q, k, v, **step.attention)
 
 
 # Gemma's norms in a block, by their Hugging Face names -> ours
