@@ -291,6 +291,43 @@ def test_greedy_flag_ignores_temperature_and_filters() -> None:
     assert pool.tempered_probs.tolist() == pytest.approx([softmax(LOGITS, 50.0)[0]], rel=1e-6)
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0.5, 4.0, -2.0, 4.0, 1.0],  # a tie: the lowest id
+        [-INF, 3.0, -INF, 2.0],  # masked tokens
+        [0.0, -800.0, 1.0],  # a tail float64 rounds to probability 0 (the general path counts)
+        [1e30, -1e30, 0.0],  # a range float32's exp cannot hold
+        [7.0] * 5,
+    ],
+)
+@pytest.mark.parametrize(
+    "params", [SamplingParams(greedy=True), SamplingParams(temperature=0)], ids=["T=1", "T=0"]
+)
+def test_greedy_pool_of_float32_logits_equals_the_float64_path(
+    values: list[float], params: SamplingParams
+) -> None:
+    # A model's float32 logits take a short path when greedy; the same numbers as float64
+    # take the general one, and the two pools must agree bit for bit.
+    quick = candidate_pool(torch.tensor(values, dtype=torch.float32), params)
+    general = candidate_pool(torch.tensor(values, dtype=torch.float64), params)
+    assert quick.token_ids.tolist() == general.token_ids.tolist()
+    assert quick.stages == general.stages
+    for name in ("probs", "original_probs", "tempered_probs"):
+        got, want = getattr(quick, name), getattr(general, name)
+        assert got.dtype == want.dtype == torch.float32
+        assert torch.equal(got, want), name
+
+
+@pytest.mark.parametrize(
+    ("values", "match"),
+    [([1.0, math.nan], "NaN"), ([1.0, INF], r"\+inf"), ([-INF, -INF], "all logits are -inf")],
+)
+def test_greedy_float32_logits_are_still_checked(values: list[float], match: str) -> None:
+    with pytest.raises(InvalidInputError, match=match):
+        candidate_pool(torch.tensor(values, dtype=torch.float32), SamplingParams(greedy=True))
+
+
 def test_low_temperature_converges_to_greedy() -> None:
     logits = torch.tensor([0.3, 1.2, 1.15, -0.4, 0.9])
     previous = 0.0

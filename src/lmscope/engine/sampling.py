@@ -344,6 +344,10 @@ def candidate_pool(logits: Any, params: SamplingParams | None = None) -> Candida
         params = SamplingParams()
     if not isinstance(params, SamplingParams):
         raise InvalidInputError("error.sampling.params-type", type=type(params).__name__)
+    if params.is_greedy:
+        quick = _greedy_pool_float32(logits, params)
+        if quick is not None:
+            return quick
     x = _as_logits(logits)
     # greedy: the max and where it is first (the lowest id on ties) in one pass over raw
     # logits (tempering can merge near-ties)
@@ -375,6 +379,45 @@ def candidate_pool(logits: Any, params: SamplingParams | None = None) -> Candida
         original_probs=torch.exp(scaled[ids] - lse).to(torch.float32),
         tempered_probs=torch.exp(tempered_at).to(torch.float32),
         stages={"vocab": int(x.numel()), **counts},
+        params=params,
+    )
+
+
+def _greedy_pool_float32(logits: Any, params: SamplingParams) -> CandidatePool | None:
+    """The greedy pool of a model's float32 logits, or None where the general path must decide.
+
+    A generation step samples from 262,144 logits with Gemma 3, and the general path's checks
+    and copies cost a few percent of the step. Greedy needs only the argmax and the softmax's
+    normaliser: the same float64 numbers as the general path's (so the same pool, bit for
+    bit), in one buffer worked in place. Anything unusual (another dtype, a NaN, an infinity,
+    a tail so far down that float64 rounds it to 0) goes to the general path, which decides
+    and words the error."""
+    cold = params.temperature < GREEDY_TEMPERATURE
+    if not (cold or params.temperature == 1.0):
+        return None  # a tempered softmax needs its own pass
+    if not (isinstance(logits, torch.Tensor) and logits.dtype == torch.float32):
+        return None
+    x = logits.detach().cpu()
+    if x.ndim != 1 or x.numel() == 0:
+        return None
+    high, first = torch.max(x, dim=0)  # the first maximal index: the lowest id on ties
+    top = float(high)
+    if not math.isfinite(top):
+        return None  # NaN, +inf, or every logit masked
+    scaled = x.to(torch.float64).sub_(top)
+    low = float(scaled.min())
+    lse = scaled.exp_().sum().log()
+    if not cold and low - float(lse) <= _SURELY_NONZERO:
+        return None  # some tokens' probability is 0 in float64: the general path counts them
+    original = torch.exp(-lse).reshape(1).to(torch.float32)
+    one = torch.ones(1, dtype=torch.float32)
+    n = int(x.numel())
+    return CandidatePool(
+        token_ids=first.reshape(1).to(torch.int64),
+        probs=one,
+        original_probs=original,
+        tempered_probs=one.clone() if cold else original.clone(),
+        stages={"vocab": n, "nonzero": 1 if cold else n, "top_k": 1, "top_p": 1, "min_p": 1},
         params=params,
     )
 
