@@ -332,7 +332,8 @@ class Gemma3(Llama):
         after another in memory (q, k, v; gate, up: ``pack_weights`` puts them so) are one
         product."""
         B, c = idx.shape[0], self.config
-        nq, d, eps, mlp_width = c.n_head, c.d_head, c.rms_norm_eps, c.d_mlp
+        nq, d, mlp_width = c.n_head, c.d_head, c.d_mlp
+        eps = torch.tensor(c.rms_norm_eps, dtype=torch.float32)
         nkv = cast("SandwichBlock", self.h[0]).attn.n_kv_head
         x = self.wte(idx).view(B, c.n_embd)
         x = x * torch.tensor(math.sqrt(c.n_embd)).to(x.dtype)
@@ -348,10 +349,10 @@ class Gemma3(Llama):
             qk = _rotate_row(_norm(qk, step.qk_gains, eps), cos, sin)
             v = qkv[:, (nq + nkv) * d :].view(B, nkv, 1, d)
             z = attend(step, qk[:, :nq], qk[:, nq:], v)
-            x = x + _norm(step.o(z.reshape(B, nq * d)), step.ln_1_post, eps)
+            x = _add_norm(x, step.o(z.reshape(B, nq * d)), step.ln_1_post, eps)
             gate_up = step.gate_up(_norm(x, step.ln_2, eps))
             m = F.gelu(gate_up[:, :mlp_width], approximate="tanh").mul_(gate_up[:, mlp_width:])
-            x = x + _norm(step.down(m), step.ln_2_post, eps)
+            x = _add_norm(x, step.down(m), step.ln_2_post, eps)
         x = _norm(x, cast("Gemma3RMSNorm", self.ln_f).gain_now(), eps)
         return self.unembed(x).view(B, 1, -1)
 
@@ -374,15 +375,27 @@ class _StepLayer(NamedTuple):
     ln_2_post: torch.Tensor
 
 
-def _norm(x: torch.Tensor, gain: torch.Tensor, eps: float) -> torch.Tensor:
+def _norm(x: torch.Tensor, gain: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
     """Gemma3RMSNorm's forward without a hook (in float32), as plain tensor operations:
-    after a large product they cost less than F.rms_norm, which on a CPU is the same
-    operations behind more dispatch. The mean square is a sum times 1/n, in place: ``mean``
-    divides through a scalar tensor it first makes, two more operations each time."""
-    x32 = x.float()
-    mean_square = (x32 * x32).sum(-1, keepdim=True).mul_(1 / x32.shape[-1])
-    out = x32 * torch.rsqrt(mean_square.add_(eps)) * gain
-    return out if x.dtype == torch.float32 else out.to(x.dtype)
+    after a large product each costs several microseconds, and F.rms_norm is on a CPU the
+    same operations and more (``pow``, ``mean``) behind more dispatch. ``eps`` is a 0-d
+    float32 tensor, so the mean square and eps are one operation (``_rms``)."""
+    x32 = x if x.dtype == torch.float32 else x.float()
+    out = x32 * _rms(x32, eps) * gain
+    return out if x is x32 else out.to(x.dtype)
+
+
+def _add_norm(x: torch.Tensor, a: torch.Tensor, gain: torch.Tensor, eps: torch.Tensor):
+    """x + _norm(a, gain, eps), a post-norm into the residual stream: in float32 the gain and
+    the add are one operation."""
+    if not x.dtype == a.dtype == torch.float32:
+        return x + _norm(a, gain, eps)
+    return torch.addcmul(x, a * _rms(a, eps), gain)
+
+
+def _rms(x32: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
+    """1 / sqrt(mean(x^2) + eps) over the last dimension, kept: eps + sum / n in one add."""
+    return torch.add(eps, (x32 * x32).sum(-1, keepdim=True), alpha=1 / x32.shape[-1]).rsqrt_()
 
 
 def _projection(*linears: nn.Linear) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -390,16 +403,33 @@ def _projection(*linears: nn.Linear) -> Callable[[torch.Tensor], torch.Tensor]:
     after another in one storage (their biases, if any, joined beside), else one each."""
     weights = [layer.weight for layer in linears]
     joined = _joined(weights)
-    if joined is None:
-        return lambda x: torch.cat([layer(x) for layer in linears], -1)
     biases = [layer.bias for layer in linears]
-    if all(b is None for b in biases):
-        bias = None
-    elif all(b is not None for b in biases):
-        bias = torch.cat(cast("list[torch.Tensor]", biases))
-    else:
-        return lambda x: torch.cat([layer(x) for layer in linears], -1)
-    return functools.partial(linear, weight=joined, bias=bias)
+    if joined is not None and all(b is None for b in biases):
+        return _product(joined, None)
+    if joined is not None and all(b is not None for b in biases):
+        return _product(joined, torch.cat(cast("list[torch.Tensor]", biases)))
+
+    def one_each(x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([layer(x) for layer in linears], -1)
+
+    return one_each
+
+
+def _product(
+    weight: torch.Tensor, bias: torch.Tensor | None
+) -> Callable[[torch.Tensor], torch.Tensor]:
+    """x ([rows, in]) -> x @ weight^T + bias. In float32 it is the very mm (addmm with a
+    bias) F.linear runs, called directly on the transposed weight made here once: F.linear
+    reaches it through linear, matmul and t, three more dispatches for each of a step's 72
+    products. Other dtypes go through ``linear`` (bfloat16's one-row GEMV)."""
+    transposed = weight.t()
+
+    def product(x: torch.Tensor) -> torch.Tensor:
+        if x.dtype != torch.float32 or weight.dtype != torch.float32:
+            return linear(x, weight, bias)
+        return torch.mm(x, transposed) if bias is None else torch.addmm(bias, x, transposed)
+
+    return product
 
 
 def _joined(weights: list[torch.Tensor]) -> torch.Tensor | None:
