@@ -111,10 +111,14 @@ def gemma3_words(result: dict) -> list[str]:
         "half of transformers' time at every length. 15 of the 18 layers attend to at most 512 "
         "keys; the GFLOPS count attention over the whole causal half, so at 1,024 tokens they "
         "overstate the attention work a little. A generation step is Gemma 3's own one-row "
-        "path (`Gemma3.decode_step`): the sandwich block's four norms and QK-norm as plain "
-        "tensor operations with their (1 + w) gains kept between steps, q and k of all heads "
-        "normalized and rotated together, q, k, v and gate, up each one product over weights "
-        "stored back to back, a local layer's attention over a view of its last 512 keys"
+        "path (`Gemma3.decode_step`): what it reads from each block (the (1 + w) gains, the "
+        "joined weights, the attention options) is gathered once into a plan kept while the "
+        "parameters hold; the sandwich block's four norms and QK-norm are plain tensor "
+        "operations, q and k of all heads normalized and rotated together, q, k, v and gate, "
+        "up each one product over weights stored back to back, each product the `mm` that "
+        "F.linear runs, called directly; a local layer's attention reads a view of its last "
+        "512 keys; greedy sampling reads the 262,144 logits for their argmax and softmax "
+        "normaliser only"
     )
     if "ratio_cap" in gen:
         words += (
