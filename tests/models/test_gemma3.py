@@ -137,7 +137,7 @@ def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkey
     the same for rows of different lengths, each past the window at its own step. Both with
     q, k, v (and gate, up) as one product over weights stored back to back, as a loaded model
     keeps them, and as one product each, where they are not."""
-    from lmscope.models import gemma3 as module
+    from lmscope.models import step_plan
     from lmscope.models.common import DecoderLM
 
     hf, model, _ = gemma3
@@ -145,11 +145,11 @@ def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkey
     monkeypatch.setattr(DecoderLM, "decode_step", lambda *a: calls.append(a))  # never taken
     attn = net.h[0].attn
     weights = [attn.q_proj.weight, attn.k_proj.weight, attn.v_proj.weight]
-    if joined and module._joined(weights) is None:
+    if joined and step_plan.joined(weights) is None:
         pytest.skip("the weights are not packed here (no transparent huge pages)")
     if not joined:
-        monkeypatch.setattr(module, "_joined", lambda weights: None)
-    monkeypatch.delitem(vars(net), "_step_plan", raising=False)  # gathered with this _joined
+        monkeypatch.setattr(step_plan, "joined", lambda weights: None)
+    monkeypatch.delitem(vars(net), "_sandwich_plan", raising=False)  # gathered with this joined
     ids = random_ids(hf.config.vocab_size, 14, batch=2)
     with torch.no_grad():
         ref = hf(ids).logits
@@ -169,19 +169,7 @@ def test_lean_generation_steps_equal_transformers_past_the_window(gemma3, monkey
             for row, f in enumerate(full):
                 assert (logits[row, 0] - f[-back]).abs().max() < 1e-4, (back, row)
     assert calls == [] and [c.length for c in caches] == [4, 9, 14]
-    assert (net.step_plan()[0].qkv.__name__ == "product") == joined
-
-
-def test_one_product_only_over_weights_stored_back_to_back():
-    from lmscope.models.gemma3 import _joined
-
-    buffer = torch.arange(40.0).view(10, 4)
-    q, k, v = buffer[:3], buffer[3:7], buffer[7:]
-    assert torch.equal(_joined([q, k, v]), buffer) and torch.equal(_joined([k, v]), buffer[3:])
-    assert _joined([q, v]) is None  # a gap between them
-    assert _joined([k, q]) is None  # the wrong order
-    assert _joined([q, k.clone()]) is None  # another storage
-    assert _joined([buffer[:2, :2], buffer[2:4, :2]]) is None  # not row-major back to back
+    assert (net.sandwich_plan()[0].qkv.__name__ == "product") == joined
 
 
 @pytest.mark.parametrize("which", ["h.1.ln_2_post", "h.0.attn.k_norm"])
@@ -219,7 +207,7 @@ def test_a_generation_step_sees_a_changed_norm_weight(gemma3, which):
 
 @pytest.mark.parametrize("edit", ["in place", "moved", "new parameter"])
 def test_a_generation_step_sees_changed_projection_weights(gemma3, edit):
-    """The step's weights are gathered once (``step_plan``) and kept: a projection edited in
+    """The step's weights are gathered once (``sandwich_plan``) and kept: a projection edited in
     place, moved to other memory (as a dtype cast or ``pack_weights`` moves it) or replaced is
     what the next step reads, and an unchanged model keeps the same plan."""
     _, model, _ = gemma3
@@ -234,8 +222,8 @@ def test_a_generation_step_sees_changed_projection_weights(gemma3, edit):
 
     saved, saved_data = proj.weight, proj.weight.data
     with torch.no_grad():
-        before, plan = step(), net.step_plan()
-        assert net.step_plan() is plan
+        before, plan = step(), net.sandwich_plan()
+        assert net.sandwich_plan() is plan
         try:
             if edit == "in place":
                 proj.weight.mul_(-3.0)
@@ -245,7 +233,7 @@ def test_a_generation_step_sees_changed_projection_weights(gemma3, edit):
                 proj.weight = torch.nn.Parameter(saved.detach() * -3.0)
             assert (step() - net(ids)[0][0, -1]).abs().max() < 1e-4
             assert (step() - before).abs().max() > 1e-3
-            assert net.step_plan() is not plan
+            assert net.sandwich_plan() is not plan
         finally:
             if edit == "in place":
                 proj.weight.div_(-3.0)

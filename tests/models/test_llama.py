@@ -3,6 +3,7 @@ transformers on the same random weights, and the properties of its probes."""
 
 from __future__ import annotations
 
+import copy
 import json
 import warnings
 from pathlib import Path
@@ -245,6 +246,69 @@ def test_generation_steps_match_transformers(pair, monkeypatch):
             step = model(ids[:, t : t + 1], cache=cache, last_only=True)[0]
             assert (step[:, 0] - ref[:, t]).abs().max() < TOL, (name, t)
     assert calls == [2] * (length - 4)
+
+
+def stored_back_to_back(net: torch.nn.Module) -> None:
+    """Every parameter moved into one buffer, one after another in registration order (as
+    ``pack_weights`` leaves a loaded model's, without its alignment): q, k, v and gate, up
+    can then be read as one matrix each."""
+    params = list(net.parameters())
+    buffer = torch.empty(sum(p.numel() for p in params))
+    start = 0
+    with torch.no_grad():
+        for p in params:
+            view = buffer[start : start + p.numel()].view(p.shape)
+            view.copy_(p.data)
+            p.data = view
+            start += p.numel()
+
+
+def test_generation_steps_match_transformers_with_joined_projections(pair, tmp_path):
+    """The lean step reads q, k, v (and gate, up) as one product where their weights lie back
+    to back, as a loaded model keeps them: the same logits as transformers', biases, window
+    and tied embeddings included."""
+    name, hf, model = pair
+    net = copy.deepcopy(model)
+    stored_back_to_back(net)
+    length = min(16, net.config.n_ctx)
+    ids = ids_for(net, 2, length, seed=8)
+    with torch.no_grad():
+        ref = hf(ids).logits
+        cache = net.new_cache()
+        net(ids[:, :3], cache=cache)
+        for t in range(3, length):
+            step = net(ids[:, t : t + 1], cache=cache, last_only=True)[0]
+            assert (step[:, 0] - ref[:, t]).abs().max() < TOL, (name, t)
+    if net._plain_rope:
+        # a bias sits between two weights in registration order (q's weight, q's bias, k's
+        # weight, ...): then each projection is its own product
+        plan, biased = net.step_plan()[0], net.h[0].attn.q_proj.bias is not None
+        assert plan.qkv.__name__ == ("one_each" if biased else "product"), name
+        assert plan.gate_up.__name__ == ("one_each" if net.config.mlp_bias else "product")
+
+
+@pytest.mark.parametrize("which", ["h.0.ln_2.weight", "h.1.attn.k_proj.weight"])
+def test_a_generation_step_sees_changed_weights(llama_pair, which):
+    """The lean step's weights and gains are gathered once (``step_plan``): an edit in place,
+    as an ablation makes, is what the next step reads."""
+    _, model = llama_pair
+    ids = ids_for(model, 1, 8, seed=9)
+    weight = model.get_parameter(which)
+
+    def step() -> torch.Tensor:
+        cache = model.new_cache()
+        model(ids[:, :-1], cache=cache)
+        return model(ids[:, -1:], cache=cache, last_only=True)[0][0, 0]
+
+    with torch.no_grad():
+        before = step()
+        weight.mul_(-2.0)
+        try:
+            assert (step() - model(ids)[0][0, -1]).abs().max() < TOL
+            assert (step() - before).abs().max() > 1e-3
+        finally:
+            weight.div_(-2.0)
+        assert (step() - before).abs().max() < 1e-6
 
 
 def decode_errors(model, ids, step, reference) -> list[float]:

@@ -112,28 +112,6 @@ def attend_rows(attention, caches: list[KVCache], layer: int, q, k, v) -> torch.
     return torch.cat(z)
 
 
-def kept_while_parameters_hold(module: nn.Module, key: str, build: Callable[[], object]):
-    """``build()``, kept on ``module`` until one of its parameters is replaced, edited in place
-    (its version counter moves) or moved to other memory (``pack_weights``, a dtype cast). A
-    generation step's gathered weights and gains are such values: rebuilding them walks the
-    module tree, which costs more than a step's norms; checking them is a pass over a list."""
-    kept = module.__dict__.get(key)
-    if kept is not None and all(
-        owner.get(name) is p and p._version == version and p.data_ptr() == at
-        for owner, name, p, version, at in kept[0]
-    ):
-        return kept[1]
-    stamps = [
-        (m._parameters, name, p, p._version, p.data_ptr())
-        for m in module.modules()
-        for name, p in m._parameters.items()
-        if p is not None
-    ]
-    value = build()
-    module.__dict__[key] = (stamps, value)
-    return value
-
-
 def reads_scores_only(hook: Hook | None) -> TypeIs[ScoreReader | None]:
     """Whether attention may run fused under this hook (no hook, or one with ``wants``)."""
     return hook is None or hasattr(hook, "wants")

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, NamedTuple, cast
 
@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.common import Hook, KVCache, kept_while_parameters_hold, linear
+from lmscope.models.common import Hook, KVCache
 from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
@@ -48,6 +48,13 @@ from lmscope.models.llama import (
     _row_rope,
     llama_state_from_hf,
     rope_cos_sin,
+)
+from lmscope.models.step_plan import (
+    Product,
+    add_norm_row,
+    kept_while_parameters_hold,
+    norm_row,
+    projection,
 )
 
 HF_MODEL_TYPES = ("gemma3_text",)
@@ -291,13 +298,13 @@ class Gemma3(Llama):
 
         return self._decode_sandwich(idx, [cache.length for cache in caches], attend)
 
-    def step_plan(self) -> list[_StepLayer]:
+    def sandwich_plan(self) -> list[_StepLayer]:
         """What a generation step reads from each block, gathered once and kept while the
         parameters stay as they are (``kept_while_parameters_hold``): looking it up through the
         modules on every step cost about 3 ms of the 11 a step adds to its products."""
-        return kept_while_parameters_hold(self, "_step_plan", self._gather_step_plan)
+        return kept_while_parameters_hold(self, "_sandwich_plan", self._gather_sandwich_plan)
 
-    def _gather_step_plan(self) -> list[_StepLayer]:
+    def _gather_sandwich_plan(self) -> list[_StepLayer]:
         plan = []
         for block in cast("Iterable[SandwichBlock]", self.h):
             attn, mlp = block.attn, block.mlp
@@ -311,13 +318,13 @@ class Gemma3(Llama):
                     window=attn.window,
                     attention=options,
                     ln_1=block.ln_1.gain_now(),
-                    qkv=_projection(attn.q_proj, attn.k_proj, attn.v_proj),
+                    qkv=projection(attn.q_proj, attn.k_proj, attn.v_proj),
                     qk_gains=attn.qk_gains(),
-                    o=_projection(attn.o_proj),
+                    o=projection(attn.o_proj),
                     ln_1_post=block.ln_1_post.gain_now(),
                     ln_2=block.ln_2.gain_now(),
-                    gate_up=_projection(mlp.gate_proj, mlp.up_proj),
-                    down=_projection(mlp.down_proj),
+                    gate_up=projection(mlp.gate_proj, mlp.up_proj),
+                    down=projection(mlp.down_proj),
                     ln_2_post=block.ln_2_post.gain_now(),
                 )
             )
@@ -327,7 +334,7 @@ class Gemma3(Llama):
         """The step itself. At one row per sequence a step is bound by reading the weights, and
         what it adds is the number of small operations (each costs several microseconds after
         a product has streamed megabytes through the caches): the weights and gains come from
-        ``step_plan``, norms are plain tensor operations with their kept gains, q and k of
+        ``sandwich_plan``, norms are plain tensor operations with their kept gains, q and k of
         every head are normalized and rotated together, and projections whose weights lie one
         after another in memory (q, k, v; gate, up: ``pack_weights`` puts them so) are one
         product."""
@@ -342,113 +349,37 @@ class Gemma3(Llama):
         local_rope, global_rope = (
             _row_rope(at, inv_freq, d, x.dtype) for inv_freq in (self.inv_freq_local, self.inv_freq)
         )
-        for step in self.step_plan():
+        for step in self.sandwich_plan():
             cos, sin = local_rope if step.local else global_rope
-            qkv = step.qkv(_norm(x, step.ln_1, eps))
+            qkv = step.qkv(norm_row(x, step.ln_1, eps))
             qk = qkv[:, : (nq + nkv) * d].view(B, nq + nkv, 1, d)
-            qk = _rotate_row(_norm(qk, step.qk_gains, eps), cos, sin)
+            qk = _rotate_row(norm_row(qk, step.qk_gains, eps), cos, sin)
             v = qkv[:, (nq + nkv) * d :].view(B, nkv, 1, d)
             z = attend(step, qk[:, :nq], qk[:, nq:], v)
-            x = _add_norm(x, step.o(z.reshape(B, nq * d)), step.ln_1_post, eps)
-            gate_up = step.gate_up(_norm(x, step.ln_2, eps))
+            x = add_norm_row(x, step.o(z.reshape(B, nq * d)), step.ln_1_post, eps)
+            gate_up = step.gate_up(norm_row(x, step.ln_2, eps))
             m = F.gelu(gate_up[:, :mlp_width], approximate="tanh").mul_(gate_up[:, mlp_width:])
-            x = _add_norm(x, step.down(m), step.ln_2_post, eps)
-        x = _norm(x, cast("Gemma3RMSNorm", self.ln_f).gain_now(), eps)
+            x = add_norm_row(x, step.down(m), step.ln_2_post, eps)
+        x = norm_row(x, cast("Gemma3RMSNorm", self.ln_f).gain_now(), eps)
         return self.unembed(x).view(B, 1, -1)
 
 
 class _StepLayer(NamedTuple):
-    """One block as a generation step reads it (``Gemma3.step_plan``)."""
+    """One block as a generation step reads it (``Gemma3.sandwich_plan``)."""
 
     layer: int
     local: bool
     window: int | None  # a local layer's keys, None: all
     attention: dict  # F.scaled_dot_product_attention's options (scale, enable_gqa)
     ln_1: torch.Tensor  # each norm's (1 + w) gain, float32
-    qkv: Callable[[torch.Tensor], torch.Tensor]  # x -> q, k, v side by side
+    qkv: Product  # x -> q, k, v side by side
     qk_gains: torch.Tensor  # every q head's gain, then every k head's (qk_gains)
-    o: Callable[[torch.Tensor], torch.Tensor]
+    o: Product
     ln_1_post: torch.Tensor
     ln_2: torch.Tensor
-    gate_up: Callable[[torch.Tensor], torch.Tensor]  # x -> gate, up side by side
-    down: Callable[[torch.Tensor], torch.Tensor]
+    gate_up: Product  # x -> gate, up side by side
+    down: Product
     ln_2_post: torch.Tensor
-
-
-def _norm(x: torch.Tensor, gain: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
-    """Gemma3RMSNorm's forward without a hook (in float32), as plain tensor operations:
-    after a large product each costs several microseconds, and F.rms_norm is on a CPU the
-    same operations and more (``pow``, ``mean``) behind more dispatch. ``eps`` is a 0-d
-    float32 tensor, so the mean square and eps are one operation (``_rms``)."""
-    x32 = x if x.dtype == torch.float32 else x.float()
-    out = x32 * _rms(x32, eps) * gain
-    return out if x is x32 else out.to(x.dtype)
-
-
-def _add_norm(x: torch.Tensor, a: torch.Tensor, gain: torch.Tensor, eps: torch.Tensor):
-    """x + _norm(a, gain, eps), a post-norm into the residual stream: in float32 the gain and
-    the add are one operation."""
-    if not x.dtype == a.dtype == torch.float32:
-        return x + _norm(a, gain, eps)
-    return torch.addcmul(x, a * _rms(a, eps), gain)
-
-
-def _rms(x32: torch.Tensor, eps: torch.Tensor) -> torch.Tensor:
-    """1 / sqrt(mean(x^2) + eps) over the last dimension, kept: eps + sum / n in one add."""
-    return torch.add(eps, (x32 * x32).sum(-1, keepdim=True), alpha=1 / x32.shape[-1]).rsqrt_()
-
-
-def _projection(*linears: nn.Linear) -> Callable[[torch.Tensor], torch.Tensor]:
-    """x -> the outputs of ``linears`` side by side: one product where their weights lie one
-    after another in one storage (their biases, if any, joined beside), else one each."""
-    weights = [layer.weight for layer in linears]
-    joined = _joined(weights)
-    biases = [layer.bias for layer in linears]
-    if joined is not None and all(b is None for b in biases):
-        return _product(joined, None)
-    if joined is not None and all(b is not None for b in biases):
-        return _product(joined, torch.cat(cast("list[torch.Tensor]", biases)))
-
-    def one_each(x: torch.Tensor) -> torch.Tensor:
-        return torch.cat([layer(x) for layer in linears], -1)
-
-    return one_each
-
-
-def _product(
-    weight: torch.Tensor, bias: torch.Tensor | None
-) -> Callable[[torch.Tensor], torch.Tensor]:
-    """x ([rows, in]) -> x @ weight^T + bias. In float32 it is the very mm (addmm with a
-    bias) F.linear runs, called directly on the transposed weight made here once: F.linear
-    reaches it through linear, matmul and t, three more dispatches for each of a step's 72
-    products. Other dtypes go through ``linear`` (bfloat16's one-row GEMV)."""
-    transposed = weight.t()
-
-    def product(x: torch.Tensor) -> torch.Tensor:
-        if x.dtype != torch.float32 or weight.dtype != torch.float32:
-            return linear(x, weight, bias)
-        return torch.mm(x, transposed) if bias is None else torch.addmm(bias, x, transposed)
-
-    return product
-
-
-def _joined(weights: list[torch.Tensor]) -> torch.Tensor | None:
-    """One [rows, columns] view of row-major weights stored back to back, or None."""
-    first = weights[0]
-    end, storage = first.data_ptr(), first.untyped_storage().data_ptr()
-    for w in weights:
-        if (
-            w.data_ptr() != end
-            or w.dim() != 2
-            or w.shape[1] != first.shape[1]
-            or w.dtype != first.dtype
-            or not w.is_contiguous()
-            or w.untyped_storage().data_ptr() != storage
-        ):
-            return None
-        end += w.numel() * w.element_size()
-    rows = sum(w.shape[0] for w in weights)
-    return first.as_strided((rows, first.shape[1]), (first.shape[1], 1), first.storage_offset())
 
 
 def _attend_window(step: _StepLayer, q, k, v) -> torch.Tensor:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, NamedTuple, cast
 
 import torch
 import torch.nn.functional as F
@@ -51,6 +51,7 @@ from lmscope.models.common import (
 )
 from lmscope.models.fields import JsonConfig, check_field_types, require_mapping
 from lmscope.models.state import build_checked
+from lmscope.models.step_plan import Product, kept_while_parameters_hold, norm_row, projection
 
 HF_MODEL_TYPES = ("llama", "mistral", "qwen2")
 _HF_ARCHITECTURES = {
@@ -617,13 +618,6 @@ class CausalSelfAttention(nn.Module):
         return scaled.masked_fill(~_allowed(T, S, self.window, scaled.device), float("-inf"))
 
 
-def _rms_norm_row(x: torch.Tensor, norm: RMSNorm) -> torch.Tensor:
-    """RMSNorm's forward without a hook, in one fused operation (statistics in float32)."""
-    if x.dtype == torch.float32:
-        return F.rms_norm(x, norm.weight.shape, norm.weight, norm.eps)
-    return F.rms_norm(x.float(), norm.weight.shape, None, norm.eps).to(x.dtype) * norm.weight
-
-
 def _row_rope(at: torch.Tensor, inv_freq: torch.Tensor, d: int, dtype: torch.dtype):
     """cos and the signed sin for one position per row, [rows or 1, 1, 1, d]: rotate_half(t) *
     sin is roll(t, d/2) * sin with the first half's sign flipped (``_rotate_row``)."""
@@ -805,9 +799,9 @@ class Llama(DecoderLM):
         if not self._plain_rope:
             return DecoderLM.decode_step(self, idx, cache)
 
-        def attend(layer, q, k, v):
-            k, v = cache.extend(layer, k, v)
-            return self.h[layer].attn._fast_attention(q, k, v, k.shape[2] - 1)
+        def attend(step: _StepBlock, q, k, v):
+            k, v = cache.extend(step.layer, k, v)
+            return step.attn._fast_attention(q, k, v, k.shape[2] - 1)
 
         return self._decode(idx, [cache.length], attend)
 
@@ -819,8 +813,8 @@ class Llama(DecoderLM):
         if not self._plain_rope:
             return DecoderLM.decode_rows(self, idx, caches)
 
-        def attend(layer, q, k, v):
-            return attend_rows(self.h[layer].attn, caches, layer, q, k, v)
+        def attend(step: _StepBlock, q, k, v):
+            return attend_rows(step.attn, caches, step.layer, q, k, v)
 
         return self._decode(idx, [cache.length for cache in caches], attend)
 
@@ -830,21 +824,59 @@ class Llama(DecoderLM):
         one-row shortcut (_decode) assumes."""
         return self.inv_freq_long is None and self.config.rotary_dims == self.config.d_head
 
+    def step_plan(self) -> list[_StepBlock]:
+        """What a generation step reads from each block, gathered once and kept while the
+        parameters stay as they are (``models.step_plan``)."""
+        return kept_while_parameters_hold(self, "_step_plan", self._gather_step_plan)
+
+    def _gather_step_plan(self) -> list[_StepBlock]:
+        return [
+            _StepBlock(
+                layer=layer,
+                attn=block.attn,
+                ln_1=block.ln_1.weight,
+                qkv=projection(block.attn.q_proj, block.attn.k_proj, block.attn.v_proj),
+                o=projection(block.attn.o_proj),
+                ln_2=block.ln_2.weight,
+                gate_up=projection(block.mlp.gate_proj, block.mlp.up_proj),
+                down=projection(block.mlp.down_proj),
+            )
+            for layer, block in enumerate(cast("Iterable[Block]", self.h))
+        ]
+
     def _decode(self, idx: torch.Tensor, positions: list[int], attend) -> torch.Tensor:
+        """The step itself: the weights come from ``step_plan``, norms are plain tensor
+        operations, q and k of every head are rotated together, and projections whose weights
+        lie one after another in memory (q, k, v; gate, up: ``pack_weights`` puts them so)
+        are one product."""
         B, c = idx.shape[0], self.config
-        nq, nkv, d = c.n_head, c.n_kv_head, c.d_head
+        nq, d, mlp_width = c.n_head, c.d_head, c.d_mlp
+        nkv = cast("Block", self.h[0]).attn.n_kv_head
+        eps = torch.tensor(c.rms_norm_eps, dtype=torch.float32)
         x = self.wte(idx).view(B, c.n_embd)
         cos, sin = _row_rope(torch.tensor(positions), self.inv_freq, d, x.dtype)
-        for layer, block in enumerate(cast("Iterable[Block]", self.h)):
-            attn, mlp = block.attn, block.mlp
-            h = _rms_norm_row(x, block.ln_1)
-            q = _rotate_row(attn.q_proj(h).view(B, nq, 1, d), cos, sin)
-            k = _rotate_row(attn.k_proj(h).view(B, nkv, 1, d), cos, sin)
-            z = attend(layer, q, k, attn.v_proj(h).view(B, nkv, 1, d))
-            x = x + attn.o_proj(z.reshape(B, nq * d))
-            h = _rms_norm_row(x, block.ln_2)
-            x = x + mlp.down_proj(F.silu(mlp.gate_proj(h)).mul_(mlp.up_proj(h)))
-        return self.unembed(_rms_norm_row(x, self.ln_f)).view(B, 1, -1)
+        for step in self.step_plan():
+            qkv = step.qkv(norm_row(x, step.ln_1, eps))
+            qk = _rotate_row(qkv[:, : (nq + nkv) * d].view(B, nq + nkv, 1, d), cos, sin)
+            v = qkv[:, (nq + nkv) * d :].view(B, nkv, 1, d)
+            z = attend(step, qk[:, :nq], qk[:, nq:], v)
+            x = x + step.o(z.reshape(B, nq * d))
+            gate_up = step.gate_up(norm_row(x, step.ln_2, eps))
+            x = x + step.down(F.silu(gate_up[:, :mlp_width]).mul_(gate_up[:, mlp_width:]))
+        return self.unembed(norm_row(x, self.ln_f.weight, eps)).view(B, 1, -1)
+
+
+class _StepBlock(NamedTuple):
+    """One block as a generation step reads it (``Llama.step_plan``)."""
+
+    layer: int
+    attn: CausalSelfAttention  # its attention (the window, the scale, the fused kernel)
+    ln_1: torch.Tensor  # the norms' gains
+    qkv: Product  # x -> q, k, v side by side
+    o: Product
+    ln_2: torch.Tensor
+    gate_up: Product  # x -> gate, up side by side
+    down: Product
 
 
 # ----------------------------------------------------------------------------------------------
