@@ -175,6 +175,40 @@ def open_step(page, key: str) -> None:
     wait_idle(page)
 
 
+# Where the header's parts stand: the brand, the links (and the language button), the facts.
+HEADER_PARTS = """() => {
+  const box = (sel) => {
+    const b = document.querySelector(sel).getBoundingClientRect();
+    return { top: b.top, bottom: b.bottom };
+  };
+  return {
+    brand: box('header .brand'),
+    links: box('header .top-actions'),
+    facts: box('#facts'),
+    precision: box('[data-testid=precision]'),
+  };
+}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_links_stand_beside_the_brand_and_the_facts_under_them(chromium, url, lang):
+    """At 1440 px, since the model menu, the links and the language button dropped alone to a
+    second row at the left. The first row is the brand, the menu and the links; the model's
+    facts and the precision line are the second."""
+    context, page = open_page(chromium, url, 1440, lang)
+    try:
+        page.wait_for_selector("body[data-ready='1']")
+        page.wait_for_selector("[data-testid=precision] span")
+        parts = page.evaluate(HEADER_PARTS)
+        brand, links = parts["brand"], parts["links"]
+        assert links["top"] < brand["bottom"] and brand["top"] < links["bottom"], parts
+        row_two = parts["facts"]
+        assert row_two["top"] >= max(brand["bottom"], links["bottom"]), parts
+        assert parts["precision"]["top"] < row_two["bottom"], parts  # beside the facts
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("width", [1440, 390])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width, lang):
