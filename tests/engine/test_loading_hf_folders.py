@@ -157,6 +157,18 @@ def test_offline_a_cache_without_the_tokenizer_still_loads_for_token_ids(
     assert _logits(model, [1, 2, 3]).shape == (3, VOCAB)
 
 
+def test_a_folder_is_named_by_its_last_part_and_a_hub_id_as_given(fake_hub, tmp_path):
+    """A model opened from a folder on disk was named by its whole path, which the page's
+    model menu cut off with an ellipsis; a hub id keeps its name."""
+    remote, _ = fake_hub
+    _publish(remote / "someone/tiny-qwen")
+    assert lmscope.load("someone/tiny-qwen").name == "someone/tiny-qwen"
+    folder = tmp_path / "deep" / "down" / "tiny-qwen-copy"
+    shutil.copytree(remote / "someone/tiny-qwen", folder)
+    for given in (folder, str(folder)):
+        assert lmscope.load(given).name == "tiny-qwen-copy"
+
+
 def test_a_sharded_local_folder_loads(tmp_path):
     published = _publish(tmp_path / "m", shard_kb=40)
     model = lmscope.load(tmp_path / "m")

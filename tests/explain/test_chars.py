@@ -43,6 +43,6 @@ def test_the_trace_summary_and_the_cli_group_the_chinese_prompt(tiny_model, caps
     assert summary.chars == spans and summary.text == text
     step = STEPS_BY_KEY["token-embedding"].number
     assert step == 4  # tokenization before embedding (issue 38)
-    main(["explain", "我", "--model", str(tiny_model.name), "--step", "token-embedding"])
+    main(["explain", "我", "--model", str(tiny_model.folder), "--step", "token-embedding"])
     out = capsys.readouterr().out
     assert "┐ 我" in out and "┘" in out

@@ -167,7 +167,9 @@ def load(
     if not name.strip():
         raise ModelNotFoundError("error.load.empty-name")
     path, source = _locate(name, default=name_or_path is None)
-    display = None if path.name == name else name
+    # a hub id or a store's name is shown as given; a path on disk by its last part (the menu
+    # and the reports name "SmolLM2-135M", not the folders above it)
+    display = None if path.name == name or os.path.exists(name) else name
     home = _weights_home(device, dtype)
     net: GPT | Llama
     if path.suffix.lower() == ".gguf" or (path.is_file() and is_gguf(path)):  # Ollama's blobs
