@@ -89,9 +89,10 @@ BROKEN = """() => {
       if (tops.size > 1) out.push(word[0]);
     }
   }
-  // a line chart's or RoPE's bar chart's words at their size, not scaled down to the panel
-  // (6-7 px at 390 px)
-  const charts = '#step svg.line-chart text, #step [data-testid=rope-frequencies] text';
+  // a line chart's, RoPE's bar chart's or the grouped-query diagram's words at their size,
+  // not scaled down to the panel (6-8 px at 390 px)
+  const charts = '#step svg.line-chart text, #step [data-testid=rope-frequencies] text, '
+    + '#step [data-testid=gqa-diagram] text';
   for (const text of document.querySelectorAll(charts)) {
     const h = text.getBoundingClientRect().height;
     if (h && h < 10) out.push(`${text.textContent} ${h.toFixed(1)} px`);

@@ -219,14 +219,16 @@ async function rope(ctx) {
 // --- grouped-query attention ----------------------------------------------------------------
 
 function groupDiagram(ctx, g) {
-  const w = 560;
-  const h = 150;
-  const qy = 30;
-  const ky = 112;
+  const w = Math.min(560, Math.max(260, window.innerWidth - 80)); // a phone's panel, not scaled to it
   const qx = (i) => 20 + ((i + 0.5) * (w - 40)) / g.n_head;
   const kx = (i) => 20 + ((i + 0.5) * (w - 40)) / g.n_kv_head;
   const qw = Math.min(46, (w - 40) / g.n_head - 6);
   const kw = Math.min(90, (w - 40) / g.n_kv_head - 10);
+  // a key/value head's |k| beside its name where the box has room, under it where not
+  const below = kw < 90;
+  const h = below ? 166 : 150;
+  const qy = 30;
+  const ky = 112;
   const root = svg("svg", { width: w, height: h, viewBox: `0 0 ${w} ${h}`, class: "chart", "data-testid": "gqa-diagram" });
   root.append(
     svg("text", { x: 4, y: 10, class: "axis" }, t("page.modern.gqa-query")),
@@ -251,10 +253,12 @@ function groupDiagram(ctx, g) {
   g.groups.forEach((grp) => {
     const k = grp.kv_head;
     const colour = PALETTE[k % PALETTE.length];
+    const norm = `|k| ${fmt(g.k_norm_by_kv_head[k], 3)}`;
     root.append(
       svg("rect", { x: kx(k) - kw / 2, y: ky - 12, width: kw, height: 24, rx: 5, fill: colour, opacity: 0.9 }),
-      svg("text", { x: kx(k), y: ky + 4, "text-anchor": "middle", "font-size": 12, fill: "#fff" }, `kv${k} · |k| ${fmt(g.k_norm_by_kv_head[k], 3)}`),
+      svg("text", { x: kx(k), y: ky + 4, "text-anchor": "middle", "font-size": 12, fill: "#fff" }, below ? `kv${k}` : `kv${k} · ${norm}`),
     );
+    if (below) root.append(svg("text", { x: kx(k), y: ky + 28, "text-anchor": "middle", "font-size": 12, fill: "#374151" }, norm));
   });
   return el("figure", { class: "line-chart" }, el("figcaption", { text: t("page.modern.gqa-title", { n_head: g.n_head, n_kv: g.n_kv_head, g: g.group_size }) }), root);
 }
