@@ -231,23 +231,6 @@ def spy_on_decode_steps(monkeypatch) -> list[int]:
     return calls
 
 
-def test_generation_steps_match_transformers(pair, monkeypatch):
-    """Each cached one-token step (the lean decode path) gives transformers' logits at that
-    position: biases, a sliding window shorter than the sequence, Llama-3 RoPE, odd sizes."""
-    name, hf, model = pair
-    calls = spy_on_decode_steps(monkeypatch)
-    length = min(24, model.config.n_ctx)
-    ids = ids_for(model, 2, length, seed=6)
-    with torch.no_grad():
-        ref = hf(ids).logits
-        cache = model.new_cache()
-        model(ids[:, :4], cache=cache)
-        for t in range(4, length):
-            step = model(ids[:, t : t + 1], cache=cache, last_only=True)[0]
-            assert (step[:, 0] - ref[:, t]).abs().max() < TOL, (name, t)
-    assert calls == [2] * (length - 4)
-
-
 def stored_back_to_back(net: torch.nn.Module) -> None:
     """Every parameter moved into one buffer, one after another in registration order (as
     ``pack_weights`` leaves a loaded model's, without its alignment): q, k, v and gate, up
@@ -263,28 +246,33 @@ def stored_back_to_back(net: torch.nn.Module) -> None:
             start += p.numel()
 
 
-def test_generation_steps_match_transformers_with_joined_projections(pair, tmp_path):
-    """The lean step reads q, k, v (and gate, up) as one product where their weights lie back
-    to back, as a loaded model keeps them: the same logits as transformers', biases, window
-    and tied embeddings included."""
+@pytest.mark.parametrize("joined", [False, True], ids=["apart", "back to back"])
+def test_generation_steps_match_transformers(pair, monkeypatch, joined):
+    """Each cached one-token step (the lean decode path) gives transformers' logits at that
+    position: biases, a sliding window shorter than the sequence, Llama-3 RoPE, odd sizes.
+    With the weights back to back, as a loaded model keeps them, q, k, v (and gate, up) are
+    read as one product each."""
     name, hf, model = pair
-    net = copy.deepcopy(model)
-    stored_back_to_back(net)
-    length = min(16, net.config.n_ctx)
-    ids = ids_for(net, 2, length, seed=8)
+    if joined:
+        model = copy.deepcopy(model)
+        stored_back_to_back(model)
+    calls = spy_on_decode_steps(monkeypatch)
+    length = min(24, model.config.n_ctx)
+    ids = ids_for(model, 2, length, seed=6)
     with torch.no_grad():
         ref = hf(ids).logits
-        cache = net.new_cache()
-        net(ids[:, :3], cache=cache)
-        for t in range(3, length):
-            step = net(ids[:, t : t + 1], cache=cache, last_only=True)[0]
+        cache = model.new_cache()
+        model(ids[:, :4], cache=cache)
+        for t in range(4, length):
+            step = model(ids[:, t : t + 1], cache=cache, last_only=True)[0]
             assert (step[:, 0] - ref[:, t]).abs().max() < TOL, (name, t)
-    if net._plain_rope:
+    assert calls == [2] * (length - 4)
+    if joined and model._plain_rope:
         # a bias sits between two weights in registration order (q's weight, q's bias, k's
         # weight, ...): then each projection is its own product
-        plan, biased = net.step_plan()[0], net.h[0].attn.q_proj.bias is not None
+        plan, biased = model.step_plan()[0], model.h[0].attn.q_proj.bias is not None
         assert plan.qkv.__name__ == ("one_each" if biased else "product"), name
-        assert plan.gate_up.__name__ == ("one_each" if net.config.mlp_bias else "product")
+        assert plan.gate_up.__name__ == ("one_each" if model.config.mlp_bias else "product")
 
 
 @pytest.mark.parametrize("which", ["h.0.ln_2.weight", "h.1.attn.k_proj.weight"])
