@@ -32,6 +32,27 @@ def test_export_float16_round_trip(tmp_path, tiny_hf_dir, tiny_model, capsys):
     assert torch.get_default_dtype() == torch.float32
 
 
+@pytest.mark.slow
+def test_an_export_keeps_the_runs_sample_timeline(tmp_path, capsys):
+    """The exported copy of a char model kept no timeline.json, so its /rnn page and
+    ``lmscope sample --timeline`` had no samples over training to show."""
+    from lmscope.engine.loading import ASSET_MODELS
+
+    out = tmp_path / "shared"
+    assert main(["export", "warpeace-lstm", str(out)]) == 0
+    for name in ("timeline.json", "timeline.md"):
+        assert (out / name).read_bytes() == (ASSET_MODELS / "warpeace-lstm" / name).read_bytes()
+    capsys.readouterr()
+    assert main(["sample", "--timeline", str(out)]) == 0
+    assert "iteration" in capsys.readouterr().out.lower()
+    tiny = tmp_path / "tiny"
+    assert main(["export", "warpeace-lstm", str(tiny)]) == 0  # a model without one: none made
+    (tiny / "timeline.json").unlink()
+    (tiny / "timeline.md").unlink()
+    assert main(["export", str(tiny), str(tmp_path / "again")]) == 0
+    assert not (tmp_path / "again" / "timeline.json").exists()
+
+
 # --- export never destroys (issue 16, item 4): every case lists the tree before and after ---
 
 

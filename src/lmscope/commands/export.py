@@ -1,7 +1,8 @@
 """``lmscope export RUN OUT``: a training run's checkpoint as a lean model folder to share.
 
-Keeps what inference needs (weights, config, tokenizer) and drops the optimizer and trainer
-state; float16 halves the size. The result loads with ``lmscope.load(OUT)``.
+Keeps what inference needs (weights, config, tokenizer) and the samples the run kept over
+training (its timeline), and drops the optimizer and trainer state; float16 halves the size.
+The result loads with ``lmscope.load(OUT)``.
 
 Export never destroys: OUT must be new, an empty folder, or (with ``--overwrite``) an lmscope
 model that export or train wrote, holding nothing else; it is replaced atomically. A folder
@@ -110,14 +111,30 @@ def export_model(
     template = chat_template_of(model)  # a GGUF's or a folder's: the copy keeps --chat
     if template:
         meta["chat_template"] = template
+    extra = _timeline_files(run_dir)
     check_destination(run_dir, out, overwrite)  # again: loading took a while
     try:
-        save_model(model.net, out, tokenizer=model.tokenizer, meta=meta, dtype=weights)
+        save_model(
+            model.net, out, tokenizer=model.tokenizer, meta=meta, dtype=weights, extra_files=extra
+        )
     except OSError as err:  # the folder as it was is kept (an atomic write)
         raise InvalidInputError(
             "error.write.cannot-write", file=str(out), why=err.strerror or err
         ) from None
     return out
+
+
+def _timeline_files(run_dir) -> dict[str, bytes]:
+    """The samples the run kept over training (timeline.json and .md), copied as they are: the
+    char-RNN page and ``lmscope sample --timeline`` show them from the exported folder too. A
+    timeline that cannot be read is refused in one line before anything is written."""
+    from lmscope.train import timeline  # lazy: see lmscope.commands
+
+    folder = timeline.folder_of(str(run_dir))
+    if folder is None or timeline.read(folder) is None:
+        return {}
+    names = (timeline.TIMELINE_JSON, timeline.TIMELINE_MD)
+    return {name: (folder / name).read_bytes() for name in names if (folder / name).is_file()}
 
 
 def run(args) -> int:
