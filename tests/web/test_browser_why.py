@@ -98,6 +98,41 @@ def test_renders_the_shipped_results_and_switches_language(page):
     assert page.locator("h1").inner_text() == "Why Transformers replaced RNNs"
 
 
+def _as_terminal(cell: str) -> str:
+    """A page cell in the terminal's spelling: the page writes U+2212 for minus and exponents
+    without padding (7.7e-8 where Python writes 7.7e-08)."""
+    return re.sub(r"e([+-])0*(\d)", r"e\1\2", cell.replace("\u2212", "-"))
+
+
+def test_every_number_reads_as_the_terminal_prints_it(page):
+    """The page formats a table's numbers itself (why.js, "as the CLI's tables show them"):
+    every shown cell of every shipped experiment equals lab.results.format_cell's. Every byte
+    column of the memory wall read as seconds ("3,145,728 s"): the rule for long times had
+    been pasted into the bytes' formatter too."""
+    from lmscope.lab.results import format_cell
+
+    names = page.locator("[data-testid=why-experiment]").evaluate_all(
+        "(nodes) => nodes.map((n) => n.dataset.name)"
+    )
+    checked = 0
+    for name in names:
+        sections = [s for s in result(page, name, "shipped")["sections"] if s["rows"]]
+        tables = page.locator(f"#exp-{name} [data-testid=why-table]")
+        assert tables.count() == len(sections), name
+        for table, section in zip(tables.all(), sections, strict=True):
+            rows = table.locator("tbody tr").evaluate_all(
+                "(rows) => rows.map((r) => [...r.cells].map((c) => c.innerText))"
+            )
+            for cells, row in zip(rows, section["rows"], strict=False):
+                for cell, column in zip(cells, section["columns"], strict=True):
+                    if column["kind"] in ("text", "bool") or not cell:  # words; a folded row
+                        continue
+                    want = format_cell(row.get(column["key"]), column["kind"])
+                    assert _as_terminal(cell) == _as_terminal(want), (name, column["key"], cell)
+                    checked += 1
+    assert checked > 500
+
+
 def test_the_users_own_race_comes_first_and_the_shipped_one_a_click_away(page):
     race = page.locator("#exp-race")
     assert race.get_attribute("data-source") == "local"

@@ -82,8 +82,6 @@ export function formatBytes(v) {
     [2 ** 20, "MiB"],
     [2 ** 10, "KiB"],
   ];
-  // whole, grouped seconds past a thousand (as lab.results.format_seconds): not "3220 s"
-  if (v >= 999.5) return `${Math.round(v).toLocaleString("en-US")} s`;
   for (const [scale, unit] of units) if (v >= scale) return `${trimmed(v / scale, 3)} ${unit}`;
   return `${Math.round(v)} B`;
 }
