@@ -1,9 +1,9 @@
-"""The docs' screenshots of the explainer page and /rnn (README, docs/index.md, docs/web-app.md,
-docs/char-rnns.md), taken the same way every time: the app ``lmscope serve`` builds (the
-default model, SmolLM2, and the shipped char models), served on a loopback port, opened in
-headless Chromium at a fixed size with reduced motion, each picture taken once the page says
-it is drawn (its trace counted, no part still loading, the fonts loaded), never after a guessed
-sleep. PNGs made small by small_png.py.
+"""The docs' screenshots of the explainer page, its model menu and /rnn (README, docs/index.md,
+docs/web-app.md, docs/char-rnns.md), taken the same way every time: the app ``lmscope serve``
+builds (the default model, SmolLM2, and the shipped char models), served on a loopback port,
+opened in headless Chromium at a fixed size with reduced motion, each picture taken once the
+page says it is drawn (its trace counted, no part still loading, the fonts loaded), never
+after a guessed sleep. PNGs made small by small_png.py.
 
     python scripts/page_screenshots.py                    # every picture, into docs/
     python scripts/page_screenshots.py first-look rope    # only those named
@@ -226,6 +226,23 @@ def code_cell(browser, url: str) -> None:
     small(path)
 
 
+def model_menu(browser, url: str) -> None:
+    """docs/web-app.md: the model menu open at 1440 px over SmolLM2's page, served beside the
+    shipped MoE (`lmscope serve --model smollm2 --model shakespeare-moe`), with the models this
+    machine has besides. Its own server: the other pictures are of one served model."""
+    from lmscope.web.factory import ServeSettings, build_app
+
+    app = build_app(ServeSettings(model="smollm2", more=["shakespeare-moe"]))
+    with serve(app) as both:
+        page = opened(browser, both, DESKTOP, "en")
+        prompt(page, PROMPT)
+        page.get_by_test_id("model-menu-button").click()
+        page.wait_for_selector("[data-testid=disk-models], [data-testid=model-menu-panel] p")
+        settle(page)
+        window(page, "model-menu")
+        page.context.close()
+
+
 SHOTS: dict[str, Callable] = {
     "hero": hero,
     "first-look": first_look,
@@ -235,6 +252,7 @@ SHOTS: dict[str, Callable] = {
     "family": family_steps,
     "rnn": rnn,
     "code-cell": code_cell,
+    "model-menu": model_menu,
 }
 
 
