@@ -340,7 +340,7 @@ class Gemma3(Llama):
         product."""
         B, c = idx.shape[0], self.config
         nq, d, mlp_width = c.n_head, c.d_head, c.d_mlp
-        eps = torch.tensor(c.rms_norm_eps, dtype=torch.float32)
+        eps = torch.tensor(c.rms_norm_eps, dtype=torch.float32, device=idx.device)
         nkv = cast("SandwichBlock", self.h[0]).attn.n_kv_head
         x = self.wte(idx).view(B, c.n_embd)
         x = x * torch.tensor(math.sqrt(c.n_embd)).to(x.dtype)

@@ -852,7 +852,7 @@ class Llama(DecoderLM):
         B, c = idx.shape[0], self.config
         nq, d, mlp_width = c.n_head, c.d_head, c.d_mlp
         nkv = cast("Block", self.h[0]).attn.n_kv_head
-        eps = torch.tensor(c.rms_norm_eps, dtype=torch.float32)
+        eps = torch.tensor(c.rms_norm_eps, dtype=torch.float32, device=idx.device)
         x = self.wte(idx).view(B, c.n_embd)
         cos, sin = _row_rope(torch.tensor(positions), self.inv_freq, d, x.dtype)
         for step in self.step_plan():
