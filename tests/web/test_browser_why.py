@@ -158,6 +158,27 @@ def test_copies_the_command_that_re_runs_an_experiment(page):
     command.get_by_role("button").click()
     assert page.evaluate("navigator.clipboard.readText()") == "lmscope race"
     assert command.get_by_role("button").inner_text() == "Copied"
+    command.get_by_role("button").click()  # a second copy while "Copied" still shows
+    assert command.get_by_role("button").inner_text() == "Copied"
+    page.wait_for_function(
+        "(b) => b.textContent === 'Copy'", arg=command.get_by_role("button").element_handle()
+    )
+
+
+def test_where_the_clipboard_is_refused_the_command_is_selected_for_ctrl_c(page):
+    """The model menu said "Select and copy" and left the selecting to the reader, /why
+    selected the command and said nothing: both now select it and say so (clipboard.js)."""
+    command = page.locator("#exp-race [data-testid=why-command]").first
+    command.locator("xpath=ancestor::details").evaluate("(d) => (d.open = true)")
+    refuse = "navigator.clipboard.writeText = () => Promise.reject(new Error('refused'))"
+    page.evaluate(f"() => {{ window.keptWrite = navigator.clipboard.writeText; {refuse}; }}")
+    try:
+        command.get_by_role("button").click()
+        assert command.get_by_role("button").inner_text() == "Selected: press Ctrl+C"
+        assert page.evaluate("window.getSelection().toString()") == "lmscope race"
+    finally:
+        page.evaluate("() => { navigator.clipboard.writeText = window.keptWrite; }")
+        page.evaluate("() => window.getSelection().removeAllRanges()")
 
 
 def test_the_explainer_links_to_the_page_in_both_languages(page):

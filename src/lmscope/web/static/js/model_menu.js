@@ -11,6 +11,7 @@
 import { chosenModel, getJSON, keepModelInLinks } from "./api.js";
 import { lang, t } from "./catalog.js";
 import { compact, el } from "./draw.js";
+import { copyCommand } from "./clipboard.js";
 
 const KEPT_PROMPT = "lmscope.switch-prompt"; // the prompt carried to the page of another model
 const RETRY_MS = 600; // the server is still reading the machine's stores: ask again this soon
@@ -100,16 +101,6 @@ function servedItem(m, here) {
   );
 }
 
-async function copy(button, text) {
-  try {
-    await navigator.clipboard.writeText(text);
-    button.textContent = t("page.models.copied");
-  } catch {
-    button.textContent = t("page.models.copy-failed");
-  }
-  setTimeout(() => (button.textContent = t("page.models.copy")), 1500);
-}
-
 function diskItem(m) {
   const head = el(
     "div",
@@ -134,18 +125,19 @@ function diskItem(m) {
       el("a", { class: "model-open", href: m.page, "data-testid": "disk-model-page", text: t("page.models.open-rnn") }),
     );
   }
+  const code = el("code", { "data-testid": "disk-model-command", text: m.command });
   const button = el("button", {
     type: "button",
     class: "model-copy",
-    text: t("page.models.copy"),
+    text: t("page.copy.copy"),
     "aria-label": t("page.models.copy-label", { name: m.name }),
-    onclick: () => copy(button, m.command),
+    onclick: () => copyCommand(button, m.command, code),
   });
   return el(
     "li",
     { class: "model-disk", "data-testid": "disk-model", "data-opens": "true" },
     head,
-    el("div", { class: "model-command" }, el("code", { "data-testid": "disk-model-command", text: m.command }), button),
+    el("div", { class: "model-command" }, code, button),
     m.page === "/rnn" ? el("span", { class: "model-why", text: t("page.models.rnn-note") }) : null,
   );
 }

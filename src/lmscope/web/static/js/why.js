@@ -6,6 +6,7 @@
 import { getJSON, keepModelInLinks } from "./api.js";
 import { el, minus } from "./draw.js";
 import { has, labelLanguageToggle, lang, t, wireLanguageToggle } from "./catalog.js";
+import { copyCommand } from "./clipboard.js";
 
 const LONG_TABLE = 12; // rows; longer tables start folded so the figures stay close together
 
@@ -223,21 +224,6 @@ function sectionView(name, source, section, figures) {
   );
 }
 
-async function copy(command, button) {
-  try {
-    await navigator.clipboard.writeText(command);
-    button.textContent = t("page.why.copied");
-    setTimeout(() => (button.textContent = t("page.why.copy")), 1500);
-  } catch {
-    // no clipboard (an insecure origin, or permission refused): select it for Ctrl+C instead
-    const code = button.parentElement.querySelector("code");
-    const range = document.createRange();
-    range.selectNodeContents(code);
-    window.getSelection().removeAllRanges();
-    window.getSelection().addRange(range);
-  }
-}
-
 // A command word by word, so a narrow screen wraps it between words, never inside "--clock"
 // (a line ending "--threads 1 -" reads as another flag); it copies as the same text.
 function commandWords(command) {
@@ -246,12 +232,13 @@ function commandWords(command) {
 
 function rerun(entry, open) {
   const rows = entry.commands.map((c) => {
-    const button = el("button", { type: "button", text: t("page.why.copy") });
-    button.addEventListener("click", () => copy(c.command, button));
+    const code = el("code", {}, commandWords(c.command));
+    const button = el("button", { type: "button", text: t("page.copy.copy") });
+    button.addEventListener("click", () => copyCommand(button, c.command, code));
     return el(
       "div",
       { class: "why-cmd", "data-testid": "why-command" },
-      el("code", {}, commandWords(c.command)),
+      code,
       button,
       el("span", { class: "note", text: said(c.note) }),
     );
