@@ -30,7 +30,7 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, cast
+from typing import ClassVar, NamedTuple, cast
 
 import torch
 import torch.nn.functional as F
@@ -308,15 +308,12 @@ class Gemma3(Llama):
         plan = []
         for block in cast("Iterable[SandwichBlock]", self.h):
             attn, mlp = block.attn, block.mlp
-            options: dict[str, Any] = {"scale": attn.scale}
-            if attn.n_kv_groups > 1:
-                options["enable_gqa"] = True
             plan.append(
                 _StepLayer(
                     layer=block.layer,
                     local=attn.local,
                     window=attn.window,
-                    attention=options,
+                    attention=attn.fused_options(),
                     ln_1=block.ln_1.gain_now(),
                     qkv=projection(attn.q_proj, attn.k_proj, attn.v_proj),
                     qk_gains=attn.qk_gains(),

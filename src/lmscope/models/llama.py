@@ -573,15 +573,22 @@ class CausalSelfAttention(nn.Module):
         w_o = self.o_proj.weight.T.reshape(self.n_head, self.d_head, -1)
         return torch.einsum("...phd,hdm->...phm", z, w_o)
 
-    def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
-        """PyTorch's fused attention; each query head reads its group's key/value head there
-        (enable_gqa), without copying the keys and values n_kv_groups times."""
-        T, S = q.shape[2], k.shape[2]
-        options: dict[str, Any] = dict(dropout_p=self.dropout if self.training else 0.0)
+    def fused_options(self) -> dict[str, Any]:
+        """F.scaled_dot_product_attention's options for this attention, dropout aside: its
+        scale (absent: 1/sqrt(d_head)), and enable_gqa where query heads share a key/value
+        head, which each then reads without copying the keys and values n_kv_groups times."""
+        options: dict[str, Any] = {}
         if self.scale is not None:
             options["scale"] = self.scale
         if self.n_kv_groups > 1:
             options["enable_gqa"] = True
+        return options
+
+    def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
+        """PyTorch's fused attention with this attention's options (``fused_options``)."""
+        T, S = q.shape[2], k.shape[2]
+        dropout = self.dropout if self.training else 0.0
+        options: dict[str, Any] = dict(dropout_p=dropout, **self.fused_options())
         unwindowed = self.window is None or self.window >= S
         if unwindowed and (past == 0 or T == 1):
             # a single new token may attend to every cached position: no mask needed
