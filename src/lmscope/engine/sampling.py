@@ -405,9 +405,9 @@ def _greedy_pool_float32(logits: Any, params: SamplingParams) -> CandidatePool |
     if not math.isfinite(top):
         return None  # NaN, +inf, or every logit masked
     scaled = x.to(torch.float64).sub_(top)
-    low = float(scaled.min())
+    low = None if cold else float(scaled.min())  # cold: one token has it all, nothing to count
     lse = scaled.exp_().sum().log()
-    if not cold and low - float(lse) <= _SURELY_NONZERO:
+    if low is not None and low - float(lse) <= _SURELY_NONZERO:
         return None  # some tokens' probability is 0 in float64: the general path counts them
     original = torch.exp(-lse).reshape(1).to(torch.float32)
     one = torch.ones(1, dtype=torch.float32)
