@@ -134,26 +134,21 @@ def step_bytes(net) -> int:
 
 def step_products(net):
     """A generation step's matrix-vector products alone, as a function: the same weights, one
-    row each, nothing else, through the cheapest call of the kernel a step uses: float32's
-    ``torch.mm`` (or ``addmm``) on a transposed weight made beforehand, which is what
-    ``F.linear`` runs after its own dispatch and what Gemma 3's step calls; other dtypes through
-    ``models.common.linear``. A step's time above this one's is its overhead: attention, norms,
-    the Python of the loop, sampling."""
-    from lmscope.models.common import linear
+    row each, nothing else, through the call the lean steps make (``models.step_plan.product``:
+    float32's ``mm`` on a transposed weight made beforehand, which ``F.linear`` runs after its
+    own dispatch; other dtypes through ``models.common.linear``). A step's time above this
+    one's is its overhead: attention, norms, the Python of the loop, sampling."""
+    from lmscope.models.step_plan import product
 
     layers = [(m.weight, m.bias) for m in _block_linears(net)] + [(_unembedding(net), None)]
     dtype = layers[0][0].dtype
     rows = {w.shape[1]: torch.randn(1, w.shape[1], dtype=dtype) for w, _ in layers}
-    direct = [(rows[w.shape[1]], w.t(), b) for w, b in layers]
+    products_of = [(rows[w.shape[1]], product(w, b)) for w, b in layers]
 
     def products():
         with torch.inference_mode():
-            if dtype != torch.float32:
-                for w, b in layers:
-                    linear(rows[w.shape[1]], w, b)
-                return
-            for x, w_t, b in direct:
-                torch.mm(x, w_t) if b is None else torch.addmm(b, x, w_t)
+            for x, multiply in products_of:
+                multiply(x)
 
     return products
 
