@@ -51,6 +51,12 @@ def test_an_export_keeps_the_runs_sample_timeline(tmp_path, capsys):
     (tiny / "timeline.md").unlink()
     assert main(["export", str(tiny), str(tmp_path / "again")]) == 0
     assert not (tmp_path / "again" / "timeline.json").exists()
+    (tiny / "timeline.json").write_text("{ not json", encoding="utf-8")  # a broken one
+    capsys.readouterr()
+    assert main(["export", str(tiny), str(tmp_path / "broken")]) == 2
+    err = capsys.readouterr().err
+    assert "timeline.json" in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "broken").exists()  # refused before anything is written
 
 
 # --- export never destroys (issue 16, item 4): every case lists the tree before and after ---
