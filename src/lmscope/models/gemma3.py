@@ -38,6 +38,7 @@ from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import Hook, KVCache
+from lmscope.models.fields import require_above
 from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
@@ -82,10 +83,7 @@ class Gemma3Config(LlamaConfig):
         self.layer_types = list(types)
         if LOCAL in types and self.sliding_window is None:
             raise InvalidInputError("error.gemma3.no-window")
-        if self.rope_local_theta <= 1:
-            raise InvalidInputError(
-                "error.value.above", name="rope_local_theta", low=1, got=str(self.rope_local_theta)
-            )
+        require_above(self, "rope_local_theta", 1)
 
     def is_local(self, layer: int) -> bool:
         """Whether layer ``layer`` sees only the last sliding_window keys."""

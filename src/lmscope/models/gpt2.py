@@ -37,7 +37,15 @@ from lmscope.models.common import (
     reads_scores_only,
     wants,
 )
-from lmscope.models.fields import JsonConfig, check_field_types, require_mapping
+from lmscope.models.fields import (
+    JsonConfig,
+    check_field_types,
+    require_above,
+    require_at_least,
+    require_divisible,
+    require_fraction,
+    require_mapping,
+)
 
 
 @dataclass
@@ -56,36 +64,21 @@ class GPTConfig(JsonConfig):
 
     def __post_init__(self):
         check_field_types(self, Message("error.config.part.named", model="GPT-2"))
-        for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head"):
-            if getattr(self, name) < 1:
-                raise InvalidInputError(
-                    "error.value.at-least", name=name, low=1, got=str(getattr(self, name))
-                )
+        require_at_least(self, 1, "vocab_size", "n_ctx", "n_embd", "n_layer", "n_head")
         if self.n_inner is not None and self.n_inner < 1:
             raise InvalidInputError(
                 "error.value.at-least-or-null", name="n_inner", low=1, got=str(self.n_inner)
             )
-        if self.n_embd % self.n_head:
-            raise InvalidInputError(
-                "error.value.divisible",
-                a="n_embd",
-                x=str(self.n_embd),
-                b="n_head",
-                y=str(self.n_head),
-            )
+        require_divisible(self, "n_embd", "n_head")
         if self.activation not in ACTIVATIONS:
             raise InvalidInputError(
                 "error.gpt2.unknown-activation",
                 name=repr(self.activation),
                 known=", ".join(ACTIVATIONS),
             )
-        if not 0.0 <= self.dropout < 1.0:
-            raise InvalidInputError("error.value.fraction", name="dropout", got=str(self.dropout))
+        require_fraction(self, "dropout")
         # LayerNorm divides by sqrt(var + eps): eps <= 0 can make every logit NaN.
-        if self.layer_norm_eps <= 0:
-            raise InvalidInputError(
-                "error.value.above", name="layer_norm_eps", low=0, got=str(self.layer_norm_eps)
-            )
+        require_above(self, "layer_norm_eps", 0)
 
     @property
     def d_head(self) -> int:

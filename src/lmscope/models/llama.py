@@ -49,7 +49,15 @@ from lmscope.models.common import (
     reads_scores_only,
     wants,
 )
-from lmscope.models.fields import JsonConfig, check_field_types, require_mapping
+from lmscope.models.fields import (
+    JsonConfig,
+    check_field_types,
+    require_above,
+    require_at_least,
+    require_divisible,
+    require_fraction,
+    require_mapping,
+)
 from lmscope.models.state import build_checked
 from lmscope.models.step_plan import Product, kept_while_parameters_hold, norm_row, projection
 
@@ -102,39 +110,21 @@ class LlamaConfig(JsonConfig):
         check_field_types(self, Message("error.config.part.named", model="Llama"))
         if self.n_kv_head is None:
             self.n_kv_head = self.n_head
-        for name in ("vocab_size", "n_ctx", "n_embd", "n_layer", "n_head", "n_kv_head", "n_inner"):
-            if getattr(self, name) < 1:
-                raise InvalidInputError(
-                    "error.value.at-least", name=name, low=1, got=str(getattr(self, name))
-                )
+        require_at_least(
+            self, 1, "vocab_size", "n_ctx", "n_embd", "n_layer", "n_head", "n_kv_head", "n_inner"
+        )
         if self.head_dim is None:
             if self.n_embd % self.n_head:
                 raise InvalidInputError(
                     "error.llama.divisible-unless-head-dim", x=str(self.n_embd), y=str(self.n_head)
                 )
             self.head_dim = self.n_embd // self.n_head
-        if self.head_dim < 2:
-            raise InvalidInputError(
-                "error.value.at-least", name="head_dim", low=2, got=str(self.head_dim)
-            )
+        require_at_least(self, 2, "head_dim")
         if self.d_head % 2:
             raise InvalidInputError("error.llama.odd-head", got=str(self.d_head))
-        if self.n_head % self.n_kv_head:
-            raise InvalidInputError(
-                "error.value.divisible",
-                a="n_head",
-                x=str(self.n_head),
-                b="n_kv_head",
-                y=str(self.n_kv_head),
-            )
-        if self.rms_norm_eps <= 0:
-            raise InvalidInputError(
-                "error.value.above", name="rms_norm_eps", low=0, got=str(self.rms_norm_eps)
-            )
-        if self.rope_theta <= 1:
-            raise InvalidInputError(
-                "error.value.above", name="rope_theta", low=1, got=str(self.rope_theta)
-            )
+        require_divisible(self, "n_head", "n_kv_head")
+        require_above(self, "rms_norm_eps", 0)
+        require_above(self, "rope_theta", 1)
         if not 0 < self.partial_rotary_factor <= 1 or self.rotary_dims < 2 or self.rotary_dims % 2:
             raise InvalidInputError(
                 "error.llama.rotary-dims",
@@ -144,14 +134,11 @@ class LlamaConfig(JsonConfig):
         if self.rope_scaling is not None:
             _check_rope_scaling(self.rope_scaling, self.rotary_dims // 2)
             self.rope_scaling = dict(self.rope_scaling)
-        if self.sliding_window is not None and self.sliding_window < 1:
-            raise InvalidInputError(
-                "error.value.at-least", name="sliding_window", low=1, got=str(self.sliding_window)
-            )
+        if self.sliding_window is not None:
+            require_at_least(self, 1, "sliding_window")
         if self.activation not in self.activations:
             raise InvalidInputError("error.llama.activation", name=repr(self.activation))
-        if not 0.0 <= self.dropout < 1.0:
-            raise InvalidInputError("error.value.fraction", name="dropout", got=str(self.dropout))
+        require_fraction(self, "dropout")
         if self.model_type not in self.model_types:
             raise InvalidInputError(
                 "error.value.one-of",
