@@ -267,6 +267,26 @@ def assert_cache_continues(net, ids: torch.Tensor, tol: float = 1e-4) -> None:
         ]
     assert (first - whole[:, :-3]).abs().max() < tol
     assert (torch.cat(steps, dim=1) - whole[:, -3:]).abs().max() < tol
+    assert_generation_steps_continue(net, ids, whole, tol)
+
+
+def assert_generation_steps_continue(net, ids: torch.Tensor, whole, tol: float) -> None:
+    """The steps generation takes (``decode_step``, and ``decode_rows`` for rows of different
+    lengths) give the whole pass's logits too: a family whose blocks differ from Llama's must
+    not be run by Llama's one-row shortcut."""
+    T = ids.shape[1]
+    with torch.no_grad():
+        cache = net.new_cache()
+        net(ids[:, :-3], cache=cache)
+        steps = [net.decode_step(ids[:, i : i + 1], cache) for i in range(T - 3, T)]
+        assert (torch.cat(steps, dim=1) - whole[:, -3:]).abs().max() < tol
+        caches = [net.new_cache() for _ in range(ids.shape[0])]
+        for row, cache in enumerate(caches):  # row r has a prompt r tokens shorter
+            net(ids[row : row + 1, : T - 1 - row], cache=cache)
+        rows = torch.cat([ids[row : row + 1, T - 1 - row] for row in range(len(caches))])
+        got = net.decode_rows(rows.view(-1, 1), caches)
+    for row in range(len(caches)):
+        assert (got[row, 0] - whole[row, T - 1 - row]).abs().max() < tol
 
 
 def assert_saved_folder_reloads(net, ids: torch.Tensor, folder: Path) -> None:

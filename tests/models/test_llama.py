@@ -267,7 +267,7 @@ def test_generation_steps_match_transformers(pair, monkeypatch, joined):
             step = model(ids[:, t : t + 1], cache=cache, last_only=True)[0]
             assert (step[:, 0] - ref[:, t]).abs().max() < TOL, (name, t)
     assert calls == [2] * (length - 4)
-    if joined and model._plain_rope:
+    if joined and model._one_row_shortcut_fits:
         # a bias sits between two weights in registration order (q's weight, q's bias, k's
         # weight, ...): then each projection is its own product
         plan, biased = model.step_plan()[0], model.h[0].attn.q_proj.bias is not None

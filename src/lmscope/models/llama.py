@@ -790,7 +790,7 @@ class Llama(DecoderLM):
         positions and probes) spends five to ten. At 135M parameters a step's matrix products
         take about 40 ms on one core, and the general path's small operations added about 8."""
 
-        if not self._plain_rope:
+        if not self._one_row_shortcut_fits:
             return DecoderLM.decode_step(self, idx, cache)
 
         def attend(step: _StepBlock, q, k, v):
@@ -804,7 +804,7 @@ class Llama(DecoderLM):
         of any lengths): every weight is read once for all of them, which is what a step costs;
         only attention runs row by row, over each row's own cache."""
 
-        if not self._plain_rope:
+        if not self._one_row_shortcut_fits:
             return DecoderLM.decode_rows(self, idx, caches)
 
         def attend(step: _StepBlock, q, k, v):
@@ -813,10 +813,16 @@ class Llama(DecoderLM):
         return self._decode(idx, [cache.length for cache in caches], attend)
 
     @property
-    def _plain_rope(self) -> bool:
-        """Every dim rotates at speeds that do not depend on the sequence's length: what the
-        one-row shortcut (_decode) assumes."""
-        return self.inv_freq_long is None and self.config.rotary_dims == self.config.d_head
+    def _one_row_shortcut_fits(self) -> bool:
+        """What the one-row shortcut (_decode) assumes: Llama's own blocks (a family built on
+        Llama that changes the attention or the MLP, as Qwen3's QK-norm or a mixture of
+        experts, takes the general path), and every dim rotating at speeds that do not depend
+        on the sequence's length."""
+        return (
+            type(self).block_class is Block
+            and self.inv_freq_long is None
+            and self.config.rotary_dims == self.config.d_head
+        )
 
     def step_plan(self) -> list[_StepBlock]:
         """What a generation step reads from each block, gathered once and kept while the

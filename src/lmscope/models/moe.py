@@ -29,7 +29,7 @@ import torch
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.common import DecoderLM, Hook, Linear, PreNormBlock
+from lmscope.models.common import Hook, Linear, PreNormBlock
 from lmscope.models.fields import require_at_least
 from lmscope.models.kin import build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
@@ -177,9 +177,6 @@ class MoEBlock(PreNormBlock):
 class MoE(Llama):
     config: MoEConfig
     block_class = MoEBlock
-    # a generation step takes the general path (Llama's one-row shortcut has one MLP)
-    decode_step = DecoderLM.decode_step
-    decode_rows = DecoderLM.decode_rows
 
 
 # Mixtral's names for the experts' matrices (transformers' MixtralBlockSparseTop2MLP): w1 is the

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError
-from lmscope.models.common import DecoderLM, Hook, Linear
+from lmscope.models.common import Hook, Linear
 from lmscope.models.kin import build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     Block,
@@ -149,9 +149,6 @@ class Phi3Block(Block):
 class Phi3(Llama):
     config: Phi3Config
     block_class = Phi3Block
-    # a generation step takes the general path (Llama's one-row shortcut reads q_proj, gate_proj)
-    decode_step = DecoderLM.decode_step
-    decode_rows = DecoderLM.decode_rows
 
 
 def build_phi3(

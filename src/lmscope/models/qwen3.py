@@ -23,7 +23,6 @@ from typing import ClassVar
 import torch
 
 from lmscope.errors import CheckpointError
-from lmscope.models.common import DecoderLM
 from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     Block,
@@ -62,9 +61,6 @@ class Qwen3Block(Block):
 class Qwen3(Llama):
     config: Qwen3Config
     block_class = Qwen3Block
-    # a generation step takes the general path (Llama's one-row shortcut has no QK-norm)
-    decode_step = DecoderLM.decode_step
-    decode_rows = DecoderLM.decode_rows
 
 
 def build_qwen3(
