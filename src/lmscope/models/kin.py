@@ -1,9 +1,11 @@
 """What the families built on Llama's code share: their config.json is checked and read through
-Llama's reader, a model is built from a Hugging Face state dict the same way, and the QK-norm
-attention of Qwen3 and Gemma 3 is one class.
+Llama's reader, and the QK-norm attention of Qwen3 and Gemma 3 is one class. Every family is
+built from a Hugging Face state dict the same way (``models.state.build_from_hf``).
 
 A new family (``qwen3.py``, ``phi3.py``, ``gemma3.py``, ``moe.py``) says only what differs: which
-``model_type`` values it accepts, the fields it adds, and how its tensor names map to ours.
+``model_type`` values it accepts, the fields it adds, its blocks, and (``state_from_hf``) how its
+tensor names map to ours. Its network names its config with ``config_class``; with blocks of its
+own, generation takes the general path (Llama's one-row shortcut reads Llama's blocks only).
 """
 
 from __future__ import annotations

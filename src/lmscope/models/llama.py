@@ -58,7 +58,6 @@ from lmscope.models.fields import (
     require_fraction,
     require_mapping,
 )
-from lmscope.models.state import build_checked
 from lmscope.models.step_plan import Product, kept_while_parameters_hold, norm_row, projection
 
 HF_MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -680,8 +679,15 @@ class Block(PreNormBlock):
 
 class Llama(DecoderLM):
     config: LlamaConfig
+    config_class: ClassVar[type[LlamaConfig]] = LlamaConfig  # each family sets its own
     ln_f: RMSNorm
     block_class: ClassVar[type[nn.Module]] = Block  # a family with other blocks sets its own
+
+    @classmethod
+    def state_from_hf(cls, state: dict[str, torch.Tensor], config: LlamaConfig) -> dict:
+        """A Hugging Face state dict in this module's names (a family that names its tensors
+        otherwise renames them first, then calls this)."""
+        return llama_state_from_hf(state, config)
 
     def __init__(self, config: LlamaConfig):
         super().__init__()
@@ -946,14 +952,3 @@ def llama_state_to_hf(model: Llama) -> dict[str, torch.Tensor]:
             name = key  # lm_head.weight
         out[name] = tensor.detach().contiguous()
     return out
-
-
-def build_llama(
-    hf_config: dict, hf_state: dict[str, torch.Tensor], source: str, *, allow_nonfinite=False
-) -> Llama:
-    """A float32 Llama in eval mode from a Hugging Face config.json dict and state dict."""
-    config = LlamaConfig.from_hf(hf_config)
-    state = llama_state_from_hf(hf_state, config)
-    return build_checked(
-        lambda: Llama(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
-    )

@@ -31,14 +31,13 @@ from torch import nn
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import Hook, Linear, PreNormBlock
 from lmscope.models.fields import require_at_least
-from lmscope.models.kin import build_from_hf, from_llama_fields, require_hf_type
+from lmscope.models.kin import from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
     CausalSelfAttention,
     Llama,
     LlamaConfig,
     RMSNorm,
-    llama_state_from_hf,
 )
 from lmscope.models.qwen3 import Qwen3Attention
 
@@ -174,50 +173,42 @@ class MoEBlock(PreNormBlock):
         )
 
 
-class MoE(Llama):
-    config: MoEConfig
-    block_class = MoEBlock
-
-
 # Mixtral's names for the experts' matrices (transformers' MixtralBlockSparseTop2MLP): w1 is the
 # gate, w3 up, w2 down; its MLP is "block_sparse_moe". Qwen3-MoE's are already ours.
 _MIXTRAL_PARTS = {".w1.": ".gate_proj.", ".w3.": ".up_proj.", ".w2.": ".down_proj."}
 _STACKED = tuple(f".mlp.experts.{part}.weight" for part in ("gate_proj", "up_proj", "down_proj"))
 
 
-def moe_state_from_hf(state: dict[str, torch.Tensor], config: MoEConfig) -> dict:
-    """Rename a Hugging Face Mixtral or Qwen3-MoE state dict to this module's names: Mixtral's
-    ``block_sparse_moe.experts.E.w1`` becomes ``mlp.experts.E.gate_proj``, and experts stored
-    as one 3-D tensor for all of them (transformers' in-memory ``mlp.experts.gate_up_proj``, or
-    the GGUF reader's ``mlp.experts.gate_proj.weight``) are split into one matrix per expert."""
-    renamed: dict[str, torch.Tensor] = {}
-    for key, tensor in state.items():
-        if ".block_sparse_moe." in key:
-            key = key.replace(".block_sparse_moe.", ".mlp.")
-            for theirs, ours in _MIXTRAL_PARTS.items():
-                key = key.replace(theirs, ours)
-        if key.endswith(".mlp.experts.gate_up_proj"):
-            prefix = key.removesuffix("gate_up_proj")
-            for e, fused in enumerate(tensor):
-                gate, up = fused.chunk(2, dim=0)
-                renamed[f"{prefix}{e}.gate_proj.weight"] = gate
-                renamed[f"{prefix}{e}.up_proj.weight"] = up
-        elif key.endswith(".mlp.experts.down_proj"):
-            for e, down in enumerate(tensor):
-                renamed[f"{key.removesuffix('down_proj')}{e}.down_proj.weight"] = down
-        elif tensor.dim() == 3 and key.endswith(_STACKED):  # GGUF: [expert, out, in]
-            prefix, part, _ = key.rsplit(".", 2)
-            for e, matrix in enumerate(tensor):
-                renamed[f"{prefix}.{e}.{part}.weight"] = matrix
-        else:
-            renamed[key] = tensor
-    return llama_state_from_hf(renamed, config)
+class MoE(Llama):
+    config: MoEConfig
+    config_class = MoEConfig
+    block_class = MoEBlock
 
-
-def build_moe(
-    hf_config: dict, hf_state: dict[str, torch.Tensor], source: str, *, allow_nonfinite=False
-) -> MoE:
-    """A float32 mixture of experts in eval mode from a Hugging Face config.json dict and state
-    dict (Mixtral's or Qwen3-MoE's names)."""
-    config = MoEConfig.from_hf(hf_config)
-    return build_from_hf(MoE, config, moe_state_from_hf(hf_state, config), source, allow_nonfinite)
+    @classmethod
+    def state_from_hf(cls, state: dict[str, torch.Tensor], config: LlamaConfig) -> dict:
+        """Mixtral's or Qwen3-MoE's names to ours, then Llama's renaming: Mixtral's
+        ``block_sparse_moe.experts.E.w1`` becomes ``mlp.experts.E.gate_proj``, and experts stored
+        as one 3-D tensor for all of them (transformers' in-memory ``mlp.experts.gate_up_proj``, or
+        the GGUF reader's ``mlp.experts.gate_proj.weight``) are split into one matrix per expert."""
+        renamed: dict[str, torch.Tensor] = {}
+        for key, tensor in state.items():
+            if ".block_sparse_moe." in key:
+                key = key.replace(".block_sparse_moe.", ".mlp.")
+                for theirs, ours in _MIXTRAL_PARTS.items():
+                    key = key.replace(theirs, ours)
+            if key.endswith(".mlp.experts.gate_up_proj"):
+                prefix = key.removesuffix("gate_up_proj")
+                for e, fused in enumerate(tensor):
+                    gate, up = fused.chunk(2, dim=0)
+                    renamed[f"{prefix}{e}.gate_proj.weight"] = gate
+                    renamed[f"{prefix}{e}.up_proj.weight"] = up
+            elif key.endswith(".mlp.experts.down_proj"):
+                for e, down in enumerate(tensor):
+                    renamed[f"{key.removesuffix('down_proj')}{e}.down_proj.weight"] = down
+            elif tensor.dim() == 3 and key.endswith(_STACKED):  # GGUF: [expert, out, in]
+                prefix, part, _ = key.rsplit(".", 2)
+                for e, matrix in enumerate(tensor):
+                    renamed[f"{prefix}.{e}.{part}.weight"] = matrix
+            else:
+                renamed[key] = tensor
+        return super().state_from_hf(renamed, config)

@@ -35,14 +35,13 @@ from torch import nn
 
 from lmscope.errors import CheckpointError
 from lmscope.models.common import Hook, Linear
-from lmscope.models.kin import build_from_hf, from_llama_fields, require_hf_type
+from lmscope.models.kin import from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     Block,
     CausalSelfAttention,
     Llama,
     LlamaConfig,
     gated,
-    llama_state_from_hf,
 )
 
 
@@ -148,14 +147,5 @@ class Phi3Block(Block):
 
 class Phi3(Llama):
     config: Phi3Config
+    config_class = Phi3Config
     block_class = Phi3Block
-
-
-def build_phi3(
-    hf_config: dict, hf_state: dict[str, torch.Tensor], source: str, *, allow_nonfinite=False
-) -> Phi3:
-    """A float32 Phi-3 in eval mode from a Hugging Face config.json dict and state dict."""
-    config = Phi3Config.from_hf(hf_config)
-    return build_from_hf(
-        Phi3, config, llama_state_from_hf(hf_state, config), source, allow_nonfinite
-    )

@@ -20,15 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import torch
-
 from lmscope.errors import CheckpointError
-from lmscope.models.kin import QKNormAttention, build_from_hf, from_llama_fields, require_hf_type
+from lmscope.models.kin import QKNormAttention, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     Block,
     Llama,
     LlamaConfig,
-    llama_state_from_hf,
 )
 
 
@@ -60,15 +57,5 @@ class Qwen3Block(Block):
 
 class Qwen3(Llama):
     config: Qwen3Config
+    config_class = Qwen3Config
     block_class = Qwen3Block
-
-
-def build_qwen3(
-    hf_config: dict, hf_state: dict[str, torch.Tensor], source: str, *, allow_nonfinite=False
-) -> Qwen3:
-    """A float32 Qwen3 in eval mode from a Hugging Face config.json dict and state dict (the
-    norms' ``self_attn.q_norm``/``k_norm`` become ``attn.q_norm``/``k_norm``)."""
-    config = Qwen3Config.from_hf(hf_config)
-    return build_from_hf(
-        Qwen3, config, llama_state_from_hf(hf_state, config), source, allow_nonfinite
-    )

@@ -6,7 +6,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -92,6 +92,24 @@ def build_checked(
     if home is not None:
         home(model)  # before the weights are in: they are copied once, into their home
     return load_checked(model, state, source, allow_nonfinite=allow_nonfinite)
+
+
+def build_from_hf(
+    model_class: Any,
+    hf_config: dict,
+    hf_state: dict[str, torch.Tensor],
+    source: str,
+    *,
+    allow_nonfinite: bool = False,
+) -> Any:
+    """A float32 ``model_class`` in eval mode from a Hugging Face config.json dict and state
+    dict: its ``config_class`` reads the config, its ``state_from_hf`` gives the tensors our
+    names, and ``build_checked`` builds it. Every family is built this way."""
+    config = model_class.config_class.from_hf(hf_config)
+    state = model_class.state_from_hf(hf_state, config)
+    return build_checked(
+        lambda: model_class(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
+    )
 
 
 # Where build_checked moves a network's (still unfilled) weights before loading them, if
