@@ -3,8 +3,9 @@ the model's last steps (final norm, unembedding, logits probe, loss)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -154,6 +155,121 @@ def checked_logits(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     if logits.dtype == torch.float16 and not torch.isfinite(logits).all():
         raise InvalidInputError("error.model.float16-overflow")
     return logits
+
+
+class ProbedAttention(nn.Module):
+    """What every family's attention does once it has q, k and v ([batch, head, position,
+    d_head]): PyTorch's fused kernel where the hook reads at most the scores (they are then
+    rebuilt beside it, only when wanted), else the explicit product with every probe; then
+    ``hook_z`` and each head's result. GPT-2's attention is this with its defaults: no scale of
+    its own (1/sqrt(d_head)), no window, one key/value head per query head."""
+
+    n_head: int
+    d_head: int
+    dropout: float
+    attn_dropout: nn.Dropout
+    n_kv_groups: int = 1  # query heads that share a key/value head
+    window: int | None = None  # a sliding window: query i sees keys i - window + 1 .. i
+    scale: float | None = None  # the scores' factor; None: 1 / sqrt(d_head)
+
+    def out_weight(self) -> torch.Tensor:
+        """W_O, [d_model, n_head * d_head]: the projection of the heads' outputs."""
+        raise NotImplementedError
+
+    def attend(self, q, k, v, past: int, hook: Hook | None, name: str) -> torch.Tensor:
+        """z, [batch, position, head, d_head]; ``past`` keys came from the cache."""
+        if reads_scores_only(hook):
+            z = self._fast_attention(q, k, v, past)
+            if hook is not None:
+                self._show_scores(q, k, hook, name)
+        else:
+            k, v = self._per_query_head(k), self._per_query_head(v)
+            z = self._explicit_attention(q, k, v, hook, name)
+        z = z.transpose(1, 2)  # [batch, position, head, d_head]
+        if hook is not None:
+            z = hook(f"{name}.hook_z", z)
+            if wants(hook, f"{name}.hook_result"):
+                hook(f"{name}.hook_result", self.head_results(z))
+        return z
+
+    def scale_scores(self, raw: torch.Tensor) -> torch.Tensor:
+        return raw / math.sqrt(self.d_head) if self.scale is None else raw * self.scale
+
+    def masked_scores(self, raw: torch.Tensor) -> torch.Tensor:
+        """Raw QK^T -> scaled and masked (causal, and the sliding window if any), exactly as
+        the forward pass computes it."""
+        return self._mask(self.scale_scores(raw))
+
+    @torch.no_grad()
+    def head_results(self, z: torch.Tensor) -> torch.Tensor:
+        """Each head's own contribution to attn_out, z_h @ W_O[h] (any bias not included):
+        [..., position, head, d_head] -> [..., position, head, d_model]."""
+        w_o = self.out_weight().T.reshape(self.n_head, self.d_head, -1)
+        return torch.einsum("...phd,hdm->...phm", z, w_o)
+
+    def fused_options(self) -> dict[str, Any]:
+        """F.scaled_dot_product_attention's options for this attention, dropout aside: its
+        scale (absent: 1/sqrt(d_head)), and enable_gqa where query heads share a key/value
+        head, which each then reads without copying the keys and values n_kv_groups times."""
+        options: dict[str, Any] = {}
+        if self.scale is not None:
+            options["scale"] = self.scale
+        if self.n_kv_groups > 1:
+            options["enable_gqa"] = True
+        return options
+
+    def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
+        """PyTorch's fused attention with this attention's options (``fused_options``)."""
+        T, S = q.shape[2], k.shape[2]
+        dropout = self.dropout if self.training else 0.0
+        options: dict[str, Any] = dict(dropout_p=dropout, **self.fused_options())
+        unwindowed = self.window is None or self.window >= S
+        if unwindowed and (past == 0 or T == 1):
+            # a single new token may attend to every cached position: no mask needed
+            return F.scaled_dot_product_attention(q, k, v, is_causal=past == 0 and T > 1, **options)
+        mask = _allowed(T, S, self.window, q.device)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **options)
+
+    def _per_query_head(self, t: torch.Tensor) -> torch.Tensor:
+        """Keys or values [batch, n_kv_head, ...] -> [batch, n_head, ...]: each query head
+        gets its group's key/value head."""
+        return t if self.n_kv_groups == 1 else t.repeat_interleave(self.n_kv_groups, dim=1)
+
+    def _show_scores(self, q, k, hook: ScoreReader, name: str) -> None:
+        """The scores and pattern, for a hook that reads them, beside the fused attention that
+        computed z: float32, from q and the shared k, exactly as the derived probes are."""
+        names = [f"{name}.{probe}" for probe in SCORE_PROBES]
+        if not any(hook.wants(n) for n in names):
+            return
+        raw = q.float() @ self._per_query_head(k).float().transpose(-2, -1)
+        scaled = self.scale_scores(raw)
+        scores = self._mask(scaled)
+        pattern = torch.softmax(scores, dim=-1)
+        for probe, tensor in zip(names, (raw, scaled, scores, pattern), strict=True):
+            hook(probe, tensor)
+
+    def _explicit_attention(self, q, k, v, hook: Hook, name: str) -> torch.Tensor:
+        # Scores, softmax and the weighted sum in float32 for half-precision models, as the
+        # fused kernel accumulates them: a float16 QK^T overflows where the kernel's does not.
+        raw = hook(f"{name}.hook_attn_scores_raw", q.float() @ k.float().transpose(-2, -1))
+        scaled = hook(f"{name}.hook_attn_scores_scaled", self.scale_scores(raw))
+        scores = hook(f"{name}.hook_attn_scores", self._mask(scaled))  # as TransformerLens
+        pattern = hook(f"{name}.hook_pattern", torch.softmax(scores, dim=-1))
+        return (self.attn_dropout(pattern) @ v.float()).to(v.dtype)
+
+    def _mask(self, scaled: torch.Tensor) -> torch.Tensor:
+        """Keys a query may not see get -inf, so softmax gives them exactly zero weight."""
+        T, S = scaled.shape[-2:]
+        return scaled.masked_fill(~_allowed(T, S, self.window, scaled.device), float("-inf"))
+
+
+def _allowed(T: int, S: int, window: int | None, device) -> torch.Tensor:
+    """True where query i (the last T of S positions) may look at key j: j <= i, and with a
+    sliding window also i - j < window."""
+    mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T)
+    if window is not None:
+        mask = mask.triu(diagonal=S - T - window + 1)
+    return mask
 
 
 class PreNormBlock(nn.Module):

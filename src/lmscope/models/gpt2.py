@@ -24,18 +24,15 @@ from torch import nn
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.i18n import Message
 from lmscope.models.common import (
-    SCORE_PROBES,
     DecoderLM,
     Hook,
     KVCache,
     Linear,
     PreNormBlock,
-    ScoreReader,
+    ProbedAttention,
     attend_rows,
     checked_logits,
     head_of_model,
-    reads_scores_only,
-    wants,
 )
 from lmscope.models.fields import (
     JsonConfig,
@@ -178,7 +175,7 @@ class LayerNorm(nn.Module):
         return hook(f"{name}.hook_out", out.to(x.dtype))
 
 
-class CausalSelfAttention(nn.Module):
+class CausalSelfAttention(ProbedAttention):
     def __init__(self, config: GPTConfig):
         super().__init__()
         self.n_head, self.d_head = config.n_head, config.d_head
@@ -199,19 +196,7 @@ class CausalSelfAttention(nn.Module):
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [batch, head, position, d_head]
         if cache is not None:
             k, v = cache.extend(layer, k, v)
-        past = k.shape[2] - T  # positions that came from the cache
-
-        if reads_scores_only(hook):
-            z = self._fast_attention(q, k, v, past)
-            if hook is not None:
-                self._show_scores(q, k, hook, name)
-        else:
-            z = self._explicit_attention(q, k, v, past, hook, name)
-        z = z.transpose(1, 2)  # [batch, position, head, d_head]
-        if hook is not None:
-            z = hook(f"{name}.hook_z", z)
-            if wants(hook, f"{name}.hook_result"):
-                hook(f"{name}.hook_result", self.head_results(z))
+        z = self.attend(q, k, v, k.shape[2] - T, hook, name)  # past: positions from the cache
         return self.c_proj(z.reshape(B, T, C))
 
     # the recorded probes QK^T is computed from (see raw_scores)
@@ -222,63 +207,8 @@ class CausalSelfAttention(nn.Module):
         forward pass computes it (in float32)."""
         return q.transpose(0, 1).float() @ k.transpose(0, 1).float().transpose(-2, -1)
 
-    def scale_scores(self, raw: torch.Tensor) -> torch.Tensor:
-        return raw / math.sqrt(self.d_head)
-
-    def masked_scores(self, raw: torch.Tensor) -> torch.Tensor:
-        """Raw QK^T -> scaled and causally masked, exactly as the forward pass computes it."""
-        return _mask(self.scale_scores(raw))
-
-    @torch.no_grad()
-    def head_results(self, z: torch.Tensor) -> torch.Tensor:
-        """Each head's own contribution to attn_out, z_h @ W_O[h] (the bias not included):
-        [..., position, head, d_head] -> [..., position, head, d_model]."""
-        w_o = self.c_proj.weight.T.reshape(self.n_head, self.d_head, -1)
-        return torch.einsum("...phd,hdm->...phm", z, w_o)
-
-    def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
-        T = q.shape[2]
-        dropout = self.dropout if self.training else 0.0
-        if past == 0 or T == 1:
-            # a single new token may attend to every cached position: no mask needed
-            return F.scaled_dot_product_attention(
-                q, k, v, is_causal=past == 0 and T > 1, dropout_p=dropout
-            )
-        mask = _causal_mask(T, past + T, q.device)
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
-
-    def _show_scores(self, q, k, hook: ScoreReader, name: str) -> None:
-        """The scores and pattern, for a hook that reads them, beside the fused attention that
-        computed z: float32, from q and k, exactly as the derived probes are rebuilt."""
-        names = [f"{name}.{probe}" for probe in SCORE_PROBES]
-        if not any(hook.wants(n) for n in names):
-            return
-        raw = q.float() @ k.float().transpose(-2, -1)
-        scaled = self.scale_scores(raw)
-        scores = _mask(scaled)
-        pattern = torch.softmax(scores, dim=-1)
-        for probe, tensor in zip(names, (raw, scaled, scores, pattern), strict=True):
-            hook(probe, tensor)
-
-    def _explicit_attention(self, q, k, v, past: int, hook: Hook, name: str) -> torch.Tensor:
-        # Scores, softmax and the weighted sum in float32 for half-precision models, as the
-        # fused kernel accumulates them: a float16 QK^T overflows where the kernel's does not.
-        raw = hook(f"{name}.hook_attn_scores_raw", q.float() @ k.float().transpose(-2, -1))
-        scaled = hook(f"{name}.hook_attn_scores_scaled", self.scale_scores(raw))
-        scores = hook(f"{name}.hook_attn_scores", _mask(scaled))  # as TransformerLens
-        pattern = hook(f"{name}.hook_pattern", torch.softmax(scores, dim=-1))
-        return (self.attn_dropout(pattern) @ v.float()).to(v.dtype)
-
-
-def _mask(scaled: torch.Tensor) -> torch.Tensor:
-    """Future keys get -inf, so softmax gives them exactly zero weight."""
-    T, S = scaled.shape[-2:]
-    return scaled.masked_fill(~_causal_mask(T, S, scaled.device), float("-inf"))
-
-
-def _causal_mask(T: int, S: int, device) -> torch.Tensor:
-    """True where query i (the last T of S positions) may look at key j: j <= i."""
-    return torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T)
+    def out_weight(self) -> torch.Tensor:
+        return self.c_proj.weight
 
 
 class MLP(nn.Module):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, ClassVar, NamedTuple, cast
+from typing import ClassVar, NamedTuple, cast
 
 import torch
 import torch.nn.functional as F
@@ -37,17 +37,14 @@ from torch import nn
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.i18n import Message
 from lmscope.models.common import (
-    SCORE_PROBES,
     DecoderLM,
     Hook,
     KVCache,
     Linear,
     PreNormBlock,
-    ScoreReader,
+    ProbedAttention,
     attend_rows,
     checked_logits,
-    reads_scores_only,
-    wants,
 )
 from lmscope.models.fields import (
     JsonConfig,
@@ -463,7 +460,7 @@ class RMSNorm(nn.Module):
         return hook(f"{name}.hook_out", normalized.to(x.dtype) * self.weight)
 
 
-class CausalSelfAttention(nn.Module):
+class CausalSelfAttention(ProbedAttention):
     """Grouped-query attention with rotary positions (and, for Mistral, a sliding window).
 
     With ``sliding_window`` set, query i sees keys i - window + 1 .. i, as Mistral does; the
@@ -483,7 +480,6 @@ class CausalSelfAttention(nn.Module):
         self.o_proj = Linear(d_q, config.n_embd, bias=config.attention_out_bias)  # W_O
         self.attn_dropout = nn.Dropout(config.dropout)
         self.dropout = config.dropout
-        self.scale: float | None = None  # the scores' factor; None: 1 / sqrt(d_head)
 
     def kv_head_of(self, query_head: int) -> int:
         """The key/value head a query head reads: query heads come in consecutive groups."""
@@ -506,20 +502,7 @@ class CausalSelfAttention(nn.Module):
         q, k, v = (t.transpose(1, 2) for t in (q, k, v))  # [batch, head, position, d_head]
         if cache is not None:
             k, v = cache.extend(layer, k, v)  # the cache holds the n_kv_head rotated keys
-        past = k.shape[2] - T  # positions that came from the cache
-        if reads_scores_only(hook):
-            z = self._fast_attention(q, k, v, past)
-            if hook is not None:
-                self._show_scores(q, k, hook, name)
-        else:
-            # each query head reads its group's key/value head
-            k, v = (t.repeat_interleave(self.n_kv_groups, dim=1) for t in (k, v))
-            z = self._explicit_attention(q, k, v, hook, name)
-        z = z.transpose(1, 2)  # [batch, position, head, d_head]
-        if hook is not None:
-            z = hook(f"{name}.hook_z", z)
-            if wants(hook, f"{name}.hook_result"):
-                hook(f"{name}.hook_result", self.head_results(z))
+        z = self.attend(q, k, v, k.shape[2] - T, hook, name)  # past: positions from the cache
         return self.o_proj(z.reshape(B, T, self.n_head * self.d_head))
 
     def project(self, x: torch.Tensor):
@@ -544,71 +527,8 @@ class CausalSelfAttention(nn.Module):
         k = k.transpose(0, 1).repeat_interleave(self.n_kv_groups, dim=0)
         return q.transpose(0, 1).float() @ k.float().transpose(-2, -1)
 
-    def scale_scores(self, raw: torch.Tensor) -> torch.Tensor:
-        return raw / math.sqrt(self.d_head) if self.scale is None else raw * self.scale
-
-    def masked_scores(self, raw: torch.Tensor) -> torch.Tensor:
-        """Raw QK^T -> scaled and masked (causal, and the sliding window if any), exactly as
-        the forward pass computes it."""
-        return self._mask(self.scale_scores(raw))
-
-    @torch.no_grad()
-    def head_results(self, z: torch.Tensor) -> torch.Tensor:
-        """Each head's own contribution to attn_out, z_h @ W_O[h] (any bias not included):
-        [..., position, head, d_head] -> [..., position, head, d_model]."""
-        w_o = self.o_proj.weight.T.reshape(self.n_head, self.d_head, -1)
-        return torch.einsum("...phd,hdm->...phm", z, w_o)
-
-    def fused_options(self) -> dict[str, Any]:
-        """F.scaled_dot_product_attention's options for this attention, dropout aside: its
-        scale (absent: 1/sqrt(d_head)), and enable_gqa where query heads share a key/value
-        head, which each then reads without copying the keys and values n_kv_groups times."""
-        options: dict[str, Any] = {}
-        if self.scale is not None:
-            options["scale"] = self.scale
-        if self.n_kv_groups > 1:
-            options["enable_gqa"] = True
-        return options
-
-    def _fast_attention(self, q, k, v, past: int) -> torch.Tensor:
-        """PyTorch's fused attention with this attention's options (``fused_options``)."""
-        T, S = q.shape[2], k.shape[2]
-        dropout = self.dropout if self.training else 0.0
-        options: dict[str, Any] = dict(dropout_p=dropout, **self.fused_options())
-        unwindowed = self.window is None or self.window >= S
-        if unwindowed and (past == 0 or T == 1):
-            # a single new token may attend to every cached position: no mask needed
-            return F.scaled_dot_product_attention(q, k, v, is_causal=past == 0 and T > 1, **options)
-        mask = _allowed(T, S, self.window, q.device)
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **options)
-
-    def _show_scores(self, q, k, hook: ScoreReader, name: str) -> None:
-        """The scores and pattern, for a hook that reads them, beside the fused attention that
-        computed z: float32, from q and the shared k, exactly as the derived probes are."""
-        names = [f"{name}.{probe}" for probe in SCORE_PROBES]
-        if not any(hook.wants(n) for n in names):
-            return
-        k = k.repeat_interleave(self.n_kv_groups, dim=1)
-        raw = q.float() @ k.float().transpose(-2, -1)
-        scaled = self.scale_scores(raw)
-        scores = self._mask(scaled)
-        pattern = torch.softmax(scores, dim=-1)
-        for probe, tensor in zip(names, (raw, scaled, scores, pattern), strict=True):
-            hook(probe, tensor)
-
-    def _explicit_attention(self, q, k, v, hook: Hook, name: str) -> torch.Tensor:
-        # Scores, softmax and the weighted sum in float32 for half-precision models, as the
-        # fused kernel accumulates them.
-        raw = hook(f"{name}.hook_attn_scores_raw", q.float() @ k.float().transpose(-2, -1))
-        scaled = hook(f"{name}.hook_attn_scores_scaled", self.scale_scores(raw))
-        scores = hook(f"{name}.hook_attn_scores", self._mask(scaled))
-        pattern = hook(f"{name}.hook_pattern", torch.softmax(scores, dim=-1))
-        return (self.attn_dropout(pattern) @ v.float()).to(v.dtype)
-
-    def _mask(self, scaled: torch.Tensor) -> torch.Tensor:
-        """Keys a query may not see get -inf, so softmax gives them exactly zero weight."""
-        T, S = scaled.shape[-2:]
-        return scaled.masked_fill(~_allowed(T, S, self.window, scaled.device), float("-inf"))
+    def out_weight(self) -> torch.Tensor:
+        return self.o_proj.weight
 
 
 def _row_rope(at: torch.Tensor, inv_freq: torch.Tensor, d: int, dtype: torch.dtype):
@@ -622,15 +542,6 @@ def _row_rope(at: torch.Tensor, inv_freq: torch.Tensor, d: int, dtype: torch.dty
 def _rotate_row(t: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
     """apply_rope for one position: t * cos + rotate_half(t) * sin in three operations."""
     return torch.addcmul(t * cos, t.roll(t.shape[-1] // 2, -1), signed_sin)
-
-
-def _allowed(T: int, S: int, window: int | None, device) -> torch.Tensor:
-    """True where query i (the last T of S positions) may look at key j: j <= i, and with a
-    sliding window also i - j < window."""
-    mask = torch.ones(T, S, dtype=torch.bool, device=device).tril(diagonal=S - T)
-    if window is not None:
-        mask = mask.triu(diagonal=S - T - window + 1)
-    return mask
 
 
 class MLP(nn.Module):
