@@ -22,11 +22,7 @@ from typing import ClassVar
 
 from lmscope.errors import CheckpointError
 from lmscope.models.kin import QKNormAttention, from_llama_fields, require_hf_type
-from lmscope.models.llama import (
-    Block,
-    Llama,
-    LlamaConfig,
-)
+from lmscope.models.llama import Block, Llama, LlamaConfig
 
 
 @dataclass
