@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from pydantic import BaseModel, Field
 
 from lmscope.explain.attention import kv_head
-from lmscope.explain.modern import ACTIVATIONS
+from lmscope.explain.modern import ACTIVATIONS, GatedFeature
 from lmscope.explain.numbers import number, rounded
 from lmscope.explain.probes import read
 from lmscope.explain.tokens import tokens as token_list
@@ -219,13 +219,11 @@ def qk_norm(model, trace, layer: int, head: int, position: int) -> QKNorm:
 # --- Gemma 3: GeGLU -----------------------------------------------------------------------
 
 
-class GeGLUFeature(BaseModel):
-    index: int
-    gate: float
+class GeGLUFeature(GatedFeature):
+    """One feature of the gated MLP, with the gate through both activations: ``silu_gate`` is
+    what the Llama recipe would multiply by."""
+
     gelu_gate: float = Field(..., description="GELU(gate), tanh form: what Gemma 3 multiplies by")
-    silu_gate: float = Field(..., description="SiLU(gate): what the Llama recipe would")
-    up: float
-    post: float
 
 
 class GeGLU(BaseModel):
