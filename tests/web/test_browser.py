@@ -337,6 +337,25 @@ def test_characters_that_draw_nothing_are_named(page):
     assert shown == ["<U+FE0F>", "⍽x", "<U+200B><U+3000><U+2028>", "a·b↵", "数据·❤"]
 
 
+def test_kv_cache_sizes_read_as_the_terminal_prints_them(page):
+    """The grouped-query step's KV-cache sizes: the page wrote "5.00 KiB" and "1.50 MiB"
+    where ``lmscope explain`` prints "5.0 KiB" and "1.5 MiB", and "1536 B" without its
+    thousands separator."""
+    from lmscope.commands.explain_render import _bytes
+
+    sizes = [0, 1, 999, 1023, 1024, 1280, 1536, 1792, 5 * 1024, 10 * 1024 - 1, 45 * 1024]
+    sizes += [1023 * 1024 + 512, 5 * 2**20 // 4]  # ties: Python rounds 1.25 to 1.2
+    sizes += [3 * 2**20 // 2, 10 * 2**20, 2**30, 5 * 2**30 + 12345, 2048 * 2**30]
+    shown = page.evaluate(
+        """async (sizes) => {
+            const d = await import('/static/js/draw.js');
+            return sizes.map((n) => d.binaryBytes(n));
+        }""",
+        sizes,
+    )
+    assert shown == [_bytes(n) for n in sizes]
+
+
 def test_the_temperature_step_compares_only_when_t_is_not_1(page):
     """At T = 1 the table showed two equal columns, "T = 1" and "T = 1.00"."""
     open_step(page, "temperature")

@@ -71,6 +71,30 @@ export function columnFormat(values, digits = 4) {
   };
 }
 
+// Bytes in binary units as the terminal prints them (``lmscope explain``): "1,023 B", then one
+// decimal, grouped, up to GiB ("45.0 KiB", "1,023.5 MiB", "2,048.0 GiB").
+export function binaryBytes(n) {
+  if (n < 1024) return `${grouped(n)} B`;
+  const units = ["KiB", "MiB", "GiB"];
+  let x = n / 1024;
+  let i = 0;
+  while (x >= 1024 && i < units.length - 1) {
+    x /= 1024;
+    i += 1;
+  }
+  return `${oneDecimal(x).replace(/^\d+/, (whole) => grouped(Number(whole)))} ${units[i]}`;
+}
+
+// x with one decimal, rounded as Python's format rounds: toFixed takes a tie (1.25, exact in
+// binary) up, Python to the even digit. toFixed(40) writes the double's exact digits: a size
+// over a power of 1024 ends within 30 of them.
+function oneDecimal(x) {
+  const [whole, frac] = x.toFixed(40).split(".");
+  const tie = frac[1] === "5" && /^0*$/.test(frac.slice(2));
+  if (tie && Number(frac[0]) % 2 === 0) return `${whole}.${frac[0]}`;
+  return x.toFixed(1);
+}
+
 export function pct(p) {
   const x = Number((p * 100).toPrecision(12)); // 1e-6 is 0.0001%, not 9.999999999999999e-5%
   if (x >= 10) return `${x.toFixed(1)}%`;

@@ -3,7 +3,7 @@
 // reads one step's typed data from POST /api/step (what `lmscope explain --json` prints for
 // it) and draws it; the page's other steps are the GPT-2 views (steps.js).
 
-import { barList, columnFormat, curveScatter, el, fmt, heatmap, hideTip, histogram, minus, showTip, strip, svg, visible } from "./draw.js";
+import { barList, binaryBytes, columnFormat, curveScatter, el, fmt, heatmap, hideTip, histogram, minus, showTip, strip, svg, visible } from "./draw.js";
 import { listSep, paren, t } from "./catalog.js";
 
 // The three LayerNorms (RMSNorms) a step can show, by what the state calls them.
@@ -43,16 +43,6 @@ function dataTable(head, rows, attrs = {}) {
     el("thead", {}, el("tr", {}, head.map((h) => el("th", { text: h })))),
     el("tbody", {}, rows.map((r) => el("tr", { class: r.class ?? "" }, r.cells.map((c) => el("td", { text: c }))))),
   );
-}
-
-function bytes(n) {
-  const units = ["B", "KiB", "MiB", "GiB"];
-  let i = 0;
-  while (n >= 1024 && i < units.length - 1) {
-    n /= 1024;
-    i += 1;
-  }
-  return i === 0 ? `${n.toLocaleString("en-US")} B` : `${n.toFixed(n < 10 ? 2 : 1)} ${units[i]}`;
 }
 
 // One step's typed data for the selected layer, head and position.
@@ -266,7 +256,7 @@ function groupDiagram(ctx, g) {
 function cacheTable(ctx, g) {
   const c = g.kv_cache;
   const m = ctx.state.model;
-  const row = (label, ours, full) => ({ cells: [label, bytes(ours), bytes(full), bytes(full - ours)] });
+  const row = (label, ours, full) => ({ cells: [label, binaryBytes(ours), binaryBytes(full), binaryBytes(full - ours)] });
   const table = dataTable(
     ["", t("page.modern.kv-this", { n_kv: g.n_kv_head }), t("page.modern.kv-full", { n_head: g.n_head }), "Δ"],
     [
@@ -277,7 +267,7 @@ function cacheTable(ctx, g) {
     { "data-testid": "kv-cache" },
   );
   const saved = g.n_kv_head < g.n_head
-    ? t("page.modern.kv-saved", { pct: `${Math.round(c.saved_fraction * 100)}%`, l: m.n_layer, k: g.n_kv_head, d: m.d_head, b: c.bytes_per_value, bytes: bytes(c.per_token) })
+    ? t("page.modern.kv-saved", { pct: `${Math.round(c.saved_fraction * 100)}%`, l: m.n_layer, k: g.n_kv_head, d: m.d_head, b: c.bytes_per_value, bytes: binaryBytes(c.per_token) })
     : t("page.modern.kv-none");
   return section(
     t("page.modern.kv-cache", { dtype: c.dtype, b: c.bytes_per_value }),
@@ -287,7 +277,7 @@ function cacheTable(ctx, g) {
         { name: t("page.modern.kv-bar-this", { n: g.n_kv_head }), value: c.at_context, colour: PALETTE[1] },
         { name: t("page.modern.kv-bar-full", { n: g.n_head }), value: c.at_context_full, colour: "#9ca3af" },
       ],
-      { format: bytes },
+      { format: binaryBytes },
     ),
     hint(saved),
   );
