@@ -13,8 +13,8 @@ folder, gguf_file=name, dtype=torch.float32)``). The measures and their method a
 - peak resident memory of a 2,048-token full trace (the window is 512 tokens: 1,536 of them
   past it), in a fresh process.
 
-This module points ``bench_llama``'s model functions at Gemma 3 (``use_gemma3``) and reuses its
-measuring and its table; its own children (``--child``) do the same before measuring.
+This module hands ``bench_llama``'s measures and table its model (``GEMMA3``, a
+``bench_llama.Subject``); its fresh processes (``--child``) measure the same.
 
     python -m benchmarks --only gemma3     # saved to benchmarks/results/gemma3.json, rendered
     python benchmarks/bench_gemma3.py [--repeats 5] [--threads 1] [--quick] [--json]
@@ -58,17 +58,11 @@ def load_lmscope():
     return lmscope.load(gguf_file())
 
 
-def use_gemma3() -> None:
-    """bench_llama's measures, on the Gemma 3 file: its model functions and its child command
-    are looked up in its module when called, so they are replaced there."""
-    bench_llama.gguf_file = gguf_file
-    bench_llama.load_lmscope = load_lmscope
-    bench_llama.CHILD_MODULE = "benchmarks.bench_gemma3"
+GEMMA3 = bench_llama.Subject(gguf_file, load_lmscope, "benchmarks.bench_gemma3")
 
 
 def run(**kwargs) -> dict:
-    use_gemma3()
-    result = bench_llama.run(**kwargs)
+    result = bench_llama.run(subject=GEMMA3, **kwargs)
     path = gguf_file()
     result.update(
         benchmark="gemma3",
@@ -175,8 +169,7 @@ def gemma3_words(result: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    use_gemma3()
-    return bench_llama.main(argv, run_fn=run, markdown_fn=markdown, about=__doc__)
+    return bench_llama.main(argv, run_fn=run, markdown_fn=markdown, about=__doc__, subject=GEMMA3)
 
 
 def quick_settings() -> dict:

@@ -39,7 +39,10 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "src/lmscope/assets/corpora/tinyshakespeare/input.txt"
@@ -67,7 +70,20 @@ def load_lmscope():
     return lmscope.load("smollm2")
 
 
-def load_transformers(tokenizer: bool = False):
+@dataclass(frozen=True)
+class Subject:
+    """The real model a run measures: its GGUF file, lmscope's load of it, and the module whose
+    ``--child`` a fresh process runs (so that the child measures the same model)."""
+
+    gguf_file: Callable[[], Path]
+    load_lmscope: Callable[[], Any]
+    child_module: str
+
+
+SMOLLM2 = Subject(gguf_file, load_lmscope, "benchmarks.bench_llama")
+
+
+def load_transformers(subject: Subject = SMOLLM2, tokenizer: bool = False):
     """transformers' model (and tokenizer) from the same GGUF file, float32."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -75,7 +91,7 @@ def load_transformers(tokenizer: bool = False):
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    path = gguf_file()
+    path = subject.gguf_file()
     # transformers draws a progress bar while it dequantizes; the figures are what we want
     with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
         warnings.simplefilter("ignore")
@@ -242,12 +258,10 @@ def measure_generation(ours, hf, tokens: int, repeats: int) -> dict:
 # --- fresh processes: load time and peak memory -----------------------------------------------
 
 
-# the module a fresh process runs (bench_gemma3 sets its own, so the child loads Gemma 3)
-CHILD_MODULE = "benchmarks.bench_llama"
-
-
-def _child(args: list[str], env: dict | None = None, timeout: float = 900) -> dict:
-    cmd = [sys.executable, "-m", CHILD_MODULE, "--child", *args]
+def _child(
+    subject: Subject, args: list[str], env: dict | None = None, timeout: float = 900
+) -> dict:
+    cmd = [sys.executable, "-m", subject.child_module, "--child", *args]
     full_env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})}
     done = subprocess.run(
         cmd, cwd=ROOT, env=full_env, capture_output=True, text=True, timeout=timeout
@@ -273,8 +287,8 @@ def _reset_peak() -> bool:
     return True
 
 
-def child_main(argv: list[str]) -> int:
-    """One measurement in this fresh process; prints one JSON line."""
+def child_main(argv: list[str], subject: Subject = SMOLLM2) -> int:
+    """One measurement of ``subject`` in this fresh process; prints one JSON line."""
     what, threads = argv[0], int(argv[1])
     began = time.perf_counter()
     import torch
@@ -290,15 +304,15 @@ def child_main(argv: list[str]) -> int:
         entries = cache_root() / "gguf"
         out["cache_entries_before"] = len(list(entries.iterdir())) if entries.is_dir() else 0
         start = time.perf_counter()
-        load_lmscope()
+        subject.load_lmscope()
         out["seconds"] = round(time.perf_counter() - start, 3)
     elif what == "load-transformers":
         from transformers import AutoTokenizer
 
         start = time.perf_counter()
-        load_transformers(tokenizer=False)
+        load_transformers(subject, tokenizer=False)
         out["model_s"] = round(time.perf_counter() - start, 3)
-        path = gguf_file()
+        path = subject.gguf_file()
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -309,13 +323,13 @@ def child_main(argv: list[str]) -> int:
         ids = json.loads(Path(argv[2]).read_text())
         n = len(ids)
         if what == "memory-trace":
-            model = load_lmscope()
+            model = subject.load_lmscope()
 
             def work():
                 return model.trace(ids)
 
         else:
-            model, _ = load_transformers()
+            model, _ = load_transformers(subject)
             tensor = torch.tensor([ids])
 
             def work():
@@ -345,15 +359,15 @@ def child_main(argv: list[str]) -> int:
     return 0
 
 
-def measure_loads(threads: int, repeats: int, log) -> dict:
+def measure_loads(subject: Subject, threads: int, repeats: int, log) -> dict:
     """Interleaved: lmscope's first load (fresh cache), its cached load, transformers' load."""
     runs: dict[str, list[dict]] = {"first": [], "cached": [], "transformers": []}
     for i in range(repeats):
         with tempfile.TemporaryDirectory(prefix="lmscope-bench-cache-") as cache:
             env = {"LMSCOPE_CACHE": cache}
-            runs["first"].append(_child(["load-lmscope", str(threads)], env))
-            runs["cached"].append(_child(["load-lmscope", str(threads)], env))
-        runs["transformers"].append(_child(["load-transformers", str(threads)]))
+            runs["first"].append(_child(subject, ["load-lmscope", str(threads)], env))
+            runs["cached"].append(_child(subject, ["load-lmscope", str(threads)], env))
+        runs["transformers"].append(_child(subject, ["load-transformers", str(threads)]))
         log(
             f"loads {i + 1}/{repeats}: first {runs['first'][-1]['seconds']:.1f} s, cached "
             f"{runs['cached'][-1]['seconds']:.1f} s, transformers "
@@ -377,13 +391,13 @@ def measure_loads(threads: int, repeats: int, log) -> dict:
     }
 
 
-def measure_memory(threads: int, ids: list[int]) -> dict:
+def measure_memory(subject: Subject, threads: int, ids: list[int]) -> dict:
     """Peak resident memory of a full trace of ``ids``, and of transformers' forward."""
     with tempfile.TemporaryDirectory(prefix="lmscope-bench-ids-") as tmp:
         path = Path(tmp) / "ids.json"
         path.write_text(json.dumps(ids))
-        trace = _child(["memory-trace", str(threads), str(path)])
-        reference = _child(["memory-transformers", str(threads), str(path)])
+        trace = _child(subject, ["memory-trace", str(threads), str(path)])
+        reference = _child(subject, ["memory-transformers", str(threads), str(path)])
     return {"tokens": len(ids), "trace": trace, "transformers_forward": reference}
 
 
@@ -492,12 +506,13 @@ def run(
     memory_tokens: int = 2048,
     profile_misses: bool = True,
     log=print,
+    subject: Subject = SMOLLM2,
 ) -> dict:
     import torch
     import transformers
 
     torch.set_num_threads(threads)
-    path = gguf_file()
+    path = subject.gguf_file()
     results: dict = {
         "benchmark": "smollm2",
         "model": "SmolLM2-135M-Instruct",
@@ -510,11 +525,11 @@ def run(
         "long_repeats": long_repeats,
     }
     log("load times (fresh processes) ...")
-    results["load"] = measure_loads(threads, load_repeats, log)
-    ours = load_lmscope()
+    results["load"] = measure_loads(subject, threads, load_repeats, log)
+    ours = subject.load_lmscope()
     log(f"peak memory of a {memory_tokens}-token trace (fresh processes) ...")
-    results["memory"] = measure_memory(threads, corpus_ids(ours, memory_tokens))
-    hf, _ = load_transformers()
+    results["memory"] = measure_memory(subject, threads, corpus_ids(ours, memory_tokens))
+    hf, _ = load_transformers(subject)
     results["attention_implementation"] = getattr(hf.config, "_attn_implementation", None)
     from lmscope.web.limits import keep_freed_memory
 
@@ -765,13 +780,18 @@ def _wrap(text: str) -> str:
 
 
 def main(
-    argv: list[str] | None = None, *, run_fn=run, markdown_fn=markdown, about: str = __doc__
+    argv: list[str] | None = None,
+    *,
+    run_fn=run,
+    markdown_fn=markdown,
+    about: str = __doc__,
+    subject: Subject = SMOLLM2,
 ) -> int:
-    """The command line; another GGUF model's benchmark (bench_gemma3) passes its own ``run``,
-    ``markdown`` and docstring."""
+    """The command line; another GGUF model's benchmark (bench_gemma3) passes its own
+    ``subject``, ``run``, ``markdown`` and docstring."""
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
-        return child_main(argv[1:])
+        return child_main(argv[1:], subject)
     parser = argparse.ArgumentParser(description=about.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
