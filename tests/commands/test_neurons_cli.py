@@ -37,6 +37,27 @@ def test_cell_to_files(tmp_path, quote_lstm, text_file):
     assert "<span" in (tmp_path / "cell.html").read_text()
 
 
+@pytest.mark.parametrize(
+    ("limit", "shown"),
+    [
+        (100, 2 * (len(LINE) + 1)),  # cut inside the third line: two whole lines
+        (2 * (len(LINE) + 1), 2 * (len(LINE) + 1)),  # cut at a line end: kept as it is
+        (10, 10),  # no line end in it: the characters asked for
+        (10_000, 40 * (len(LINE) + 1)),  # the whole file, shorter than the limit
+    ],
+)
+def test_a_cell_view_cut_by_max_chars_ends_at_a_line_end(
+    tmp_path, quote_lstm, text_file, limit, shown
+):
+    """The docs' picture of a code unit stopped at "global" in the middle of a line: a view
+    cut at --max-chars now ends with the last whole line it holds."""
+    out = tmp_path / "cell.json"
+    args = ("--model", quote_lstm, "--text", text_file, "--cell", "0:5", "--max-chars", limit)
+    assert run(*args, "--out", out) == 0
+    body = json.loads(out.read_text())
+    assert len(body["values"]) == shown
+
+
 def test_cell_in_the_terminal_with_skipped_characters(capsys, tmp_path, quote_lstm):
     path = tmp_path / "odd.txt"
     path.write_text('Zut, "oui" dit-il\n', encoding="utf-8")

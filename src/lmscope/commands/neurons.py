@@ -91,12 +91,23 @@ def _text(args) -> tuple[str, str]:
         args.max_chars if args.max_chars is not None else (FIND_CHARS if args.find else VIEW_CHARS)
     )
     refuse_below(limit, 1, "--max-chars")
+    # one character more than the limit tells whether the source was cut
     if args.text is not None:
-        return read_text(args.text, limit), str(args.text)
-    # from a line start (a code corpus: from a file's start), so line positions are whole
-    return validation_text(args.corpus, limit), say(
-        "report.neurons.validation-split", corpus=args.corpus
-    )
+        text, source = read_text(args.text, limit + 1), str(args.text)
+    else:
+        # from a line start (a code corpus: from a file's start), so line positions are whole
+        text = validation_text(args.corpus, limit + 1)
+        source = say("report.neurons.validation-split", corpus=args.corpus)
+    if len(text) <= limit:
+        return text, source
+    return (text[:limit] if args.find else _whole_lines(text[:limit])), source
+
+
+def _whole_lines(text: str) -> str:
+    """A view cut at --max-chars ends with the last whole line it holds, not in the middle of
+    a word or a statement; a text with no line end in it is kept as cut."""
+    end = text.rfind("\n") + 1
+    return text[:end] if end else text
 
 
 def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
