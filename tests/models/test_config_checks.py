@@ -1,5 +1,5 @@
-"""The value checks every family's config shares (``models.fields.require_*``): each refuses a
-bad value in one line that names the field, the bound and the value it got."""
+"""The value checks every family's config shares (``JsonConfig.require_*``): each refuses a bad
+value in one line that names the field, the bound and the value it got."""
 
 import pytest
 

@@ -70,36 +70,6 @@ def check_field_types(config, what: object = "config", error: type = InvalidInpu
             setattr(config, field.name, float(value))
 
 
-def require_at_least(config, low: int, *names: str) -> None:
-    """Each field in ``names`` is at least ``low``; else one line naming the first that is not."""
-    for name in names:
-        value = getattr(config, name)
-        if value < low:
-            raise InvalidInputError("error.value.at-least", name=name, low=low, got=str(value))
-
-
-def require_above(config, name: str, low: float) -> None:
-    """The field ``name`` is more than ``low`` (an eps of 0 makes a norm divide by zero)."""
-    value = getattr(config, name)
-    if value <= low:
-        raise InvalidInputError("error.value.above", name=name, low=low, got=str(value))
-
-
-def require_fraction(config, name: str) -> None:
-    """The field ``name`` is a rate in [0, 1): a dropout of 1 drops everything."""
-    value = getattr(config, name)
-    if not 0.0 <= value < 1.0:
-        raise InvalidInputError("error.value.fraction", name=name, got=str(value))
-
-
-def require_divisible(config, whole: str, part: str) -> None:
-    """The field ``whole`` splits evenly into ``part`` pieces (a width into heads, heads into
-    groups)."""
-    x, y = getattr(config, whole), getattr(config, part)
-    if x % y:
-        raise InvalidInputError("error.value.divisible", a=whole, x=str(x), b=part, y=str(y))
-
-
 def _expected(kinds: set[type], optional: bool) -> object:
     """What a field admits, said in the current language: "a whole number or null"."""
     names: list[object] = [
@@ -126,7 +96,8 @@ _Config = TypeVar("_Config", bound="JsonConfig")
 class JsonConfig:
     """``to_dict``/``from_dict`` of a dataclass config stored as a JSON object, for every
     architecture and the trainer: keys the class does not know are left out, and a document
-    that is not an object is refused in one line naming ``stored_as``."""
+    that is not an object is refused in one line naming ``stored_as``. Its ``require_*``
+    checks are the bounds every architecture's values share."""
 
     stored_as: ClassVar[str] = "the model config"
     # Set by @dataclass on every subclass; declared so the type checker knows they are dataclasses.
@@ -134,6 +105,34 @@ class JsonConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    # The value checks a config's __post_init__ makes: each refuses in one line naming the field.
+
+    def require_at_least(self, low: int, *names: str) -> None:
+        """Each field in ``names`` is at least ``low``; else the first that is not."""
+        for name in names:
+            value = getattr(self, name)
+            if value < low:
+                raise InvalidInputError("error.value.at-least", name=name, low=low, got=str(value))
+
+    def require_above(self, name: str, low: float) -> None:
+        """The field ``name`` is more than ``low`` (an eps of 0 makes a norm divide by zero)."""
+        value = getattr(self, name)
+        if value <= low:
+            raise InvalidInputError("error.value.above", name=name, low=low, got=str(value))
+
+    def require_fraction(self, name: str) -> None:
+        """The field ``name`` is a rate in [0, 1): a dropout of 1 drops everything."""
+        value = getattr(self, name)
+        if not 0.0 <= value < 1.0:
+            raise InvalidInputError("error.value.fraction", name=name, got=str(value))
+
+    def require_divisible(self, whole: str, part: str) -> None:
+        """The field ``whole`` splits evenly into ``part`` pieces (a width into heads, heads into
+        groups)."""
+        x, y = getattr(self, whole), getattr(self, part)
+        if x % y:
+            raise InvalidInputError("error.value.divisible", a=whole, x=str(x), b=part, y=str(y))
 
     @classmethod
     def from_dict(cls: type[_Config], data: dict) -> _Config:

@@ -38,7 +38,6 @@ from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import Hook, KVCache
-from lmscope.models.fields import require_above
 from lmscope.models.kin import QKNormAttention, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
@@ -82,7 +81,7 @@ class Gemma3Config(LlamaConfig):
         self.layer_types = list(types)
         if LOCAL in types and self.sliding_window is None:
             raise InvalidInputError("error.gemma3.no-window")
-        require_above(self, "rope_local_theta", 1)
+        self.require_above("rope_local_theta", 1)
 
     def is_local(self, layer: int) -> bool:
         """Whether layer ``layer`` sees only the last sliding_window keys."""

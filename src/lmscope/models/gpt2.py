@@ -34,15 +34,7 @@ from lmscope.models.common import (
     checked_logits,
     head_of_model,
 )
-from lmscope.models.fields import (
-    JsonConfig,
-    check_field_types,
-    require_above,
-    require_at_least,
-    require_divisible,
-    require_fraction,
-    require_mapping,
-)
+from lmscope.models.fields import JsonConfig, check_field_types, require_mapping
 
 
 @dataclass
@@ -61,21 +53,21 @@ class GPTConfig(JsonConfig):
 
     def __post_init__(self):
         check_field_types(self, Message("error.config.part.named", model="GPT-2"))
-        require_at_least(self, 1, "vocab_size", "n_ctx", "n_embd", "n_layer", "n_head")
+        self.require_at_least(1, "vocab_size", "n_ctx", "n_embd", "n_layer", "n_head")
         if self.n_inner is not None and self.n_inner < 1:
             raise InvalidInputError(
                 "error.value.at-least-or-null", name="n_inner", low=1, got=str(self.n_inner)
             )
-        require_divisible(self, "n_embd", "n_head")
+        self.require_divisible("n_embd", "n_head")
         if self.activation not in ACTIVATIONS:
             raise InvalidInputError(
                 "error.gpt2.unknown-activation",
                 name=repr(self.activation),
                 known=", ".join(ACTIVATIONS),
             )
-        require_fraction(self, "dropout")
+        self.require_fraction("dropout")
         # LayerNorm divides by sqrt(var + eps): eps <= 0 can make every logit NaN.
-        require_above(self, "layer_norm_eps", 0)
+        self.require_above("layer_norm_eps", 0)
 
     @property
     def d_head(self) -> int:

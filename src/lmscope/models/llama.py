@@ -46,15 +46,7 @@ from lmscope.models.common import (
     attend_rows,
     checked_logits,
 )
-from lmscope.models.fields import (
-    JsonConfig,
-    check_field_types,
-    require_above,
-    require_at_least,
-    require_divisible,
-    require_fraction,
-    require_mapping,
-)
+from lmscope.models.fields import JsonConfig, check_field_types, require_mapping
 from lmscope.models.step_plan import Product, kept_while_parameters_hold, norm_row, projection
 
 HF_MODEL_TYPES = ("llama", "mistral", "qwen2")
@@ -106,8 +98,8 @@ class LlamaConfig(JsonConfig):
         check_field_types(self, Message("error.config.part.named", model="Llama"))
         if self.n_kv_head is None:
             self.n_kv_head = self.n_head
-        require_at_least(
-            self, 1, "vocab_size", "n_ctx", "n_embd", "n_layer", "n_head", "n_kv_head", "n_inner"
+        self.require_at_least(
+            1, "vocab_size", "n_ctx", "n_embd", "n_layer", "n_head", "n_kv_head", "n_inner"
         )
         if self.head_dim is None:
             if self.n_embd % self.n_head:
@@ -115,12 +107,12 @@ class LlamaConfig(JsonConfig):
                     "error.llama.divisible-unless-head-dim", x=str(self.n_embd), y=str(self.n_head)
                 )
             self.head_dim = self.n_embd // self.n_head
-        require_at_least(self, 2, "head_dim")
+        self.require_at_least(2, "head_dim")
         if self.d_head % 2:
             raise InvalidInputError("error.llama.odd-head", got=str(self.d_head))
-        require_divisible(self, "n_head", "n_kv_head")
-        require_above(self, "rms_norm_eps", 0)
-        require_above(self, "rope_theta", 1)
+        self.require_divisible("n_head", "n_kv_head")
+        self.require_above("rms_norm_eps", 0)
+        self.require_above("rope_theta", 1)
         if not 0 < self.partial_rotary_factor <= 1 or self.rotary_dims < 2 or self.rotary_dims % 2:
             raise InvalidInputError(
                 "error.llama.rotary-dims",
@@ -131,10 +123,10 @@ class LlamaConfig(JsonConfig):
             _check_rope_scaling(self.rope_scaling, self.rotary_dims // 2)
             self.rope_scaling = dict(self.rope_scaling)
         if self.sliding_window is not None:
-            require_at_least(self, 1, "sliding_window")
+            self.require_at_least(1, "sliding_window")
         if self.activation not in self.activations:
             raise InvalidInputError("error.llama.activation", name=repr(self.activation))
-        require_fraction(self, "dropout")
+        self.require_fraction("dropout")
         if self.model_type not in self.model_types:
             raise InvalidInputError(
                 "error.value.one-of",

@@ -30,7 +30,6 @@ from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import Hook, Linear, PreNormBlock
-from lmscope.models.fields import require_at_least
 from lmscope.models.kin import from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
@@ -62,7 +61,7 @@ class MoEConfig(LlamaConfig):
         super().__post_init__()
         if self.d_expert is None:
             self.d_expert = self.n_inner
-        require_at_least(self, 1, "n_expert", "n_expert_used", "d_expert", "sparse_step")
+        self.require_at_least(1, "n_expert", "n_expert_used", "d_expert", "sparse_step")
         if self.n_expert_used > self.n_expert:
             raise InvalidInputError(
                 "error.moe.too-many-used", used=str(self.n_expert_used), n=str(self.n_expert)
