@@ -356,6 +356,23 @@ def test_kv_cache_sizes_read_as_the_terminal_prints_them(page):
     assert shown == [_bytes(n) for n in sizes]
 
 
+def test_model_sizes_read_as_lmscope_models_prints_them(page):
+    """The model menu's sizes (decimal units) are `lmscope models`' (commands.models._size),
+    ties included: the menu wrote 271 MB for 270.5 MB, Python's format 270 MB."""
+    from lmscope.commands.models import _size
+
+    sizes = [0, 812, 999, 1000, 1250, 2500, 9_960_000, 14_700_000, 270_500_000, 271_500_000]
+    sizes += [4_700_000_000, 12_500_000_000, 999_999_999_999]
+    shown = page.evaluate(
+        """async (sizes) => {
+            const d = await import('/static/js/draw.js');
+            return sizes.map((n) => d.diskSize(n));
+        }""",
+        sizes,
+    )
+    assert shown == [_size(n) for n in sizes]
+
+
 def test_the_temperature_step_compares_only_when_t_is_not_1(page):
     """At T = 1 the table showed two equal columns, "T = 1" and "T = 1.00"."""
     open_step(page, "temperature")

@@ -82,17 +82,34 @@ export function binaryBytes(n) {
     x /= 1024;
     i += 1;
   }
-  return `${oneDecimal(x).replace(/^\d+/, (whole) => grouped(Number(whole)))} ${units[i]}`;
+  return `${fixed(x, 1).replace(/^\d+/, (whole) => grouped(Number(whole)))} ${units[i]}`;
 }
 
-// x with one decimal, rounded as Python's format rounds: toFixed takes a tie (1.25, exact in
-// binary) up, Python to the even digit. toFixed(40) writes the double's exact digits: a size
-// over a power of 1024 ends within 30 of them.
-function oneDecimal(x) {
+// A file's size in decimal units as `lmscope models` prints it (and Ollama and LM Studio show
+// sizes): "4.7 GB", "270 MB", "812 B".
+export function diskSize(bytes) {
+  for (const [unit, scale] of [
+    ["GB", 1e9],
+    ["MB", 1e6],
+    ["kB", 1e3],
+  ]) {
+    const value = bytes / scale;
+    if (bytes >= scale) return `${fixed(value, value < 10 ? 1 : 0)} ${unit}`;
+  }
+  return `${bytes} B`;
+}
+
+// x with ``digits`` decimals, rounded as Python's format rounds: toFixed takes a tie (1.25,
+// exact in binary) up, Python to the even digit. toFixed(40) writes the double's exact digits
+// (a size over a power of 1024 ends within 30 of them).
+function fixed(x, digits) {
   const [whole, frac] = x.toFixed(40).split(".");
-  const tie = frac[1] === "5" && /^0*$/.test(frac.slice(2));
-  if (tie && Number(frac[0]) % 2 === 0) return `${whole}.${frac[0]}`;
-  return x.toFixed(1);
+  const rest = frac.slice(digits);
+  const last = digits ? frac[digits - 1] : whole.at(-1);
+  if (rest[0] === "5" && /^0*$/.test(rest.slice(1)) && Number(last) % 2 === 0) {
+    return digits ? `${whole}.${frac.slice(0, digits)}` : whole;
+  }
+  return x.toFixed(digits);
 }
 
 export function pct(p) {

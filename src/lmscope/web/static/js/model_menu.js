@@ -10,7 +10,7 @@
 
 import { chosenModel, getJSON, keepModelInLinks } from "./api.js";
 import { lang, t } from "./catalog.js";
-import { compact, el } from "./draw.js";
+import { compact, diskSize, el } from "./draw.js";
 import { copyCommand } from "./clipboard.js";
 
 const KEPT_PROMPT = "lmscope.switch-prompt"; // the prompt carried to the page of another model
@@ -58,17 +58,6 @@ function current() {
   return served.find((m) => (asked === null ? m.default : m.name === asked)) ?? null;
 }
 
-function sizeText(bytes) {
-  for (const [unit, scale] of [
-    ["GB", 1e9],
-    ["MB", 1e6],
-    ["kB", 1e3],
-  ]) {
-    if (bytes >= scale) return `${(bytes / scale).toFixed(bytes / scale < 10 ? 1 : 0)} ${unit}`;
-  }
-  return `${bytes} B`;
-}
-
 // family, parameters, quantization, size: what `lmscope models` shows, in one line
 function describe(m) {
   const parts = [];
@@ -76,7 +65,7 @@ function describe(m) {
   if (m.n_params) parts.push(t("page.models.params", { n: compact(m.n_params) }));
   if (m.n_layer) parts.push(t("page.models.layers", { n: m.n_layer }));
   if (m.quantization) parts.push(m.quantization);
-  if (m.size_bytes) parts.push(sizeText(m.size_bytes));
+  if (m.size_bytes) parts.push(diskSize(m.size_bytes));
   return parts.join(" · ");
 }
 
