@@ -1,5 +1,6 @@
-"""What every Transformer in models/ shares: the hook type, the KV cache, the context check and
-the model's last steps (final norm, unembedding, logits probe, loss)."""
+"""What every Transformer in models/ shares: the hook type, the KV cache, the context check,
+attention once q, k and v are made (``ProbedAttention``), the pre-norm block and the model's
+last steps (final norm, unembedding, logits probe, loss)."""
 
 from __future__ import annotations
 
