@@ -337,40 +337,40 @@ def test_characters_that_draw_nothing_are_named(page):
     assert shown == ["<U+FE0F>", "⍽x", "<U+200B><U+3000><U+2028>", "a·b↵", "数据·❤"]
 
 
-def test_kv_cache_sizes_read_as_the_terminal_prints_them(page):
-    """The grouped-query step's KV-cache sizes: the page wrote "5.00 KiB" and "1.50 MiB"
-    where ``lmscope explain`` prints "5.0 KiB" and "1.5 MiB", and "1536 B" without its
-    thousands separator."""
-    from lmscope.commands.explain_render import _bytes
+KIB, MIB, GIB = 2**10, 2**20, 2**30
+SIZES = {
+    # the grouped-query step's KV cache, as ``lmscope explain`` prints it (binary units): the
+    # page wrote "5.00 KiB" for the terminal's "5.0 KiB", and took a tie (10.25) up
+    "binaryBytes": (
+        "lmscope.commands.explain_render:_bytes",
+        [0, 1, 999, 1023, 1024, 1280, 1536, 1792, 5 * KIB, 10 * KIB - 1, 45 * KIB, 41 * KIB // 4]
+        + [1023 * KIB + 512, 5 * MIB // 4, 3 * MIB // 2, 10 * MIB, GIB, 5 * GIB + 7, 2048 * GIB],
+    ),
+    # the model menu's sizes, as ``lmscope models`` prints them (decimal units): the menu wrote
+    # 271 MB for 270.5 MB, the terminal 270 MB (a tie rounds to even)
+    "diskSize": (
+        "lmscope.commands.models:_size",
+        [0, 812, 999, 1000, 1250, 2500, 9_960_000, 14_700_000, 270_500_000, 271_500_000]
+        + [4_700_000_000, 12_500_000_000, 999_999_999_999],
+    ),
+}
 
-    sizes = [0, 1, 999, 1023, 1024, 1280, 1536, 1792, 5 * 1024, 10 * 1024 - 1, 45 * 1024]
-    sizes += [1023 * 1024 + 512, 5 * 2**20 // 4]  # ties: Python rounds 1.25 to 1.2
-    sizes += [3 * 2**20 // 2, 10 * 2**20, 2**30, 5 * 2**30 + 12345, 2048 * 2**30]
+
+@pytest.mark.parametrize("name", list(SIZES))
+def test_sizes_read_as_the_terminal_prints_them(page, name):
+    import importlib
+
+    twin, sizes = SIZES[name]  # the terminal's formatter, module:function
+    module, function = twin.split(":")
+    terminal = getattr(importlib.import_module(module), function)
     shown = page.evaluate(
-        """async (sizes) => {
+        """async ([name, sizes]) => {
             const d = await import('/static/js/draw.js');
-            return sizes.map((n) => d.binaryBytes(n));
+            return sizes.map((n) => d[name](n));
         }""",
-        sizes,
+        [name, sizes],
     )
-    assert shown == [_bytes(n) for n in sizes]
-
-
-def test_model_sizes_read_as_lmscope_models_prints_them(page):
-    """The model menu's sizes (decimal units) are `lmscope models`' (commands.models._size),
-    ties included: the menu wrote 271 MB for 270.5 MB, Python's format 270 MB."""
-    from lmscope.commands.models import _size
-
-    sizes = [0, 812, 999, 1000, 1250, 2500, 9_960_000, 14_700_000, 270_500_000, 271_500_000]
-    sizes += [4_700_000_000, 12_500_000_000, 999_999_999_999]
-    shown = page.evaluate(
-        """async (sizes) => {
-            const d = await import('/static/js/draw.js');
-            return sizes.map((n) => d.diskSize(n));
-        }""",
-        sizes,
-    )
-    assert shown == [_size(n) for n in sizes]
+    assert shown == [terminal(n) for n in sizes]
 
 
 def test_the_temperature_step_compares_only_when_t_is_not_1(page):
