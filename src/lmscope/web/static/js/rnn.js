@@ -264,7 +264,7 @@ function sourceLabel() {
 function noteText(f) {
   const d = f.note_data;
   if (!d) return f.note;
-  const part = t(d.part === "selection" ? "page.rnn.part-selection" : "rnnPartHeld-out");
+  const part = t(d.part === "selection" ? "page.rnn.part-selection" : "page.rnn.part-held-out");
   if (d.code === "rare") return t("page.rnn.note-rare", { part, positives: n0(d.positives), total: n0(d.total) });
   if (d.code === "constant") return t("page.rnn.note-constant", { part, value: fmt(d.value, 4) });
   return f.note;
