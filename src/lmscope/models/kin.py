@@ -19,10 +19,8 @@ from lmscope.errors import CheckpointError, InvalidInputError
 from lmscope.models.common import Hook
 from lmscope.models.fields import require_mapping
 from lmscope.models.llama import CausalSelfAttention, LlamaConfig, RMSNorm
-from lmscope.models.state import build_checked
 
 C = TypeVar("C")
-M = TypeVar("M", bound=torch.nn.Module)
 
 
 def require_hf_type(hf: Any, types: tuple[str, ...], family: str) -> dict:
@@ -66,20 +64,6 @@ def from_llama_fields(
     }
     fields = LlamaConfig.from_hf(base).to_dict()
     return config_in_json(lambda: config_class(**{**fields, "model_type": model_type, **more}))
-
-
-def build_from_hf(
-    model_class: Callable[[Any], M],
-    config: Any,
-    state: dict[str, torch.Tensor],
-    source: str,
-    allow_nonfinite: bool,
-) -> M:
-    """A float32 ``model_class(config)`` in eval mode holding ``state`` (already in our names),
-    checked name by name and value by value."""
-    return build_checked(
-        lambda: model_class(config), config.n_layer, state, source, allow_nonfinite=allow_nonfinite
-    )
 
 
 class QKNormAttention(CausalSelfAttention):
