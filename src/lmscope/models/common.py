@@ -104,13 +104,14 @@ def _filled_parts(buffers: list, filled: list[int]) -> list[torch.Tensor | None]
     return [None if b is None else b[:, :, :n] for b, n in zip(buffers, filled, strict=True)]
 
 
-def attend_rows(attention, caches: list[KVCache], layer: int, q, k, v) -> torch.Tensor:
+def attend_rows(caches: list[KVCache], layer: int, q, k, v, attend) -> torch.Tensor:
     """One new position per row ([rows, head, 1, d_head] q, k, v), each row attending over its
-    own single-row cache (``decode_rows``): z, [rows, head, 1, d_head]."""
+    own single-row cache (``decode_rows``) with ``attend(q, keys, values)``: z, [rows, head, 1,
+    d_head]."""
     z = []
     for row, cache in enumerate(caches):
         keys, values = cache.extend(layer, k[row : row + 1], v[row : row + 1])
-        z.append(attention._fast_attention(q[row : row + 1], keys, values, keys.shape[2] - 1))
+        z.append(attend(q[row : row + 1], keys, values))
     return torch.cat(z)
 
 
@@ -230,6 +231,10 @@ class ProbedAttention(nn.Module):
             return F.scaled_dot_product_attention(q, k, v, is_causal=past == 0 and T > 1, **options)
         mask = _allowed(T, S, self.window, q.device)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, **options)
+
+    def attend_cached(self, q, keys, values) -> torch.Tensor:
+        """New queries at the end of the cached keys and values (a generation step)."""
+        return self._fast_attention(q, keys, values, keys.shape[2] - q.shape[2])
 
     def _per_query_head(self, t: torch.Tensor) -> torch.Tensor:
         """Keys or values [batch, n_kv_head, ...] -> [batch, n_head, ...]: each query head

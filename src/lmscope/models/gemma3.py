@@ -37,7 +37,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from lmscope.errors import CheckpointError, InvalidInputError
-from lmscope.models.common import Hook, KVCache
+from lmscope.models.common import Hook, KVCache, attend_rows
 from lmscope.models.kin import QKNormAttention, from_llama_fields, require_hf_type
 from lmscope.models.llama import (
     MLP,
@@ -295,11 +295,7 @@ class Gemma3(Llama):
         weights are read once for all rows, attention runs over each row's own cache."""
 
         def attend(step: _StepLayer, q, k, v):
-            z = []
-            for row, cache in enumerate(caches):
-                keys, values = cache.extend(step.layer, k[row : row + 1], v[row : row + 1])
-                z.append(_attend_window(step, q[row : row + 1], keys, values))
-            return torch.cat(z)
+            return attend_rows(caches, step.layer, q, k, v, functools.partial(_attend_window, step))
 
         return self._decode_sandwich(idx, [cache.length for cache in caches], attend)
 

@@ -292,7 +292,7 @@ class GPT(DecoderLM):
             attn = block.attn
             q, k, v = attn.c_attn(block.ln_1(x, None, "")).split(c.n_embd, dim=2)
             q, k, v = (t.view(B, c.n_head, 1, c.d_head) for t in (q, k, v))  # one position
-            z = attend_rows(attn, caches, layer, q, k, v)
+            z = attend_rows(caches, layer, q, k, v, attn.attend_cached)
             x = x + attn.c_proj(z.reshape(B, 1, c.n_embd))
             x = x + block.mlp(block.ln_2(x, None, ""), None, "")
         return head_of_model(self, x, None, None, True)[0]

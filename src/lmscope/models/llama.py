@@ -704,7 +704,7 @@ class Llama(DecoderLM):
 
         def attend(step: _StepBlock, q, k, v):
             k, v = cache.extend(step.layer, k, v)
-            return step.attn._fast_attention(q, k, v, k.shape[2] - 1)
+            return step.attn.attend_cached(q, k, v)
 
         return self._decode(idx, [cache.length], attend)
 
@@ -717,7 +717,7 @@ class Llama(DecoderLM):
             return DecoderLM.decode_rows(self, idx, caches)
 
         def attend(step: _StepBlock, q, k, v):
-            return attend_rows(step.attn, caches, step.layer, q, k, v)
+            return attend_rows(caches, step.layer, q, k, v, step.attn.attend_cached)
 
         return self._decode(idx, [cache.length for cache in caches], attend)
 
