@@ -4,8 +4,10 @@ docs promise, the tables in English and Chinese, bad inputs as one line."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from rich.cells import cell_len
 
 from lmscope.cli import main
 
@@ -69,3 +71,61 @@ def test_attribute_json_adds_up_and_the_table_in_chinese(capsys, tiny_hf_dir):
     assert total == pytest.approx(result["logit"], abs=1e-4)
     code, out, _ = run(capsys, *argv, "--lang", "zh")
     assert code == 0 and "最大的贡献" in out and "线性近似" in out
+
+
+# --- grids wider than the terminal ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def twelve_heads(tmp_path_factory):
+    """GPT-2 small's 12 heads on a tiny width: its grids are wider than 80 columns."""
+    from tests.helpers_hf import save_random_hf_gpt2
+
+    return save_random_hf_gpt2(tmp_path_factory.mktemp("twelve-heads"), n_embd=48, n_head=12)
+
+
+def _grid_rows(out: str, label: str) -> list[str]:
+    """Every cell of the rows labelled ``label`` (``L1``), across however many tables the grid
+    was split into, in order."""
+    cells = []
+    for line in out.splitlines():
+        parts = [p for p in re.split(r"[│┃\s]+", line) if p]
+        if parts[:1] == [label]:
+            cells += parts[1:]
+    return cells
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_a_grid_wider_than_the_terminal_is_split_and_every_number_shown_whole(
+    columns, capsys, monkeypatch, twelve_heads
+):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    prompt = "one two three four five six seven eight nine ten eleven twelve"
+    m = ["-m", twelve_heads]
+    cases = {
+        "attribute": (["circuits", "attribute", prompt, *m, "--token", " on"], "L1"),
+        "induction": (["circuits", "induction", *m, "--length", 8], "L1"),
+        "patch": (
+            [*["circuits", "patch", *m, "--clean", prompt, "--corrupt"], prompt.upper()]
+            + ["--right", " on", "--wrong", " off"],
+            "L1",
+        ),
+    }
+    for name, (argv, label) in cases.items():
+        if name == "patch":  # the same token length, or patch refuses
+            argv[argv.index(prompt.upper())] = prompt.replace("one", "two")
+        code, out, _ = run(capsys, *argv)
+        assert code == 0, name
+        assert max(cell_len(line) for line in out.splitlines()) <= columns, name
+        assert not re.search(r"\d…|…\d|\.…", out), name  # no number cut short
+        _, raw, _ = run(capsys, *argv, "--json")
+        result = json.loads(raw)
+        if name == "attribute":
+            expected = [f"{v:+.2f}" for v in result["heads"][1]] + [f"{result['mlps'][1]:+.2f}"]
+        elif name == "induction":
+            expected = [f"{v:.2f}" for v in result["scores"][1]]
+            expected += [f"{v:.2f}" for v in result["previous_token"][1]]
+        else:
+            sites = result["sites"]
+            expected = [f"{v:.2f}" for v in sites["resid_pre"]["values"][1]]
+            expected += [f"{v:.2f}" for v in sites["attn_head"]["values"][1]]
+            expected += [f"{v:.2f}" for v in sites["mlp_out"]["values"][1]]
+        assert _grid_rows(out, label) == expected, name
