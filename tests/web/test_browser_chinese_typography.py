@@ -11,7 +11,16 @@ import json
 import re
 
 import pytest
-from webtools import open_step, open_view, set_prompt, traces, wait_for_trace, wait_idle
+from webtools import (
+    decimals,
+    one_style,
+    open_step,
+    open_view,
+    set_prompt,
+    traces,
+    wait_for_trace,
+    wait_idle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -155,21 +164,6 @@ def test_the_token_count_groups_thousands_as_the_header_does(page, lang):
     facts = page.locator("#facts").inner_text()
     assert "8,192" in count and "8192" not in count, count
     assert "8,192" in facts and "8192" not in facts, facts
-
-
-def decimals(text: str) -> int:
-    return len(text.split(".")[1]) if "." in text else 0
-
-
-def significant(text: str) -> int:
-    mantissa = re.sub(r"[^\d.]", "", text.split("e")[0]).lstrip("0.").replace(".", "")
-    return len(mantissa)
-
-
-def one_style(column: list[str]) -> bool:
-    """The same decimals in every row, or the same significant digits in every row."""
-    numbers = [c for c in column if c not in ("0", "−∞", "")]
-    return len({decimals(c) for c in numbers}) == 1 or len({significant(c) for c in numbers}) == 1
 
 
 def test_a_column_of_numbers_keeps_one_style(page):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from test_page_pseudo import COLLECT, outside_brackets
-from webtools import api, to_chinese
+from webtools import api, decimals, one_style, to_chinese
 
 pytestmark = pytest.mark.browser
 
@@ -117,6 +117,11 @@ def test_the_circuits_page_draws_the_apis_numbers_in_both_languages(page):
     )
     largest = sorted(want["contributions"].items(), key=lambda kv: -abs(kv[1]))[: len(bars)]
     assert len(bars) == 16 and bars == [list(kv) for kv in largest]
+    # their values read as one column: the same decimals in every row (2.10 under 2.14, not 2.1)
+    labels = page.get_by_test_id("bar-value").evaluate_all("els => els.map(e => e.textContent)")
+    assert one_style(labels) and len({decimals(v) for v in labels}) == 1, labels
+    for label, (_, value) in zip(labels, bars, strict=True):
+        assert float(label.replace("−", "-")) == pytest.approx(value, abs=10 ** -decimals(label))
     assert_grid(page, "attribute-heads", want["heads"])
     assert_grid(page, "attribute-mlps", [[v] for v in want["mlps"]])
     assert want["total"] == pytest.approx(want["logit"], abs=1e-3)

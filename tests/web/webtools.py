@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import threading
@@ -175,3 +176,19 @@ def at_size(page, width: int, lang: str) -> None:
     page.set_viewport_size({"width": width, "height": 900})
     if lang == "zh":
         to_chinese(page)
+
+
+# --- a column of numbers in one style (draw.js's columnFormat) ---------------------------------
+def decimals(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def significant(text: str) -> int:
+    mantissa = re.sub(r"[^\d.]", "", text.split("e")[0]).lstrip("0.").replace(".", "")
+    return len(mantissa)
+
+
+def one_style(column: list[str]) -> bool:
+    """The same decimals in every row, or the same significant digits in every row."""
+    numbers = [c for c in column if c not in ("0", "−∞", "")]
+    return len({decimals(c) for c in numbers}) == 1 or len({significant(c) for c in numbers}) == 1

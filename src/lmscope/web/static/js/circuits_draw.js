@@ -4,7 +4,7 @@
 // in the figure's readout line; they only draw numbers they are given.
 
 import { colon, t } from "./catalog.js";
-import { colour, css, el, fmt, hideTip, showTip, svg } from "./draw.js";
+import { colour, columnFormat, css, el, fmt, hideTip, showTip, svg } from "./draw.js";
 
 // What a hovered mark says, in the figure's readout (data-value: the exact number).
 function readoutOf(figure) {
@@ -247,6 +247,7 @@ export function bars(items, opts) {
   const root = svg("svg", { class: "circuits-bars", width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: "img" });
   const figure = figureBox(opts.testid, opts.title, null);
   root.append(svg("line", { x1: mid, x2: mid, y1: 0, y2: h, class: "axis-line" }));
+  const label = columnFormat(items.map((i) => i.value), 3); // one column: 2.10 under 2.14
   items.forEach((item, i) => {
     const y = 4 + i * rowH;
     const len = (Math.abs(item.value) / max) * (half - 2);
@@ -264,7 +265,7 @@ export function bars(items, opts) {
     root.append(
       svg("text", { x: labelW - 6, y: y + rowH - 5, class: "axis name", "text-anchor": "end", "data-verbatim": "" }, item.name),
       bar,
-      svg("text", { x: w - 2, y: y + rowH - 5, class: "axis", "text-anchor": "end" }, fmt(item.value, 3)),
+      svg("text", { x: w - 2, y: y + rowH - 5, class: "axis", "text-anchor": "end", "data-testid": "bar-value" }, label(item.value)),
     );
   });
   figure.insertBefore(el("div", { class: "circuits-svg-box" }, root), readoutOf(figure));
