@@ -259,8 +259,9 @@ def _outside_brackets(text: str) -> str:
     return "".join(out)
 
 
-def _shown_wide(name: str, lang: str) -> str:
-    """``lmscope lab show NAME --lang LANG`` on a console too wide to wrap or cut a text."""
+def _shown_wide(name: str, lang: str, width: int = 100_000) -> str:
+    """``lmscope lab show NAME --lang LANG`` on a console too wide to wrap or cut a text (or
+    on a terminal ``width`` columns wide)."""
     import io
 
     from rich.console import Console
@@ -268,11 +269,46 @@ def _shown_wide(name: str, lang: str) -> str:
     from lmscope.commands.lab import common as lab_common
 
     folder, buffer = shipped_dir(name), io.StringIO()
-    lab_common.render(read_result(folder), Console(file=buffer, width=100_000), lang, folder)
+    lab_common.render(read_result(folder), Console(file=buffer, width=width), lang, folder)
     return buffer.getvalue()
 
 
-@pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race", "recall", "gradient-flow"])
+def _tables(text: str) -> list[list[list[str]]]:
+    """Each table drawn in ``text``: its header line, then its rows, each a list of cells."""
+    tables: list[list[list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("┏"):
+            tables.append([])
+        elif line[:1] in ("┃", "│"):
+            tables[-1].append([cell.strip() for cell in re.split("[┃│]", line)[1:-1]])
+    return tables
+
+
+SHIPPED = ["serial-depth", "memory-wall", "race", "recall", "gradient-flow"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", SHIPPED)
+def test_show_in_an_80_column_terminal_splits_wide_tables_and_cuts_no_value(name, lang):
+    """Each table wider than the terminal is printed as several, each with the column that
+    names the rows: put back together they are the whole table, every header and value whole
+    on one line (squeezed, the memory wall's N of 16,384 read "16,3…")."""
+    from rich.cells import cell_len
+
+    narrow = _shown_wide(name, lang, width=80)
+    assert max(cell_len(line) for line in narrow.splitlines()) <= 80
+    parts = iter(_tables(narrow))
+    for whole in _tables(_shown_wide(name, lang)):
+        joined = next(parts)
+        while len(joined[0]) < len(whole[0]):
+            part = next(parts)
+            assert [row[0] for row in part] == [row[0] for row in joined]  # the same rows
+            joined = [a + b[1:] for a, b in zip(joined, part, strict=True)]
+        assert joined == whole
+    assert next(parts, None) is None
+
+
+@pytest.mark.parametrize("name", SHIPPED)
 def test_show_of_every_shipped_result_in_the_pseudo_language_is_all_catalog(capsys, name):
     code, out, _ = run(capsys, "lab", "show", name, "--lang", "pseudo")
     assert code == 0 and "⟦" in out
@@ -327,7 +363,7 @@ def _render(folder: Path, lang: str) -> str:
     return buffer.getvalue()
 
 
-@pytest.mark.parametrize("name", ["serial-depth", "memory-wall", "race", "recall", "gradient-flow"])
+@pytest.mark.parametrize("name", SHIPPED)
 def test_show_of_every_shipped_result_in_chinese_has_no_english_sentence(capsys, name):
     code, out, _ = run(capsys, "lab", "show", name, "--lang", "zh")
     assert code == 0

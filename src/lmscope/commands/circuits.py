@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
@@ -22,6 +21,7 @@ from lmscope.commands.common import (
     use_lang,
 )
 from lmscope.commands.parsers import Options
+from lmscope.commands.tables import Column, WideTable
 
 SPARK = "▁▂▃▄▅▆▇█"
 TOP = 5  # heads named under a grid
@@ -82,40 +82,14 @@ def _grid(
 ) -> Group:
     """A table of numbers, rows x cols, the larger ones marked (``signed``: the larger in
     size, of either sign), under its title (a line of its own: a table's title wraps to the
-    table's width mid-phrase). A grid wider than the terminal is split into tables of as many
-    columns as fit, each with the row labels: squeezed, rich would cut every number short."""
+    table's width mid-phrase); split into as many tables as the terminal needs."""
     flat = [abs(v) if signed else v for row in values for v in row]
     low, high = (0.0 if signed else min(flat, default=0.0)), max(flat, default=0.0)
-    cells = [
-        [Text(fmt.format(v), style=_shade(abs(v) if signed else v, low, high)) for v in row]
-        for row in values
-    ]
-    widths = [
-        max([cell_len(col)] + [row[i].cell_len for row in cells]) for i, col in enumerate(cols)
-    ]
-    label_width = max((cell_len(label) for label in rows), default=0)
-    tables = []
-    for span in _spans(widths, label_width, terminal_width()):
-        table = Table(padding=(0, 1))
-        table.add_column("", justify="right", style="dim")
-        for i in span:
-            table.add_column(cols[i], justify="right")
-        for label, row in zip(rows, cells, strict=True):
-            table.add_row(label, *(row[i] for i in span))
-        tables.append(table)
-    return Group(Text(title, style="italic"), *tables)
-
-
-def _spans(widths: list[int], label_width: int, room: int) -> list[range]:
-    """The fewest runs of consecutive columns, of near-equal count, that each fit ``room``
-    beside the row labels: a column takes its text, a space either side and a rule."""
-    n = len(widths)
-    for parts in range(1, n + 1):
-        size = -(-n // parts)
-        spans = [range(i, min(i + size, n)) for i in range(0, n, size)]
-        if all(label_width + 4 + sum(widths[i] + 3 for i in span) <= room for span in spans):
-            return spans
-    return [range(i, i + 1) for i in range(n)]  # not even one column fits: one at a time
+    grid = WideTable([Column("", style="dim")] + [Column(col) for col in cols])
+    for label, row in zip(rows, values, strict=True):
+        cells = [Text(fmt.format(v), style=_shade(abs(v) if signed else v, low, high)) for v in row]
+        grid.add_row(label, *cells)
+    return Group(Text(title, style="italic"), *grid.parts(terminal_width()))
 
 
 def _sparkline(values: list[float]) -> str:

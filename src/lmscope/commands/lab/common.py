@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from lmscope import i18n
 from lmscope.commands.common import use_lang
 from lmscope.commands.parsers import Options
+from lmscope.commands.tables import Column, WideTable
 from lmscope.errors import InvalidInputError
 from lmscope.lab.progress import make_progress
 from lmscope.lab.results import (
@@ -168,15 +168,20 @@ def render(doc: dict, console: Console, lang: str = "en", folder: Path | None = 
     console.print(Text(shown(doc["title"], lang), style="bold"))
     console.print(Text(shown(machine_line(doc["hardware"]), lang), style="dim"))
     for section in doc["sections"]:
-        title = shown(section["title"], lang)
-        table = Table(title=title, title_justify="left", title_style="bold")
-        for col in section["columns"]:
-            label = shown(column_label(section["key"], col), lang)
-            table.add_column(label, justify="left" if col["kind"] == "text" else "right")
+        columns = [
+            Column(
+                shown(column_label(section["key"], col), lang),
+                justify="left" if col["kind"] == "text" else "right",
+            )
+            for col in section["columns"]
+        ]
+        table = WideTable(columns)
         for row in section["rows"]:
             table.add_row(*(_cell(row.get(c["key"]), c, lang) for c in section["columns"]))
         console.print()
-        console.print(table)
+        console.print(Text(shown(section["title"], lang), style="bold"))
+        for part in table.parts(console.width):
+            console.print(part)
         console.print(Text(shown(section["explain"], lang), style="dim"))
         if section.get("verdict"):
             console.print(Text(shown(section["verdict"], lang), style="bold cyan"))
