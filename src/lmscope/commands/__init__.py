@@ -7,3 +7,9 @@ engine, lab and interpret modules) is imported inside the function that needs it
 "lazy: see lmscope.commands". Check with ``python -X importtime -m lmscope --help``: no torch,
 numpy or matplotlib in the list (once ``lmscope/__init__.py`` also loads its exports lazily).
 """
+
+from lmscope.commands.wrapping import install as _break_chinese_lines
+
+# the commands print with rich, which breaks lines at spaces only: a line holding Chinese
+# breaks where Chinese may (every other line as rich breaks it), whichever command prints it
+_break_chinese_lines()

@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import functools
 import re
-import unicodedata
 
 from lmscope import i18n
+from lmscope.commands.wrapping import wrap_cells
 from lmscope.i18n import message_format
 
 # argparse's own words in --help: their English catalog text is argparse's (Python 3.10+)
@@ -123,42 +123,7 @@ def _patterns(message_id: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p, re.S) for p in variants(english, None))
 
 
-# --- --help ----------------------------------------------------------------------------------
-# a unit is an unbroken run of non-CJK characters (a word, an option, a path), one CJK
-# character, or a space; a line may break before any unit but a closing mark
-_UNIT = re.compile(r"[^\s\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]+|\s|.")
-_CLOSING = set("，。；：、！？）」》”…")
-_OPENING = set("（「《“")
-
-
-def _cells(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def wrap_cells(text: str, width: int) -> list[str]:
-    """``text``'s words (runs of spaces as one) in lines of at most ``width`` columns, counting
-    a Chinese character as two; punctuation stays with the character before it (not at a
-    line's start), an opening bracket with the one after it. A longer word has its own line."""
-    units: list[str] = []
-    for unit in _UNIT.findall(" ".join(text.split())):
-        if units and (unit[0] in _CLOSING or units[-1][-1] in _OPENING) and unit != " ":
-            units[-1] += unit
-        else:
-            units.append(unit)
-    lines, line = [], ""
-    for unit in units:
-        if unit == " ":
-            line += " " if line else ""
-            continue
-        if line.strip() and _cells(line + unit) > width:
-            lines.append(line.rstrip())
-            line = ""
-        line += unit
-    if line.strip():
-        lines.append(line.rstrip())
-    return lines
-
-
+# --- --help (Chinese lines wrap where Chinese may break: commands.wrapping) -------------------
 def argparse_words(text: str, lang: str) -> str:
     """One of argparse's own words in --help (a heading, -h's help) in ``lang``; any other
     text as it is (the parsers' own are in the language already)."""
