@@ -249,3 +249,53 @@ def test_an_empty_text_source_is_refused(capsys, tmp_path, monkeypatch, quote_ls
     assert run("--model", quote_lstm, *args, "--cell", "0:1") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err, err
+
+
+# --- no text named: the corpus the model was trained on ---------------------------------------
+@pytest.fixture(scope="module")
+def trained_on(tmp_path_factory):
+    """The quote LSTM saved as `lmscope train` saves a model trained on ``corpus``."""
+    import torch
+    from tests.commands.conftest import CHARS
+
+    from lmscope.engine.loading import save_model
+    from lmscope.interpret.planted import plant_quote_cell
+    from lmscope.models.rnn import CharRNN, CharRNNConfig
+    from lmscope.tokenizers import CharTokenizer
+
+    def saved(corpus: str):
+        torch.manual_seed(0)
+        net = CharRNN(CharRNNConfig(vocab_size=len(CHARS), cell="lstm", hidden=12, layers=1))
+        plant_quote_cell(net, CHARS.index('"'), unit=5)
+        folder = tmp_path_factory.mktemp("trained") / "lstm"
+        meta = {"name": "lstm", "training": {"corpus": corpus}}
+        return save_model(net, folder, tokenizer=CharTokenizer(CHARS), meta=meta)
+
+    return saved
+
+
+def test_with_no_text_named_it_reads_the_held_out_part_of_the_models_own_corpus(capsys, trained_on):
+    model = trained_on("shakespeare")
+    assert run("--model", model, "--cell", "0:5", "--max-chars", 300) == 0
+    own = capsys.readouterr().out
+    from lmscope.interpret.features import validation_text
+
+    held_out = validation_text("shakespeare", 300)
+    assert held_out.split("\n")[1] in own.replace("↵", "")  # its text, coloured
+    named = ["--corpus", "shakespeare"]
+    assert run("--model", model, *named, "--cell", "0:5", "--max-chars", 300) == 0
+    assert capsys.readouterr().out == own  # the same as naming it
+
+
+@pytest.mark.parametrize("corpus", [None, "notes.txt"])
+def test_with_no_text_and_no_bundled_corpus_of_its_own_it_asks_for_one_in_one_line(
+    capsys, monkeypatch, tmp_path, trained_on, quote_lstm, corpus
+):
+    # a model trained on a file names it as given then: it is not read again from here
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes.txt").write_text(LINE * 40, encoding="utf-8")
+    model = quote_lstm if corpus is None else trained_on(corpus)
+    assert run("--model", model, "--find") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--text" in err and "--corpus" in err, err
+    assert "warpeace-novel" in err

@@ -3,6 +3,7 @@
 lmscope neurons --text FILE --cell 1:42                 coloured text in the terminal
 lmscope neurons --text FILE --cell 1:42 --out cell.png  ... as PNG (.svg, .html, .json)
 lmscope neurons --text FILE --find                      the interpretable-cell finder
+lmscope neurons --find                                  ... on the model's own corpus, held out
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def select_value(text: str) -> float:
 def register(commands):
     p = commands.add("neurons", run)
     p.option("--model", "-m", default=None)
-    source = p.one_of(required=True)
+    source = p.one_of()  # neither: the held-out part of the corpus the model was trained on
     source.option("--text")
     source.option("--corpus")
     chars = {"cell": str(VIEW_CHARS), "find": str(FIND_CHARS)}
@@ -161,8 +162,24 @@ def run(args) -> int:
                 "error.neurons.features", flag="--features", error=err
             ) from None
     model = load_char_model(args.model)
+    if args.text is None and args.corpus is None:
+        args.corpus = _own_corpus(model)
     text, source = _text(args)
     return _find(model, text, source, args) if args.find else _view(model, text, args)
+
+
+def _own_corpus(model) -> str:
+    """The bundled corpus ``model`` was trained on, read when no text is named (as /rnn reads
+    it). A model trained on a file of its own is not read from it again: the path it recorded
+    was the one given then, and here it may name another file or none."""
+    from lmscope.data.corpora import corpus_names  # lazy: see lmscope.commands
+
+    trained_on = (model.meta.get("training") or {}).get("corpus")
+    if trained_on in corpus_names():
+        return trained_on
+    raise InvalidInputError(
+        "error.neurons.text-or-corpus", model=str(model.name), names=", ".join(corpus_names())
+    )
 
 
 def _check_out(out: Path) -> None:
