@@ -575,20 +575,20 @@ GAP_CASES = [
     (
         "neurons --text missing",
         ["neurons", "-m", "{lstm}", "--text", "{tmp}/nope.txt", "--cell", "0:1"],
-        "no text file at {tmp}/nope.txt",
-        "{tmp}/nope.txt 处没有文本文件",
+        "no such text file: {tmp}/nope.txt",
+        "没有这个文本文件：{tmp}/nope.txt",
     ),
     (
         "neurons --text empty",
         ["neurons", "-m", "{lstm}", "--text", "{empty}", "--cell", "0:1"],
-        "{empty} is empty; give a file with some text",
-        "{empty} 是空的；请给出有文字的文件",
+        "{empty} is empty",
+        "{empty} 是空的",
     ),
     (
         "neurons --text Latin-1",
         ["neurons", "-m", "{lstm}", "--text", "{latin}", "--cell", "0:1"],
-        "{latin} is not UTF-8 text",
-        "{latin} 不是 UTF-8 文本",
+        "{latin} is not a UTF-8 text file",
+        "{latin} 不是 UTF-8 文本文件",
     ),
     (
         "neurons --cell unit out of range",

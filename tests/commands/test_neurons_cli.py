@@ -121,7 +121,7 @@ def test_text_errors(capsys, tmp_path, quote_lstm):
     assert run("--model", quote_lstm, "--text", empty, "--cell", "0:1") == 2
     assert "is empty" in capsys.readouterr().err
     assert run("--model", quote_lstm, "--text", tmp_path / "nope.txt", "--cell", "0:1") == 2
-    assert "no text file at" in capsys.readouterr().err
+    assert "no such text file" in capsys.readouterr().err
     foreign = tmp_path / "foreign.txt"
     foreign.write_text("ÀÉÎ", encoding="utf-8")
     assert run("--model", quote_lstm, "--text", foreign, "--cell", "0:1") == 2

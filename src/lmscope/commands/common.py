@@ -10,6 +10,7 @@ import shutil
 import sys
 import unicodedata
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import lmscope
@@ -169,6 +170,38 @@ def read_stdin() -> str:
         return sys.stdin.read()
     except UnicodeDecodeError:
         raise InvalidInputError("error.cli.stdin-not-utf8") from None
+
+
+def read_text_file(path: str | os.PathLike, max_chars: int | None = None) -> str:
+    """The UTF-8 text of the file ``--text`` names ('-': standard input), its first
+    ``max_chars`` characters when given; what is not such a file is refused in one line."""
+    if str(path) == "-":
+        text = read_stdin()
+        if not text.strip():
+            raise InvalidInputError("error.cli.stdin-empty")
+        return text[:max_chars]
+    file = Path(path)
+    # a device (/dev/zero, /dev/urandom) never ends: refused before reading; a pipe
+    # (--text <(command)) is read
+    if file.exists() and not (file.is_file() or file.is_dir() or file.is_fifo()):
+        raise InvalidInputError("error.cli.not-regular-file", path=str(path))
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        # a sentence typed where a file's name goes: say how to give text itself
+        typed = " " in str(path) and not any(sep in str(path) for sep in ("/", os.sep))
+        said = "error.cli.no-such-text-file-typed" if typed else "error.cli.no-such-text-file"
+        raise InvalidInputError(said, path=str(path)) from None
+    except IsADirectoryError:
+        raise InvalidInputError("error.cli.folder-not-text-file", path=str(path)) from None
+    except UnicodeDecodeError:
+        raise InvalidInputError("error.cli.not-utf8-file", path=str(path)) from None
+    except OSError as err:
+        why = err.strerror or err
+        raise InvalidInputError("error.cannot-read", file=str(path), why=why) from None
+    if not text.strip():
+        raise InvalidInputError("error.cli.empty-file", path=str(path))
+    return text[:max_chars]
 
 
 def _number(text: str, flag: str) -> float:

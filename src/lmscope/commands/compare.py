@@ -11,7 +11,7 @@ from lmscope import i18n
 from lmscope.commands.common import (
     at_least,
     current_lang,
-    read_stdin,
+    read_text_file,
     say,
     terminal_width,
     use_lang,
@@ -27,33 +27,6 @@ def register(commands):
     p.option("--max-chars", type=at_least(1, "--max-chars"), default=4000)
     p.nonfinite()
     p.lang()
-
-
-def read_text(path: str, max_chars: int | None = None) -> str:
-    """The file's text ('-': standard input), its first ``max_chars`` characters when given."""
-    if path == "-":
-        text = read_stdin()
-        if not text.strip():
-            raise InvalidInputError("error.cli.stdin-empty")
-        return text[:max_chars]
-    file = Path(path)
-    # a device (/dev/zero, /dev/urandom) never ends: refused before reading; a pipe
-    # (--text <(command)) is read
-    if file.exists() and not (file.is_file() or file.is_dir() or file.is_fifo()):
-        raise InvalidInputError("error.cli.not-regular-file", path=path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidInputError("error.cli.no-such-text-file", path=path) from None
-    except IsADirectoryError:
-        raise InvalidInputError("error.cli.folder-not-text-file", path=path) from None
-    except UnicodeDecodeError:
-        raise InvalidInputError("error.cli.not-utf8-file", path=path) from None
-    except OSError as err:
-        raise InvalidInputError("error.cannot-read", file=path, why=err.strerror or err) from None
-    if not text.strip():
-        raise InvalidInputError("error.cli.empty-file", path=path)
-    return text[:max_chars]
 
 
 def _out_folder(text: str) -> Path:
@@ -82,7 +55,7 @@ def run(args) -> int:
     if len(args.model) != 2:
         raise InvalidInputError("error.compare.two-models", n=len(args.model))
     out = _out_folder(args.out)  # before the (slow) model loads
-    whole = read_text(args.text)
+    whole = read_text_file(args.text)
     text = whole[: args.max_chars]
     a, b = (lmscope.load(m, allow_nonfinite=args.allow_nonfinite) for m in args.model)
     result = compare(a, b, text)

@@ -9,7 +9,6 @@ lmscope neurons --find                                  ... on the model's own c
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from lmscope.commands.common import (
     at_least,
     current_lang,
     not_empty,
-    read_stdin,
+    read_text_file,
     refuse_below,
     say,
     terminal_width,
@@ -94,7 +93,7 @@ def _text(args) -> tuple[str, str]:
     refuse_below(limit, 1, "--max-chars")
     # one character more than the limit tells whether the source was cut
     if args.text is not None:
-        text, source = read_text(args.text, limit + 1), str(args.text)
+        text, source = read_text_file(args.text, limit + 1), str(args.text)
     else:
         # from a line start (a code corpus: from a file's start), so line positions are whole
         text = validation_text(args.corpus, limit + 1)
@@ -109,27 +108,6 @@ def _whole_lines(text: str) -> str:
     a word or a statement; a text with no line end in it is kept as cut."""
     end = text.rfind("\n") + 1
     return text[:end] if end else text
-
-
-def read_text(path: str | os.PathLike, max_chars: int | None = None) -> str:
-    """A UTF-8 text file for the neuron views ('-' reads standard input)."""
-    if str(path) == "-":
-        text = read_stdin()
-    else:
-        path = Path(path)
-        if not path.is_file():
-            raise InvalidInputError("error.neurons.no-text-file", path=str(path))
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise InvalidInputError("error.neurons.not-utf8", path=str(path)) from None
-        except OSError as err:
-            raise InvalidInputError(
-                "error.cannot-read", file=str(path), why=err.strerror or err
-            ) from None
-    if not text:
-        raise InvalidInputError("error.neurons.empty-file", path=str(path))
-    return text[:max_chars] if max_chars else text
 
 
 def run(args) -> int:
