@@ -58,6 +58,32 @@ def test_serve_warns_when_binding_beyond_loopback(fake_run, any_port, capsys):
     assert "warning" in capsys.readouterr().err
 
 
+@pytest.mark.slow
+def test_every_interface_names_the_addresses_learners_open(fake_run, any_port, capsys, monkeypatch):
+    """0.0.0.0 is no address to give a class: the lines name this machine's own."""
+    from lmscope.commands import serve
+
+    monkeypatch.setattr(serve, "network_addresses", lambda: ["192.168.1.23", "10.0.0.5"])
+    assert main(["serve", "--host", "0.0.0.0", "--port", "9001"]) == 0
+    err = capsys.readouterr().err
+    assert "http://192.168.1.23:9001/, http://10.0.0.5:9001/" in err
+    monkeypatch.setattr(serve, "network_addresses", lambda: [])  # none found: nothing to say
+    assert main(["serve", "--host", "0.0.0.0", "--port", "9001"]) == 0
+    assert "learners" not in capsys.readouterr().err
+    assert main(["serve", "--host", "192.168.1.23", "--port", "9001"]) == 0  # named: it is that
+    assert "learners" not in capsys.readouterr().err
+
+
+def test_this_machines_addresses_are_its_own_and_not_loopback():
+    import ipaddress
+
+    from lmscope.commands.serve import network_addresses
+
+    for address in network_addresses():
+        ip = ipaddress.ip_address(address)
+        assert ip.version == 4 and not ip.is_loopback and not ip.is_unspecified
+
+
 def test_serve_refuses_bad_options(fake_run, capsys):
     assert main(["serve", "--port", "70000"]) == 2
     assert "port" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import socket
@@ -15,6 +16,7 @@ from lmscope.errors import InvalidInputError
 from lmscope.i18n import Message
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+EVERY_INTERFACE = {"0.0.0.0", "::"}
 
 
 def register(commands):
@@ -31,6 +33,27 @@ def register(commands):
     p.option("--threads", type=int, default=None)
     p.option("--workers", type=int, default=1)
     p.option("--max-wait", type=float, default=60.0, metavar="SECONDS")
+
+
+def network_addresses() -> list[str]:
+    """This machine's IPv4 addresses that others on its networks can reach, found without
+    sending anything: the one its default route leaves from (a UDP socket's connect only picks
+    the route), and those its host name resolves to; loopback and link-local ones left out."""
+    import ipaddress
+
+    found = []
+    # no route: no network to name; TEST-NET-1 (RFC 5737) is never answered, and nothing is sent
+    with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))
+        found.append(probe.getsockname()[0])
+    with contextlib.suppress(OSError):  # a host name that does not resolve
+        found += [a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)]
+    usable = []
+    for address in dict.fromkeys(found):  # in order, once each
+        ip = ipaddress.ip_address(address)
+        if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
+            usable.append(address)
+    return usable
 
 
 # the two hosts people mean, said wherever a --host cannot be used
@@ -145,6 +168,7 @@ def run(args) -> int:
         print(said, file=sys.stderr)
         _say_switch(url, served_names)
         _say_other_pages(url, compare, rnn)
+        _say_addresses(args)
         _open_later(args, url)
         target = "lmscope.web.factory:app_from_env"
         uvicorn.run(
@@ -160,6 +184,7 @@ def run(args) -> int:
     print(say("report.serve.serving", model=shown, url=url, docs=f"{url}docs"), file=sys.stderr)
     _say_switch(url, list(app.state.served.models))
     _say_other_pages(url, list(app.state.compare), list(app.state.rnn))
+    _say_addresses(args)
     _open_later(args, url)
     app.state.served.on_disk.start()  # the model menu's listing of this machine's models
     settle()
@@ -194,6 +219,18 @@ def _say_other_pages(url: str, compare: list[str], rnn: list[str]) -> None:
     print(say("report.serve.why-page", url=f"{url}why"), file=sys.stderr)
 
 
+def _say_addresses(args) -> None:
+    """Listening on every interface: the addresses learners on this machine's networks open
+    (http://0.0.0.0:8000/ is none)."""
+    if args.host not in EVERY_INTERFACE:
+        return
+    urls = [f"http://{address}:{args.port}/" for address in network_addresses()]
+    if urls:
+        print(say("report.serve.on-this-network", urls=", ".join(urls)), file=sys.stderr)
+
+
 def _open_later(args, url: str) -> None:
+    if args.host in EVERY_INTERFACE:  # not an address a browser opens everywhere: this machine
+        url = f"http://{'[::1]' if args.host == '::' else '127.0.0.1'}:{args.port}/"
     if args.open:
         threading.Timer(1.0, webbrowser.open, args=(url,)).start()
