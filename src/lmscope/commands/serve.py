@@ -36,24 +36,19 @@ def register(commands):
 
 
 def network_addresses() -> list[str]:
-    """This machine's IPv4 addresses that others on its networks can reach, found without
-    sending anything: the one its default route leaves from (a UDP socket's connect only picks
-    the route), and those its host name resolves to; loopback and link-local ones left out."""
+    """This machine's IPv4 address that others on its network can reach: the one its default
+    route leaves from, found without sending anything (a UDP socket's connect only picks the
+    route; TEST-NET-1, RFC 5737, is never answered). None without a route, and no host name
+    lookup, which can wait seconds on a resolver where there is no network."""
     import ipaddress
 
-    found = []
-    # no route: no network to name; TEST-NET-1 (RFC 5737) is never answered, and nothing is sent
     with contextlib.suppress(OSError), socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.connect(("192.0.2.1", 9))
-        found.append(probe.getsockname()[0])
-    with contextlib.suppress(OSError):  # a host name that does not resolve
-        found += [a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)]
-    usable = []
-    for address in dict.fromkeys(found):  # in order, once each
+        address = probe.getsockname()[0]
         ip = ipaddress.ip_address(address)
         if not (ip.is_loopback or ip.is_link_local or ip.is_unspecified):
-            usable.append(address)
-    return usable
+            return [address]
+    return []
 
 
 # the two hosts people mean, said wherever a --host cannot be used
