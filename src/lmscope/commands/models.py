@@ -5,7 +5,8 @@ each with the reason. Headers only: no weight is read."""
 from __future__ import annotations
 
 import json
-import unicodedata
+
+from rich.cells import cell_len
 
 from lmscope.commands.common import say, use_lang
 
@@ -128,16 +129,12 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def _cells(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
 def _aligned(rows: list[list[str]]) -> list[str]:
     """Rows in columns two spaces apart, counting a Chinese character as two columns."""
-    widths = [max(_cells(row[i]) for row in rows) for i in range(len(rows[0]))]
+    widths = [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join(
-            cell + " " * (w - _cells(cell)) for cell, w in zip(row, widths, strict=True)
+            cell + " " * (w - cell_len(cell)) for cell, w in zip(row, widths, strict=True)
         ).rstrip()
         for row in rows
     ]
