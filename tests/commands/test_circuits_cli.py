@@ -129,3 +129,16 @@ def test_a_grid_wider_than_the_terminal_is_split_and_every_number_shown_whole(
             expected += [f"{v:.2f}" for v in sites["attn_head"]["values"][1]]
             expected += [f"{v:.2f}" for v in sites["mlp_out"]["values"][1]]
         assert _grid_rows(out, label) == expected, name
+
+
+def test_an_answer_that_is_not_one_token_is_named_by_its_option(capsys, tiny_hf_dir):
+    """The library names the argument (right); the command line's reader typed --right."""
+    argv = ["circuits", "patch", "-m", tiny_hf_dir, "--clean", "The cat sat"]
+    code, out, err = run(
+        capsys, *argv, "--corrupt", "The dog sat", "--right", " on it", "--wrong", " x"
+    )
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "--right ' on it' is 2 tokens" in err, err
+    argv = ["circuits", "attribute", "The cat sat", "-m", tiny_hf_dir, "--token", " on"]
+    code, _, err = run(capsys, *argv, "--versus", " up it", "--lang", "zh")
+    assert code == 2 and "--versus ' up it' 被切成了 2 个 token" in err, err

@@ -4,6 +4,7 @@ answer. Readable tables by default (grids with the strongest cells marked), the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 from rich.console import Console, Group
@@ -22,6 +23,7 @@ from lmscope.commands.common import (
 )
 from lmscope.commands.parsers import Options
 from lmscope.commands.tables import Column, WideTable
+from lmscope.errors import InvalidInputError
 
 SPARK = "▁▂▃▄▅▆▇█"
 TOP = 5  # heads named under a grid
@@ -58,6 +60,19 @@ def _common(options: Options) -> None:
     options.model()
     options.flag("--json", key="circuits")
     options.lang()
+
+
+@contextlib.contextmanager
+def _options_named():
+    """An answer the library refuses is named by its argument (right, versus); here the reader
+    typed the option (--right, --versus)."""
+    try:
+        yield
+    except InvalidInputError as err:
+        what = err.values.get("what")
+        if not (err.code or "").startswith("error.circuits.") or not isinstance(what, str):
+            raise
+        raise InvalidInputError(err.code, **{**err.values, "what": f"--{what}"}) from None
 
 
 def _answer(text: str) -> int | str:
@@ -151,7 +166,8 @@ def run_patch(args) -> int:
 
     use_lang(args)
     model = load_model(args)
-    result = patch(model, args.clean, args.corrupt, _answer(args.right), _answer(args.wrong))
+    with _options_named():
+        result = patch(model, args.clean, args.corrupt, _answer(args.right), _answer(args.wrong))
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return 0
@@ -182,7 +198,8 @@ def run_attribute(args) -> int:
     use_lang(args)
     model = load_model(args)
     versus = None if args.versus is None else _answer(args.versus)
-    result = attribute(model, args.text, _answer(args.token), versus, position=args.position)
+    with _options_named():
+        result = attribute(model, args.text, _answer(args.token), versus, position=args.position)
     if args.json:
         print(json.dumps(result.to_json(), ensure_ascii=False))
         return 0
