@@ -157,6 +157,26 @@ def test_every_step_resolves(trace):
         trace.step(1, layer=5)
 
 
+@pytest.mark.parametrize(
+    ("typed", "key"),
+    [
+        ("self_attention", "self-attention"),
+        ("Self Attention", "self-attention"),
+        ("LayerNorm", "layernorm"),
+        ("layer-norm", "layernorm"),
+        ("multihead", "multi-head"),
+        (" Positional_Encoding ", "positional-encoding"),
+    ],
+)
+def test_a_step_key_is_found_however_its_words_are_joined(typed, key):
+    """A key is words joined by hyphens: underscores, spaces, case or none between them name it
+    too (the keys stay distinct without them)."""
+    from lmscope.engine.steps import STEPS_BY_WORDS
+
+    assert len(STEPS_BY_WORDS) == len(STEPS)
+    assert find_step(typed).key == key
+
+
 def test_dropout_example(trace):
     keep, out = trace.dropout_example("blocks.0.hook_attn_out", p=0.25, seed=3)
     x = trace["blocks.0.hook_attn_out"]

@@ -156,6 +156,15 @@ STEPS: tuple[Step, ...] = (
 STEPS_BY_KEY = {step.key: step for step in STEPS}
 
 
+def _joined(text: str) -> str:
+    """A key's words run together: "Self Attention", "self_attention" and "self-attention"
+    alike (no two keys are the same this way)."""
+    return "".join(ch for ch in text.lower() if ch not in " _-")
+
+
+STEPS_BY_WORDS = {_joined(step.key): step for step in STEPS}
+
+
 class UnknownStepError(InvalidInputError, KeyError):
     """A step that is neither a number 1-20 nor a step's key (also a KeyError: a failed lookup)."""
 
@@ -164,11 +173,12 @@ class UnknownStepError(InvalidInputError, KeyError):
 
 
 def find_step(step: int | str) -> Step:
-    """The step ``step`` names: its number (1-20, or "8" as text) or its key, in any case."""
+    """The step ``step`` names: its number (1-20, or "8" as text) or its key, in any case,
+    its words joined by hyphens, underscores, spaces or nothing."""
     if isinstance(step, str):
         text = step.strip().lower()
-        if text in STEPS_BY_KEY:
-            return STEPS_BY_KEY[text]
+        if _joined(text) in STEPS_BY_WORDS:
+            return STEPS_BY_WORDS[_joined(text)]
         step = int(text) if text.isdigit() else step
     if isinstance(step, int) and not isinstance(step, bool) and 1 <= step <= len(STEPS):
         return STEPS[step - 1]
