@@ -27,6 +27,12 @@ from lmscope.errors import InvalidInputError
 
 SPARK = "▁▂▃▄▅▆▇█"
 TOP = 5  # heads named under a grid
+# what the library says of an answer it refuses, naming it by its argument ({what})
+ANSWER_REFUSED = {
+    "error.circuits.not-one-token",
+    "error.circuits.token-kind",
+    "error.circuits.token-needs-id",
+}
 
 
 def register(commands):
@@ -70,7 +76,7 @@ def _options_named():
         yield
     except InvalidInputError as err:
         what = err.values.get("what")
-        if not (err.code or "").startswith("error.circuits.") or not isinstance(what, str):
+        if err.code not in ANSWER_REFUSED or not isinstance(what, str):
             raise
         raise InvalidInputError(err.code, **{**err.values, "what": f"--{what}"}) from None
 
