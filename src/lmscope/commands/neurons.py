@@ -147,14 +147,14 @@ def run(args) -> int:
 
 
 def _own_corpus(model) -> str:
-    """The bundled corpus ``model`` was trained on, read when no text is named (as /rnn reads
-    it). A model trained on a file of its own is not read from it again: the path it recorded
-    was the one given then, and here it may name another file or none."""
+    """The bundled corpus ``model`` was trained on (``bundled_corpus_of``), read when no text
+    is named, as /rnn reads it; without one, a one-line request for --text or --corpus."""
     from lmscope.data.corpora import corpus_names  # lazy: see lmscope.commands
+    from lmscope.interpret.features import bundled_corpus_of
 
-    trained_on = (model.meta.get("training") or {}).get("corpus")
-    if trained_on in corpus_names():
-        return trained_on
+    name = bundled_corpus_of(model)
+    if name is not None:
+        return name
     raise InvalidInputError(
         "error.neurons.text-or-corpus", model=str(model.name), names=", ".join(corpus_names())
     )
@@ -243,11 +243,10 @@ def _find(model, text: str, source: str, args) -> int:
         feature_headline,
         find_cells,
     )
-    from lmscope.interpret.features import feature_set_for
+    from lmscope.interpret.features import feature_set_for, trained_on
     from lmscope.interpret.neurons import neuron_activations
 
-    trained_on = (model.meta.get("training") or {}).get("corpus")
-    features = args.features or feature_set_for(args.corpus or trained_on, args.text)
+    features = args.features or feature_set_for(args.corpus or trained_on(model), args.text)
     kinds = ("c", "h") if model.capabilities.family == "lstm" else ("h",)
     run = neuron_activations(model, text, kinds=kinds)
     _note(run)

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lmscope.data import load_corpus
+from lmscope.data import known_corpora, load_corpus
 from lmscope.errors import InvalidInputError
 from lmscope.interpret.code_features import bracket_depth_py, inside_comment_py, inside_string
 
@@ -234,6 +234,20 @@ def resolve_features(spec: str | list[str] | None) -> list[str]:
     if not names:
         raise InvalidInputError("error.cells.no-features")
     return list(dict.fromkeys(names))
+
+
+def trained_on(model) -> str | None:
+    """The corpus a model's training recorded (a bundled corpus's name, or the path it was
+    given then), or None."""
+    return ((getattr(model, "meta", None) or {}).get("training") or {}).get("corpus")
+
+
+def bundled_corpus_of(model) -> str | None:
+    """The bundled corpus a model was trained on, which reads here as it did then; None for a
+    model trained on a file of its own (the path it recorded may name another file here, or
+    none) or without a record. What /rnn and ``lmscope neurons`` read when given no text."""
+    name = trained_on(model)
+    return name if name in known_corpora() else None
 
 
 def validation_text(corpus: str, chars: int) -> str:

@@ -30,6 +30,7 @@ from lmscope.engine import checks
 from lmscope.errors import InvalidInputError, checked_keywords
 from lmscope.i18n import Message
 from lmscope.interpret.cell_views import CellText, shade
+from lmscope.interpret.features import trained_on
 
 KINDS = {"lstm": ("h", "c", "i", "f", "g", "o"), "gru": ("h", "r", "z", "n"), "rnn": ("h",)}
 KIND_NAMES = {  # each kind's name: a catalog message
@@ -257,7 +258,7 @@ def neuron_activations(
         next_probs=next_probs,
         vocab=vocab,
         skipped=skipped,
-        corpus=((getattr(model, "meta", None) or {}).get("training") or {}).get("corpus"),
+        corpus=trained_on(model),
     )
 
 

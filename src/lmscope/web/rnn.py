@@ -8,7 +8,12 @@ the CLI and the Python API use.
 from __future__ import annotations
 
 from lmscope.i18n import text
-from lmscope.interpret.features import feature_set_for, validation_text
+from lmscope.interpret.features import (
+    bundled_corpus_of,
+    feature_set_for,
+    trained_on,
+    validation_text,
+)
 from lmscope.interpret.neurons import GATE_KINDS, KINDS, NeuronRun, default_kind
 from lmscope.web.schemas import rnn as s
 
@@ -18,10 +23,8 @@ CORPUS_CHARS = 8000  # the finder's default text: this much of the training corp
 def corpus_sample(model, chars: int = CORPUS_CHARS) -> tuple[str, str] | None:
     """(text, label): the start of the validation split of the corpus the model was trained
     on, when that is a bundled corpus; else None."""
-    from lmscope.data import known_corpora
-
-    name = (model.meta.get("training") or {}).get("corpus")
-    if name not in known_corpora():
+    name = bundled_corpus_of(model)
+    if name is None:
         return None
     # from a line start (a code corpus: a file's start), so line positions are whole
     return validation_text(name, chars), text("report.neurons.validation-split", corpus=name)
@@ -48,8 +51,8 @@ def model_facts(name: str, model) -> s.RNNModelFacts:
         kinds=list(KINDS[c.cell]),
         gates=list(GATE_KINDS[c.cell]),
         default_kind=default_kind(c.cell),
-        corpus=(model.meta.get("training") or {}).get("corpus"),
-        features=feature_set_for((model.meta.get("training") or {}).get("corpus")),
+        corpus=trained_on(model),
+        features=feature_set_for(trained_on(model)),
     )
 
 
