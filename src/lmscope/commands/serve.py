@@ -38,7 +38,7 @@ def register(commands):
 def network_addresses() -> list[str]:
     """This machine's IPv4 address that others on its network can reach: the one its default
     route leaves from, found without sending anything (a UDP socket's connect only picks the
-    route; TEST-NET-1, RFC 5737, is never answered). None without a route, and no host name
+    route; TEST-NET-1, RFC 5737, is never answered). Empty without a route; no host name
     lookup, which can wait seconds on a resolver where there is no network."""
     import ipaddress
 

@@ -176,9 +176,10 @@ def find_step(step: int | str) -> Step:
     """The step ``step`` names: its number (1-20, or "8" as text) or its key, in any case,
     its words joined by hyphens, underscores, spaces or nothing."""
     if isinstance(step, str):
-        text = step.strip().lower()
-        if _joined(text) in STEPS_BY_WORDS:
-            return STEPS_BY_WORDS[_joined(text)]
+        text = step.strip()
+        found = STEPS_BY_WORDS.get(_joined(text))
+        if found is not None:
+            return found
         step = int(text) if text.isdigit() else step
     if isinstance(step, int) and not isinstance(step, bool) and 1 <= step <= len(STEPS):
         return STEPS[step - 1]
