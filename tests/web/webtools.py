@@ -152,14 +152,34 @@ def set_prompt(page, text: str) -> None:
 
 def open_step(page, key: str) -> None:
     page.locator(f"[data-testid=step-nav] button[data-step='{key}']").click()
-    page.wait_for_selector(f".step-body[data-step='{key}']")
+    _opened(page, f".step-body[data-step='{key}']", f"step {key!r}")
     wait_idle(page)
 
 
 def open_view(page, key: str) -> None:
     page.locator(f"[data-testid=view-nav] button[data-view='{key}']").click()
-    page.wait_for_selector(f".step-body[data-view='{key}']")
+    _opened(page, f".step-body[data-view='{key}']", f"view {key!r}")
     wait_idle(page)
+
+
+# What the page held when a click opened no panel: the step it thinks is open, whether it has
+# a trace, the flow's step and whether a packet is still in flight (the panel is drawn after it
+# lands). A click that opened nothing, twice in full runs, is explained by these.
+HELD = """() => {
+    const s = window.lmscope?.state, f = window.lmscope?.flow;
+    return { step: s?.step, trace: Boolean(s?.trace), flowStep: f?.step ?? null,
+             moving: Boolean(f?.moving), body: document.body.className };
+}"""
+
+
+def _opened(page, selector: str, what: str) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_selector(selector)
+    except PlaywrightTimeout:
+        held = page.evaluate(HELD)
+        raise AssertionError(f"{what} opened no panel; the page held {held}") from None
 
 
 def to_chinese(page) -> None:
