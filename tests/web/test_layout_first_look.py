@@ -312,7 +312,6 @@ def test_no_step_is_wider_than_its_panel_and_no_text_is_cut(chromium, url, width
             assert "UTF-8" in page.get_by_test_id("neighbours-byte").inner_text()
             assert page.locator("[data-testid=neighbour]").first.is_hidden()
         # "Compare models" only with a second model (this server has none)
-        page.wait_for_function("() => window.lmscope.state.compareModels !== undefined")
         assert page.locator("[data-testid=view-nav] [data-view=compare]").count() == 0
         assert page.locator("[data-testid=view-nav] [data-view=lens]").count() == 1
         # a small share is written in decimals, the same in both languages

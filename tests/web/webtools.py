@@ -164,7 +164,7 @@ def open_view(page, key: str) -> None:
 
 # What the page held when a click opened no panel: the step it thinks is open, whether it has
 # a trace, the flow's step and whether a packet is still in flight (the panel is drawn after it
-# lands). A click that opened nothing, twice in full runs, is explained by these.
+# lands). A step list rebuilt between a click's press and its release once swallowed clicks.
 HELD = """() => {
     const s = window.lmscope?.state, f = window.lmscope?.flow;
     return { step: s?.step, trace: Boolean(s?.trace), flowStep: f?.step ?? null,

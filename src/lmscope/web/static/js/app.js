@@ -257,7 +257,7 @@ function renderFacts() {
 
 function renderNav() {
   const nav = $("steps");
-  nav.replaceChildren(
+  const fresh = [
     el("h2", { text: t("page.steps") }),
     el(
       "ol",
@@ -280,13 +280,22 @@ function renderNav() {
       ),
     ),
     viewNav(state.step, openStep, state.compareModels?.length === 0 ? ["compare"] : []),
-  );
+  ];
+  // A list that shows the same buttons keeps them: a click pressed on a button that a rebuild
+  // then replaced is released on another and reaches neither (a trace landing mid-click did it).
+  const shown = (nodes) => nodes.map((n) => n.outerHTML.replace(/ class="[^"]*"/g, "")).join("");
+  if (shown(fresh) === shown([...nav.children])) markActiveStep();
+  else nav.replaceChildren(...fresh);
+}
+
+function markActiveStep() {
+  for (const b of document.querySelectorAll("#steps button")) b.classList.toggle("active", (b.dataset.step ?? b.dataset.view) === state.step);
 }
 
 function openStep(key, extra = {}) {
   Object.assign(state, extra);
   state.step = key;
-  for (const b of document.querySelectorAll("#steps button")) b.classList.toggle("active", (b.dataset.step ?? b.dataset.view) === key);
+  markActiveStep();
   renderFlowNow();
   // one tour: from the list, the keyboard, the card's ‹ ▶ › or the panel's buttons alike, the
   // step's lit part comes into view above the card that explains it
@@ -686,8 +695,11 @@ async function boot() {
   });
   buildScrubber($("scrub"), $("tokens"), selectPosition);
   try {
-    const [model, catalogue] = await Promise.all([getModel(), getJSON("/api/steps")]);
+    // the second models to compare with come first too: the step list is drawn once, whole
+    const others = getJSON("/api/compare/models").then((d) => d.models, () => []);
+    const [model, catalogue, compareModels] = await Promise.all([getModel(), getJSON("/api/steps"), others]);
     state.model = model;
+    state.compareModels = compareModels;
     setSteps(catalogue.steps);
   } catch (err) {
     showError(err);
@@ -711,13 +723,6 @@ async function boot() {
   if (!m.tokenizer) $("examples").parentElement.hidden = true;
   if (first) await retrace(promptBody(first), { fromPrompt: true });
   document.body.dataset.ready = "1";
-  // "Compare models" only where a second model was loaded (lmscope serve --compare MODEL)
-  getJSON("/api/compare/models")
-    .then((d) => {
-      state.compareModels = d.models;
-      if (!d.models.length) renderNav();
-    })
-    .catch(() => {});
 }
 
 window.lmscope = { state }; // for the console and for tests that inspect state
