@@ -11,7 +11,7 @@ import pytest
 
 import lmscope
 from lmscope.engine.generation import generate
-from lmscope.engine.sampling import SamplingParams
+from lmscope.engine.sampling import SamplingParams, candidate_pool
 from lmscope.errors import InvalidInputError
 
 TEXT = "The cat sat on the mat because"
@@ -162,3 +162,26 @@ def test_a_short_name_that_fits_two_probes_names_both(trace):
         trace["scale", 0]  # ln1's or ln2's
     message = str(err.value)
     assert "blocks.0.ln1.hook_scale" in message and "blocks.0.ln2.hook_scale" in message
+
+
+def test_a_steps_tensors_print_as_their_names_and_shapes(trace):
+    """``trace.step("positional-encoding", layer=3)``, as the docs write it, printed every
+    number of every tensor; it is still a dict of them."""
+    tensors = trace.step("self-attention", layer=1)
+    text = repr(tensors)
+    assert len(text) < 400 and "tensor(" not in text and "\n" not in text
+    assert "'self-attention', layer 1" in text
+    name, first = next(iter(tensors.items()))
+    assert f"{name} {list(first.shape)}" in text
+    assert isinstance(tensors, dict) and first is trace[name]
+
+
+def test_a_candidate_pool_repr_is_a_summary(trace):
+    # it printed four tensors, two of them as long as the vocabulary
+    pool = candidate_pool(trace.last_logits, SamplingParams(temperature=0.7, top_k=5))
+    text = repr(pool)
+    assert len(text) < 300 and "tensor(" not in text and "\n" not in text
+    assert f"5 of {trace.last_logits.shape[-1]:,} tokens" in text
+    assert "temperature=0.7" in text and "top_k=5" in text
+    best, p = pool.top(1)[0]
+    assert f"{best} {p:.1%}" in text

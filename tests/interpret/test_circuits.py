@@ -187,6 +187,20 @@ def test_patching_some_layers_gives_the_same_rows(pair):
         torch.testing.assert_close(last.sites[name].diffs[0], every.sites[name].diffs[1])
 
 
+def test_a_patched_site_prints_as_its_best_place(pair):
+    """``patched.sites["attn_head"]`` printed both grids in full (7,500 characters for
+    SmolLM2's 30 layers and 9 heads); the result's own line names each site's best."""
+    model, _ = pair
+    result = patch(model, [5, 17, 42, 8], [5, 17, 61, 8], 7, 11)
+    for name, site in result.sites.items():
+        text = repr(site)
+        assert len(text) < 200 and "tensor(" not in text and "\n" not in text
+        row, col = divmod(int(site.values.argmax()), site.values.shape[1])
+        best = f"L{site.rows[row]}/{site.cols[col]} {site.values.max():.2f}"
+        assert f"Site({name!r}" in text and best in text
+        assert f"{name} best {best}" in repr(result)
+
+
 @pytest.mark.parametrize("versus", [None, 13])
 @pytest.mark.parametrize("position", [-1, 2])
 def test_attribution_adds_up_to_the_logit(pair, versus, position):

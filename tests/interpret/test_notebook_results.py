@@ -96,3 +96,21 @@ def test_comparison_shows_as_html_in_a_notebook(lstm):
     assert "<span" in html and "hello"[0] in html
     # a notebook's output cell: no page of its own, no style for the notebook's body
     assert "<!doctype" not in html.lower() and "body{" not in html and "<title>" not in html
+
+
+def test_a_cell_view_repr_is_a_summary(run):
+    """``view = run.view(1, 234, "h")``, as the docs write it, printed 185,000 characters in a
+    terminal: the whole text and every value (a notebook draws it as coloured text)."""
+    view = run.view(1, 234, "h")
+    text = repr(view)
+    assert len(text) < 300 and "\n" not in text and "array(" not in text
+    assert f"{len(PROSE):,} characters" in text and view.title in text
+    assert f"{view.values.min():+.3f}" in text and f"{view.values.max():+.3f}" in text
+
+
+def test_a_comparison_repr_is_a_summary(lstm):
+    # it listed every piece and both models' losses: a line per character of a long text
+    c = compare(lstm, lstm, PROSE)
+    text = repr(c)
+    assert len(text) < 300 and "\n" not in text
+    assert f"{len(c.pieces):,} {c.unit}s" in text and f"{c.mean_a:.3f}" in text

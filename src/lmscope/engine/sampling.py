@@ -249,6 +249,17 @@ class CandidatePool:
     def __len__(self) -> int:
         return int(self.token_ids.numel())
 
+    def __repr__(self) -> str:  # the dataclass repr printed its four tensors in full
+        chosen = {k: v for k, v in vars(self.params).items() if v not in (None, False)}
+        said = ", ".join(f"{k}={v}" for k, v in chosen.items())
+        top = ", ".join(f"{i} {p:.1%}" for i, p in self.top(3))
+        more = ", …" if len(self) > 3 else ""
+        vocab = self.stages.get("vocab", len(self))
+        return (
+            f"CandidatePool({len(self):,} of {vocab:,} tokens ({said}): {top}{more}; "
+            f"token_ids, probs, original_probs, tempered_probs [{len(self)}])"
+        )
+
     def sample(self, generator: torch.Generator | None = None) -> int:
         """Draw one token id; consumes exactly one float64 from ``generator``."""
         u = float(torch.rand((), generator=generator, dtype=torch.float64))

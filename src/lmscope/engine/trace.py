@@ -57,6 +57,20 @@ class Predictions:
         )
 
 
+class StepTensors(dict):
+    """The tensors of one explainer step, by probe name: a dict that prints as one line."""
+
+    def __init__(self, step: str, layer: int, tensors: dict[str, torch.Tensor]):
+        super().__init__(tensors)
+        self.step, self.layer = step, layer
+
+    def __repr__(self) -> str:  # a dict of tensors printed every number
+        shown = 6
+        listed = [f"{name} {list(t.shape)}" for name, t in list(self.items())[:shown]]
+        more = f", … ({len(self)} tensors)" if len(self) > shown else ""
+        return f"StepTensors({self.step!r}, layer {self.layer}: {', '.join(listed)}{more})"
+
+
 @dataclass
 class Trace:
     ids: list[int]
@@ -166,7 +180,7 @@ class Trace:
         return sum(t.numel() * t.element_size() for t in tensors)
 
     @checked_keywords
-    def step(self, step: int | str, layer: int = 0) -> dict[str, torch.Tensor]:
+    def step(self, step: int | str, layer: int = 0) -> StepTensors:
         """The recorded tensors that show one of the 20 explainer steps, for one layer."""
         checks.layer(self.config, layer)
         found = find_step(step)  # an UnknownStepError names the steps
@@ -176,7 +190,7 @@ class Trace:
                 out[name] = self.tensors.get("logits", self.last_logits)
             elif name in self:
                 out[name] = self[name]
-        return out
+        return StepTensors(found.key, layer, out)
 
     @checked_keywords
     def logit_lens(self, k: int = 5, positions=None):

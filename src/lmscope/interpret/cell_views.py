@@ -98,6 +98,13 @@ class CellText:
     def _repr_html_(self) -> str:
         return self.to_html()
 
+    def __repr__(self) -> str:  # the dataclass repr printed the text and every value
+        head = self.text[:24].replace("\n", "↵") + ("…" if len(self.text) > 24 else "")
+        spread = ""
+        if len(self.values):
+            spread = f", {self.kind} from {self.values.min():+.3f} to {self.values.max():+.3f}"
+        return f"CellText({self.title!r}, {len(self.text):,} characters {head!r}{spread})"
+
     def save_html(self, path: str | Path) -> Path:
         path = Path(path)
         page = (

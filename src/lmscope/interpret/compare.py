@@ -124,6 +124,13 @@ class Comparison:
     def _repr_html_(self) -> str:  # a notebook shows the coloured text
         return html_fragment(self)
 
+    def __repr__(self) -> str:  # the dataclass repr listed every piece and both losses
+        a, b = self.names
+        return (
+            f"Comparison({a!r} vs {b!r} on {len(self.pieces):,} {self.unit}s: mean loss "
+            f"{self.mean_a:.3f} vs {self.mean_b:.3f} nats; pieces, loss_a, loss_b, diff)"
+        )
+
     def to_dict(self) -> dict:
         return {
             "unit": self.unit,

@@ -62,11 +62,23 @@ class Site:
     diffs: torch.Tensor
     right_logits: torch.Tensor = field(repr=False)
     wrong_logits: torch.Tensor = field(repr=False)
+    kind: str = ""  # resid_pre, attn_head or mlp_out
 
     def to_json(self) -> dict:
         grid = Grid(self.rows, self.cols, floats(self.values)).to_json()
         grid["diffs"] = floats(self.diffs)
         return grid
+
+    def best(self) -> str:
+        """The site that restores the most: ``L{layer}/{column} {fraction}``; "" when empty."""
+        if not self.values.numel():
+            return ""
+        row, col = divmod(int(self.values.argmax()), self.values.shape[1])
+        return f"L{self.rows[row]}/{self.cols[col]} {self.values.max():.2f}"
+
+    def __repr__(self) -> str:  # the dataclass repr printed the two grids in full
+        shape = [len(self.rows), len(self.cols)]
+        return f"Site({self.kind!r}: values, diffs {shape}; best {self.best() or 'none'})"
 
 
 @dataclass
@@ -97,14 +109,7 @@ class PatchResult:
         }
 
     def __repr__(self) -> str:
-        best = []
-        for name, site in self.sites.items():
-            if site.values.numel():
-                i = int(site.values.argmax())
-                row, col = divmod(i, site.values.shape[1])
-                best.append(
-                    f"{name} best L{site.rows[row]}/{site.cols[col]} {site.values.max():.2f}"
-                )
+        best = [f"{name} best {site.best()}" for name, site in self.sites.items() if site.best()]
         return (
             f"PatchResult({len(self.clean_ids)} tokens, {self.right_token!r} vs "
             f"{self.wrong_token!r}: clean {self.clean_diff:.3f}, corrupt {self.corrupt_diff:.3f}; "
@@ -277,6 +282,7 @@ def patch(
             diff,
             pair[..., 0],
             pair[..., 1],
+            kind,
         )
     return PatchResult(
         clean_ids,
