@@ -47,7 +47,8 @@ class Parser(argparse.ArgumentParser):
     error's message (``parser_words``) and its label, the usage block's heading (its option
     names as typed), argparse's headings and -h's help (``parser_words``); the help's own
     texts are catalog ids, rendered when the parser is built. English is argparse's own, byte
-    for byte. Subcommands' parsers are of this class too
+    for byte, but for words a command does not take: the command refuses them itself, naming the
+    option meant (``parser_words.unrecognized``). Subcommands' parsers are of this class too
     (``add_subparsers`` makes its parsers of the class it is called on)."""
 
     def format_help(self) -> str:
@@ -69,6 +70,16 @@ class Parser(argparse.ArgumentParser):
             return format_text()
         finally:
             self.formatter_class = english
+
+    def parse_known_args(self, args=None, namespace=None):
+        # words a command does not take are refused by that command, under its own usage, with
+        # the option meant (argparse refused them at the top, as lmscope's, naming none)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            from lmscope.commands.parser_words import unrecognized
+
+            self.error(unrecognized(self, extras))
+        return parsed, extras
 
     def error(self, message: str):
         from lmscope.commands.common import current_lang

@@ -383,3 +383,48 @@ def test_a_model_without_tokenizer_files_says_what_the_command_line_needs(capsys
     err = one_line_error(capsys, "explain", "hi", "-m", tmp_path)
     assert "has no tokenizer files; the command line reads text, so put the tokenizer's" in err
     assert "token ids" not in err
+
+
+# --- an option the command does not have -------------------------------------------------------
+def parser_error(capsys, monkeypatch, lang: str, *argv) -> list[str]:
+    """The lines argparse's refusal prints: the usage block, then the error."""
+    monkeypatch.setenv("LMSCOPE_LANG", lang)
+    with pytest.raises(SystemExit) as stop:
+        main([str(a) for a in argv])
+    assert stop.value.code == 2
+    return capsys.readouterr().err.rstrip("\n").splitlines()
+
+
+@pytest.mark.parametrize(
+    ("argv", "typed", "meant"),
+    [
+        (["explain", "--layr", "5", "hi"], "--layr", "--layer"),
+        (["lens", "hi", "--top-k", "3"], "--top-k", "--top"),  # explain's --top-k is sampling's
+        (["ablate", "hi", "-a", "L0H0", "--topk=3"], "--topk", "--top"),
+        (["generate", "hi", "--temprature", "0.7"], "--temprature", "--temperature"),
+    ],
+)
+def test_a_mistyped_option_is_named_with_the_one_meant(capsys, monkeypatch, argv, typed, meant):
+    """It said ``lmscope: error: unrecognized arguments: --layr hi`` under the usage of
+    ``lmscope`` itself: the prompt named as a second mistake, and no word of the option meant."""
+    lines = parser_error(capsys, monkeypatch, "en", *argv)
+    command = argv[0]
+    assert lines[0].startswith(f"usage: lmscope {command} ")
+    assert lines[-1] == f"lmscope {command}: error: unknown option {typed}; did you mean {meant}?"
+    lines = parser_error(capsys, monkeypatch, "zh", *argv)
+    assert lines[-1] == f"lmscope {command}: 错误：没有选项 {typed}；你是不是想写 {meant}？"
+
+
+def test_an_option_like_none_of_the_commands_points_to_its_help(capsys, monkeypatch):
+    lines = parser_error(capsys, monkeypatch, "en", "lens", "hi", "--zzzz")
+    said = "lmscope lens: error: unknown option --zzzz (lmscope lens --help lists them)"
+    assert lines[-1] == said
+    lines = parser_error(capsys, monkeypatch, "zh", "lens", "hi", "--zzzz")
+    assert lines[-1] == "lmscope lens: 错误：没有选项 --zzzz（lmscope lens --help 列出了所有选项）"
+
+
+def test_a_word_too_many_is_refused_by_its_command(capsys, monkeypatch):
+    # the usage shown was lmscope's own, not that of the command the word was given to
+    lines = parser_error(capsys, monkeypatch, "en", "generate", "x", "y")
+    assert lines[0].startswith("usage: lmscope generate ")
+    assert lines[-1] == "lmscope generate: error: unrecognized arguments: y"

@@ -17,6 +17,7 @@ two).
 from __future__ import annotations
 
 import argparse
+import difflib
 import functools
 import re
 
@@ -121,6 +122,34 @@ def _patterns(message_id: str) -> tuple[re.Pattern[str], ...]:
 
     english = message_format.parse(i18n.catalog(i18n.SOURCE)[message_id])
     return tuple(re.compile(p, re.S) for p in variants(english, None))
+
+
+# --- words a command does not take ------------------------------------------------------------
+_NUMBER = re.compile(r"-\d+(\.\d*)?")  # a negative value, not an option
+
+
+def unrecognized(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+    """Why ``parser`` refuses ``extras``, in the current language: an option it does not have,
+    with the one most like it (``--layr``: ``--layer``), else argparse's "unrecognized
+    arguments" line."""
+    typed = [w.split("=", 1)[0] for w in extras if w.startswith("-") and not _NUMBER.fullmatch(w)]
+    if not typed:
+        return i18n.text("parser.error.unrecognized", names=" ".join(extras))
+    meant = closest_option(typed[0], list(parser._option_string_actions))
+    if meant is None:
+        return i18n.text("parser.error.unknown-option", option=typed[0], command=parser.prog)
+    return i18n.text("parser.error.unknown-option-close", option=typed[0], close=meant)
+
+
+def closest_option(typed: str, options: list[str]) -> str | None:
+    """The long option ``typed`` most likely meant: one it begins with (``--top`` for
+    ``--top-k``), else the closest in spelling; None when none is close."""
+    longs = [o for o in options if o.startswith("--") and o != "--help"]
+    begun = [o for o in longs if typed.startswith(o)]
+    if begun:
+        return max(begun, key=len)
+    close = difflib.get_close_matches(typed, longs, n=1, cutoff=0.75)
+    return close[0] if close else None
 
 
 # --- --help (Chinese lines wrap where Chinese may break: commands.wrapping) -------------------
