@@ -248,6 +248,32 @@ def test_a_click_on_a_step_is_not_lost_when_a_trace_lands_under_it(page):
     page.wait_for_selector(".step-body[data-step='mlp']")
 
 
+def test_a_click_on_the_flow_is_not_lost_when_its_numbers_land_under_it(page):
+    """The flow is drawn twice for a new prompt: its outline at once, then again with the
+    vectors when /api/flow answers. A part pressed before that answer and released after it
+    was no longer in the page, and its step did not open."""
+    held = []
+    page.route("**/api/flow", lambda route: held.append(route))
+    page.get_by_test_id("prompt-input").fill("A flow drawn twice")
+    deadline = time.monotonic() + HANG_S
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+    assert held, "the page asked for no flow"
+    part = page.locator("[data-testid=pipeline] [data-part=mlp]")
+    part.scroll_into_view_if_needed()
+    box = part.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.evaluate("window.drawnBefore = window.lmscope.flow.data")
+    page.mouse.down()
+    page.unroute("**/api/flow")
+    held[0].continue_()
+    # the answer is in (the page draws it once the button is let go)
+    page.wait_for_function("() => window.lmscope.flow.data !== window.drawnBefore")
+    page.mouse.up()
+    page.wait_for_selector("[data-testid=flow][data-loaded='1']")
+    page.wait_for_selector(".step-body[data-step='mlp']")
+
+
 def test_the_step_list_is_whole_before_the_page_says_it_is_ready(page):
     """The "Compare models" view was listed at first and taken away just after the page was
     ready (this server has no second model): a late change to the list under the reader's

@@ -14,6 +14,7 @@ import { VIEW_KEYS, renderView, viewNav } from "./inside.js";
 import { flowSettled, keepInView, renderFlow } from "./flow.js";
 import { byteNote, groupChips, lastPiece, quotedToken } from "./chars.js";
 import { sourceText } from "./model_source.js";
+import { afterPress } from "./press.js";
 import { syncPool } from "./pool_sync.js";
 import { drawProbBars, factSpans, poolText } from "./prob_bars.js";
 import { computePool } from "./sampling.js";
@@ -154,10 +155,12 @@ async function retrace(body, options = {}) {
   for (const [id, text] of Object.entries(data.vocab)) state.vocab.set(Number(id), text);
   for (const tok of data.tokens) state.vocab.set(tok.id, tok.text);
   state.position = keepPosition && previous < state.ids.length ? previous : state.ids.length - 1;
-  renderAll();
-  document.body.dataset.traces = String(Number(document.body.dataset.traces ?? 0) + 1);
-  performance.mark("trace-end");
-  performance.measure("trace", "trace-start", "trace-end");
+  afterPress(() => {
+    renderAll();
+    document.body.dataset.traces = String(Number(document.body.dataset.traces ?? 0) + 1);
+    performance.mark("trace-end");
+    performance.measure("trace", "trace-start", "trace-end");
+  });
   setStatus({ ms: Math.round(performance.now() - started) });
   // generated tokens join the prompt box, so editing the text keeps them; in chat mode the box
   // stays the user's turn (the template is the server's to add), so editing it asks anew

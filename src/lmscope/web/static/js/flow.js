@@ -15,6 +15,7 @@
 import { stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { columnFormat, el, fmt, pct, visible } from "./draw.js";
 import { drawWires, flyPacket, vectorStrip } from "./flow_draw.js";
+import { afterPress } from "./press.js";
 import { lang, llamaLike, t } from "./catalog.js";
 
 const EVERYTHING = new Set(["transformer", "how-it-works", "architecture"]);
@@ -79,11 +80,14 @@ async function load(container, state, dataKey) {
   }
   if (dataKey !== `${state.model.name}|${state.ids.join(",")}|${state.position}`) return;
   flow.data = data;
-  flow.dataKey = dataKey;
-  renderFlow(container, state, hooksRef);
-  flow.root.dataset.loaded = "1";
-  requestAnimationFrame(() => {
-    if (!performance.getEntriesByName("flow-data-frame").length) performance.mark("flow-data-frame");
+  afterPress(() => {
+    if (flow.data !== data) return; // a newer answer was drawn meanwhile
+    flow.dataKey = dataKey;
+    renderFlow(container, state, hooksRef);
+    flow.root.dataset.loaded = "1";
+    requestAnimationFrame(() => {
+      if (!performance.getEntriesByName("flow-data-frame").length) performance.mark("flow-data-frame");
+    });
   });
 }
 
