@@ -8,6 +8,7 @@ import { applyStatic, has, labelLanguageToggle, lang, t, wireLanguageToggle } fr
 import { attributeView, inductionView, patchView } from "./circuits_views.js";
 import { el, hideTip } from "./draw.js";
 import { errorText } from "./errors.js";
+import { afterPress } from "./press.js";
 
 const $ = (id) => document.getElementById(id);
 const testid = (id) => document.querySelector(`[data-testid="${id}"]`);
@@ -70,8 +71,10 @@ async function run(kind, path, body) {
   }
   state.busy[kind] = 0;
   section.querySelector("button.run").disabled = false;
-  hideTip();
-  show(kind);
+  afterPress(() => {
+    hideTip();
+    show(kind);
+  });
 }
 
 // --- induction ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 
 import { ApiError, getJSON, keepModelInLinks, postJSON } from "./api.js";
 import { errorText } from "./errors.js";
+import { afterPress } from "./press.js";
 import { autosize, fitHeight } from "./autosize.js";
 import { el, fmt } from "./draw.js";
 import { applyStatic, labelLanguageToggle, lang, t, wireLanguageToggle } from "./catalog.js";
@@ -135,8 +136,10 @@ async function refresh() {
   if (state.pinned !== null && state.pinned >= view.values.length) state.pinned = null;
   state.ms = Math.round(performance.now() - started);
   $("rnn-timing").textContent = t("page.traced", { ms: state.ms });
-  renderView();
-  if (!state.opening) document.body.dataset.ready = "1";
+  afterPress(() => {
+    renderView();
+    if (!state.opening) document.body.dataset.ready = "1";
+  });
 }
 
 // The views of a text the server did not read (or an empty box) would show the previous
@@ -198,7 +201,7 @@ async function findCells(useText) {
     const body = { model: state.model.name, top: 3 };
     if (useText) body.text = $("rnn-input").value;
     state.cells = await postJSON("/api/rnn/cells", body);
-    renderCells();
+    afterPress(renderCells);
   } catch (err) {
     status.textContent = "";
     sayAt("rnn-cells-error", () => errorLine(err));
