@@ -412,3 +412,19 @@ def test_show_of_an_incomplete_result_is_one_line(capsys, tmp_path, case):
     assert "run the experiment again" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert out == ""  # nothing printed before the refusal
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_show_into_a_pipe_keeps_to_the_columns_asked_for(capsys, monkeypatch, lang):
+    """Into a pipe or a file the lab printed 150 columns whatever $COLUMNS said (for tables
+    that could not be split then); ``lmscope lab serial-depth --quick | less`` in an 80-column
+    terminal drew every paragraph over two lines."""
+    from rich.cells import cell_len
+
+    from lmscope.cli import main
+
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["lab", "show", "serial-depth", "--lang", lang]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(cell_len(line) for line in lines) <= 100
+    assert max(cell_len(line) for line in lines) > 90  # the paragraphs fill the width

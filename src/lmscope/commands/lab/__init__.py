@@ -131,7 +131,8 @@ def run_show(args) -> int:
     plot_dir = folder if folder.is_dir() else folder.parent
     lab_common.check_renders(doc, lang, plot_dir / "result.json" if folder.is_dir() else folder)
     lab_common.render(doc, console, lang, plot_dir)
-    console.print(Text(i18n.text("lab.cli.plots-in", lang, folder=str(plot_dir)), style="dim"))
+    plots_in = i18n.text("lab.cli.plots-in", lang, folder=str(plot_dir))
+    console.print(Text(plots_in, style="dim"), soft_wrap=True)  # a path is copied whole
     return 0
 
 
@@ -144,5 +145,5 @@ def run_replot(args) -> int:
     folder = written[0].parent if written else Path(args.result)
     console = lab_common.make_console()
     drew = i18n.text("lab.cli.drew", lang, count=len(written), folder=str(folder))
-    console.print(Text(drew, style="green"))
+    console.print(Text(drew, style="green"), soft_wrap=True)
     return 0

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from lmscope import i18n
-from lmscope.commands.common import use_lang
+from lmscope.commands.common import terminal_width, use_lang
 from lmscope.commands.parsers import Options
 from lmscope.commands.tables import Column, WideTable
 from lmscope.errors import InvalidInputError
@@ -123,11 +123,9 @@ def run_experiment(experiment, cfg, args) -> int:
 
 
 def make_console(stderr: bool = False) -> Console:
-    """Tables are wide: when the output is a file or a pipe, do not squeeze them to 80."""
-    console = Console(stderr=stderr)
-    if not console.is_terminal:
-        console = Console(stderr=stderr, width=max(console.width, 150))
-    return console
+    """As wide as every command prints: the terminal, else $COLUMNS, else 80 (a table wider
+    than that is printed in parts, ``commands.tables``)."""
+    return Console(stderr=stderr, width=terminal_width())
 
 
 def finish(doc: dict, args, console: Console) -> int:
@@ -137,7 +135,7 @@ def finish(doc: dict, args, console: Console) -> int:
     lang = use_lang(args)
     render(doc, console, lang, Path(args.out))
     wrote = i18n.text("lab.cli.wrote", lang, path=str(Path(args.out) / "result.json"))
-    console.print(Text(wrote, style="green"))
+    console.print(Text(wrote, style="green"), soft_wrap=True)  # a path is copied whole
     return 0
 
 
@@ -187,7 +185,8 @@ def render(doc: dict, console: Console, lang: str = "en", folder: Path | None = 
             console.print(Text(shown(section["verdict"], lang), style="bold cyan"))
         if section.get("plot"):
             file = _plot_file(section["plot"]["png"], lang, folder)
-            console.print(Text(i18n.text("lab.cli.plot", lang, file=file), style="dim"))
+            plot = i18n.text("lab.cli.plot", lang, file=file)
+            console.print(Text(plot, style="dim"), soft_wrap=True)  # a path is copied whole
 
 
 def _plot_file(file: str, lang: str, folder: Path | None) -> str:
