@@ -53,3 +53,20 @@ def test_bad_ablation_spec_is_one_line(capsys, tiny_hf_dir):
     err = capsys.readouterr().err
     assert "layer 9 does not exist" in err and len(err.strip().splitlines()) == 1
     assert main(["lens", PROMPT, "--model", str(tiny_hf_dir), "--positions", "a,b"]) == 2
+
+
+def test_lens_names_the_character_a_byte_token_helps_form(capsys, monkeypatch, tiny_hf_dir):
+    """GPT-2 reads 言 as three byte tokens; the lens headed their columns '<0xE8>', '<0xA8>',
+    '<0x80>', and a two-byte token '<0xE8…' (cut), where the page and ``explain`` show the
+    character they form."""
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["lens", "我爱自然语言处理", "--model", str(tiny_hf_dir)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    positions, labels = lines[1].split(), lines[2].split("'")[1::2]
+    assert positions[-7:] == [str(p) for p in range(12, 19)]
+    # the last seven columns: 言 (three tokens), 处 (two), 理 (two)
+    assert lines[2].split()[-14:] == [
+        "'言'", "1/3", "'言'", "2/3", "'言'", "3/3",
+        "'处'", "1/2", "'处'", "2/2", "'理'", "1/2", "'理'", "2/2",
+    ]  # fmt: skip
+    assert not any("<0x" in label for label in labels)

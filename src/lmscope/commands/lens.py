@@ -16,8 +16,10 @@ from lmscope.commands.common import (
     say,
     terminal_width,
     use_lang,
+    visible,
 )
 from lmscope.errors import InvalidInputError
+from lmscope.explain.chars import trace_char_spans
 
 LAST = 12  # positions shown by default (the last ones), fewer when the terminal is narrow
 CELL = 8  # characters per cell: an abbreviated token over its probability
@@ -52,6 +54,17 @@ def _positions(spec: str | None, n: int) -> list[int]:
     return [p + n if p < 0 else p for p in asked]
 
 
+def _formed_characters(model, ids) -> dict[int, tuple[str, int, int]]:
+    """Position -> (the characters its bytes help form, its part, of how many), for the tokens
+    of a byte-level BPE that hold no whole character (言 over three byte tokens)."""
+    formed = {}
+    for span in trace_char_spans(model, ids):
+        parts = span.end - span.start + 1
+        for part, p in enumerate(range(span.start, span.end + 1), start=1):
+            formed[p] = (span.text, part, parts)
+    return formed
+
+
 def run(args) -> int:
     use_lang(args)
     model = load_model(args)
@@ -67,7 +80,12 @@ def run(args) -> int:
         return 0
     lens = trace.logit_lens(k=1, positions=asked)
 
+    formed = _formed_characters(model, trace.ids)
+
     def header(p: int) -> str:
+        if p in formed:  # a byte token: the character it helps form, and which part it is
+            text, part, parts = formed[p]
+            return f"{p}\n{abbreviate(visible(text), CELL - 4)} {part}/{parts}"
         label = trace.pieces[p].text if trace.pieces else str(trace.ids[p])
         return f"{p}\n{abbreviate(label, CELL)}"
 
