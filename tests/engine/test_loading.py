@@ -241,3 +241,18 @@ def test_char_model_named_like_a_shipped_transformer_reads_the_folder(monkeypatc
     assert load_char_model("shakespeare").capabilities.activations
     (tmp_path / "warpeace-lstm").mkdir()
     assert load_char_model("warpeace-lstm").name == "warpeace-lstm"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_unknown_char_model_is_named_with_the_char_models_there_are(monkeypatch, lang):
+    """``lmscope serve --rnn nosuch`` listed smollm2, the shipped GPT and the GPT-2 short names:
+    models the char views cannot read."""
+    from lmscope.engine.loading import load_char_model, shipped_char_models
+
+    monkeypatch.setenv("LMSCOPE_LANG", lang)
+    with pytest.raises(ModelNotFoundError) as err:
+        load_char_model("nosuch")
+    said = str(err.value)
+    assert err.value.code == "error.load.unknown-char-model", said
+    assert all(name in said for name in shipped_char_models())
+    assert "smollm2" not in said and "gpt2" not in said and "\n" not in said

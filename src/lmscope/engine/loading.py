@@ -564,7 +564,16 @@ def load_char_model(name: str | None) -> RNNLanguageModel:
         # load() reads a bare shipped name (shakespeare, smollm2) as that model even when a
         # folder here has the name; no such model is a char model, so only the folder can be meant
         name = os.path.join(os.curdir, name)
-    model = load(name)
+    try:
+        model = load(name)
+    except ModelNotFoundError as err:
+        if err.code != "error.load.unknown-model":
+            raise
+        # the char views read only char models: the ones to name are those (not smollm2, GPT-2)
+        shipped = ", ".join(shipped_char_models()) or Message("error.load.none-installed")
+        raise ModelNotFoundError(
+            "error.load.unknown-char-model", name=repr(name), shipped=shipped
+        ) from None
     if not model.capabilities.activations:
         raise InvalidInputError("error.load.not-char-model", name=str(model.name))
     return model
