@@ -53,7 +53,8 @@ def test_serve_workers_refuses_a_model_that_cannot_load_in_one_line(
     assert code == 2, err
     assert no_workers_start == []
     assert "Traceback" not in err
-    assert err.startswith("lmscope: error: unknown model 'no-such-model'"), err
+    kind = "char model" if option == "--rnn" else "model"  # /rnn reads char models only
+    assert err.startswith(f"lmscope: error: unknown {kind} 'no-such-model'"), err
     assert len(err.strip().splitlines()) == 1, err
 
 

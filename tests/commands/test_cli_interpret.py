@@ -70,3 +70,18 @@ def test_lens_names_the_character_a_byte_token_helps_form(capsys, monkeypatch, t
         "'处'", "1/2", "'处'", "2/2", "'理'", "1/2", "'理'", "2/2",
     ]  # fmt: skip
     assert not any("<0x" in label for label in labels)
+
+
+def test_lens_shows_tokens_whole_where_the_terminal_has_room(capsys, monkeypatch, tiny_hf_dir):
+    """Six positions in 100 columns were headed ' capi…' and ' Fran…', half the line empty:
+    a cell was cut at 8 characters however wide the terminal. Narrow, it still shows as many
+    positions as 8-character cells allow."""
+    prompt = "The capital of France is"
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["lens", prompt, "--model", str(tiny_hf_dir)]) == 0
+    header = capsys.readouterr().out.splitlines()[2]
+    assert "' capital'" in header and "' France'" in header and "…" not in header
+    monkeypatch.setenv("COLUMNS", "40")
+    assert main(["lens", prompt, "--model", str(tiny_hf_dir)]) == 0
+    narrow = capsys.readouterr().out.splitlines()
+    assert narrow[1].split() == ["1", "2", "3", "4"] and "' Fran…'" in narrow[2]

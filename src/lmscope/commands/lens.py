@@ -23,6 +23,7 @@ from lmscope.explain.chars import trace_char_spans
 
 LAST = 12  # positions shown by default (the last ones), fewer when the terminal is narrow
 CELL = 8  # characters per cell: an abbreviated token over its probability
+WIDEST = 16  # a wider terminal shows tokens up to this long whole
 
 
 def register(commands):
@@ -82,33 +83,42 @@ def run(args) -> int:
 
     formed = _formed_characters(model, trace.ids)
 
-    def header(p: int) -> str:
+    def header(p: int, most: int) -> str:
         if p in formed:  # a byte token: the character it helps form, and which part it is
             text, part, parts = formed[p]
-            return f"{p}\n{abbreviate(visible(text), CELL - 4)} {part}/{parts}"
+            return f"{p}\n{abbreviate(visible(text), most - 4)} {part}/{parts}"
         label = trace.pieces[p].text if trace.pieces else str(trace.ids[p])
-        return f"{p}\n{abbreviate(label, CELL)}"
+        return f"{p}\n{abbreviate(label, most)}"
 
-    def cell(s: int, j: int) -> tuple[str, float]:
+    def cell(s: int, j: int, most: int) -> tuple[str, float]:
         prob = float(lens.top_probs[s, j, 0])
-        return f"{abbreviate(piece(int(lens.top_ids[s, j, 0])), CELL)}\n{prob:.2f}", prob
+        return f"{abbreviate(piece(int(lens.top_ids[s, j, 0])), most)}\n{prob:.2f}", prob
 
-    # each column as wide as what it holds (a one-character token takes 4, not CELL): as
-    # many as the terminal shows, the last ones, or the first asked for
-    def width(j: int) -> int:
-        texts = [header(lens.positions[j])] + [cell(s, j)[0] for s in range(len(lens.stages))]
+    # each column as wide as what it holds (a one-character token takes 4, not CELL)
+    def width(j: int, most: int) -> int:
+        texts = [header(lens.positions[j], most)]
+        texts += [cell(s, j, most)[0] for s in range(len(lens.stages))]
         return max(cell_len(line) for text in texts for line in text.split("\n"))
 
-    widths = [width(j) for j in range(len(lens.positions))]
     label = max(cell_len(x) for x in [say("report.lens.layer"), *map(_stage, lens.stages)])
-    order = range(len(widths) - 1, -1, -1) if args.positions is None else range(len(widths))
-    room, keep = terminal_width() - label, []
-    for j in order:
-        if keep and widths[j] + 1 > room:
+    order = range(len(lens.positions) - 1, -1, -1) if args.positions is None else None
+
+    # as many positions as the terminal shows, the last ones or the first asked for
+    def fitting(most: int) -> list[int]:
+        room, keep = terminal_width() - label, []
+        for j in order or range(len(lens.positions)):
+            if keep and width(j, most) + 1 > room:
+                break
+            room -= width(j, most) + 1
+            keep.append(j)
+        return sorted(keep)
+
+    # tokens cut at CELL characters, or longer where that still shows as many positions
+    keep, most = fitting(CELL), CELL
+    for wider in range(WIDEST, CELL, -1):
+        if len(fitting(wider)) >= len(keep):
+            keep, most = fitting(wider), wider
             break
-        room -= widths[j] + 1
-        keep.append(j)
-    keep.sort()
     title = say("report.lens.logit-lens", model=model.name)
     if args.ablate:
         title = say(
@@ -124,11 +134,11 @@ def run(args) -> int:
     )
     table.add_column(say("report.lens.layer"), style="cyan", no_wrap=True)
     for j in keep:
-        table.add_column(header(lens.positions[j]), justify="center", no_wrap=True)
+        table.add_column(header(lens.positions[j], most), justify="center", no_wrap=True)
     for s, stage in enumerate(lens.stages):
         cells = []
         for j in keep:
-            text, prob = cell(s, j)
+            text, prob = cell(s, j, most)
             shade = int(232 + min(1.0, prob) * 23)
             cells.append(Text(text, style=f"on color({shade})" + (" black" if prob > 0.5 else "")))
         table.add_row(_stage(stage), *cells)
