@@ -570,9 +570,9 @@ def load_char_model(name: str | None) -> RNNLanguageModel:
         if err.code != "error.load.unknown-model":
             raise
         # the char views read only char models: the ones to name are those (not smollm2, GPT-2)
-        shipped = ", ".join(shipped_char_models()) or Message("error.load.none-installed")
+        known = ", ".join(shipped_char_models()) or Message("error.load.none-installed")
         raise ModelNotFoundError(
-            "error.load.unknown-char-model", name=repr(name), shipped=shipped
+            "error.load.unknown-char-model", name=repr(name), shipped=known
         ) from None
     if not model.capabilities.activations:
         raise InvalidInputError("error.load.not-char-model", name=str(model.name))
