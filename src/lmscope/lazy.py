@@ -25,6 +25,9 @@ def lazy_names(
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*names, *where})
+        # what tab completion offers: the public names (``__all__`` where the package lists
+        # them) and Python's own dunders, not the package's imports (lazy_names, annotations)
+        public = names.get("__all__") or [n for n in names if not n.startswith("_")]
+        return sorted({*public, *where, *(n for n in names if n.startswith("__"))})
 
     return __getattr__, __dir__

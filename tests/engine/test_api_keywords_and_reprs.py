@@ -185,3 +185,17 @@ def test_a_candidate_pool_repr_is_a_summary(trace):
     assert "temperature=0.7" in text and "top_k=5" in text
     best, p = pool.top(1)[0]
     assert f"{best} {p:.1%}" in text
+
+
+# --- what a notebook's tab completion offers ----------------------------------------------------
+@pytest.mark.parametrize("package", ["lmscope", "lmscope.show", "lmscope.train", "lmscope.data"])
+def test_tab_completion_offers_the_public_names_only(package):
+    """``lmscope.<Tab>`` offered import_module, lazy and lazy_names beside load; and
+    ``lmscope.show.<Tab>`` offered Any and annotations: the modules' own imports."""
+    import importlib
+
+    module = importlib.import_module(package)
+    offered = {name for name in dir(module) if not name.startswith("_")}
+    public = {name for name in getattr(module, "__all__", ()) if not name.startswith("_")}
+    assert public <= offered
+    assert offered - public <= {"circuits"}, offered - public  # lmscope.circuits, a subpackage

@@ -32,6 +32,10 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:  # tab completion: the views, not this module's imports
+    return sorted({*__all__, *(name for name in globals() if name.startswith("__"))})
+
+
 def _widget(made: tuple[dict, Any, str]):
     from lmscope.show.widget import View  # anywidget: imported only when a view is made
 
