@@ -85,3 +85,18 @@ def test_lens_shows_tokens_whole_where_the_terminal_has_room(capsys, monkeypatch
     assert main(["lens", prompt, "--model", str(tiny_hf_dir)]) == 0
     narrow = capsys.readouterr().out.splitlines()
     assert narrow[1].split() == ["1", "2", "3", "4"] and "' Fran…'" in narrow[2]
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_explain_lists_a_special_token_whole(capsys, monkeypatch, tiny_hf_dir, columns):
+    """Step 4 listed '<|endoftext|>' as '<|endofte…' with half its panel empty (and SmolLM2's
+    chat template's '<|im_start|>' as '<|im_star…'): its tables cut every token at 12
+    characters in a terminal under 120 columns wide."""
+    from rich.cells import cell_len
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    argv = ["explain", "<|endoftext|>Hello", "--model", str(tiny_hf_dir), "--step", "4"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("'<|endoftext|>'") == 2  # the tokens and their merges
+    assert max(cell_len(line) for line in out.splitlines()) <= columns

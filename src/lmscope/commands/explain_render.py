@@ -26,6 +26,7 @@ MAX_ATTN = 32  # attention matrix rows/columns shown, however wide the terminal
 SNIPPET = 8  # leading vector entries shown
 PANEL_EDGE = 4  # a step's panel takes "│ " and " │" of every line
 TOKEN_CHARS = 12  # a token longer than this is abbreviated in narrow terminals
+ROOMY = 20  # ... in the tables of step 4, which have room: '<|endoftext|>', '<|im_start|>' whole
 width: ContextVar[int] = ContextVar("explain_width", default=80)
 FILTERS = (("top_k", "top-k"), ("top_p", "top-p"), ("min_p", "min-p"))  # as their options
 
@@ -45,9 +46,10 @@ def _vec(v: Vector | None) -> str:
     )
 
 
-def _short(token: str) -> str:
-    """A token as Python writes it, abbreviated when the terminal is narrow."""
-    return abbreviate(token, TOKEN_CHARS if width.get() < 120 else 2 * TOKEN_CHARS)
+def _short(token: str, most: int = TOKEN_CHARS) -> str:
+    """A token as Python writes it, cut at ``most`` characters when the terminal is narrow
+    (a table with room to spare gives more)."""
+    return abbreviate(token, most if width.get() < 120 else max(most, 2 * TOKEN_CHARS))
 
 
 def _group(*parts) -> Group:
@@ -217,7 +219,7 @@ def _render_tokens(d: sd.TokenEmbeddingStep):
     if marks:
         table.add_column(say("report.explain.character"))
     for r in d.tokens:
-        cells = [str(r.position), _short(r.token), str(r.id), f"{r.norm:.3f}"]
+        cells = [str(r.position), _short(r.token, ROOMY), str(r.id), f"{r.norm:.3f}"]
         table.add_row(*cells, *([marks.get(r.position, "")] if marks else []))
     merges = Table(box=None, pad_edge=False)
     merges.add_column(say("report.explain.token"))
@@ -228,7 +230,7 @@ def _render_tokens(d: sd.TokenEmbeddingStep):
         more = "… " if len(m.merges) > 6 else ""
         one = len(m.token.encode("utf-8")) == 1
         alone = say("report.explain.single-byte") if one else say("report.explain.no-merges")
-        merges.add_row(_short(m.token), more + (steps or alone))
+        merges.add_row(_short(m.token, ROOMY), more + (steps or alone))
     if d.tokenizer == "chars":  # one token per character: there are no merges to list
         vocab = d.embedding_matrix[0]
         note = say(
