@@ -299,3 +299,25 @@ def test_with_no_text_and_no_bundled_corpus_of_its_own_it_asks_for_one_in_one_li
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--text" in err and "--corpus" in err, err
     assert "warpeace-novel" in err
+
+
+def test_find_names_the_rule_that_ranks_a_yes_no_features_table(capsys, monkeypatch, tmp_path):
+    """On a short text the table listed word_start's units 0:260, 0:129 and 1:212, ranked by
+    the F1 of their threshold rules, while the line under it named 1:227, the unit of largest
+    |r|, which is not in the table: the line now names the rule's unit too."""
+    words = ["the", "a", "he", "she", "said", "went", "into", "house", "and", "with", "her"]
+    words += ["his", '"yes"', "(now)", "no"]
+    path = tmp_path / "words.txt"
+    path.write_text(" ".join(words[(7 * i) % len(words)] for i in range(60)), encoding="utf-8")
+    out = tmp_path / "cells.json"
+    monkeypatch.setenv("COLUMNS", "200")  # each line whole
+    assert run("--model", "warpeace-lstm", "--text", path, "--find", "--out", out) == 0
+    lines = capsys.readouterr().out.splitlines()
+    scored = [f for f in json.loads(out.read_text())["features"] if f["best"]]
+    assert any(f["kind"] == "binary" for f in scored)
+    for f in scored:
+        line = next((x for x in lines if x.startswith(f"{f['name']}: by its best rule")), "")
+        top = f["best"][0]
+        rule = f"unit {top['layer']}:{top['unit']} {top['kind']} ({top['direction']}"
+        said = rule in line and f"held-out F1 = {top['f1']:.3f}" in line
+        assert said == (f["kind"] == "binary"), line

@@ -300,5 +300,12 @@ def _find(model, text: str, source: str, args) -> int:
     console.print(table)
     for f in report.features:
         console.print(feature_headline(f))
+        if f.kind == "binary" and f.best and f.best[0].direction:
+            # its rows are ranked by their rules' F1, not by |r|: the rule's unit too
+            top, f1 = f.best[0], f"{f.best[0].f1:.3f}"
+            rule = f"{top.direction}{top.threshold:+.2f}"
+            console.print(
+                say("report.neurons.rule-chosen", name=f.name, unit=top.label, rule=rule, f1=f1)
+            )
     console.print(f"[dim]{say('report.neurons.report', path=out)}[/]")
     return 0
