@@ -107,17 +107,19 @@ def run(args) -> int:
     def fitting(most: int) -> list[int]:
         room, keep = terminal_width() - label, []
         for j in order or range(len(lens.positions)):
-            if keep and width(j, most) + 1 > room:
+            needs = width(j, most) + 1
+            if keep and needs > room:
                 break
-            room -= width(j, most) + 1
+            room -= needs
             keep.append(j)
         return sorted(keep)
 
     # tokens cut at CELL characters, or longer where that still shows as many positions
     keep, most = fitting(CELL), CELL
     for wider in range(WIDEST, CELL, -1):
-        if len(fitting(wider)) >= len(keep):
-            keep, most = fitting(wider), wider
+        shown_wider = fitting(wider)
+        if len(shown_wider) >= len(keep):
+            keep, most = shown_wider, wider
             break
     title = say("report.lens.logit-lens", model=model.name)
     if args.ablate:

@@ -160,6 +160,11 @@ def _own_corpus(model) -> str:
     )
 
 
+def _rule(score) -> str:
+    """A unit's threshold rule as the table writes it (">+0.12"); "" for a unit without one."""
+    return f"{score.direction}{score.threshold:+.2f}" if score.direction else ""
+
+
 def _check_out(out: Path) -> None:
     """Refuse, before the model runs, an --out file that cannot be written: a folder where
     the file would go, a file where its folder must be, a folder that cannot be written in."""
@@ -286,13 +291,12 @@ def _find(model, text: str, source: str, args) -> int:
             table.add_section()
             continue
         for n, s in enumerate(f.best):
-            rule = f"{s.direction}{s.threshold:+.2f}" if s.direction else ""
             table.add_row(
                 f.name if n == 0 else "",
                 s.label,
                 f"{s.r:+.3f}",
                 f"{s.r_select:+.3f}",
-                rule,
+                _rule(s),
                 *(f"{v:.3f}" if v is not None else "" for v in (s.precision, s.recall, s.f1)),
             )
         table.add_section()
@@ -302,10 +306,14 @@ def _find(model, text: str, source: str, args) -> int:
         console.print(feature_headline(f))
         if f.kind == "binary" and f.best and f.best[0].direction:
             # its rows are ranked by their rules' F1, not by |r|: the rule's unit too
-            top, f1 = f.best[0], f"{f.best[0].f1:.3f}"
-            rule = f"{top.direction}{top.threshold:+.2f}"
-            console.print(
-                say("report.neurons.rule-chosen", name=f.name, unit=top.label, rule=rule, f1=f1)
+            top = f.best[0]
+            said = say(
+                "report.neurons.rule-chosen",
+                name=f.name,
+                unit=top.label,
+                rule=_rule(top),
+                f1=f"{top.f1:.3f}",
             )
+            console.print(said)
     console.print(f"[dim]{say('report.neurons.report', path=out)}[/]")
     return 0
