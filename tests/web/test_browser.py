@@ -224,25 +224,42 @@ def test_pipeline_parts_open_their_steps(page):
     expect(page.get_by_test_id("step-title")).to_have_text(re.compile("Probabilities$"))
 
 
+def _hold(page, pattern: str, ask):
+    """Holds the request to ``pattern`` that ``ask()`` makes the page send; returns what lets
+    it go on to the server."""
+    held = []
+    page.route(pattern, lambda route: held.append(route))
+    ask()
+    deadline = time.monotonic() + HANG_S
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(20)  # a prompt's requests are sent once its typing pauses
+    assert held, f"the page asked for nothing at {pattern}"
+
+    def let_go() -> None:
+        page.unroute(pattern)
+        held[0].continue_()
+
+    return let_go
+
+
+def _press(page, selector: str) -> None:
+    """The mouse button pressed (not yet released) at the middle of ``selector``."""
+    target = page.locator(selector)
+    target.scroll_into_view_if_needed()
+    box = target.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+
+
 def test_a_click_on_a_step_is_not_lost_when_a_trace_lands_under_it(page):
     """A trace that landed between the press and the release of a click on a step rebuilt the
     step list: the press was on a button no longer in the page, so no click reached the new one
     and the step never opened (seen twice in full test runs, as a 120 s wait)."""
-    held = []
-    page.route("**/api/trace", lambda route: held.append(route))
-    page.get_by_test_id("prompt-input").dispatch_event("input")  # the same prompt, traced again
-    deadline = time.monotonic() + HANG_S
-    while not held and time.monotonic() < deadline:
-        page.wait_for_timeout(20)  # the prompt's trace is asked once its typing pauses
-    assert held, "the page asked for no trace"
-    button = page.locator("[data-testid=step-nav] button[data-step='mlp']")
-    button.scroll_into_view_if_needed()
-    box = button.bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.down()
+    prompt = page.get_by_test_id("prompt-input")
+    let_go = _hold(page, "**/api/trace", lambda: prompt.dispatch_event("input"))  # traced again
+    _press(page, "[data-testid=step-nav] button[data-step='mlp']")
     before = traces(page)
-    page.unroute("**/api/trace")
-    held[0].continue_()
+    let_go()
     wait_for_trace(page, before)
     page.mouse.up()
     page.wait_for_selector(".step-body[data-step='mlp']")
@@ -252,21 +269,11 @@ def test_a_click_on_the_flow_is_not_lost_when_its_numbers_land_under_it(page):
     """The flow is drawn twice for a new prompt: its outline at once, then again with the
     vectors when /api/flow answers. A part pressed before that answer and released after it
     was no longer in the page, and its step did not open."""
-    held = []
-    page.route("**/api/flow", lambda route: held.append(route))
-    page.get_by_test_id("prompt-input").fill("A flow drawn twice")
-    deadline = time.monotonic() + HANG_S
-    while not held and time.monotonic() < deadline:
-        page.wait_for_timeout(20)
-    assert held, "the page asked for no flow"
-    part = page.locator("[data-testid=pipeline] [data-part=mlp]")
-    part.scroll_into_view_if_needed()
-    box = part.bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    prompt = page.get_by_test_id("prompt-input")
+    let_go = _hold(page, "**/api/flow", lambda: prompt.fill("A flow drawn twice"))
     page.evaluate("window.drawnBefore = window.lmscope.flow.data")
-    page.mouse.down()
-    page.unroute("**/api/flow")
-    held[0].continue_()
+    _press(page, "[data-testid=pipeline] [data-part=mlp]")
+    let_go()
     # the answer is in (the page draws it once the button is let go)
     page.wait_for_function("() => window.lmscope.flow.data !== window.drawnBefore")
     page.mouse.up()
