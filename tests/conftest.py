@@ -16,6 +16,11 @@ from tiers import mark_slow_items, refuse_subprocesses, slow_work
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+# lmscope speaks the system locale's language when $LMSCOPE_LANG is unset (as Chromium does):
+# the tests run in the C locale, English, unless one asks for another
+for _var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+    os.environ.pop(_var, None)
+os.environ["LANG"] = "C.UTF-8"
 # Each xdist worker is one process on a core of its own: more threads would fight the others.
 XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 torch.set_num_threads(1 if XDIST_WORKER else min(2, torch.get_num_threads()))

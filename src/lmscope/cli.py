@@ -4,11 +4,11 @@ Each subcommand lives in ``lmscope.commands.<name>`` and exposes ``register(comm
 which adds its parser, ``commands.add(name, run)`` (``lmscope.commands.parsers``: its help
 texts' catalog ids follow from its name), ``run`` a ``function(args) -> int``. User mistakes
 raise LmscopeError and are printed as one line (exit 2), never as a traceback, rendered from
-the catalog in the language asked for (--lang, $LMSCOPE_LANG: en, zh or the pseudo-language),
-as are the option parser's (``Parser``) and every --help (its texts are catalog ids,
-``lmscope.i18n``; argparse's own words ``commands.parser_words``). An error of the system (a
-file that cannot be read) is one line too: the catalog's words with the system's reason as a
-value.
+the catalog in the language asked for (--lang, $LMSCOPE_LANG, the system's locale: en, zh or
+the pseudo-language), as are the option parser's (``Parser``) and every --help (its texts are
+catalog ids, ``lmscope.i18n``; argparse's own words ``commands.parser_words``). An error of the
+system (a file that cannot be read) is one line too: the catalog's words with the system's
+reason as a value.
 """
 
 from __future__ import annotations
@@ -178,8 +178,8 @@ def _main(argv: list[str] | None) -> int:
 def _use_lang_asked(argv: list[str]) -> None:
     """The language a command line asks for, from now on the one errors are said in, even
     when the line does not parse: its last ``--lang en|zh|pseudo`` (or ``--lang=zh``) before ``--``,
-    else $LMSCOPE_LANG, else English (an unknown $LMSCOPE_LANG is refused once the line
-    parses, in English)."""
+    else $LMSCOPE_LANG, else the system's locale (``LANG=zh_CN.UTF-8``), else English (an
+    unknown $LMSCOPE_LANG is refused once the line parses, in English)."""
     from lmscope.commands.common import LANGS, use_lang
 
     asked = None

@@ -757,3 +757,15 @@ def test_a_save_that_fails_mid_run_in_chinese(capsys, monkeypatch, shakespeare_f
         f"lmscope: 错误：{out} 里已有一个检查点（第 2 次迭代）；加 --resume 接着训练，"
         "或加 --overwrite 从头开始"
     )
+
+
+def test_a_chinese_locale_gets_chinese_errors_without_lmscope_lang(capsys, monkeypatch):
+    """LANG=zh_CN.UTF-8 printed English until $LMSCOPE_LANG=zh was set too."""
+    monkeypatch.delenv("LMSCOPE_LANG", raising=False)
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    code, err = run_cli(capsys, "explain", "--layr", "5", "hi")
+    assert code == 2
+    assert last_line(err) == "lmscope explain: 错误：没有选项 --layr；你是不是想写 --layer？"
+    monkeypatch.setenv("LMSCOPE_LANG", "en")  # the variable still wins
+    code, err = run_cli(capsys, "explain", "--layr", "5", "hi")
+    assert last_line(err) == "lmscope explain: error: unknown option --layr; did you mean --layer?"

@@ -145,6 +145,34 @@ def test_set_language_and_the_environment(monkeypatch):
         lmscope.set_language("klingon")
 
 
+@pytest.mark.parametrize(
+    ("locale", "said"),
+    [
+        ({"LANG": "zh_CN.UTF-8"}, "zh"),
+        ({"LANG": "zh_TW.UTF-8"}, "zh"),
+        ({"LANG": "en_GB.UTF-8"}, "en"),
+        ({"LANG": "fr_FR.UTF-8"}, "en"),  # no French catalog
+        ({"LANG": "C.UTF-8"}, "en"),
+        ({"LANG": "POSIX"}, "en"),
+        ({"LANG": "en_US.UTF-8", "LC_MESSAGES": "zh_CN.UTF-8"}, "zh"),
+        ({"LANG": "zh_CN.UTF-8", "LC_ALL": "C"}, "en"),  # LC_ALL wins, as in gettext
+        ({"LANG": "en_US.UTF-8", "LANGUAGE": "fr:zh_CN:en"}, "zh"),  # the first one lmscope has
+        ({"LANG": "C", "LANGUAGE": "zh_CN"}, "en"),  # the C locale ignores $LANGUAGE
+        ({"LANG": "zh_CN.UTF-8", "LANGUAGE": "pseudo"}, "en"),  # a test language, not a locale's
+    ],
+)
+def test_without_lmscope_lang_the_system_locale_chooses(monkeypatch, locale, said):
+    """A Chinese desktop (LANG=zh_CN.UTF-8) got English until $LMSCOPE_LANG was set."""
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in locale.items():
+        monkeypatch.setenv(var, value)
+    assert i18n.language() == said
+    monkeypatch.setenv("LMSCOPE_LANG", "pseudo")  # $LMSCOPE_LANG comes first
+    assert i18n.language() == "pseudo"
+    assert lmscope.set_language("en") == "en"  # and the call before it
+
+
 def test_using_sets_the_language_for_one_block_only():
     with i18n.using("zh"):
         assert i18n.language() == "zh"

@@ -22,6 +22,7 @@ from webtools import (
     api,
     chip_ids,
     open_step,
+    patient,
     traces,
     wait_for_trace,
     wait_idle,
@@ -180,6 +181,28 @@ def test_chinese_interface_is_remembered(page):
     page.screenshot(path=str(ARTIFACTS / "zh-masked-attention.png"), full_page=True)
     page.get_by_test_id("lang-toggle").click()
     assert page.get_by_test_id("step-title").inner_text().endswith("Masked self-attention")
+
+
+@pytest.mark.parametrize(("locale", "tag"), [("zh-TW", "zh-CN"), ("fr-FR", "en-US")])
+def test_a_first_visit_speaks_the_browsers_language(browser, server, locale, tag):
+    """A reader whose browser asks for Chinese got English until they found the toggle; a
+    language the page does not speak gets English, and a choice made on the page wins."""
+    context = patient(browser.new_context(locale=locale, viewport={"width": 1440, "height": 900}))
+    try:
+        page = context.new_page()
+        page.goto(server + "/")
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.evaluate("document.documentElement.lang") == tag
+        title = page.get_by_test_id("step-title").inner_text()
+        assert title.endswith("什么是 Transformer" if tag == "zh-CN" else "What is a Transformer")
+        page.get_by_test_id("lang-toggle").click()  # the other language, remembered
+        page.reload()
+        page.wait_for_selector("body[data-ready='1']")
+        assert page.evaluate("document.documentElement.lang") == (
+            "en-US" if tag == "zh-CN" else "zh-CN"
+        )
+    finally:
+        context.close()
 
 
 def test_bad_input_gets_a_message_and_the_page_recovers(page):

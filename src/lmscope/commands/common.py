@@ -29,13 +29,14 @@ if TYPE_CHECKING:
 
 # --- language --------------------------------------------------------------------------------
 def use_lang(args) -> str:
-    """The language asked for (--lang, else $LMSCOPE_LANG such as zh or zh_CN.UTF-8, else en),
-    from now on the one ``say`` and the catalog's errors speak (``i18n.speak``)."""
+    """The language asked for (--lang, else $LMSCOPE_LANG such as zh or zh_CN.UTF-8, else the
+    system's locale where lmscope speaks it, else en), from now on the one ``say`` and the
+    catalog's errors speak (``i18n.speak``)."""
     lang = getattr(args, "lang", None)
     if lang is None:
         env = os.environ.get(LANG_ENV, "").strip()
         try:
-            lang = i18n.parse_language(env) if env else "en"
+            lang = i18n.parse_language(env) if env else (i18n.system_language() or "en")
         except i18n.UnknownLanguageError:
             lang = None
         if lang not in LANGS:

@@ -7,11 +7,12 @@ picks a form by a number. ``text(id, **values)`` renders one in the current lang
 language can be read in another (the CLI, the JSON API and Python each show it in theirs).
 
 The language: ``set_language`` (``lmscope.set_language("zh")``), else ``$LMSCOPE_LANG``
-(``zh``, ``zh_CN.UTF-8``), else English. ``using(lang)`` sets it for one block of work (a
-command, a web request) without touching the others. Adding a language is one catalog file
-and one line in ``LANGUAGES``; ``pseudo`` is made from the English catalog (every letter
-accented, each text bracketed and a third longer), so a test can see any text that does not
-come from the catalog."""
+(``zh``, ``zh_CN.UTF-8``), else the system's locale where lmscope speaks its language
+(``LANG=zh_CN.UTF-8``, read as gettext reads it), else English. ``using(lang)`` sets it for
+one block of work (a command, a web request) without touching the others. Adding a language
+is one catalog file and one line in ``LANGUAGES``; ``pseudo`` is made from the English
+catalog (every letter accented, each text bracketed and a third longer), so a test can see
+any text that does not come from the catalog."""
 
 from __future__ import annotations
 
@@ -33,6 +34,10 @@ from lmscope.i18n.pseudo import pseudo_catalog
 LANGUAGES: dict[str, str] = {"en": "English", "zh": "中文", "pseudo": "[Ƥşéûđö]"}
 SOURCE = "en"  # the language every id is written in first, and the fallback
 ENV = "LMSCOPE_LANG"
+# the locale's variables, strongest first, as gettext reads them; $LANGUAGE (a list, zh_CN:en)
+# comes before them all unless the locale is C
+LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG")
+PLAIN_LOCALES = ("C", "POSIX")
 
 _chosen: str | None = None  # set_language's choice, for the whole process
 _context: ContextVar[str | None] = ContextVar("lmscope_language", default=None)
@@ -70,9 +75,23 @@ def page_tag(code: str) -> str:
     return "-".join(part for part in (likely.language, likely.territory) if part)
 
 
+def system_language() -> str | None:
+    """The language of the system's locale when lmscope speaks it (``LANG=zh_CN.UTF-8``: zh;
+    ``LANGUAGE=fr:zh``: zh); None for the C locale or a language with no catalog."""
+    locale = next((v for v in (os.environ.get(n, "").strip() for n in LOCALE_VARS) if v), "")
+    if not locale or locale.split(".")[0] in PLAIN_LOCALES:
+        return None
+    wanted = os.environ.get("LANGUAGE", "").strip()
+    for name in wanted.split(":") if wanted else [locale]:
+        code = _known_code(name) if name.strip() else None
+        if code is not None and code != "pseudo":  # a test language, never a locale's
+            return code
+    return None
+
+
 def set_language(name: str | None) -> str:
-    """Speak ``name`` from now on, in this process (None: back to $LMSCOPE_LANG or English);
-    returns the language now in use."""
+    """Speak ``name`` from now on, in this process (None: back to $LMSCOPE_LANG, the system's
+    locale or English); returns the language now in use."""
     global _chosen
     _chosen = None if name is None else parse_language(name)
     return language()
@@ -86,8 +105,9 @@ def language() -> str:
     if _chosen is not None:
         return _chosen
     env = os.environ.get(ENV, "").strip()
-    # a bad $LMSCOPE_LANG: the CLI refuses it in one line; a library speaks English
-    return (_known_code(env) if env else None) or SOURCE
+    if env:  # a bad $LMSCOPE_LANG: the CLI refuses it in one line; a library speaks English
+        return _known_code(env) or SOURCE
+    return system_language() or SOURCE
 
 
 def speak(name: str) -> str:

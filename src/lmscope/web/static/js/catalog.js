@@ -6,7 +6,8 @@
 // '{' and '}' are literal braces and any other apostrophe is just one.
 //
 // The page's language: ?lang=<code> in the address (pseudo, the test language, is chosen only
-// this way), else the reader's last choice (localStorage), else English. This module loads
+// this way), else the reader's last choice (localStorage), else the first of the browser's
+// languages the page speaks (zh-CN, zh-TW: zh), else English. This module loads
 // that language's catalog before any module that imports it runs, so t() is synchronous;
 // setLang() loads another and tells the page (a "lmscope:lang" event on document).
 
@@ -205,9 +206,16 @@ function chosen() {
     const saved = localStorage.getItem(KEY);
     if (saved && MENU.includes(saved)) return saved;
   } catch {
-    // storage may be blocked (private mode); English stays the default
+    // storage may be blocked (private mode): the browser's languages decide
   }
-  return SOURCE;
+  return fromBrowser() ?? SOURCE;
+}
+
+// The first of the reader's languages (navigator.languages, best first) the page speaks.
+function fromBrowser() {
+  const tags = navigator.languages?.length ? navigator.languages : [navigator.language];
+  const codes = tags.filter(Boolean).map((tag) => tag.split("-")[0].toLowerCase());
+  return codes.find((code) => MENU.includes(code)) ?? null;
 }
 
 function htmlLang(code) {
