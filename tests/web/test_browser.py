@@ -205,6 +205,23 @@ def test_a_first_visit_speaks_the_browsers_language(browser, server, locale, tag
         context.close()
 
 
+def test_a_page_fetches_each_catalog_once(browser, server):
+    """Opening the page in English fetched en.json (250 kB) twice: the page's language and
+    the fallback were asked for at once, and neither request waited for the other."""
+    context = patient(browser.new_context())
+    try:
+        page = context.new_page()
+        asked = []
+        page.on("request", lambda r: "/i18n/" in r.url and asked.append(r.url.split("?")[0]))
+        page.goto(server + "/")
+        page.wait_for_selector("body[data-ready='1']")
+        page.get_by_test_id("lang-toggle").click()
+        page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
+        assert sorted(asked) == [server + "/i18n/en.json", server + "/i18n/zh.json"], asked
+    finally:
+        context.close()
+
+
 def test_bad_input_gets_a_message_and_the_page_recovers(page):
     prompt = page.get_by_test_id("prompt-input")
     error = page.get_by_test_id("error")

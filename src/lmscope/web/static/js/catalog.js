@@ -190,8 +190,20 @@ function version() {
   return document.querySelector('meta[name="lmscope-catalog"]')?.content ?? "";
 }
 
-async function load(code) {
-  if (catalogs.has(code)) return catalogs.get(code);
+// One request per catalog however many ask at once (the page's language and the fallback
+// are the same catalog for an English reader); a failed one may be asked for again.
+const loading = new Map(); // lang -> Promise of {id: text}
+
+function load(code) {
+  if (catalogs.has(code)) return Promise.resolve(catalogs.get(code));
+  if (!loading.has(code)) {
+    const asked = fetchCatalog(code).finally(() => loading.delete(code));
+    loading.set(code, asked);
+  }
+  return loading.get(code);
+}
+
+async function fetchCatalog(code) {
   const response = await fetch(`/i18n/${code}.json?v=${encodeURIComponent(version())}`);
   if (!response.ok) throw new Error(`the ${code} catalog did not load (${response.status})`);
   const texts = await response.json();
