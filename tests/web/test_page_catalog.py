@@ -64,6 +64,37 @@ def test_every_page_names_the_catalogs_version_and_says_its_words_from_the_catal
         assert tags["zh"] == "zh-CN" and tags["pseudo"] == "en-XA"
 
 
+@pytest.mark.parametrize(
+    ("asked", "lang"),
+    [
+        ({}, "en"),
+        ({"headers": {"accept-language": "zh-TW,zh;q=0.9,en;q=0.8"}}, "zh"),
+        ({"headers": {"accept-language": "fr-FR,fr;q=0.9"}}, "en"),
+        ({"headers": {"accept-language": "zh-CN"}, "cookies": {"lmscope.lang": "en"}}, "en"),
+        ({"cookies": {"lmscope.lang": "zh"}}, "zh"),
+        ({"cookies": {"lmscope.lang": "pseudo"}}, "en"),  # pseudo only by the address
+        ({"params": {"lang": "pseudo"}, "cookies": {"lmscope.lang": "zh"}}, "pseudo"),
+    ],
+)
+def test_a_page_is_sent_in_the_language_its_script_will_speak(pages_client, asked, lang):
+    """A Chinese reader's page came in English and switched when its script ran: the header,
+    the title and the toggle were English for the first paint."""
+    cookies = asked.get("cookies", {})
+    pages_client.cookies.clear()
+    for name, value in cookies.items():
+        pages_client.cookies.set(name, value)
+    answer = pages_client.get("/", params=asked.get("params"), headers=asked.get("headers"))
+    body = answer.text
+    assert f'<html lang="{i18n.page_tag(lang)}">' in body
+    assert i18n.text("page.tagline", lang) in body
+    toggle = {"en": "zh", "zh": "en", "pseudo": "en"}[lang]
+    assert f'lang="{i18n.page_tag(toggle)}"' in body
+    assert f">{i18n.text('page.language-name', toggle)}</button>" in body
+    assert answer.headers["vary"] == "Accept-Language, Cookie"
+    assert answer.headers["content-language"] == i18n.page_tag(lang)
+    pages_client.cookies.clear()
+
+
 def sample_values(text: str) -> list[dict[str, object]]:
     """Values for a text's placeholders: every plural count through =0, one, other and a
     number with thousands separators; plain values as words and numbers in turn."""

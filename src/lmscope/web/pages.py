@@ -1,7 +1,9 @@
 """The pages the server sends (no build step, no CDN). The explainer, the char-RNN neurons page
 and "Why Transformers" share one head and header: ``templates/base.html`` (and the text box of
-``templates/prompt_box.html``), rendered once per process on first request and kept; the API
-manual is a plain file in ``static/``. Both carry an ETag and Last-Modified, as a file does.
+``templates/prompt_box.html``), rendered once per process and language on first request and
+kept, in the language the page's script will choose (``page_language``), so that its first
+paint is not in another; the API manual is a plain file in ``static/``. Both carry an ETag and
+Last-Modified, as a file does.
 
 The page's words are the catalog's (``lmscope.i18n``): ``/i18n/<lang>.json`` serves one
 language's texts by id, with an ETag; the pages name the catalogs' version in a
@@ -18,26 +20,52 @@ from importlib.resources import files
 from pathlib import Path
 
 import jinja2
+from fastapi import Request
 from fastapi.responses import FileResponse, Response
 
 from lmscope import i18n
 from lmscope.web import bundle
+from lmscope.web.error_codes import accepted_language
 from lmscope.web.errors import NotFound
 
 STATIC = Path(str(files("lmscope.web") / "static"))
 TEMPLATES = Path(str(files("lmscope.web") / "templates"))
+# the reader's choice of language on a page, which catalog.js keeps in localStorage and here
+COOKIE = "lmscope.lang"
+MENU = tuple(code for code in i18n.LANGUAGES if code != "pseudo")  # the toggle's languages
 
 
-def page(name: str) -> Response:
+def page(name: str, request: Request | None = None) -> Response:
     if (TEMPLATES / name).is_file():
-        body, headers = rendered(name)
+        lang = page_language(request) if request is not None else i18n.SOURCE
+        body, headers = rendered(name, lang)
         return Response(body, media_type="text/html", headers=headers)
     return FileResponse(STATIC / name)
 
 
+def page_language(request: Request) -> str:
+    """The language a page is sent in, chosen as its script chooses: ``?lang=`` (the
+    pseudo-language too), else the reader's choice on the page (the cookie), else the first of
+    the browser's languages lmscope speaks (``Accept-Language``), else English."""
+    asked = request.query_params.get("lang", "")
+    if asked in i18n.LANGUAGES:
+        return asked
+    saved = request.cookies.get(COOKIE, "")
+    if saved in MENU:
+        return saved
+    browser = accepted_language(request.headers.get("accept-language", ""))
+    return browser if browser in MENU else i18n.SOURCE
+
+
+def toggle_language(lang: str) -> str:
+    """The language a page's toggle offers: the menu's next (catalog.js nextLang)."""
+    return MENU[(MENU.index(lang) + 1) % len(MENU)] if lang in MENU else MENU[0]
+
+
 @functools.cache
-def rendered(name: str) -> tuple[bytes, dict[str, str]]:
-    """A template's page as bytes, with the validators a FileResponse would send."""
+def rendered(name: str, lang: str = i18n.SOURCE) -> tuple[bytes, dict[str, str]]:
+    """A template's page in ``lang`` as bytes, with the validators a FileResponse would send
+    and the request headers its language was chosen by (``Vary``)."""
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,
@@ -48,8 +76,11 @@ def rendered(name: str) -> tuple[bytes, dict[str, str]]:
     environment.globals["catalog_version"] = catalog_version()
     # the languages the page offers and their tags: i18n.LANGUAGES, so a new one needs no JS
     environment.globals["languages"] = {code: i18n.page_tag(code) for code in i18n.LANGUAGES}
-    # the page's words, in English until its script says them in the reader's language
-    environment.globals["say"] = lambda message_id, lang=i18n.SOURCE: i18n.text(message_id, lang)
+    # the page's words in its language (its script says them again if the reader switches)
+    environment.globals["say"] = lambda message_id, said_in=lang: i18n.text(message_id, said_in)
+    environment.globals["page_tag"] = i18n.page_tag(lang)
+    environment.globals["toggle"] = toggle_language(lang)
+    environment.globals["toggle_tag"] = i18n.page_tag(toggle_language(lang))
     # the page's modules as one request (web/bundle.py)
     environment.globals["bundle"] = bundle.address
     body = environment.get_template(name).render().encode("utf-8")
@@ -57,6 +88,8 @@ def rendered(name: str) -> tuple[bytes, dict[str, str]]:
     return body, {
         "etag": f'"{hashlib.md5(body, usedforsecurity=False).hexdigest()}"',
         "last-modified": formatdate(newest, usegmt=True),
+        "vary": "Accept-Language, Cookie",
+        "content-language": i18n.page_tag(lang),
     }
 
 

@@ -5,7 +5,7 @@ kept in the server's cache (a head's pattern asked for later is read from the ke
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from lmscope.interpret.circuits import attribute, induction_scores, patch
 from lmscope.interpret.circuits.common import transformer
@@ -19,8 +19,8 @@ router = APIRouter(tags=["circuits"])
 
 
 @router.api_route("/circuits", methods=["GET", "HEAD"], include_in_schema=False)
-def circuits_page():
-    return page("circuits.html")
+def circuits_page(request: Request):
+    return page("circuits.html", request)
 
 
 @router.get("/api/circuits/examples", response_model=s.CircuitExamples)

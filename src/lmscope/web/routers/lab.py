@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse
 
 from lmscope.web.errors import NOT_FOUND
@@ -19,8 +19,8 @@ Source = Literal["shipped", "local"]
 
 
 @router.api_route("/why", methods=["GET", "HEAD"], include_in_schema=False)
-def why_page():
-    return page("why.html")
+def why_page(request: Request):
+    return page("why.html", request)
 
 
 @router.get("/api/lab", response_model=LabIndex)

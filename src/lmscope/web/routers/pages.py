@@ -4,7 +4,7 @@ queue never holds it up: it answers at once while the model is busy)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Request
 
 from lmscope.web import bundle
 from lmscope.web.pages import catalog_response, page
@@ -13,8 +13,8 @@ router = APIRouter(include_in_schema=False)
 
 
 @router.api_route("/", methods=["GET", "HEAD"])
-def index():
-    return page("index.html")
+def index(request: Request):
+    return page("index.html", request)
 
 
 @router.api_route("/docs", methods=["GET", "HEAD"])

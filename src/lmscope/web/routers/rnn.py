@@ -9,7 +9,7 @@ page shows.
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from lmscope.engine import checks
 from lmscope.engine.generation import generate
@@ -38,8 +38,8 @@ REPORT_BYTES = 64 * 1024  # what a finder report holds, about
 
 
 @router.api_route("/rnn", methods=["GET", "HEAD"], include_in_schema=False)
-def rnn_page():
-    return page("rnn.html")
+def rnn_page(request: Request):
+    return page("rnn.html", request)
 
 
 # 'an LSTM', 'a GRU', 'an RNN': what a message calls a model of each cell

@@ -6,8 +6,9 @@
 // '{' and '}' are literal braces and any other apostrophe is just one.
 //
 // The page's language: ?lang=<code> in the address (pseudo, the test language, is chosen only
-// this way), else the reader's last choice (localStorage), else the first of the browser's
-// languages the page speaks (zh-CN, zh-TW: zh), else English. This module loads
+// this way), else the reader's last choice (localStorage, and a cookie so that the server sends
+// the page in it), else the first of the browser's languages the page speaks (zh-CN, zh-TW:
+// zh), else English. The server chooses the same way (web/pages.py page_language). This module loads
 // that language's catalog before any module that imports it runs, so t() is synchronous;
 // setLang() loads another and tells the page (a "lmscope:lang" event on document).
 
@@ -216,11 +217,26 @@ function chosen() {
   if (asked && SERVED.includes(asked)) return asked;
   try {
     const saved = localStorage.getItem(KEY);
-    if (saved && MENU.includes(saved)) return saved;
+    if (saved && MENU.includes(saved)) {
+      remember(saved); // a choice saved before the cookie was: the next page is sent in it
+      return saved;
+    }
   } catch {
     // storage may be blocked (private mode): the browser's languages decide
   }
   return fromBrowser() ?? SOURCE;
+}
+
+// The reader's choice, for this page's script (localStorage) and for the server, which sends
+// the next page in it (the cookie; web/pages.py page_language), so it is not first drawn in
+// another language.
+function remember(code) {
+  try {
+    localStorage.setItem(KEY, code);
+  } catch {
+    // not remembered, still switched
+  }
+  document.cookie = `${KEY}=${code}; path=/; max-age=31536000; SameSite=Lax`;
 }
 
 // The first of the reader's languages (navigator.languages, best first) the page speaks.
@@ -242,13 +258,7 @@ export async function setLang(code) {
   await Promise.all([load(SOURCE), load(next)]);
   current = next;
   await load(nextLang()).catch(() => null); // the toggle's words
-  if (MENU.includes(next)) {
-    try {
-      localStorage.setItem(KEY, next);
-    } catch {
-      // not remembered, still switched
-    }
-  }
+  if (MENU.includes(next)) remember(next);
   document.documentElement.lang = htmlLang(next);
   document.dispatchEvent(new CustomEvent("lmscope:lang", { detail: next }));
   return next;
