@@ -100,3 +100,18 @@ def test_explain_lists_a_special_token_whole(capsys, monkeypatch, tiny_hf_dir, c
     out = capsys.readouterr().out
     assert out.count("'<|endoftext|>'") == 2  # the tokens and their merges
     assert max(cell_len(line) for line in out.splitlines()) <= columns
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_explain_names_a_special_token_whole_among_those_attended(
+    capsys, monkeypatch, tiny_hf_dir, columns
+):
+    """Step 8's "attends most to" wrote '<|im_star…'@33 in a line that wraps anyway."""
+    from rich.cells import cell_len
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    argv = ["explain", "<|endoftext|>Hello", "--model", str(tiny_hf_dir), "--step", "8"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "'<|endoftext|>'@0" in out
+    assert max(cell_len(line) for line in out.splitlines()) <= columns

@@ -26,7 +26,7 @@ MAX_ATTN = 32  # attention matrix rows/columns shown, however wide the terminal
 SNIPPET = 8  # leading vector entries shown
 PANEL_EDGE = 4  # a step's panel takes "│ " and " │" of every line
 TOKEN_CHARS = 12  # a token longer than this is abbreviated in narrow terminals
-ROOMY = 20  # ... in the tables of step 4, which have room: '<|endoftext|>', '<|im_start|>' whole
+ROOMY = 20  # ... where there is room (step 4's tables, step 8's wrapped list): '<|im_start|>' whole
 width: ContextVar[int] = ContextVar("explain_width", default=80)
 FILTERS = (("top_k", "top-k"), ("top_p", "top-p"), ("min_p", "min-p"))  # as their options
 
@@ -296,7 +296,7 @@ def _render_attention(d: sd.SelfAttentionStep):
     start = n - shown
     cells = [[_heat(pattern[i][j]) for j in range(start, n)] for i in range(start, n)]
     labels = (say("report.explain.attends-most-to"), say("report.explain.attention-output"))
-    items = [f"{_short(a.token)}@{a.position} ({a.weight:.2f})" for a in d.attends_most_to]
+    items = [f"{_short(a.token, ROOMY)}@{a.position} ({a.weight:.2f})" for a in d.attends_most_to]
     most = _whole_items(items, width.get() - PANEL_EDGE - 2 - max(map(cell_len, labels)))
     return _group(
         Text(say("report.explain.attention-pattern", layer=d.layer, head=d.head)),
