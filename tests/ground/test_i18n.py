@@ -93,6 +93,26 @@ def test_placeholders_and_plurals():
     assert [render(exact, n=n) for n in (0, 1, 2)] == ["nothing", "one thing", "2 things"]
 
 
+@pytest.mark.parametrize(
+    ("text", "values", "said"),
+    [
+        ("{method} 在 N = {n}", {"method": "朴素注意力", "n": 8}, "朴素注意力在 N = 8"),
+        ("{method} 在 N = {n}", {"method": "LSTM", "n": 8}, "LSTM 在 N = 8"),
+        ("头 {value} 不存在", {"value": 3}, "头 3 不存在"),
+        ("头 {value} 不存在", {"value": "三号"}, "头三号不存在"),
+        ("收到 {got}", {"got": "'我 爱'"}, "收到 '我 爱'"),  # quoted: a Latin mark
+        ("用 {x} 表示", {"x": "全 角"}, "用全 角表示"),  # the value's own space stays
+        ("see {x} here", {"x": "汉字"}, "see 汉字 here"),  # English keeps its spaces
+        ("{n, plural, other {共 #}} {what} 个", {"n": 2, "what": "字"}, "共 2 字个"),
+    ],
+)
+def test_a_texts_space_beside_a_chinese_value_is_left_out(text, values, said):
+    """The lab's Chinese verdict read "朴素注意力 在 N = 8,192 处停止": the catalog writes a
+    space on each side of a placeholder for numbers and Latin names, and kept it beside a
+    Chinese one."""
+    assert render(text, **values) == said
+
+
 def test_apostrophes_are_text_and_quoted_braces_are_literal():
     assert render("tensor '{name}' isn't '{'{x}'}'", name="w", x=1) == "tensor 'w' isn't {1}"
     assert mf.placeholders("'{'not_a_value'}'") == set()

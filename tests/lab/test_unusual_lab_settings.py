@@ -223,7 +223,7 @@ def test_the_memory_wall_names_its_methods_in_words_not_code_names():
     rows = sections["attention"]["rows"]
     verdict = texts.attention(rows, doc["params"], limits)["verdict"]
     assert "Stopped at N = 8,192: naive attention did not fit" in shown(verdict, "en")
-    assert "朴素注意力 在 N = 8,192 处停止" in shown(verdict, "zh") and "naive" not in shown(
+    assert "朴素注意力在 N = 8,192 处停止" in shown(verdict, "zh") and "naive" not in shown(
         verdict, "zh"
     )
     listed = texts.limits(limits, doc["params"]["budget_bytes"])["verdict"]

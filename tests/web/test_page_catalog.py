@@ -97,7 +97,8 @@ def test_a_page_is_sent_in_the_language_its_script_will_speak(pages_client, aske
 
 def sample_values(text: str) -> list[dict[str, object]]:
     """Values for a text's placeholders: every plural count through =0, one, other and a
-    number with thousands separators; plain values as words and numbers in turn."""
+    number with thousands separators; plain values as words (Chinese too) and numbers in
+    turn."""
     counts, plain = set(), set()
 
     def walk(parts):
@@ -115,7 +116,7 @@ def sample_values(text: str) -> list[dict[str, object]]:
     for i, count in enumerate(COUNTS):
         values: dict[str, object] = {name: count for name in counts}
         for j, name in enumerate(sorted(plain)):
-            values[name] = [f"<{name}>", 12345, "x'y", 7][(i + j) % 4]
+            values[name] = [f"<{name}>", 12345, "x'y", 7, "汉字"][(i + j) % 5]
         samples.append(values)
         if not counts and not plain:
             break

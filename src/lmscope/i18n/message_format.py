@@ -3,12 +3,21 @@
 number, written with thousands separators), ``=0 {...}`` an exact one. Translators' tools
 (Weblate, Crowdin, Lokalise) read the same syntax in JSON catalogs. One simplification: an
 apostrophe is only an apostrophe (``tensor '{name}'`` fills the name in), and ``'{'`` and
-``'}'`` are literal braces; ICU's other quoting is not used."""
+``'}'`` are literal braces; ICU's other quoting is not used.
+
+A text writes a space on each side of a placeholder (``头 {value} 不存在``), which Chinese
+wants beside a number or a Latin word; where the value filled in starts or ends with a Chinese
+character or full-width mark, the text's space between the two is left out (``{method} 在``:
+``LSTM 在``, ``朴素注意力在``). The value itself is never changed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+# CJK symbols and punctuation, the ideographs (with extension A) and the full-width forms
+_WIDE = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
 
 class MessageFormatError(ValueError):
@@ -157,27 +166,45 @@ def render(
     number: Callable[[object], str],
 ) -> str:
     """``text`` with its placeholders filled from ``values``; a missing value is an error."""
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []  # (piece, whether it is a value filled in)
 
     def walk(parts: list[Part], count: object = None) -> None:
         for part in parts:
             if isinstance(part, Text):
-                out.append(part.text)
+                out.append((part.text, False))
             elif isinstance(part, Number):
-                out.append(number(count))
+                out.append((number(count), True))
             else:
                 if part.name not in values:
                     raise MessageFormatError(f"no value for {{{part.name}}} in {text!r}")
                 value = values[part.name]
                 if isinstance(part, Value):
-                    out.append(number(value) if _is_number(value) else str(value))
+                    out.append((number(value) if _is_number(value) else str(value), True))
                     continue
                 exact = f"={value}"
                 form = exact if exact in part.forms else plural_form(float(value))  # type: ignore[arg-type]
                 walk(part.forms.get(form, part.forms["other"]), value)
 
     walk(parse(text))
-    return "".join(out)
+    return "".join(_close_wide_gaps(out))
+
+
+def _close_wide_gaps(pieces: list[tuple[str, bool]]) -> list[str]:
+    """The pieces, less a text's space between a Chinese character and a value beside it
+    that starts or ends with one (see the module's note)."""
+    said = [piece for piece, _ in pieces]
+    for i, (piece, is_value) in enumerate(pieces):
+        if not is_value or not piece:
+            continue
+        if i > 0 and not pieces[i - 1][1] and _WIDE.match(piece[0]):
+            before = said[i - 1]
+            if len(before) >= 2 and before[-1] == " " and _WIDE.match(before[-2]):
+                said[i - 1] = before[:-1]
+        if i + 1 < len(pieces) and not pieces[i + 1][1] and _WIDE.match(piece[-1]):
+            after = said[i + 1]
+            if len(after) >= 2 and after[0] == " " and _WIDE.match(after[1]):
+                said[i + 1] = after[1:]
+    return said
 
 
 def _is_number(value: object) -> bool:

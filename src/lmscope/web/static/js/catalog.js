@@ -155,18 +155,18 @@ function pluralForm(code, n) {
 // missing value is an error, as in Python.
 export function format(text, values = {}, code = current) {
   if (!parsed.has(text)) parsed.set(text, parse(text));
-  const out = [];
+  const out = []; // [piece, whether it is a value filled in]
   const walk = (parts, count) => {
     for (const part of parts) {
-      if (part.text !== undefined) out.push(part.text);
-      else if (part.number) out.push(number(count));
+      if (part.text !== undefined) out.push([part.text, false]);
+      else if (part.number) out.push([number(count), true]);
       else {
         if (!(part.name in values)) {
           throw new MessageFormatError(`no value for {${part.name}} in ${JSON.stringify(text)}`);
         }
         const value = values[part.name];
         if (!part.forms) {
-          out.push(number(value));
+          out.push([number(value), true]);
           continue;
         }
         const exact = `=${value}`;
@@ -176,7 +176,31 @@ export function format(text, values = {}, code = current) {
     }
   };
   walk(parsed.get(text));
-  return out.join("");
+  return closeWideGaps(out).join("");
+}
+
+// A text writes a space on each side of a placeholder, which Chinese wants beside a number or a
+// Latin word; beside a value that starts or ends with a Chinese character or full-width mark,
+// the text's space is left out ("{method} 在": "LSTM 在", "朴素注意力在"), as
+// lmscope.i18n.message_format does. The value itself is never changed.
+const WIDE = /[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]/;
+
+function closeWideGaps(pieces) {
+  const said = pieces.map(([piece]) => piece);
+  pieces.forEach(([piece, isValue], i) => {
+    if (!isValue || !piece) return;
+    const before = said[i - 1];
+    if (i > 0 && !pieces[i - 1][1] && WIDE.test(piece[0])) {
+      if (before.length >= 2 && before.at(-1) === " " && WIDE.test(before.at(-2))) {
+        said[i - 1] = before.slice(0, -1);
+      }
+    }
+    const after = said[i + 1];
+    if (i + 1 < pieces.length && !pieces[i + 1][1] && WIDE.test(piece.at(-1))) {
+      if (after.length >= 2 && after[0] === " " && WIDE.test(after[1])) said[i + 1] = after.slice(1);
+    }
+  });
+  return said;
 }
 
 // -- the page's language -----------------------------------------------------------------------
