@@ -219,3 +219,41 @@ def test_every_experiment_has_its_lesson_and_re_run_commands(page):
         assert article.locator("[data-testid=why-command]").count() == len(entry["commands"]) > 0
     recall = page.locator("#exp-recall [data-testid=why-command] code")
     assert recall.first.text_content() == "lmscope lab recall --quick --threads 1"
+
+
+# the median brightness of a strip of an element's screenshot, at its left or right edge
+STRIP = 6
+
+
+def _edge_brightness(page, element, side: str) -> float:
+    import io
+    import statistics
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(element.screenshot())).convert("L")
+    width, height = image.size
+    left = 0 if side == "left" else width - STRIP
+    strip = image.crop((left, 0, left + STRIP, height))
+    return statistics.median(strip.tobytes())  # one byte a pixel: "L" is 8-bit grey
+
+
+def test_a_table_wider_than_a_phone_shows_that_it_scrolls(page):
+    """At 390 px most tables are wider than the card and were cut at its edge ('最大相' of
+    '最大相对差'), with nothing to say that the rest is a swipe away."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    wide = (
+        page.locator(".why-table-wrap")
+        .filter(has=page.locator("table"))
+        .evaluate_all("els => els.map((e, i) => [i, e.scrollWidth - e.clientWidth])")
+    )
+    index = next(i for i, extra in wide if extra > 40)
+    box = page.locator(".why-table-wrap").nth(index)
+    box.scroll_into_view_if_needed()
+    box.evaluate("e => { e.scrollLeft = 0; }")
+    at_start = _edge_brightness(page, box, "left"), _edge_brightness(page, box, "right")
+    box.evaluate("e => { e.scrollLeft = e.scrollWidth; }")
+    at_end = _edge_brightness(page, box, "left"), _edge_brightness(page, box, "right")
+    # a shadow on the side with more to see, none on the side without
+    assert at_start[1] < at_start[0] - 10, at_start
+    assert at_end[0] < at_end[1] - 10, at_end
