@@ -115,3 +115,38 @@ def test_explain_names_a_special_token_whole_among_those_attended(
     out = capsys.readouterr().out
     assert "'<|endoftext|>'@0" in out
     assert max(cell_len(line) for line in out.splitlines()) <= columns
+
+
+@pytest.fixture(scope="module")
+def predicts_end_of_text(tmp_path_factory):
+    """A tiny GPT-2 whose every position's likeliest next token is '<|endoftext|>': the final
+    norm writes one vector v whatever comes in, and the token's (tied) embedding row is 10 v."""
+    from safetensors.torch import load_file, save_file
+
+    from helpers_hf import save_random_hf_gpt2
+
+    folder = save_random_hf_gpt2(tmp_path_factory.mktemp("eot"))
+    weights = load_file(folder / "model.safetensors")
+    v = torch.nn.functional.normalize(
+        torch.randn(64, generator=torch.Generator().manual_seed(1)), dim=0
+    )
+    weights["transformer.ln_f.weight"] = torch.zeros(64)
+    weights["transformer.ln_f.bias"] = v
+    weights["transformer.wte.weight"][50256] = 10 * v
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    return folder
+
+
+@pytest.mark.parametrize("step", ["2", "15", "16", "17"])
+def test_explain_shows_a_predicted_special_token_whole(
+    capsys, monkeypatch, predicts_end_of_text, step
+):
+    """The tables of predictions cut '<|endoftext|>' (and a Chinese prompt's '<0xEF><0xBC>')
+    at 12 characters, '<|endofte…', with most of an 80-column panel empty."""
+    from rich.cells import cell_len
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["explain", "Hello", "--model", str(predicts_end_of_text), "--step", step]) == 0
+    out = capsys.readouterr().out
+    assert "'<|endoftext|>'" in out and "'<|endofte…'" not in out
+    assert max(cell_len(line) for line in out.splitlines()) <= 80

@@ -25,8 +25,10 @@ from lmscope.explain.values import Vector
 MAX_ATTN = 32  # attention matrix rows/columns shown, however wide the terminal
 SNIPPET = 8  # leading vector entries shown
 PANEL_EDGE = 4  # a step's panel takes "│ " and " │" of every line
-TOKEN_CHARS = 12  # a token longer than this is abbreviated in narrow terminals
-ROOMY = 20  # ... where there is room (step 4's tables, step 8's wrapped list): '<|im_start|>' whole
+TOKEN_CHARS = 12  # a token longer than this is abbreviated under ROOMY_FROM columns
+ROOMY = 20  # ... and this from there ('<|im_start|>', '<0xEF><0xBC>' whole), or always in
+# step 4's tables and step 8's wrapped list, which have room at any width
+ROOMY_FROM = 72
 width: ContextVar[int] = ContextVar("explain_width", default=80)
 FILTERS = (("top_k", "top-k"), ("top_p", "top-p"), ("min_p", "min-p"))  # as their options
 
@@ -46,9 +48,11 @@ def _vec(v: Vector | None) -> str:
     )
 
 
-def _short(token: str, most: int = TOKEN_CHARS) -> str:
-    """A token as Python writes it, cut at ``most`` characters when the terminal is narrow
-    (a table with room to spare gives more)."""
+def _short(token: str, most: int | None = None) -> str:
+    """A token as Python writes it, cut at ``most`` characters (by default as many as the
+    terminal leaves room for) when the terminal is narrow; a wide one gives more."""
+    if most is None:
+        most = TOKEN_CHARS if width.get() < ROOMY_FROM else ROOMY
     return abbreviate(token, most if width.get() < 120 else max(most, 2 * TOKEN_CHARS))
 
 
