@@ -42,6 +42,10 @@ COMMAND_MODULES = (
 SIGPIPE_STATUS = 141  # what a shell reports for a writer that a closed pipe stopped (128 + 13)
 
 
+# argparse's words (never translated by it) for a required argument left out
+REQUIRED = "the following arguments are required"
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser, its error line and --help in the language asked for: in Chinese the
     error's message (``parser_words``) and its label, the usage block's heading (its option
@@ -74,6 +78,7 @@ class Parser(argparse.ArgumentParser):
     def parse_known_args(self, args=None, namespace=None):
         # words a command does not take are refused by that command, under its own usage, with
         # the option meant (argparse refused them at the top, as lmscope's, naming none)
+        self._words = list(sys.argv[1:] if args is None else args)
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             from lmscope.commands.parser_words import unrecognized
@@ -81,9 +86,26 @@ class Parser(argparse.ArgumentParser):
             self.error(unrecognized(self, extras))
         return parsed, extras
 
+    def _unknown_options(self) -> list[str]:
+        """The long options typed (before ``--``) that this parser takes neither whole nor as
+        the one option they begin (argparse's abbreviations)."""
+        longs = [o for o in self._option_string_actions if o.startswith("--")]
+        words = getattr(self, "_words", [])
+        typed = words[: words.index("--")] if "--" in words else words
+        names = [w.split("=", 1)[0] for w in typed if w.startswith("--") and len(w) > 2]
+        return [n for n in names if n not in longs and sum(o.startswith(n) for o in longs) != 1]
+
     def error(self, message: str):
         from lmscope.commands.common import current_lang
 
+        # argparse finds a missing required option before a mistyped one: the mistyped one is
+        # more often why the other is missing (--answer typed for --token)
+        if message.startswith(REQUIRED) and not self._subparsers:
+            unknown = self._unknown_options()
+            if unknown:
+                from lmscope.commands.parser_words import unrecognized
+
+                message = unrecognized(self, unknown)
         lang = current_lang()
         if lang == "en":
             super().error(message)

@@ -428,3 +428,30 @@ def test_a_word_too_many_is_refused_by_its_command(capsys, monkeypatch):
     lines = parser_error(capsys, monkeypatch, "en", "generate", "x", "y")
     assert lines[0].startswith("usage: lmscope generate ")
     assert lines[-1] == "lmscope generate: error: unrecognized arguments: y"
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["circuits", "attribute", "The Eiffel Tower is in", "--answer", " Paris"],
+            "lmscope circuits attribute: error: unknown option --answer "
+            "(lmscope circuits attribute --help lists them)",
+        ),
+        (
+            ["circuits", "patch", "--clean", "a", "--corupt", "b", "--right", "x", "--wrong", "y"],
+            "lmscope circuits patch: error: unknown option --corupt; did you mean --corrupt?",
+        ),
+        (  # a required option left out, and nothing mistyped: that is the mistake
+            ["circuits", "attribute", "The Eiffel Tower is in"],
+            "lmscope circuits attribute: error: the following arguments are required: --token",
+        ),
+    ],
+)
+def test_a_mistyped_option_is_named_before_a_missing_one(capsys, monkeypatch, argv, said):
+    """`circuits attribute TEXT --answer ' Paris'` said only that --token was missing: the
+    word typed for it, and the reason it was missing, went unmentioned."""
+    assert parser_error(capsys, monkeypatch, "en", *argv)[-1] == said
+    in_chinese = parser_error(capsys, monkeypatch, "zh", *argv)[-1]
+    assert in_chinese.startswith(said.split(": error:")[0] + ": 错误：")
+    assert ("没有选项" in in_chinese) == ("unknown option" in said)
