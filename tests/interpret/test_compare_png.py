@@ -45,3 +45,17 @@ def test_each_cell_is_coloured_by_its_units_value(tmp_path):
     shown = image[round(y_in * dpi), round(x_in * dpi)] * 255
     assert shown == pytest.approx(_loss_colour(4.0, 4.0), abs=2)  # the most surprised: red
     assert shown.tolist() != pytest.approx([255, 255, 255], abs=2)
+
+
+def test_the_difference_scale_writes_a_minus_sign(tmp_path, monkeypatch):
+    """The B − A scale read '-4.3' under a title of 'B − A': a hyphen, where every other
+    figure of lmscope writes the minus sign (tanh(c) = −1)."""
+    import matplotlib.pyplot as plt
+
+    figures = []
+    monkeypatch.setattr(plt, "close", figures.append)
+    c = Comparison("token", ("A", "B"), ["ab", "cd"], [0.0, 4.0], [1.0, 0.5], 2.0, 0.7)
+    to_png(c, tmp_path / "compare.png", columns=10)
+    scales = [ax for ax in figures[0].axes if ax.axison]  # the panels' own axes are hidden
+    ticks = [t.get_text() for ax in scales for t in ax.get_xticklabels()]
+    assert ticks[-2:] == ["−3.5", "3.5"] and not [t for t in ticks if "-" in t], ticks

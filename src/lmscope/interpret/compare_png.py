@@ -156,7 +156,8 @@ def _scale_bar(fig, colour, ends, label, size_in, top_in):
     cax.imshow(bar, aspect="auto", extent=(low, high, 0, 1))
     cax.set_yticks([])
     cax.set_xticks([low, high])
-    cax.set_xticklabels([f"{low:.1f}", f"{high:.1f}"], fontsize=7)
+    # the minus sign, as every figure and the page write it (a hyphen is shorter and lower)
+    cax.set_xticklabels([f"{x:.1f}".replace("-", "−") for x in (low, high)], fontsize=7)
     cax.tick_params(length=2, pad=1)
     cax.set_title(label, fontsize=7, pad=2)
     return cax
