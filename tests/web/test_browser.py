@@ -206,6 +206,7 @@ def test_a_first_visit_speaks_the_browsers_language(browser, server, locale, tag
         assert page.evaluate(SENT_IN, "/why") == tag
         page.get_by_test_id("lang-toggle").click()  # the other language, remembered
         other = "en-US" if tag == "zh-CN" else "zh-CN"
+        page.wait_for_function("(tag) => document.documentElement.lang === tag", arg=other)
         assert page.evaluate(SENT_IN, "/why") == other
         page.reload()
         page.wait_for_selector("body[data-ready='1']")
