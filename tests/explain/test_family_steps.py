@@ -292,3 +292,27 @@ def test_each_family_has_its_name_and_falls_back_to_llama(families):
     assert "blocks.1.attn.q_norm.hook_out" in probe_names("qkv", "qwen3_moe", 1)
     assert probe_names("qkv", "mixtral", 1) == probe_names("qkv", "llama", 1)
     assert probe_names("mlp", "gemma3", 0) == probe_names("mlp", "llama", 0)
+
+
+@pytest.mark.parametrize(
+    ("family", "names", "not_said"),
+    [
+        ("gemma3", ["Gemma 3", "GeGLU", "QK-norm", "√d_model", "sliding window"], "SwiGLU"),
+        ("qwen3", ["Qwen3", "QK-norm", "SwiGLU"], "Mistral)"),
+        ("phi3", ["Phi-3", "qkv_proj", "gate_up_proj", "LongRoPE"], "Mistral)"),
+        ("mixtral", ["mixture of experts", "router"], "Mistral)"),
+        ("qwen3_moe", ["Qwen3", "QK-norm", "router"], "Mistral)"),
+    ],
+)
+def test_step_one_says_what_the_family_is(family, names, not_said):
+    """Step 1 told every family it was "of the Llama family (Llama, SmolLM2, Qwen2, Mistral)"
+    with "the MLP is gated (SwiGLU)": wrong for Gemma 3 (GeGLU), and silent on what each adds."""
+    texts = step_text("transformer", family)
+    said = [text(t.id, "en", model="m") for t in (texts.title, texts.summary, texts.text)]
+    assert all(name in said[2] for name in names), said[2]
+    assert not_said not in " ".join(said) and "(Llama family)" not in said[0]
+    assert "Llama" in said[2]  # it still says what it is built on
+    in_chinese = [text(t.id, "zh", model="m") for t in (texts.title, texts.summary, texts.text)]
+    assert "Llama 家族）" not in in_chinese[0]
+    named = [n for n in names if n.isascii() and " " not in n and not n.islower()]  # not words
+    assert all(name in in_chinese[2] for name in named), in_chinese[2]

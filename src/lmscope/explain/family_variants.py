@@ -12,6 +12,7 @@ from __future__ import annotations
 from lmscope.explain.variants import ALL, SUMMARY_TEXT, Variant, retold
 
 GEMMA3: dict[str, Variant] = {
+    "transformer": retold(*ALL),  # what the family is: the Llama recipe and its five changes
     "embedding": retold(*SUMMARY_TEXT),  # the rows times sqrt(d_model)
     "blocks": retold(*SUMMARY_TEXT),  # the sandwich: four norms
     "qkv": retold(*ALL),  # QK-norm
@@ -20,18 +21,28 @@ GEMMA3: dict[str, Variant] = {
     "mlp": retold(*ALL),  # GeGLU
     "layernorm": retold(*SUMMARY_TEXT),  # (1 + w) gains
 }
-QWEN3: dict[str, Variant] = {"qkv": retold(*ALL)}  # QK-norm
+QWEN3: dict[str, Variant] = {
+    "transformer": retold(*ALL),  # the Llama recipe and QK-norm
+    "qkv": retold(*ALL),  # QK-norm
+}
 PHI3: dict[str, Variant] = {
+    "transformer": retold(*ALL),  # fused projections, LongRoPE
     "qkv": retold(*SUMMARY_TEXT),  # one qkv_proj
     "positional-encoding": retold("text"),  # LongRoPE and a partial rotary factor
     "mlp": retold(*SUMMARY_TEXT),  # one gate_up_proj
 }
-MOE: dict[str, Variant] = {"mlp": retold(*ALL)}  # the router and the experts
+MOE: dict[str, Variant] = {
+    "transformer": retold(*ALL),  # the router and the experts, as Mixtral
+    "mlp": retold(*ALL),  # the router and the experts
+}
+# both: Qwen3's attention (QK-norm) and the experts; its other steps are "moe"'s and Qwen3's
+QWEN3_MOE: dict[str, Variant] = {"transformer": retold(*ALL)}
 
-# Mixtral and Qwen3-MoE tell nothing of their own: "moe" (and Qwen3's QK-norm) covers them
+# Mixtral tells nothing of its own: "moe" covers it
 FAMILY_VARIANTS: dict[str, dict[str, Variant]] = {
     "gemma3": GEMMA3,
     "qwen3": QWEN3,
     "phi3": PHI3,
     "moe": MOE,
+    "qwen3_moe": QWEN3_MOE,
 }
