@@ -316,3 +316,26 @@ def test_step_one_says_what_the_family_is(family, names, not_said):
     assert "Llama 家族）" not in in_chinese[0]
     named = [n for n in names if n.isascii() and " " not in n and not n.islower()]  # not words
     assert all(name in in_chinese[2] for name in named), in_chinese[2]
+
+
+GEMMA3_BLOCK = ["GeGLU", "QK-norm", "√d_model"]
+SANDWICH = ["x + RMSNorm(Attention(RMSNorm(x)))", "x + RMSNorm(MLP(RMSNorm(x)))"]
+
+
+@pytest.mark.parametrize(
+    ("step", "family", "said", "not_said"),
+    [
+        ("architecture", "gemma3", {"en": GEMMA3_BLOCK, "zh": GEMMA3_BLOCK}, "SwiGLU"),
+        ("architecture", "mixtral", {"en": ["router", "experts"], "zh": ["路由器", "专家"]}, "\0"),
+        ("residual", "gemma3", {"en": SANDWICH, "zh": SANDWICH}, "x + Attention(RMSNorm(x))"),
+    ],
+)
+def test_the_steps_draw_the_familys_own_block(step, family, said, not_said):
+    """Step 3 drew Gemma 3's blocks as "RMSNorm → SwiGLU MLP → add" (Llama's) and a mixture
+    of experts' with one MLP; step 18 wrote Gemma 3's sums as x + Attention(RMSNorm(x)),
+    without the norm its sandwich puts on each sublayer's output."""
+    texts = step_text(step, family)
+    for lang, words in said.items():
+        for field in (texts.summary, texts.text) if step == "residual" else (texts.text,):
+            told = text(field.id, lang, d_model=640, n_layer=18)
+            assert all(word in told for word in words) and not_said not in told, told

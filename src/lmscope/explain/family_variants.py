@@ -13,8 +13,10 @@ from lmscope.explain.variants import ALL, SUMMARY_TEXT, Variant, retold
 
 GEMMA3: dict[str, Variant] = {
     "transformer": retold(*ALL),  # what the family is: the Llama recipe and its five changes
+    "architecture": retold("text"),  # the sandwich block, GeGLU, the window
     "embedding": retold(*SUMMARY_TEXT),  # the rows times sqrt(d_model)
     "blocks": retold(*SUMMARY_TEXT),  # the sandwich: four norms
+    "residual": retold(*SUMMARY_TEXT),  # each sublayer's output normalized before the sum
     "qkv": retold(*ALL),  # QK-norm
     "positional-encoding": retold("text"),  # two RoPE bases, local and global
     "masked-attention": retold(*ALL),  # the sliding window
@@ -33,6 +35,7 @@ PHI3: dict[str, Variant] = {
 }
 MOE: dict[str, Variant] = {
     "transformer": retold(*ALL),  # the router and the experts, as Mixtral
+    "architecture": retold("text"),  # a block's MLP is the router and its experts
     "mlp": retold(*ALL),  # the router and the experts
 }
 # both: Qwen3's attention (QK-norm) and the experts; its other steps are "moe"'s and Qwen3's
