@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from walk_steps import family_view_at_sizes, walk_prompt
-from webtools import ARTIFACTS, open_step
+from webtools import ARTIFACTS, open_step, set_prompt
 
 from helpers_families import tiny_gemma3
 
@@ -56,3 +56,12 @@ def test_all_20_steps_and_the_sliding_window(page):
         if lang == "zh":
             assert "GPT-2" in said and "窗口" in said, said[:80]
         view.screenshot(path=str(ARTIFACTS / f"family-gemma3-window-{lang}-{width}.png"))
+
+
+def test_the_line_under_the_flow_names_gemma3s_recipe(page):
+    """It called Gemma 3 a "Llama architecture" with a "SwiGLU MLP", and "1 key/value heads"."""
+    set_prompt(page, PROMPT)  # the default prompt's letters are not all in its vocabulary
+    page.wait_for_selector("[data-testid=flow][data-loaded='1']")
+    line = page.get_by_test_id("flow-arch").inner_text()
+    assert "Gemma 3" in line and "GeGLU" in line and "QK-norm" in line, line
+    assert "SwiGLU" not in line and "(1 key/value head)" in line

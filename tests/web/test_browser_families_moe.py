@@ -66,3 +66,10 @@ def test_all_20_steps_and_the_router(page):
         assert counts in said
         assert "GPT-2" in said and ("专家" in said) == (lang == "zh")
         view.screenshot(path=str(ARTIFACTS / f"family-moe-router-{lang}-{width}.png"))
+
+
+def test_the_line_under_the_flow_names_the_experts(page):
+    """It called a mixture of experts a "Llama architecture" with one "SwiGLU MLP"."""
+    page.wait_for_selector("[data-testid=flow][data-loaded='1']")
+    line = page.get_by_test_id("flow-arch").inner_text()
+    assert "router" in line and "experts" in line, line

@@ -362,9 +362,22 @@ function fallbackTop(state) {
   return p.top_ids.map((id, i) => ({ id, text: state.trace.vocab[id] ?? `#${id}`, prob: p.top_probs[i] }));
 }
 
+// The line under the flow: the recipe of the model's family, or of the nearest family it
+// builds on (/api/model's lineage: Qwen3-MoE is told as a mixture of experts).
+const ARCH_LINES = {
+  gemma3: "page.picture.flow-arch-gemma3",
+  qwen3: "page.picture.flow-arch-qwen3",
+  phi3: "page.picture.flow-arch-phi3",
+  moe: "page.picture.flow-arch-moe",
+  llama: "page.picture.flow-arch-llama",
+};
+
 function archLine(state, data) {
   const llama = data ? data.positions !== "learned" : llamaLike(state.model);
-  return el("p", { class: "flow-arch", "data-testid": "flow-arch", text: llama ? t("page.picture.flow-arch-llama", { kv: state.model.n_kv_head ?? state.model.n_head }) : t("page.picture.flow-arch-gpt2") });
+  const family = (state.model.lineage ?? []).find((name) => name in ARCH_LINES) ?? "llama";
+  const id = llama ? ARCH_LINES[family] : "page.picture.flow-arch-gpt2";
+  const text = t(id, { kv: state.model.n_kv_head ?? state.model.n_head });
+  return el("p", { class: "flow-arch", "data-testid": "flow-arch", text });
 }
 
 // --- controls ---------------------------------------------------------------------------
