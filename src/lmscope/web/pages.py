@@ -78,9 +78,10 @@ def rendered(name: str, lang: str = i18n.SOURCE) -> tuple[bytes, dict[str, str]]
     environment.globals["languages"] = {code: i18n.page_tag(code) for code in i18n.LANGUAGES}
     # the page's words in its language (its script says them again if the reader switches)
     environment.globals["say"] = lambda message_id, said_in=lang: i18n.text(message_id, said_in)
+    toggle = toggle_language(lang)
     environment.globals["page_tag"] = i18n.page_tag(lang)
-    environment.globals["toggle"] = toggle_language(lang)
-    environment.globals["toggle_tag"] = i18n.page_tag(toggle_language(lang))
+    environment.globals["toggle"] = toggle
+    environment.globals["toggle_tag"] = i18n.page_tag(toggle)
     # the page's modules as one request (web/bundle.py)
     environment.globals["bundle"] = bundle.address
     body = environment.get_template(name).render().encode("utf-8")

@@ -8,9 +8,9 @@
 // The page's language: ?lang=<code> in the address (pseudo, the test language, is chosen only
 // this way), else the reader's last choice (localStorage, and a cookie so that the server sends
 // the page in it), else the first of the browser's languages the page speaks (zh-CN, zh-TW:
-// zh), else English. The server chooses the same way (web/pages.py page_language). This module loads
-// that language's catalog before any module that imports it runs, so t() is synchronous;
-// setLang() loads another and tells the page (a "lmscope:lang" event on document).
+// zh), else English. The server chooses the same way (web/pages.py page_language). This
+// module loads that language's catalog before any module that imports it runs, so t() is
+// synchronous; setLang() loads another and tells the page (a "lmscope:lang" event on document).
 
 const KEY = "lmscope.lang";
 const SOURCE = "en";
@@ -331,9 +331,15 @@ export function setFamily(name, lineage = [name]) {
   family = lineage.find((f) => f in FAMILY_WORDS) ?? name;
 }
 
-// The model is a Llama-recipe model (Llama itself, or a family built on it: /api/model's lineage).
+// The model's family and those it builds on, nearest first (/api/model's lineage; a model
+// that names none, its family alone).
+export function lineageOf(model) {
+  return model?.lineage ?? [model?.family];
+}
+
+// The model is a Llama-recipe model (Llama itself, or a family built on it).
 export function llamaLike(model) {
-  return (model?.lineage ?? [model?.family]).includes("llama");
+  return lineageOf(model).includes("llama");
 }
 
 export function has(id) {

@@ -16,7 +16,7 @@ import { stepInfo, stepKeys, stepText } from "./catalogue.js";
 import { columnFormat, el, fmt, pct, visible } from "./draw.js";
 import { drawWires, flyPacket, vectorStrip } from "./flow_draw.js";
 import { afterPress } from "./press.js";
-import { lang, llamaLike, t } from "./catalog.js";
+import { lang, lineageOf, llamaLike, t } from "./catalog.js";
 
 const EVERYTHING = new Set(["transformer", "how-it-works", "architecture"]);
 const PARTS = {
@@ -374,7 +374,7 @@ const ARCH_LINES = {
 
 function archLine(state, data) {
   const llama = data ? data.positions !== "learned" : llamaLike(state.model);
-  const family = (state.model.lineage ?? []).find((name) => name in ARCH_LINES) ?? "llama";
+  const family = lineageOf(state.model).find((name) => name in ARCH_LINES) ?? "llama";
   const id = llama ? ARCH_LINES[family] : "page.picture.flow-arch-gpt2";
   const text = t(id, { kv: state.model.n_kv_head ?? state.model.n_head });
   return el("p", { class: "flow-arch", "data-testid": "flow-arch", text });
